@@ -1,0 +1,1 @@
+"""The only package that builds SQL. Everything stays a sqlglot tree until :func:`render`."""

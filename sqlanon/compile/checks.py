@@ -1,0 +1,193 @@
+"""SQL for checking privacy models on a generalized table.
+
+Relations, in order (names are plan steps):
+
+* ``freq``: ``GROUP BY`` the raw QIs and sensitive attributes with a row count: the one scan of the source;
+* ``gen``: the frequency table with QIs generalized to the node's levels;
+* ``hist_<i>``: per sensitive attribute, one row per (class, value) with the columns of
+  :class:`~sqlanon.models.base.HistogramColumns`;
+* ``stats``: one row per class: the QIs, ``__sa_size`` and every statistic the models read;
+* ``verdict``: ``stats`` plus one boolean per model and ``__sa_keep`` (the class satisfies every model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlanon.compile.generalize import Generalizer
+from sqlanon.compile.plan import Plan, nullsafe_join
+from sqlanon.compile.sql import alias, col, count_star, internal, lit
+from sqlanon.models.base import H, ClassSize, PrivacyModel, Statistic, stat_attribute
+
+N = internal("n")
+SIZE = internal("size")
+KEEP = internal("keep")
+
+
+def ok_column(index: int) -> str:
+    return internal(f"ok{index}")
+
+
+@dataclass
+class CheckContext:
+    """What a statistic's own query may use."""
+
+    plan: Plan
+    qis: list[str]
+    gen: exp.Table
+    histograms: dict[str, exp.Table]
+    value_order: Mapping[str, Sequence[object]]
+    hierarchies: Mapping[str, object]
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def class_columns(self) -> list[str]:
+        return self.qis
+
+
+def frequency_query(source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str]) -> exp.Select:
+    cols = [*qis, *sensitive]
+    return exp.select(*[col(c) for c in cols], alias(count_star(), N)).from_(source.copy()).group_by(
+        *[col(c) for c in cols])
+
+
+def generalized_query(freq: exp.Table, generalizer: Generalizer, levels: Mapping[str, int],
+                      sensitive: Sequence[str]) -> exp.Select:
+    return generalizer.select(freq, levels, keep=[*sensitive, N])
+
+
+def value_rank_expression(value: exp.Expression, order: Sequence[object] | None) -> exp.Expression:
+    """The value itself (natural order) or its position in a declared order."""
+    if not order:
+        return value
+    case = exp.Case(this=value)
+    for i, v in enumerate(order, start=1):
+        case = case.when(lit(v), lit(i))
+    return case
+
+
+def histogram_query(gen: exp.Table, qis: Sequence[str], attribute: str,
+                    order: Sequence[object] | None = None) -> exp.Select:
+    part = [col(q) for q in qis]
+    inner = exp.select(*part, alias(col(attribute), H.value),
+                       alias(exp.Sum(this=col(N)), H.count)).from_(gen.copy()).group_by(
+        *[col(q) for q in qis], col(attribute))
+    v = col(H.value)
+    windows = [
+        alias(exp.Window(this=exp.Sum(this=col(H.count)), partition_by=[col(q) for q in qis] or None),
+              H.size),
+        alias(exp.Window(this=exp.Sum(this=col(H.count)), partition_by=[v.copy()]), H.global_count),
+        alias(exp.Window(this=exp.Sum(this=col(H.count))), H.total),
+        alias(exp.Window(this=exp.RowNumber(), partition_by=[col(q) for q in qis] or None,
+                         order=exp.Order(expressions=[exp.Ordered(this=col(H.count), desc=True),
+                                                      exp.Ordered(this=v.copy())])), H.rank_in_class),
+        alias(exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[
+            exp.Ordered(this=value_rank_expression(v.copy(), order), nulls_first=False)])), H.value_rank),
+    ]
+    mid = exp.select(exp.Star(), *windows).from_(exp.alias_(exp.Subquery(this=inner), internal("h0")))
+    return exp.select(exp.Star(), alias(exp.Window(this=exp.Max(this=col(H.value_rank))), H.domain)).from_(
+        exp.alias_(exp.Subquery(this=mid), internal("h1")))
+
+
+def statistics_of(models: Sequence[PrivacyModel]) -> list[Statistic]:
+    seen: dict[Statistic, None] = {}
+    for m in models:
+        for s in m.statistics():
+            seen.setdefault(s, None)
+    return list(seen)
+
+
+def stats_query(ctx: CheckContext, statistics: Sequence[Statistic]) -> exp.Select:
+    """One row per class with its size and every statistic."""
+    qis = ctx.qis
+    by_attr: dict[str, list[Statistic]] = {}
+    own_queries: list[Statistic] = []
+    for s in statistics:
+        if isinstance(s, ClassSize):
+            continue
+        if s.class_query(ctx) is not None:
+            own_queries.append(s)
+        else:
+            by_attr.setdefault(stat_attribute(s) or "", []).append(s)
+
+    classes = exp.select(*[col(q) for q in qis], alias(exp.Sum(this=col(N)), SIZE)).from_(
+        ctx.gen.copy()).group_by(*[col(q) for q in qis])
+    base = ctx.plan.add("classes", classes)
+    query = exp.select(*[col(q, "c") for q in qis], col(SIZE, "c")).from_(
+        exp.alias_(base, "c", table=True, quoted=True))
+    for i, (attribute, stats) in enumerate(by_attr.items()):
+        hist = ctx.histograms[attribute]
+        sub = exp.select(*[col(q) for q in qis], *[alias(s.aggregate(H), s.column) for s in stats]).from_(
+            hist.copy()).group_by(*[col(q) for q in qis])
+        name = f"a{i}"
+        query = query.join(exp.alias_(exp.Subquery(this=sub), name, quoted=True),
+                           on=nullsafe_join("c", name, qis), join_type="left")
+        query = query.select(*[col(s.column, name) for s in stats])
+    for j, s in enumerate(own_queries):
+        sub = s.class_query(ctx)
+        name = f"q{j}"
+        query = query.join(exp.alias_(exp.Subquery(this=sub), name, quoted=True),
+                           on=nullsafe_join("c", name, qis), join_type="left")
+        query = query.select(col(s.column, name))
+    return query
+
+
+def statistic_columns(statistics: Sequence[Statistic]) -> dict[Statistic, exp.Expression]:
+    return {s: col(s.column) for s in statistics}
+
+
+def verdict_query(stats: exp.Table, models: Sequence[PrivacyModel],
+                  statistics: Sequence[Statistic]) -> exp.Select:
+    cols = statistic_columns([ClassSize(), *statistics])
+    oks = [alias(exp.Coalesce(this=exp.Paren(this=m.satisfied(cols)), expressions=[exp.false()]),
+                 ok_column(i)) for i, m in enumerate(models)]
+    keep = exp.and_(*[col(ok_column(i)) for i in range(len(models))]) if models else exp.true()
+    inner = exp.select(exp.Star(), *oks).from_(stats.copy())
+    return exp.select(exp.Star(), alias(keep, KEEP)).from_(
+        exp.alias_(exp.Subquery(this=inner), internal("v0")))
+
+
+def summary_query(verdict: exp.Table, models: Sequence[PrivacyModel],
+                  statistics: Sequence[Statistic]) -> exp.Select:
+    """Totals: rows, classes, outlier rows, kept classes, smallest kept class, per model counts."""
+    size = col(SIZE)
+    keep = col(KEEP)
+    not_keep = exp.Not(this=keep.copy())
+
+    def sum_if(cond: exp.Expression, value: exp.Expression) -> exp.Expression:
+        return exp.Coalesce(this=exp.Sum(this=exp.Case().when(cond, value).else_(lit(0))),
+                            expressions=[lit(0)])
+
+    proj = [
+        alias(exp.Sum(this=size.copy()), internal("rows")),
+        alias(count_star(), internal("classes_all")),
+        alias(sum_if(not_keep.copy(), size.copy()), internal("outlier_rows")),
+        alias(sum_if(keep.copy(), lit(1)), internal("kept_classes")),
+        alias(exp.Min(this=exp.Case().when(keep.copy(), size.copy())), internal("min_kept")),
+        alias(exp.Min(this=size.copy()), internal("min_all")),
+        alias(exp.Sum(this=exp.Mul(this=size.copy(), expression=size.copy())), internal("dm_star")),
+        alias(sum_if(keep.copy(), exp.Mul(this=size.copy(), expression=size.copy())), internal("dm_kept")),
+    ]
+    cols = statistic_columns([ClassSize(), *statistics])
+    for i, m in enumerate(models):
+        bad = exp.Not(this=col(ok_column(i)))
+        proj.append(alias(sum_if(bad.copy(), lit(1)), internal(f"bad_classes{i}")))
+        proj.append(alias(sum_if(bad.copy(), size.copy()), internal(f"bad_rows{i}")))
+        ach = m.achieved(cols)
+        if ach is not None:
+            proj.append(alias(_over(ach, keep.copy()), internal(f"ach_kept{i}")))
+            proj.append(alias(ach.copy(), internal(f"ach_all{i}")))
+    return exp.select(*proj).from_(verdict.copy())
+
+
+def _over(aggregate: exp.Expression, condition: exp.Expression) -> exp.Expression:
+    """Restrict an aggregate's argument to rows where ``condition`` holds (portable FILTER)."""
+    agg = aggregate.copy()
+    target = agg
+    while not isinstance(target, exp.AggFunc):
+        target = target.this
+    target.set("this", exp.Case().when(condition, target.this))
+    return agg

@@ -1,0 +1,81 @@
+"""Generalization of quasi-identifiers: a node (levels per attribute) becomes SELECT expressions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlanon.compile.sql import alias, col, internal, lit
+from sqlanon.hierarchy.base import Hierarchy
+from sqlanon.hierarchy.table import TableHierarchy
+
+
+def lookup_name(attribute_index: int) -> str:
+    return internal(f"h{attribute_index}")
+
+
+def lookup_columns(h: TableHierarchy) -> list[str]:
+    return [internal("leaf")] + [internal(f"l{j}") for j in range(1, h.height + 1)]
+
+
+@dataclass(frozen=True)
+class Generalizer:
+    """Generalizes rows of one relation to given levels.
+
+    ``lookups`` maps an attribute to the relation holding its hierarchy table (leaf, l1..lh); attributes
+    without one are generalized by expression (CASE map or builder arithmetic).
+    """
+
+    qis: Sequence[str]
+    hierarchies: Mapping[str, Hierarchy]
+    lookups: Mapping[str, exp.Expression]
+
+    def alias_for(self, attribute: str) -> str:
+        return lookup_name(list(self.qis).index(attribute))
+
+    def expression(self, attribute: str, level: int, relation: str | None = None) -> exp.Expression:
+        h = self.hierarchies[attribute]
+        column = col(attribute, relation)
+        if level == 0:
+            return column
+        if attribute in self.lookups:
+            return col(internal(f"l{level}"), self.alias_for(attribute))
+        return h.expression(column, level)
+
+    def joins(self, levels: Mapping[str, int], relation: str) -> list[tuple[exp.Expression, exp.Expression]]:
+        """(relation, ON condition) for the lookups the levels need."""
+        out = []
+        for attribute in self.qis:
+            if levels.get(attribute, 0) == 0 or attribute not in self.lookups:
+                continue
+            h = self.hierarchies[attribute]
+            assert isinstance(h, TableHierarchy)
+            a = self.alias_for(attribute)
+            rel = self.lookups[attribute].copy()
+            rel = exp.alias_(rel, a, table=True, quoted=True) if isinstance(rel, exp.Table) else rel
+            on = exp.EQ(this=col(internal("leaf"), a), expression=h.key(col(attribute, relation)))
+            out.append((rel, on))
+        return out
+
+    def select(self, source: exp.Expression, levels: Mapping[str, int], *, keep: Sequence[str] = (),
+               extra: Sequence[exp.Expression] = (), relation: str = "__sa_src") -> exp.Select:
+        """SELECT generalized QIs (named as the QIs), then ``keep`` columns unchanged, then ``extra``."""
+        src = source.copy()
+        src = exp.alias_(src, relation, table=True, quoted=True) if isinstance(src, exp.Table) \
+            else exp.alias_(exp.Subquery(this=src), relation, quoted=True) if isinstance(src, exp.Select) \
+            else src
+        projections = [alias(self.expression(a, levels.get(a, 0), relation), a) for a in self.qis]
+        projections += [alias(col(c, relation), c) for c in keep]
+        q = exp.select(*projections, *extra).from_(src)
+        for rel, on in self.joins(levels, relation):
+            q = q.join(rel, on=on, join_type="left")
+        return q
+
+
+def lookup_values(h: TableHierarchy, name: str) -> exp.Expression:
+    """The hierarchy table as an inline VALUES relation (for compiled, engine-independent SQL)."""
+    from sqlanon.compile.sql import values_table
+
+    return values_table(h.lookup_rows(), lookup_columns(h), name)

@@ -1,0 +1,50 @@
+"""A plan is a list of named relations, each a query over the source or earlier relations.
+
+The same plan runs on an engine (each step materialized as a temporary table) or compiles to one
+statement (each step a CTE), so what sqlanon executes and what it prints for a dialect are the same SQL.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlanon.compile.sql import ident, table
+
+
+@dataclass
+class Plan:
+    steps: list[tuple[str, exp.Select]] = field(default_factory=list)
+    prefix: str = field(default_factory=lambda: "__sa_" + uuid.uuid4().hex[:8] + "_")
+
+    def add(self, name: str, query: exp.Select) -> exp.Table:
+        """Append a step; returns a reference to it for later steps."""
+        full = self.prefix + name
+        if any(n == full for n, _ in self.steps):
+            raise ValueError(f"duplicate plan step {name}")
+        self.steps.append((full, query))
+        return table(full)
+
+    def ref(self, name: str) -> exp.Table:
+        return table(self.prefix + name)
+
+    def as_query(self, final: exp.Select) -> exp.Select:
+        """One statement: every step a CTE of ``final``."""
+        query = final.copy()
+        for name, step in self.steps:
+            query = query.with_(exp.to_identifier(name, quoted=True), as_=step.copy())
+        return query
+
+
+def nullsafe_join(left: str, right: str, columns: list[str]) -> exp.Expression:
+    """``left.c IS NOT DISTINCT FROM right.c AND ...``: class keys may be NULL (a value of its own)."""
+    from sqlanon.compile.sql import col
+
+    conds = [exp.NullSafeEQ(this=col(c, left), expression=col(c, right)) for c in columns]
+    return exp.and_(*conds) if conds else exp.true()
+
+
+def ident_name(name: str) -> exp.Identifier:
+    return ident(name)

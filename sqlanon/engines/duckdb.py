@@ -1,0 +1,88 @@
+"""DuckDB, the embedded default engine."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from sqlanon.engines.base import Engine
+from sqlanon.errors import EngineError
+
+
+class DuckDBEngine(Engine):
+    name: ClassVar[str] = "duckdb"
+    dialect_name: ClassVar[str] = "duckdb"
+
+    def __init__(self, database: str = ":memory:", *, read_only: bool = False,
+                 connection: Any = None) -> None:
+        import duckdb
+
+        self.database = database
+        self.con = connection if connection is not None else duckdb.connect(database, read_only=read_only)
+
+    def _execute(self, sql: str) -> None:
+        self.con.execute(sql)
+
+    def _fetch_rows(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        cur = self.con.execute(sql)
+        names = [d[0] for d in cur.description]
+        return names, cur.fetchall()
+
+    def fetch_arrow(self, query):  # type: ignore[override]
+        sql = self.sql(query)
+        try:
+            return self.con.execute(sql).fetch_arrow_table()
+        except Exception as e:
+            raise EngineError(f"duckdb failed on:\n{sql}\n{type(e).__name__}: {e}") from e
+
+    def fetch_numpy(self, query):  # type: ignore[override]
+        sql = self.sql(query)
+        try:
+            return self.con.execute(sql).fetchnumpy()
+        except Exception as e:
+            raise EngineError(f"duckdb failed on:\n{sql}\n{type(e).__name__}: {e}") from e
+
+    def _begin(self) -> None:
+        self.con.execute("BEGIN TRANSACTION")
+
+    def _commit(self) -> None:
+        self.con.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        self.con.execute("ROLLBACK")
+
+    def columns(self, relation: str) -> list[tuple[str, str]]:
+        rows = self.con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = ? AND table_schema = current_schema() ORDER BY ordinal_position",
+            [relation],
+        ).fetchall()
+        if not rows:
+            raise EngineError(f"duckdb: no table or view named {relation!r} in {self.database!r}")
+        return [(r[0], r[1]) for r in rows]
+
+    def relation_exists(self, relation: str) -> bool:
+        n = self.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
+            "AND table_schema = current_schema()", [relation]).fetchone()[0]
+        return n > 0
+
+    def register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any] | None = None
+                      ) -> None:
+        """Load a CSV or Parquet file into a table ``name`` (the file itself is never written)."""
+        from sqlglot import exp
+
+        from sqlanon.compile.sql import lit
+
+        args: list[exp.Expression] = [lit(path)]
+        for key, value in (options or {}).items():
+            args.append(exp.EQ(this=exp.column(key), expression=lit(value)))
+        func = "read_csv" if kind == "csv" else "read_parquet"
+        reader = exp.Anonymous(this=func, expressions=args)
+        query = exp.select(exp.Star()).from_(reader)
+        self.execute(
+            f"CREATE OR REPLACE TABLE {exp.to_identifier(name, quoted=True).sql('duckdb')} AS "
+            + query.sql("duckdb")
+        )
+
+    def close(self) -> None:
+        self.con.close()

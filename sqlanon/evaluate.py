@@ -1,0 +1,240 @@
+"""Check a transformation (a node: one level per quasi-identifier) on an engine.
+
+The source is read once into a frequency table; every node is then checked on that table.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from sqlanon.compile import checks
+from sqlanon.compile.generalize import Generalizer, lookup_columns
+from sqlanon.compile.plan import Plan
+from sqlanon.compile.sql import as_text, col, internal, lit, table
+from sqlanon.engines.base import Engine
+from sqlanon.errors import HierarchyError, InternalError
+from sqlanon.hierarchy.base import Hierarchy
+from sqlanon.hierarchy.table import TableHierarchy
+from sqlanon.models.base import ModelResult, PrivacyModel, stat_attribute
+
+
+def suppression_budget(limit: float, n: int) -> int:
+    """floor(limit · n) computed in doubles, as ARX does (0.29 · 100 gives 28)."""
+    return int(math.floor(float(limit) * n))
+
+
+@dataclass
+class Problem:
+    """Everything a check needs, resolved against the data: QIs in data column order."""
+
+    engine: Engine
+    source: exp.Expression
+    qis: list[str]
+    hierarchies: dict[str, Hierarchy]
+    sensitive: list[str]
+    models: list[PrivacyModel]
+    value_order: dict[str, list[Any]] = field(default_factory=dict)
+    sensitive_hierarchies: dict[str, Hierarchy] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class NodeCheck:
+    """The result of checking one node."""
+
+    levels: dict[str, int]
+    rows: int
+    classes: int
+    outlier_rows: int
+    outlier_classes: int
+    suppression_limit: float
+    max_suppressed: int
+    min_class_size: int | None
+    min_class_size_all: int
+    dm_star: int
+    dm_kept: int
+    models: list[ModelResult]
+    verdict: exp.Table
+    """The per-class relation (QIs, __sa_size, statistics, __sa_keep) while the evaluator lives."""
+
+    @property
+    def anonymous(self) -> bool:
+        return self.outlier_rows <= self.max_suppressed
+
+    @property
+    def suppressed_rows(self) -> int:
+        return self.outlier_rows if self.anonymous else 0
+
+
+class Evaluator:
+    """Owns the frequency table and the hierarchy lookups of one problem on one engine."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.p = problem
+        self.engine = problem.engine
+        self.plan = Plan()
+        self._temps: list[str] = []
+        self._node_temps: list[str] = []
+        self.lookups: dict[str, exp.Expression] = {}
+        try:
+            self._materialize(
+                "freq", checks.frequency_query(problem.source, problem.qis, self._sensitive_columns()))
+            self.freq = self.plan.ref("freq")
+            self._create_lookups()
+            self._validate_coverage()
+        except BaseException:
+            self.close()
+            raise
+        self.generalizer = Generalizer(problem.qis, problem.hierarchies, self.lookups)
+        self.rows = int(self.engine.fetch_one(
+            exp.select(exp.alias_(exp.Sum(this=col(checks.N)), "n", quoted=True)).from_(self.freq))["n"] or 0)
+
+    def _sensitive_columns(self) -> list[str]:
+        cols = list(self.p.sensitive)
+        for m in self.p.models:
+            for a in m.sensitive_attributes():
+                if a not in cols and a not in self.p.qis:
+                    cols.append(a)
+        return cols
+
+    # -- temporaries ------------------------------------------------------------------------------
+    def _materialize(self, name: str, query: exp.Select, *, node: bool = False) -> exp.Table:
+        ref = self.plan.add(name, query) if not node else self.plan.ref(name)
+        full = ref.name
+        self.engine.create_table_as(full, query, temporary=True, replace=node)
+        (self._node_temps if node else self._temps).append(full)
+        return ref
+
+    def _create_lookups(self) -> None:
+        for i, attribute in enumerate(self.p.qis):
+            h = self.p.hierarchies[attribute]
+            if isinstance(h, TableHierarchy) and h.needs_lookup():
+                name = self.plan.prefix + f"lookup{i}"
+                cols = lookup_columns(h)
+                rows = h.lookup_rows()
+                self.engine.execute(exp.Create(
+                    this=exp.Schema(this=table(name), expressions=[
+                        exp.ColumnDef(this=exp.to_identifier(c, quoted=True),
+                                      kind=exp.DataType.build("varchar")) for c in cols]),
+                    kind="TABLE", properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+                self._temps.append(name)
+                for start in range(0, len(rows), 5000):
+                    chunk = rows[start:start + 5000]
+                    self.engine.execute(exp.insert(exp.values([tuple(lit(v) for v in r) for r in chunk]),
+                                                   table(name)))
+                self.lookups[attribute] = table(name)
+
+    def _validate_coverage(self) -> None:
+        for attribute in self.p.qis:
+            h = self.p.hierarchies[attribute]
+            if not isinstance(h, TableHierarchy):
+                continue
+            key = h.key(col(attribute))
+            q = exp.select(exp.alias_(key, "v", quoted=True)).distinct().from_(self.freq.copy())
+            names, rows = self.engine.fetch(q)
+            known = h.table().mapping
+            missing = [r[0] for r in rows if r[0] not in known]
+            if missing:
+                shown = ", ".join("NULL" if v is None else repr(v) for v in sorted(
+                    missing, key=lambda v: (v is None, str(v)))[:5])
+                more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+                hint = (" (NULL needs a hierarchy row for it: set `null:` to its leaf label)"
+                        if None in missing else "")
+                raise HierarchyError(
+                    f"{len(missing)} value(s) of attribute {attribute!r} are missing from the "
+                    f"hierarchy: {shown}{more}{hint}", source=h.source)
+
+    def drop_node_temps(self) -> None:
+        for name in reversed(self._node_temps):
+            self.engine.drop(name)
+        self._node_temps.clear()
+        self.plan.steps = [(n, q) for n, q in self.plan.steps if n in self._temps]
+
+    def close(self) -> None:
+        self.drop_node_temps()
+        for name in reversed(self._temps):
+            try:
+                self.engine.drop(name)
+            except Exception:  # the connection may already be gone
+                pass
+        self._temps.clear()
+
+    # -- checking ---------------------------------------------------------------------------------
+    def check(self, levels: Mapping[str, int], suppression_limit: float = 0.0) -> NodeCheck:
+        """Check a node; the per-class verdict stays available until the next check."""
+        self.drop_node_temps()
+        p = self.p
+        levels = {a: int(levels.get(a, 0)) for a in p.qis}
+        for a, lv in levels.items():
+            if lv > p.hierarchies[a].height:
+                raise HierarchyError(f"level {lv} is above the hierarchy's height "
+                                     f"{p.hierarchies[a].height}", path=f"transformation.levels.{a}")
+        sensitive = self._sensitive_columns()
+        gen = self._node("gen", checks.generalized_query(self.freq, self.generalizer, levels, sensitive))
+        statistics = checks.statistics_of(p.models)
+        hist_attrs = sorted({a for s in statistics if (a := stat_attribute(s))})
+        histograms = {
+            a: self._node(f"hist{i}", checks.histogram_query(gen, p.qis, a, p.value_order.get(a)))
+            for i, a in enumerate(hist_attrs)
+        }
+        ctx = checks.CheckContext(self.plan, list(p.qis), gen, histograms, p.value_order,
+                                  p.sensitive_hierarchies, dict(p.extra, evaluator=self, levels=levels))
+        stats_sql = checks.stats_query(ctx, statistics)
+        # stats_query registered a "classes" step in the plan: materialize it before use
+        self._materialize_pending()
+        stats = self._node("stats", stats_sql)
+        verdict = self._node("verdict", checks.verdict_query(stats, p.models, statistics))
+        s = self.engine.fetch_one(checks.summary_query(verdict, p.models, statistics))
+        rows = int(s[internal("rows")] or 0)
+        if rows != self.rows:
+            raise InternalError(f"classes hold {rows} rows but the table has {self.rows}")
+        outlier_rows = int(s[internal("outlier_rows")])
+        max_sup = suppression_budget(suppression_limit, rows)
+        anonymous = outlier_rows <= max_sup
+        results = []
+        for i, m in enumerate(p.models):
+            bad_rows = int(s[internal(f"bad_rows{i}")])
+            bad_classes = int(s[internal(f"bad_classes{i}")])
+            key = internal(f"ach_kept{i}") if anonymous else internal(f"ach_all{i}")
+            achieved = s.get(key)
+            if isinstance(achieved, (int, float)) and not isinstance(achieved, bool):
+                achieved = float(achieved) if not float(achieved).is_integer() or \
+                    isinstance(achieved, float) else int(achieved)
+            results.append(ModelResult(m.label, anonymous or bad_rows == 0, achieved, bad_classes,
+                                       bad_rows))
+        classes_all = int(s[internal("classes_all")])
+        kept = int(s[internal("kept_classes")])
+        return NodeCheck(
+            levels=levels, rows=rows, classes=kept if anonymous else classes_all,
+            outlier_rows=outlier_rows, outlier_classes=classes_all - kept,
+            suppression_limit=suppression_limit, max_suppressed=max_sup,
+            min_class_size=(int(s[internal("min_kept")]) if s[internal("min_kept")] is not None else None)
+            if anonymous else int(s[internal("min_all")]),
+            min_class_size_all=int(s[internal("min_all")]),
+            dm_star=int(s[internal("dm_star")]), dm_kept=int(s[internal("dm_kept")]),
+            models=results, verdict=verdict)
+
+    def _node(self, name: str, query: exp.Select) -> exp.Table:
+        full = self.plan.prefix + name
+        self.plan.steps.append((full, query))
+        self.engine.create_table_as(full, query, temporary=True, replace=True)
+        self._node_temps.append(full)
+        return table(full)
+
+    def _materialize_pending(self) -> None:
+        done = set(self._temps) | set(self._node_temps)
+        for name, query in self.plan.steps:
+            if name not in done:
+                self.engine.create_table_as(name, query, temporary=True, replace=True)
+                self._node_temps.append(name)
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
