@@ -15,10 +15,10 @@ from sqlglot import exp
 from sqlanon.compile import checks
 from sqlanon.compile.generalize import Generalizer, lookup_columns
 from sqlanon.compile.plan import Plan
-from sqlanon.compile.sql import as_text, col, internal, lit, table
+from sqlanon.compile.sql import alias, as_text, col, internal, lit, table
 from sqlanon.engines.base import Engine
 from sqlanon.errors import HierarchyError, InternalError
-from sqlanon.hierarchy.base import Hierarchy
+from sqlanon.hierarchy.base import Hierarchy, HierarchyTable
 from sqlanon.hierarchy.table import TableHierarchy
 from sqlanon.models.base import ModelResult, PrivacyModel, stat_attribute
 
@@ -81,6 +81,7 @@ class Evaluator:
         self._temps: list[str] = []
         self._node_temps: list[str] = []
         self.lookups: dict[str, exp.Expression] = {}
+        self._built: dict[str, HierarchyTable] = {}
         try:
             self._materialize(
                 "freq", checks.frequency_query(problem.source, problem.qis, self._sensitive_columns()))
@@ -163,6 +164,19 @@ class Evaluator:
             except Exception:  # the connection may already be gone
                 pass
         self._temps.clear()
+
+    def hierarchy_table(self, attribute: str) -> HierarchyTable:
+        """The hierarchy as rows: the file for table hierarchies, else built over the data's values."""
+        h = self.p.hierarchies[attribute]
+        table_ = h.table()
+        if table_ is not None:
+            return table_
+        if attribute not in self._built:
+            c = col(attribute)
+            q = exp.select(*[alias(as_text(h.expression(c, lv)) if lv else as_text(c), f"l{lv}")
+                             for lv in range(h.height + 1)]).distinct().from_(self.freq.copy())
+            self._built[attribute] = HierarchyTable(tuple(tuple(r) for r in self.engine.fetch(q)[1]))
+        return self._built[attribute]
 
     # -- checking ---------------------------------------------------------------------------------
     def check(self, levels: Mapping[str, int], suppression_limit: float = 0.0) -> NodeCheck:

@@ -45,6 +45,10 @@ class HierarchyTable:
     def _label_counts(self) -> Counter[tuple[int, str | None]]:
         return Counter((level, row[level]) for row in self.rows for level in range(len(row)))
 
+    def label_count(self, label: str | None, level: int) -> int:
+        """Rows of the table whose column ``level`` holds ``label``."""
+        return self._label_counts[(level, label)]
+
     def share(self, label: str | None, level: int) -> float:
         """Share of the domain generalized to ``label`` at ``level`` (keyed by level and label)."""
         return self._label_counts[(level, label)] / self.domain_size

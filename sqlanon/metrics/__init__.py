@@ -1,0 +1,22 @@
+"""Metrics: each one class registered by name (the names used in the spec and the JSON report)."""
+
+from __future__ import annotations
+
+from sqlanon.metrics.base import METRICS, Metric, MetricContext, get_metric
+
+_MODULES = ("sqlanon.metrics.arx", "sqlanon.metrics.entropy", "sqlanon.metrics.numeric",
+            "sqlanon.metrics.risk")
+
+
+def load_all() -> None:
+    import importlib
+
+    for m in _MODULES:
+        try:
+            importlib.import_module(m)
+        except ModuleNotFoundError as e:
+            if e.name != m:
+                raise
+
+
+__all__ = ["METRICS", "Metric", "MetricContext", "get_metric", "load_all"]

@@ -1,0 +1,120 @@
+"""ARX's quality models with its exact definitions (Loss, precision, height, DM, DM*, AECS)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from sqlanon.metrics.base import Metric, MetricContext, register, trunc10
+
+
+def per_attribute_loss(ctx: MetricContext) -> list[float]:
+    """loss_i = trunc(max(0, (A_i − n/|D_i|) / (n − n/|D_i|))), A_i = Σ_K |E|·share + S (ARX)."""
+    n, s = ctx.n, ctx.suppressed
+    out = []
+    for attribute in ctx.qis:
+        table = ctx.hierarchy_table(attribute)
+        level = ctx.node.levels[attribute]
+        d = table.domain_size
+        # Σ |E| · (rows of the file with this label): an exact integer, divided by |D| once
+        weighted = sum(size * table.label_count(label, level)
+                       for label, size in ctx.kept_sizes_by_label(attribute).items())
+        a = weighted / d + s
+        m = n / d
+        out.append(trunc10(max(0.0, (a - m) / (n - m))) if n != m else 0.0)
+    return out
+
+
+@register
+class Loss(Metric):
+    """ARX's Loss with the geometric mean over attributes: Π(loss_i + 1)^(1/d) − 1."""
+
+    name: ClassVar[str] = "loss"
+
+    def compute(self, ctx: MetricContext) -> float:
+        losses = per_attribute_loss(ctx)
+        d = len(losses)
+        result = 1.0
+        for loss, w in zip(losses, ctx.weight_factors()):
+            result *= pow(loss * w + 1.0, 1.0 / d)
+        return result - 1.0
+
+
+@register
+class LossArithmetic(Metric):
+    """ARX's Loss with the arithmetic mean over attributes: Σ loss_i / d."""
+
+    name: ClassVar[str] = "loss_arithmetic"
+
+    def compute(self, ctx: MetricContext) -> float:
+        losses = per_attribute_loss(ctx)
+        d = len(losses)
+        total = 0.0
+        for loss, w in zip(losses, ctx.weight_factors()):
+            total += loss * w / d
+        return total
+
+
+@register
+class Precision(Metric):
+    """ARX's non-monotonic precision: mean over attributes of (U·L_i/h_i + S)/n."""
+
+    name: ClassVar[str] = "precision"
+
+    def compute(self, ctx: MetricContext) -> float:
+        n, s = ctx.n, ctx.suppressed
+        u = n - s
+        d = len(ctx.qis)
+        total = 0.0
+        for attribute, w in zip(ctx.qis, ctx.weight_factors()):
+            h = ctx.evaluator.p.hierarchies[attribute].height
+            level = ctx.node.levels[attribute]
+            ratio = level / h if h else 0.0
+            total += w * (u * ratio + s) / n / d
+        return total
+
+
+@register
+class Height(Metric):
+    """Σ L_i: the node's height in the lattice (independent of the data)."""
+
+    name: ClassVar[str] = "height"
+    monotonic_with_suppression: ClassVar[bool] = True
+
+    def compute(self, ctx: MetricContext) -> float:
+        return float(sum(w * ctx.node.levels[a] for a, w in zip(ctx.qis, ctx.weight_factors())))
+
+
+@register
+class Discernibility(Metric):
+    """ARX's DM: Σ_K |E|² + n·S (each suppressed row is charged n)."""
+
+    name: ClassVar[str] = "discernibility"
+
+    def compute(self, ctx: MetricContext) -> float:
+        node = ctx.node
+        if node.anonymous:
+            return float(node.dm_kept + ctx.n * node.outlier_rows)
+        return float(node.dm_star)
+
+
+@register
+class DiscernibilityStar(Metric):
+    """ARX's DM*: Σ|E|² over all classes, ignoring suppression (monotonic)."""
+
+    name: ClassVar[str] = "discernibility_star"
+    monotonic_with_suppression: ClassVar[bool] = True
+
+    def compute(self, ctx: MetricContext) -> float:
+        return float(ctx.node.dm_star)
+
+
+@register
+class AECS(Metric):
+    """Average equivalence class size n / (|K| + 1 if anything is suppressed)."""
+
+    name: ClassVar[str] = "aecs"
+
+    def compute(self, ctx: MetricContext) -> float:
+        node = ctx.node
+        kept = node.classes
+        return ctx.n / (kept + (1 if ctx.suppressed > 0 else 0))
