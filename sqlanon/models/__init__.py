@@ -1,0 +1,69 @@
+"""Privacy models, registered by their spec key. Adding a model touches its own module only."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any
+
+from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.models.base import Monotonicity, PrivacyModel
+
+_MODULES = (
+    "sqlanon.models.k_anonymity",
+    "sqlanon.models.l_diversity",
+    "sqlanon.models.t_closeness",
+    "sqlanon.models.disclosure",
+    "sqlanon.models.presence",
+    "sqlanon.models.numeric_sensitive",
+)
+
+
+def registry() -> dict[str, type[PrivacyModel]]:
+    """Spec key -> model class, for every model module present."""
+    out: dict[str, type[PrivacyModel]] = {}
+    for name in _MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            continue
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, PrivacyModel) and "name" in vars(obj) \
+                    and obj.__module__ == name:
+                out[obj.name] = obj
+    return out
+
+
+def build_model(key: str, params: Any, path: str, source: str | None = None) -> PrivacyModel:
+    """Construct a model from its spec entry, with errors that name the key path."""
+    models = registry()
+    if key not in models:
+        raise SpecError(f"unknown privacy model {key!r}; known: {', '.join(sorted(models))}."
+                        + did_you_mean(key, models), path=path, source=source)
+    cls = models[key]
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise SpecError(f"the parameters of {key} must be a mapping, got {type(params).__name__}",
+                        path=path, source=source)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    for p in params:
+        if p not in fields:
+            raise SpecError(f"unknown parameter {p!r} for {key}; parameters: {', '.join(fields)}."
+                            + did_you_mean(p, fields), path=f"{path}.{p}", source=source)
+    for name, f in fields.items():
+        if name not in params and f.default is dataclasses.MISSING \
+                and f.default_factory is dataclasses.MISSING:
+            raise SpecError(f"{key} needs parameter {name!r}", path=path, source=source)
+    try:
+        return cls(**params)
+    except SpecError as e:
+        sub = f"{path}.{e.path}" if e.path else path
+        raise SpecError(e.rule, path=sub, source=source) from None
+    except TypeError as e:
+        raise SpecError(f"bad parameters for {key}: {e}", path=path, source=source) from None
+
+
+__all__ = ["Monotonicity", "PrivacyModel", "build_model", "registry"]

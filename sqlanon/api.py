@@ -1,0 +1,105 @@
+"""The Python API: the same verbs as the command line. Orchestration only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlanon.dataset import Dataset, open_dataset, problem_for
+from sqlanon.engines.base import Engine
+from sqlanon.evaluate import Evaluator, NodeCheck
+from sqlanon.metrics import MetricContext, get_metric
+from sqlanon.spec.load import load_spec
+from sqlanon.spec.schema import Spec
+
+DEFAULT_METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibility",
+                   "discernibility_star", "aecs")
+
+
+@dataclass
+class Report:
+    """What a table achieves under a spec's transformation."""
+
+    node: NodeCheck
+    metrics: dict[str, float]
+    qis: list[str]
+    outputs: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        n = self.node
+        privacy: dict[str, Any] = {}
+        for m in n.models:
+            key = m.model
+            i = 2
+            while key in privacy:
+                key = f"{m.model}#{i}"
+                i += 1
+            privacy[key] = m.as_dict()
+        return {
+            "rows": n.rows,
+            "anonymous": n.anonymous,
+            "transformation": {"levels": dict(n.levels), "suppression_limit": n.suppression_limit,
+                               "max_suppressed_rows": n.max_suppressed},
+            "suppressed_rows": n.suppressed_rows,
+            "outlier_rows": n.outlier_rows,
+            "classes": n.classes,
+            "min_class_size": n.min_class_size,
+            "privacy": privacy,
+            "metrics": self.metrics,
+            "outputs": self.outputs,
+            "warnings": self.warnings,
+        }
+
+
+def _spec(spec: Spec | str) -> Spec:
+    return load_spec(spec) if isinstance(spec, str) else spec
+
+
+def levels_of(spec: Spec, qis: list[str]) -> dict[str, int]:
+    return {a: spec.transformation.levels.get(a, 0) for a in qis}
+
+
+def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: NodeCheck,
+                     spec: Spec) -> dict[str, float]:
+    weights = {a: spec.attributes[a].weight for a in ev.p.qis}
+    ctx = MetricContext(ev, node, weights)
+    return {name: get_metric(name, f"metrics").compute(ctx) for name in names}
+
+
+def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
+          metrics: tuple[str, ...] | None = None) -> Report:
+    """What the spec's source achieves under its transformation (levels and suppression limit)."""
+    spec = _spec(spec)
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        with Evaluator(problem_for(spec, ds)) as ev:
+            node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
+            values = evaluate_metrics(metrics or spec.metrics or DEFAULT_METRICS, ev, node, spec)
+            return Report(node, values, ev.p.qis)
+    finally:
+        ds.close()
+
+
+def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
+          metrics: tuple[str, ...] | None = None, dry_run: bool = False) -> Report:
+    """Check the transformation and write the spec's output (table, view, in place, or SQL)."""
+    from sqlanon.outputs import write_output
+
+    spec = _spec(spec)
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        with Evaluator(problem_for(spec, ds)) as ev:
+            node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
+            values = evaluate_metrics(metrics or spec.metrics or DEFAULT_METRICS, ev, node, spec)
+            report = Report(node, values, ev.p.qis)
+            if not dry_run:
+                report.outputs = write_output(spec, ds, ev, node)
+            return report
+    finally:
+        ds.close()
+
+
+def open_source(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None
+                ) -> Dataset:
+    return open_dataset(_spec(spec), engine, database=database)

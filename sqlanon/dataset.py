@@ -1,0 +1,96 @@
+"""Open a spec's source on an engine and resolve its attributes against the real columns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlglot import exp
+
+from sqlanon.compile.sql import table
+from sqlanon.engines.base import Engine
+from sqlanon.engines.connect import connect
+from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.evaluate import Problem
+from sqlanon.spec.schema import Spec
+
+
+@dataclass
+class Dataset:
+    engine: Engine
+    relation: exp.Table
+    name: str
+    columns: list[tuple[str, str]]
+    owns_engine: bool = False
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c for c, _ in self.columns]
+
+    def close(self) -> None:
+        if self.owns_engine:
+            self.engine.close()
+
+
+def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | None = None) -> Dataset:
+    """Connect to the spec's source (or use ``engine``) and check every declared attribute exists.
+
+    A file source is loaded into an embedded DuckDB: in memory, or in ``database`` /
+    ``output.database`` when given. The input file is only read.
+    """
+    src = spec.source
+    owns = engine is None
+    if engine is None:
+        target = database or src.database or spec.output.database
+        engine = connect(target)
+    try:
+        if src.file:
+            if engine.name != "duckdb":
+                raise SpecError("file sources load into the embedded DuckDB; use a table source for "
+                                f"{engine.name}", path="source.file", source=spec.path)
+            if not Path(src.file).exists():
+                raise SpecError(f"data file not found: {src.file}", path="source.file", source=spec.path)
+            opts: dict[str, object] = {}
+            if src.format == "csv":
+                opts["header"] = bool(src.header)
+                if src.delimiter:
+                    opts["delim"] = src.delimiter
+            name = src.relation_name
+            engine.register_file(name, src.file, kind=src.format or "csv", options=opts)  # type: ignore[attr-defined]
+        else:
+            name = src.table or ""
+            if not engine.relation_exists(name):
+                raise SpecError(f"no table or view named {name!r} in the database", path="source.table",
+                                source=spec.path)
+        columns = engine.columns(name)
+        ds = Dataset(engine, table(name, src.schema), name, columns, owns)
+        resolve_attributes(spec, ds)
+        return ds
+    except BaseException:
+        if owns:
+            engine.close()
+        raise
+
+
+def resolve_attributes(spec: Spec, ds: Dataset) -> None:
+    names = ds.column_names
+    for a in spec.attributes:
+        if a not in names:
+            raise SpecError(f"unknown column {a!r} in {ds.name!r}; columns: {', '.join(names)}."
+                            + did_you_mean(a, names), path=f"attributes.{a}", source=spec.path)
+    for c in names:
+        if c.startswith("__sa_"):
+            raise SpecError(f"column {c!r} uses the reserved prefix __sa_", path="source",
+                            source=spec.path)
+
+
+def problem_for(spec: Spec, ds: Dataset) -> Problem:
+    """The check problem: QIs in data column order (ARX's order), models, hierarchies."""
+    order = ds.column_names
+    qis = sorted(spec.quasi_identifiers, key=order.index)
+    hierarchies = {a: spec.attributes[a].hierarchy for a in qis}
+    sensitive = sorted(spec.sensitive, key=order.index)
+    value_order = {a: list(spec.attributes[a].order) for a in sensitive if spec.attributes[a].order}
+    sens_h = {a: spec.attributes[a].hierarchy for a in sensitive if spec.attributes[a].hierarchy}
+    return Problem(ds.engine, ds.relation, qis, hierarchies, sensitive, list(spec.privacy), value_order,
+                   sens_h, {"column_types": dict(ds.columns)})

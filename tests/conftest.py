@@ -1,0 +1,64 @@
+"""Shared fixtures: real data from ../shared/data (never copied into the project)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("SQLANON_DATA", ROOT.parent / "shared" / "data"))
+ADULT = DATA / "adult"
+ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
+             "occupation", "salary-class"]
+
+
+def require_data(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"real data not available at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def adult_dir() -> Path:
+    return require_data(ADULT)
+
+
+@pytest.fixture(scope="session")
+def adult_hierarchies(adult_dir: Path) -> dict:
+    from sqlanon.hierarchy import read_arx_csv
+
+    return {q: read_arx_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in ADULT_QIS}
+
+
+@pytest.fixture()
+def duck():
+    from sqlanon.engines.duckdb import DuckDBEngine
+
+    e = DuckDBEngine()
+    yield e
+    e.close()
+
+
+@pytest.fixture()
+def adult_engine(adult_dir: Path, duck):
+    """An in-memory DuckDB holding table ``adult`` (all columns as text, as ARX reads them)."""
+    duck.con.execute(
+        "CREATE TABLE adult AS SELECT * FROM read_csv(?, delim=';', header=true, all_varchar=true)",
+        [str(adult_dir / "adult.csv")])
+    return duck
+
+
+def adult_spec_dict(adult_dir: Path, qis=ADULT_QIS, sensitive=(), privacy=None, levels=None,
+                    limit=0.0) -> dict:
+    attributes = {q: {"role": "quasi_identifier",
+                      "hierarchy": {"csv": str(adult_dir / f"adult_hierarchy_{q}.csv")}} for q in qis}
+    for s in sensitive:
+        attributes[s] = {"role": "sensitive"}
+    return {
+        "source": {"table": "adult"},
+        "attributes": attributes,
+        "privacy": privacy or [{"k_anonymity": {"k": 5}}],
+        "transformation": {"levels": levels or {}, "suppression_limit": limit},
+    }
