@@ -103,3 +103,18 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
 def open_source(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None
                 ) -> Dataset:
     return open_dataset(_spec(spec), engine, database=database)
+
+
+def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
+                dialect: str | None = None) -> str:
+    """The spec's transformation as one SQL statement for ``dialect`` (default ``output.dialect``)."""
+    from sqlanon.outputs import compile_output_sql
+
+    spec = _spec(spec)
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        with Evaluator(problem_for(spec, ds)) as ev:
+            node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
+            return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
+    finally:
+        ds.close()

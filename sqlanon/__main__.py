@@ -1,0 +1,5 @@
+import sys
+
+from sqlanon.cli.main import main
+
+sys.exit(main())

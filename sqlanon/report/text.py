@@ -1,0 +1,41 @@
+"""A human-readable report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.10g}"
+    return str(v)
+
+
+def format_report(r: dict[str, Any]) -> str:
+    lines = []
+    levels = r["transformation"]["levels"]
+    lines.append("transformation: " + ", ".join(f"{a}={lv}" for a, lv in levels.items()))
+    lines.append(f"rows: {r['rows']}   classes: {r['classes']}   smallest class: {r['min_class_size']}")
+    lim = r["transformation"]
+    lines.append(f"suppressed rows: {r['suppressed_rows']} (outliers {r['outlier_rows']}, limit "
+                 f"{lim['max_suppressed_rows']} = {lim['suppression_limit']:g} of rows)")
+    lines.append("anonymous: " + ("yes" if r["anonymous"] else
+                                  "NO: more rows would need suppression than the limit allows"))
+    if r["privacy"]:
+        lines.append("privacy:")
+        width = max(len(k) for k in r["privacy"])
+        for name, m in r["privacy"].items():
+            status = "holds" if m["holds"] else "FAILS"
+            ach = "" if m["achieved"] is None else f"  achieved {_fmt(m['achieved'])}"
+            lines.append(f"  {name:<{width}}  {status}{ach}  ({m['violating_classes']} classes / "
+                         f"{m['violating_rows']} rows violate before suppression)")
+    if r["metrics"]:
+        lines.append("metrics:")
+        width = max(len(k) for k in r["metrics"])
+        for name, v in r["metrics"].items():
+            lines.append(f"  {name:<{width}}  {_fmt(v)}")
+    for key, value in (r.get("outputs") or {}).items():
+        lines.append(f"output {key}: {value}")
+    for w in r.get("warnings") or []:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines) + "\n"
