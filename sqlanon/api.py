@@ -52,6 +52,13 @@ class Report:
         }
 
 
+def _metric_names(spec: Spec, metrics: tuple[str, ...] | None) -> tuple[str, ...]:
+    """``metrics`` when given (``()`` = none), else the spec's list, else the ARX defaults."""
+    if metrics is not None:
+        return tuple(metrics)
+    return spec.metrics or DEFAULT_METRICS
+
+
 def _spec(spec: Spec | str) -> Spec:
     return load_spec(spec) if isinstance(spec, str) else spec
 
@@ -75,7 +82,7 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     try:
         with Evaluator(problem_for(spec, ds)) as ev:
             node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
-            values = evaluate_metrics(metrics or spec.metrics or DEFAULT_METRICS, ev, node, spec)
+            values = evaluate_metrics(_metric_names(spec, metrics), ev, node, spec)
             return Report(node, values, ev.p.qis)
     finally:
         ds.close()
@@ -91,7 +98,7 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     try:
         with Evaluator(problem_for(spec, ds)) as ev:
             node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
-            values = evaluate_metrics(metrics or spec.metrics or DEFAULT_METRICS, ev, node, spec)
+            values = evaluate_metrics(_metric_names(spec, metrics), ev, node, spec)
             report = Report(node, values, ev.p.qis)
             if not dry_run:
                 report.outputs = write_output(spec, ds, ev, node)
