@@ -94,6 +94,11 @@ class Evaluator:
         self.generalizer = Generalizer(problem.qis, problem.hierarchies, self.lookups)
         self.rows = int(self.engine.fetch_one(
             exp.select(exp.alias_(exp.Sum(this=col(checks.N)), "n", quoted=True)).from_(self.freq))["n"] or 0)
+        try:
+            self._prepare_statistics()
+        except BaseException:
+            self.close()
+            raise
 
     def _sensitive_columns(self) -> list[str]:
         cols = list(self.p.sensitive)
@@ -102,6 +107,21 @@ class Evaluator:
                 if a not in cols and a not in self.p.qis:
                     cols.append(a)
         return cols
+
+    def _prepare_statistics(self) -> None:
+        """Statistics with a ``prepare(evaluator)`` hook validate inputs or build their relations once."""
+        for s in checks.statistics_of(self.p.models):
+            prepare = getattr(s, "prepare", None)
+            if prepare is not None:
+                prepare(self)
+
+    def add_relation(self, name: str, query: exp.Select) -> exp.Table:
+        """Materialize a relation that lives as long as the evaluator (a statistic's own input)."""
+        return self._materialize(name, query)
+
+    def own_table(self, name: str) -> None:
+        """Drop a table created outside the plan (a loaded file) when the evaluator closes."""
+        self._temps.append(name)
 
     # -- temporaries ------------------------------------------------------------------------------
     def _materialize(self, name: str, query: exp.Select, *, node: bool = False) -> exp.Table:
