@@ -1,8 +1,9 @@
-"""The specification: YAML file or Python objects."""
+"""The specification: a YAML file (:func:`load_spec`) or Python objects (:class:`Spec`)."""
 
 from __future__ import annotations
 
-from sqlanon.spec.load import load_spec, spec_from_dict
+from sqlanon.spec.load import hierarchy_from_dict, load_spec, spec_from_dict
 from sqlanon.spec.schema import Attribute, Output, Source, Spec, Transformation
 
-__all__ = ["Attribute", "Output", "Source", "Spec", "Transformation", "load_spec", "spec_from_dict"]
+__all__ = ["Attribute", "Output", "Source", "Spec", "Transformation", "hierarchy_from_dict", "load_spec",
+           "spec_from_dict"]
