@@ -7,7 +7,10 @@ before rendering; anything else is a :class:`~sqlanon.errors.UnsupportedError` a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from sqlglot import exp
 
 from sqlanon.errors import UnsupportedError, did_you_mean
 
@@ -39,6 +42,9 @@ class DialectProfile:
     anonymous_functions: frozenset[str] = frozenset()
     """Names of functions sqlglot passes through as ``Anonymous`` that this target really has."""
     transactional_ddl: bool = True
+    nullsafe_hash_join: bool = True
+    """False when a join on ``IS NOT DISTINCT FROM`` cannot be a hash join (PostgreSQL falls back to a
+    nested loop): :func:`adapt` then rewrites it into plain equalities."""
     create_or_replace_view: bool = True
     rename_table: bool = True
 
@@ -64,14 +70,76 @@ PROFILES: dict[str, DialectProfile] = {
     p.name: p
     for p in (
         DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"})),
-        DialectProfile("postgres", "postgres", functions=_without("Median")),
+        DialectProfile("postgres", "postgres", functions=_without("Median"),
+                       anonymous_functions=frozenset({"convert_to"}), nullsafe_hash_join=False),
         DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median")),
         DialectProfile("snowflake", "snowflake", transactional_ddl=True),
         DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
-                       functions=_without("Median")),
-        DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median")),
+                       functions=_without("Median"), anonymous_functions=frozenset({"to_hex"})),
+        DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median"),
+                       anonymous_functions=frozenset({"to_utf8"})),
     )
 }
+
+
+def _utf8(function: str, *extra: str) -> Callable[[exp.Expression], exp.Expression]:
+    def to_bytes(text: exp.Expression) -> exp.Expression:
+        return exp.Anonymous(this=function, expressions=[text, *map(exp.Literal.string, extra)])
+
+    return to_bytes
+
+
+# How each target hashes text: the bytes to feed SHA-256 and whether its result still needs hex encoding.
+_SHA256_INPUT: dict[str, Callable[[exp.Expression], exp.Expression]] = {
+    "postgres": _utf8("CONVERT_TO", "UTF8"),
+    "trino": _utf8("TO_UTF8"),
+}
+_SHA256_RETURNS_BYTES = frozenset({"bigquery"})
+
+
+def sha256_hex(text: exp.Expression, target: DialectProfile) -> exp.Expression:
+    """Lower-case hexadecimal SHA-256 of ``text``'s UTF-8 bytes: the same string on every target.
+
+    >>> from sqlanon.compile.sql import col
+    >>> print(sha256_hex(col("x"), profile("postgres")).sql("postgres"))
+    ENCODE(SHA256(CONVERT_TO("x", 'UTF8')), 'hex')
+    """
+    to_bytes = _SHA256_INPUT.get(target.name)
+    digest = exp.SHA2(this=to_bytes(text) if to_bytes else text, length=exp.Literal.number(256))
+    if target.name in _SHA256_RETURNS_BYTES:
+        return exp.Anonymous(this="TO_HEX", expressions=[digest])
+    return digest
+
+
+def null_safe_equality(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    """``a IS NOT DISTINCT FROM b`` as equalities only: ``(a IS NULL) = (b IS NULL)`` and equal text.
+
+    Exact for two columns of one type whose text form is unique per value (every type sqlanon groups
+    by; not -0.0 against 0.0).
+    """
+    from sqlanon.compile.sql import as_text
+
+    def is_null(x: exp.Expression) -> exp.Expression:
+        return exp.Paren(this=exp.Is(this=x.copy(), expression=exp.Null()))
+
+    def text(x: exp.Expression) -> exp.Expression:
+        return exp.Coalesce(this=as_text(x.copy()), expressions=[exp.Literal.string("")])
+
+    return exp.and_(exp.EQ(this=is_null(a), expression=is_null(b)),
+                    exp.EQ(this=text(a), expression=text(b)))
+
+
+def adapt(tree: exp.Expression, target: DialectProfile) -> exp.Expression:
+    """``tree`` rewritten for the target's declared quirks (a copy; the input is not changed)."""
+    if target.nullsafe_hash_join:
+        return tree
+
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.NullSafeEQ):
+            return exp.Paren(this=null_safe_equality(node.this, node.expression))
+        return node
+
+    return tree.transform(rewrite)
 
 
 def profile(name: str) -> DialectProfile:

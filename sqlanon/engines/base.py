@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.dialects import DialectProfile, profile
+from sqlanon.compile.dialects import DialectProfile, adapt, profile
 from sqlanon.compile.render import render
 from sqlanon.compile.sql import ident, table
 from sqlanon.errors import EngineError
@@ -40,7 +40,8 @@ class Engine(abc.ABC):
 
     # -- rendering -------------------------------------------------------------------------------
     def sql(self, statement: exp.Expression | str) -> str:
-        return statement if isinstance(statement, str) else render(statement, self.dialect)
+        return statement if isinstance(statement, str) else render(adapt(statement, self.dialect),
+                                                                   self.dialect)
 
     # -- hooks ------------------------------------------------------------------------------------
     @abc.abstractmethod

@@ -36,7 +36,7 @@ HIERARCHY_OPTIONS = {"csv": ("delimiter", "null"), "map": ("null",), "ordered": 
 TRANSFORMATION_KEYS = ("method", "levels", "suppression_limit", "suppressed", "search", "metric",
                        "weights", "algorithm", "k", "attributes", "time_limit", "t", "p", "q", "r",
                        "gamma", "seed")
-OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database")
+OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database", "replace")
 
 
 def join(path: str, key: str) -> str:
@@ -256,7 +256,7 @@ def _output(c: _Ctx, value: Any) -> S.Output:
     c.keys(v, OUTPUT_KEYS, "output")
     database = str(c.file(v["database"], "output.database")) if v.get("database") else None
     return S.Output(v.get("mode", "table"), v.get("name"), v.get("dialect", "duckdb"), v.get("path"),
-                    database)
+                    database, v.get("replace", False))
 
 
 def _metrics(c: _Ctx, value: Any) -> tuple[str, ...]:

@@ -1,0 +1,118 @@
+"""PostgreSQL through psycopg 3.
+
+The connection runs in autocommit mode; :meth:`Engine.transaction` issues ``BEGIN``/``COMMIT``/``ROLLBACK``
+itself, so DDL inside it is transactional (PostgreSQL supports that). Catalog look-ups pass names as
+query parameters, never as SQL text. Numeric results come back as Python ``int``/``float`` (not
+``Decimal``), as from DuckDB, so that both engines report identical numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sqlglot import exp
+
+from sqlanon.compile.sql import ident, table
+from sqlanon.engines.base import Engine
+from sqlanon.errors import EngineError, UnsupportedError
+
+# A relation resolved through the search path (including the session's temporary schema).
+_RELATION_OID = "to_regclass(quote_ident(%s))"
+
+
+def _plain(value: Any) -> Any:
+    """``Decimal`` (PostgreSQL's SUM of integers) as ``int`` when integral, else ``float``."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+class PostgresEngine(Engine):
+    """A connection to one PostgreSQL database.
+
+    Args:
+        dsn: a libpq connection string or ``postgresql://`` URL.
+        connection: an open psycopg connection to use instead (it is switched to autocommit).
+    """
+
+    name: ClassVar[str] = "postgres"
+    dialect_name: ClassVar[str] = "postgres"
+
+    def __init__(self, dsn: str = "", *, connection: Any = None) -> None:
+        try:
+            import psycopg
+        except ImportError as e:  # pragma: no cover - depends on the installation
+            raise UnsupportedError("PostgreSQL needs psycopg 3: pip install 'sqlanon[postgres]'") from e
+        self.dsn = dsn
+        try:
+            self.con = connection if connection is not None else psycopg.connect(dsn, autocommit=True)
+        except psycopg.Error as e:
+            raise EngineError(f"postgres: cannot connect: {e}") from e
+        self.con.autocommit = True
+
+    # -- hooks ------------------------------------------------------------------------------------
+    def _execute(self, sql: str) -> None:
+        self.con.execute(sql)  # type: ignore[arg-type]  # rendered by sqlglot, never user text
+
+    def _fetch_rows(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        cur = self.con.execute(sql)  # type: ignore[arg-type]
+        names = [d.name for d in cur.description or []]
+        return names, [tuple(_plain(v) for v in row) for row in cur.fetchall()]
+
+    def _begin(self) -> None:
+        self.con.execute("BEGIN")
+
+    def _commit(self) -> None:
+        self.con.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        self.con.execute("ROLLBACK")
+
+    # -- catalog ----------------------------------------------------------------------------------
+    def columns(self, relation: str) -> list[tuple[str, str]]:
+        rows = self.con.execute(
+            "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a "
+            f"WHERE a.attrelid = {_RELATION_OID} AND a.attnum > 0 AND NOT a.attisdropped "
+            "ORDER BY a.attnum", [relation]).fetchall()
+        if not rows:
+            raise EngineError(f"postgres: no table or view named {relation!r}")
+        return [(r[0], r[1]) for r in rows]
+
+    def relation_exists(self, relation: str) -> bool:
+        row = self.con.execute(f"SELECT {_RELATION_OID} IS NOT NULL", [relation]).fetchone()
+        return bool(row and row[0])
+
+    # -- statements PostgreSQL spells differently ---------------------------------------------------
+    def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
+                        temporary: bool = False) -> None:
+        """PostgreSQL has no ``CREATE OR REPLACE TABLE``: replacing drops the old table first."""
+        if replace:
+            self.drop(name)
+        super().create_table_as(name, query, replace=False, temporary=temporary)
+
+    def copy_csv(self, name: str, path: str | Path, *, delimiter: str = ",", header: bool = True,
+                 encoding: str = "utf-8") -> int:
+        """Load a CSV file into a new table ``name`` of text columns with ``COPY``; returns the rows.
+
+        Column names come from the header (``c1``, ``c2``... without one). Every value is kept as
+        text, as ARX reads data; cast later if needed.
+        """
+        p = Path(path)
+        with p.open(encoding=encoding, newline="") as f:
+            first = next(csv.reader(f, delimiter=delimiter))
+        names = [c.strip() for c in first] if header else [f"c{i + 1}" for i in range(len(first))]
+        self.execute(exp.Create(this=exp.Schema(this=table(name), expressions=[
+            exp.ColumnDef(this=ident(c), kind=exp.DataType.build("text")) for c in names]), kind="TABLE"))
+        quoted = table(name).sql("postgres")
+        with self.con.cursor() as cur, cur.copy(
+                f"COPY {quoted} FROM STDIN WITH (FORMAT csv, DELIMITER %s, HEADER %s)",  # type: ignore[arg-type]
+                (delimiter, bool(header))) as copy, p.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                copy.write(chunk)
+        return self.row_count(name)
+
+    def close(self) -> None:
+        self.con.close()

@@ -1,0 +1,133 @@
+"""The output modes: a new table, a view, the source replaced in place, or SQL text.
+
+Each mode renders a skeleton from ``sql_templates/`` around the one output statement
+(:func:`~sqlanon.outputs.query.output_query`). On an engine the skeleton's statements run inside one
+transaction; printed for a dialect, the skeleton carries its own ``BEGIN``/``COMMIT`` where the
+target has transactional DDL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlanon.compile.dialects import DialectProfile, adapt
+from sqlanon.compile.render import render
+from sqlanon.compile.sql import internal, table
+from sqlanon.dataset import Dataset
+from sqlanon.engines.base import Engine
+from sqlanon.errors import SpecError
+from sqlanon.outputs.query import OutputQuery
+from sqlanon.outputs.scripts import render_script, split_statements
+from sqlanon.spec.schema import Spec
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a mode writes: the relation, its schema and the dialect."""
+
+    name: str
+    schema: str | None
+    dialect: DialectProfile
+
+    def sql(self, name: str | None = None, *, qualified: bool = True) -> str:
+        return render(table(name or self.name, self.schema if qualified else None), self.dialect)
+
+    @property
+    def staging(self) -> str:
+        """A staging table name derived from the target's (stable, so that printed SQL is too)."""
+        return internal("stage_" + hashlib.sha256(self.name.encode()).hexdigest()[:12])
+
+
+def output_name(spec: Spec, ds: Dataset) -> str:
+    """``output.name``, or ``<source>_anon``."""
+    return spec.output.name or f"{ds.name}_anon"
+
+
+def script_for(mode: str, oq: OutputQuery, target: Target, *, replace: bool, transaction: bool) -> str:
+    """The SQL that realizes ``mode`` (table, view, in_place, or a bare SELECT) on ``target``."""
+    select = render(adapt(oq.query, target.dialect), target.dialect, pretty=True)
+    if mode == "view":
+        return render_script("replace_view" if replace else "create_view", target.dialect,
+                             relation=target.sql(), select=select, transaction=transaction)
+    if mode in ("table", "in_place"):
+        if mode == "table" and not replace:
+            return render_script("create_table", target.dialect, relation=target.sql(), select=select)
+        return render_script("replace_table", target.dialect, relation=target.sql(),
+                             staging_relation=target.sql(target.staging),
+                             relation_name=target.sql(qualified=False), select=select,
+                             transaction=transaction)
+    return render_script("select", target.dialect, select=select)
+
+
+def run_script(engine: Engine, script: str) -> None:
+    """Run a script's statements in one transaction: all of them take effect, or none."""
+    statements = split_statements(script, engine.dialect)
+    with engine.transaction():
+        for statement in statements:
+            engine.execute(statement)
+
+
+def _refuse_existing(spec: Spec, engine: Engine, name: str, what: str) -> None:
+    if engine.relation_exists(name) and not spec.output.replace:
+        raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
+                        f" true` is set (or choose another output.name for the {what})",
+                        path="output.name", source=spec.path)
+
+
+def _summary(spec: Spec, oq: OutputQuery, mode: str, **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"mode": mode, **extra, "suppressed": spec.transformation.suppressed}
+    if oq.dropped:
+        out["dropped_columns"] = list(oq.dropped)
+    if oq.warnings:
+        out["warnings"] = oq.warnings
+    return out
+
+
+def write_table(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
+    name = output_name(spec, ds)
+    _refuse_existing(spec, ds.engine, name, "table")
+    target = Target(name, spec.source.schema, ds.engine.dialect)
+    run_script(ds.engine, script_for("table", oq, target, replace=ds.engine.relation_exists(name),
+                                     transaction=False))
+    return _summary(spec, oq, "table", relation=name, rows=ds.engine.row_count(name))
+
+
+def write_view(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
+    name = output_name(spec, ds)
+    _refuse_existing(spec, ds.engine, name, "view")
+    target = Target(name, spec.source.schema, ds.engine.dialect)
+    run_script(ds.engine, script_for("view", oq, target, replace=ds.engine.relation_exists(name),
+                                     transaction=False))
+    return _summary(spec, oq, "view", relation=name, rows=ds.engine.row_count(name))
+
+
+def write_in_place(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
+    if spec.source.file:
+        raise SpecError("in_place replaces a database table; a file source is never written. Use mode "
+                        "table (with output.database) or sql", path="output.mode", source=spec.path)
+    target = Target(ds.name, spec.source.schema, ds.engine.dialect)
+    run_script(ds.engine, script_for("in_place", oq, target, replace=True, transaction=False))
+    return _summary(spec, oq, "in_place", relation=ds.name, rows=ds.engine.row_count(ds.name))
+
+
+def write_sql(spec: Spec, oq: OutputQuery, target: DialectProfile) -> dict[str, Any]:
+    text = script_for("sql", oq, Target("", None, target), replace=False, transaction=False)
+    if spec.output.path:
+        path = Path(spec.output.path)
+        path.write_text(text, encoding="utf-8")
+        return _summary(spec, oq, "sql", dialect=target.name, path=str(path))
+    return _summary(spec, oq, "sql", dialect=target.name, sql=text)
+
+
+def compile_script(spec: Spec, ds: Dataset, oq: OutputQuery, target: DialectProfile) -> str:
+    """The SQL that the spec's output mode would run, for ``target``; a bare SELECT for ``sql``/``none``."""
+    mode = spec.output.mode
+    if mode not in ("table", "view", "in_place"):
+        return script_for("sql", oq, Target("", None, target), replace=False, transaction=False)
+    name = ds.name if mode == "in_place" else output_name(spec, ds)
+    return script_for(mode, oq, Target(name, spec.source.schema, target),
+                      replace=spec.output.replace or mode == "in_place",
+                      transaction=target.transactional_ddl)

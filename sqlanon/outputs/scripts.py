@@ -1,0 +1,63 @@
+"""Multi-statement SQL skeletons: Jinja templates in ``sql_templates/``, dispatched per dialect.
+
+``<dialect>__<name>.sql.j2`` is used when it exists, else ``default__<name>.sql.j2`` (as dbt dispatches
+macros). Templates receive only SQL text that sqlglot rendered (quoted identifiers, whole queries) and
+booleans; user text never reaches a template directly.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
+
+from sqlanon.compile.dialects import DialectProfile
+from sqlanon.errors import InternalError
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    folder = resources.files("sql_templates")
+    return Environment(loader=FileSystemLoader(str(folder)), undefined=StrictUndefined, autoescape=False,
+                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+
+def template_name(name: str, target: DialectProfile) -> str:
+    """The template that renders ``name`` for ``target`` (its own variant, else the default)."""
+    try:
+        return environment().select_template(
+            [f"{target.name}__{name}.sql.j2", f"default__{name}.sql.j2"]).name or ""
+    except TemplateNotFound:
+        raise InternalError(f"no SQL template default__{name}.sql.j2") from None
+
+
+def render_script(name: str, target: DialectProfile, **parts: str | bool) -> str:
+    """Render the skeleton ``name`` for ``target`` with already-rendered SQL ``parts``."""
+    for key, value in parts.items():
+        if not isinstance(value, (str, bool)):
+            raise InternalError(f"template {name}: {key} must be rendered SQL text or a boolean")
+    return environment().get_template(template_name(name, target)).render(**parts)
+
+
+def split_statements(script: str, target: DialectProfile) -> list[str]:
+    """The statements of a script, split at semicolons that sqlglot's tokenizer sees as separators.
+
+    Semicolons inside quoted identifiers, string literals and comments do not split. Statements that
+    are only comments are dropped.
+    """
+    tokens = Dialect.get_or_raise(target.sqlglot).tokenize(script)
+    out: list[str] = []
+    start, pending = 0, False
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            if pending:
+                out.append(script[start:token.start].strip())
+            start, pending = token.end + 1, False
+        else:
+            pending = True
+    if pending:
+        out.append(script[start:].strip())
+    return out
