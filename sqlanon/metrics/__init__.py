@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlanon.metrics.base import METRICS, Metric, MetricContext, get_metric
 
 _MODULES = ("sqlanon.metrics.arx", "sqlanon.metrics.entropy", "sqlanon.metrics.numeric",
-            "sqlanon.metrics.risk")
+            "sqlanon.metrics.risk", "sqlanon.metrics.counting")
 
 
 def load_all() -> None:

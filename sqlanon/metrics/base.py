@@ -34,6 +34,7 @@ class MetricContext:
     node: NodeCheck
     weights: Mapping[str, float] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def engine(self):  # noqa: ANN201
@@ -66,12 +67,23 @@ class MetricContext:
         """The hierarchy as a table: the file for ARX hierarchies, else built over the data's values."""
         return self.evaluator.hierarchy_table(attribute)
 
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per context: metrics that share one computation (e.g. numeric moments)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def label(self, attribute: str, relation: str | None = None) -> exp.Expression:
+        """The node's generalized value of ``attribute`` as the hierarchy table's label (text)."""
+        h = self.evaluator.p.hierarchies[attribute]
+        g = col(attribute, relation)
+        if self.node.levels[attribute] == 0 and isinstance(h, TableHierarchy):
+            return h.key(g)
+        return as_text(g)
+
     def kept_sizes_by_label(self, attribute: str) -> dict[str | None, int]:
         """Σ|E| over kept classes, per generalized value of ``attribute`` (as the hierarchy's label)."""
-        h = self.evaluator.p.hierarchies[attribute]
-        level = self.node.levels[attribute]
-        g = col(attribute)
-        key = (h.key(g) if isinstance(h, TableHierarchy) else as_text(g)) if level == 0 else as_text(g)
+        key = self.label(attribute)
         q = exp.select(alias(key, "g"), alias(exp.Sum(this=col(SIZE)), "s")).from_(
             self.node.verdict.copy()).where(self.kept()).group_by(key.copy())
         return {r[0]: int(r[1]) for r in self.engine.fetch(q)[1]}
