@@ -55,6 +55,8 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
                 opts["header"] = bool(src.header)
                 if src.delimiter:
                     opts["delim"] = src.delimiter
+                if src.all_text:
+                    opts["all_varchar"] = True
             name = src.relation_name
             engine.register_file(name, src.file, kind=src.format or "csv", options=opts)  # type: ignore[attr-defined]
         else:

@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from sqlanon.compile.sql import as_text, lit
 from sqlanon.errors import HierarchyError
-from sqlanon.hierarchy.base import TOP, Hierarchy, check_level, null_safe
+from sqlanon.hierarchy.base import Hierarchy, check_level, null_safe
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,8 @@ class MaskHierarchy(Hierarchy):
     ``levels`` is the number of characters masked at the top level (the height). ``from_right``
     masks the end of the value (ZIP codes); ``from_right=False`` masks the start (47677 → *7677).
     Values keep their length: a value with fewer characters than the level is all ``char``
-    (``12`` → ``1*`` → ``**`` → ``**``). NULL stays NULL below the top and becomes ``*`` at the top.
+    (``12`` → ``1*`` → ``**`` → ``**``). NULL stays NULL below the top and is fully masked at the top
+    (``*****`` for ``levels=5``), so that values of ``levels`` characters and NULL share one top.
 
     Example:
         >>> MaskHierarchy(5).describe()
@@ -58,7 +59,7 @@ class MaskHierarchy(Hierarchy):
         value = exp.Case().when(exp.LTE(this=length, expression=lit(level)), short).else_(masked)
         if level == self.height:
             return exp.Case().when(exp.Is(this=column.copy(), expression=exp.Null()),
-                                   lit(TOP)).else_(value)
+                                   lit(self.char * level)).else_(value)
         return null_safe(column, value)
 
     def describe(self) -> str:

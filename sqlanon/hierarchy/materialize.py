@@ -47,7 +47,7 @@ def materialize(h: Hierarchy, values: Iterable[Any]) -> HierarchyTable:
     Example:
         >>> from sqlanon.hierarchy.masks import MaskHierarchy
         >>> materialize(MaskHierarchy(2), [47677, None]).rows
-        (('47677', '4767*', '476**'), (None, None, '*'))
+        (('47677', '4767*', '476**'), (None, None, '**'))
     """
     import pyarrow as pa
 

@@ -266,8 +266,12 @@ class Spec:
         object.__setattr__(self, "attributes", dict(attrs))
         if not attrs:
             raise SpecError("declare at least one attribute", path="attributes")
-        if not any(a.role == "quasi_identifier" for a in attrs.values()):
+        qis = [a for a in attrs.values() if a.role == "quasi_identifier"]
+        if not qis:
             raise SpecError("declare at least one quasi_identifier", path="attributes")
+        if all(a.weight == 0 for a in qis):
+            raise SpecError("at least one quasi-identifier needs a weight > 0 (weights are scaled "
+                            "by the largest)", path=f"attributes.{qis[0].name}.weight")
         object.__setattr__(self, "privacy", tuple(self.privacy))
         object.__setattr__(self, "metrics", tuple(self.metrics))
         self._check_levels()
