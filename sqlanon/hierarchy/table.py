@@ -67,10 +67,9 @@ class TableHierarchy(Hierarchy):
         check_level(self, level)
         if level == 0:
             return column
-        case = exp.Case(this=self.key(column))
-        for leaf, row in self._table.mapping.items():
-            case = case.when(lit(leaf), lit(row[level]))
-        return case
+        # built in one go: chaining Case.when copies the whole CASE each time (quadratic)
+        return exp.Case(this=self.key(column), ifs=[
+            exp.If(this=lit(leaf), true=lit(row[level])) for leaf, row in self._table.mapping.items()])
 
     def lookup_rows(self) -> list[tuple[str | None, ...]]:
         """One row per distinct leaf (the last listing wins), for a lookup table."""

@@ -36,7 +36,7 @@ ROWS = [
     (9, "Ida", 54, "47607", "F", "cold"),
     (10, "O'Brien; --", 36, "47677", "F", "cold"),
 ]
-AGES = list(range(18, 80))
+AGES = list(range(20, 60))
 ZIPS = sorted({r[3] for r in ROWS} | {"47601", "47911"})
 
 # Expected output at levels age 2, zip 2, sex 0 with 2-anonymity: (id, age, zip, sex, disease).
@@ -104,3 +104,60 @@ def sorted_rows(engine, relation: str, columns: list[str] | None = None) -> list
     """All rows of a relation in canonical order, optionally only some columns."""
     select = [exp.column(c, quoted=True) for c in columns] if columns else [exp.Star()]
     return canon(engine.fetch(exp.select(*select).from_(table(relation)))[1])
+
+
+# -- hostile names and values ---------------------------------------------------------------------
+WEIRD_TABLE = 'we"ird; DROP TABLE x; --'
+WEIRD_QI = 'we"ird; DROP TABLE x; --'
+WEIRD_ID = 'näme "q"; --'
+WEIRD_SALT = "s'alt\"; --"
+LABEL_A = 'it\'s "*"; --'
+LABEL_B = "ü; DROP TABLE x; --'"
+WEIRD_COLUMNS = [("id", "int"), (WEIRD_ID, "varchar"), (WEIRD_QI, "varchar"), ("sex", "varchar"),
+                 ("disease", "varchar")]
+WEIRD_ROWS = [
+    (1, "Ann", "O'Brien; --", "F", "flu"),
+    (2, "Bob", "Zoë 🙂", "M", "flu'; DROP TABLE x; --"),
+    (3, "Cid", 'a"b', "F", "cold"),
+    (4, "Dee", "c;d", "M", "cold"),
+    (5, "O'Neil", 'a"b', "M", "flu"),
+]
+# levels: weird 1, sex 1 -> classes LABEL_A {1, 2} (an outlier for k=3) and LABEL_B {3, 4, 5}
+WEIRD_SPEC: dict[str, Any] = {
+    "source": {"table": WEIRD_TABLE},
+    "attributes": {
+        "id": {"role": "insensitive"},
+        WEIRD_ID: {"role": "identifier", "action": "hash", "salt": WEIRD_SALT},
+        WEIRD_QI: {"role": "quasi_identifier", "hierarchy": {"map": {
+            "O'Brien; --": [LABEL_A, "*"], "Zoë 🙂": [LABEL_A, "*"], 'a"b': [LABEL_B, "*"],
+            "c;d": [LABEL_B, "*"]}}},
+        "sex": {"role": "quasi_identifier", "hierarchy": {"map": {"F": ["*"], "M": ["*"]}}},
+        "disease": {"role": "sensitive"},
+    },
+    "privacy": [{"k_anonymity": {"k": 3}}],
+    "transformation": {"levels": {WEIRD_QI: 1, "sex": 1}, "suppression_limit": 0.5},
+    "output": {"mode": "table", "name": 'out"put; --'},
+}
+
+
+def weird_hash(name: str) -> str:
+    import hashlib
+
+    return hashlib.sha256((WEIRD_SALT + name).encode("utf-8")).hexdigest()
+
+
+WEIRD_KEPT = [(r[0], weird_hash(r[1]), LABEL_B, "*", r[4]) for r in WEIRD_ROWS[2:]]
+WEIRD_MASKED = [(r[0], weird_hash(r[1]), "*", "*", r[4]) for r in WEIRD_ROWS[:2]]
+
+
+def weird_spec(**changes: Any) -> dict[str, Any]:
+    spec = copy.deepcopy(WEIRD_SPEC)
+    for key, value in changes.items():
+        spec[key].update(value)
+    return spec
+
+
+def load_weird(engine) -> None:
+    """The hostile table, plus a bystander table ``x`` holding one row."""
+    load_people(engine, WEIRD_TABLE, WEIRD_ROWS, WEIRD_COLUMNS)
+    load_people(engine, "x", [(42,)], [("v", "int")])

@@ -1,0 +1,328 @@
+CREATE VIEW "people_release" AS
+WITH "__sa_freq" AS (
+  SELECT
+    "age",
+    "zip",
+    "sex",
+    "disease",
+    COUNT(*) AS "__sa_n"
+  FROM "people"
+  GROUP BY
+    "age",
+    "zip",
+    "sex",
+    "disease"
+), "__sa_gen" AS (
+  SELECT
+    CASE CAST("__sa_src"."age" AS TEXT)
+      WHEN '20'
+      THEN '<40'
+      WHEN '21'
+      THEN '<40'
+      WHEN '22'
+      THEN '<40'
+      WHEN '23'
+      THEN '<40'
+      WHEN '24'
+      THEN '<40'
+      WHEN '25'
+      THEN '<40'
+      WHEN '26'
+      THEN '<40'
+      WHEN '27'
+      THEN '<40'
+      WHEN '28'
+      THEN '<40'
+      WHEN '29'
+      THEN '<40'
+      WHEN '30'
+      THEN '<40'
+      WHEN '31'
+      THEN '<40'
+      WHEN '32'
+      THEN '<40'
+      WHEN '33'
+      THEN '<40'
+      WHEN '34'
+      THEN '<40'
+      WHEN '35'
+      THEN '<40'
+      WHEN '36'
+      THEN '<40'
+      WHEN '37'
+      THEN '<40'
+      WHEN '38'
+      THEN '<40'
+      WHEN '39'
+      THEN '<40'
+      WHEN '40'
+      THEN '>=40'
+      WHEN '41'
+      THEN '>=40'
+      WHEN '42'
+      THEN '>=40'
+      WHEN '43'
+      THEN '>=40'
+      WHEN '44'
+      THEN '>=40'
+      WHEN '45'
+      THEN '>=40'
+      WHEN '46'
+      THEN '>=40'
+      WHEN '47'
+      THEN '>=40'
+      WHEN '48'
+      THEN '>=40'
+      WHEN '49'
+      THEN '>=40'
+      WHEN '50'
+      THEN '>=40'
+      WHEN '51'
+      THEN '>=40'
+      WHEN '52'
+      THEN '>=40'
+      WHEN '53'
+      THEN '>=40'
+      WHEN '54'
+      THEN '>=40'
+      WHEN '55'
+      THEN '>=40'
+      WHEN '56'
+      THEN '>=40'
+      WHEN '57'
+      THEN '>=40'
+      WHEN '58'
+      THEN '>=40'
+      WHEN '59'
+      THEN '>=40'
+    END AS "age",
+    CASE CAST("__sa_src"."zip" AS TEXT)
+      WHEN '47601'
+      THEN '476**'
+      WHEN '47602'
+      THEN '476**'
+      WHEN '47605'
+      THEN '476**'
+      WHEN '47607'
+      THEN '476**'
+      WHEN '47673'
+      THEN '476**'
+      WHEN '47677'
+      THEN '476**'
+      WHEN '47678'
+      THEN '476**'
+      WHEN '47905'
+      THEN '479**'
+      WHEN '47906'
+      THEN '479**'
+      WHEN '47909'
+      THEN '479**'
+      WHEN '47911'
+      THEN '479**'
+    END AS "zip",
+    "__sa_src"."sex" AS "sex",
+    "__sa_src"."disease" AS "disease",
+    "__sa_src"."__sa_n" AS "__sa_n"
+  FROM "__sa_freq" AS "__sa_src"
+), "__sa_hist0" AS (
+  SELECT
+    *,
+    MAX("__sa_vr") OVER () AS "__sa_dom"
+  FROM (
+    SELECT
+      *,
+      SUM("__sa_c") OVER (PARTITION BY "age", "zip", "sex") AS "__sa_size",
+      SUM("__sa_c") OVER (PARTITION BY "__sa_v") AS "__sa_gc",
+      SUM("__sa_c") OVER () AS "__sa_total",
+      ROW_NUMBER() OVER (PARTITION BY "age", "zip", "sex" ORDER BY "__sa_c" DESC, "__sa_v") AS "__sa_rk",
+      DENSE_RANK() OVER (ORDER BY "__sa_v") AS "__sa_vr"
+    FROM (
+      SELECT
+        "age",
+        "zip",
+        "sex",
+        "disease" AS "__sa_v",
+        SUM("__sa_n") AS "__sa_c"
+      FROM "__sa_gen"
+      GROUP BY
+        "age",
+        "zip",
+        "sex",
+        "disease"
+    ) AS __sa_h0
+  ) AS __sa_h1
+), "__sa_classes" AS (
+  SELECT
+    "age",
+    "zip",
+    "sex",
+    SUM("__sa_n") AS "__sa_size"
+  FROM "__sa_gen"
+  GROUP BY
+    "age",
+    "zip",
+    "sex"
+), "__sa_stats" AS (
+  SELECT
+    "c"."age",
+    "c"."zip",
+    "c"."sex",
+    "c"."__sa_size",
+    "a0"."__sa_distinctcount_attribute_disease"
+  FROM "__sa_classes" AS "c"
+  LEFT JOIN (
+    SELECT
+      "age",
+      "zip",
+      "sex",
+      COUNT(*) AS "__sa_distinctcount_attribute_disease"
+    FROM "__sa_hist0"
+    GROUP BY
+      "age",
+      "zip",
+      "sex"
+  ) AS "a0"
+    ON "c"."age" IS NOT DISTINCT FROM "a0"."age"
+    AND "c"."zip" IS NOT DISTINCT FROM "a0"."zip"
+    AND "c"."sex" IS NOT DISTINCT FROM "a0"."sex"
+), "__sa_verdict" AS (
+  SELECT
+    *,
+    "__sa_ok0" AND "__sa_ok1" AS "__sa_keep"
+  FROM (
+    SELECT
+      *,
+      COALESCE((
+        "__sa_size" >= 2
+      ), FALSE) AS "__sa_ok0",
+      COALESCE((
+        "__sa_distinctcount_attribute_disease" >= 2
+      ), FALSE) AS "__sa_ok1"
+    FROM "__sa_stats"
+  ) AS __sa_v0
+)
+SELECT
+  "__sa_r"."id" AS "id",
+  REPEAT('*', LENGTH(CAST("__sa_r"."name" AS TEXT))) AS "name",
+  CASE WHEN "__sa_k"."__sa_keep" THEN CAST("__sa_r"."age" AS TEXT) ELSE '*' END AS "age",
+  CASE WHEN "__sa_k"."__sa_keep" THEN CAST("__sa_r"."zip" AS TEXT) ELSE '*' END AS "zip",
+  CASE WHEN "__sa_k"."__sa_keep" THEN CAST("__sa_r"."sex" AS TEXT) ELSE '*' END AS "sex",
+  "__sa_r"."disease" AS "disease"
+FROM (
+  SELECT
+    CASE CAST("__sa_src"."age" AS TEXT)
+      WHEN '20'
+      THEN '<40'
+      WHEN '21'
+      THEN '<40'
+      WHEN '22'
+      THEN '<40'
+      WHEN '23'
+      THEN '<40'
+      WHEN '24'
+      THEN '<40'
+      WHEN '25'
+      THEN '<40'
+      WHEN '26'
+      THEN '<40'
+      WHEN '27'
+      THEN '<40'
+      WHEN '28'
+      THEN '<40'
+      WHEN '29'
+      THEN '<40'
+      WHEN '30'
+      THEN '<40'
+      WHEN '31'
+      THEN '<40'
+      WHEN '32'
+      THEN '<40'
+      WHEN '33'
+      THEN '<40'
+      WHEN '34'
+      THEN '<40'
+      WHEN '35'
+      THEN '<40'
+      WHEN '36'
+      THEN '<40'
+      WHEN '37'
+      THEN '<40'
+      WHEN '38'
+      THEN '<40'
+      WHEN '39'
+      THEN '<40'
+      WHEN '40'
+      THEN '>=40'
+      WHEN '41'
+      THEN '>=40'
+      WHEN '42'
+      THEN '>=40'
+      WHEN '43'
+      THEN '>=40'
+      WHEN '44'
+      THEN '>=40'
+      WHEN '45'
+      THEN '>=40'
+      WHEN '46'
+      THEN '>=40'
+      WHEN '47'
+      THEN '>=40'
+      WHEN '48'
+      THEN '>=40'
+      WHEN '49'
+      THEN '>=40'
+      WHEN '50'
+      THEN '>=40'
+      WHEN '51'
+      THEN '>=40'
+      WHEN '52'
+      THEN '>=40'
+      WHEN '53'
+      THEN '>=40'
+      WHEN '54'
+      THEN '>=40'
+      WHEN '55'
+      THEN '>=40'
+      WHEN '56'
+      THEN '>=40'
+      WHEN '57'
+      THEN '>=40'
+      WHEN '58'
+      THEN '>=40'
+      WHEN '59'
+      THEN '>=40'
+    END AS "age",
+    CASE CAST("__sa_src"."zip" AS TEXT)
+      WHEN '47601'
+      THEN '476**'
+      WHEN '47602'
+      THEN '476**'
+      WHEN '47605'
+      THEN '476**'
+      WHEN '47607'
+      THEN '476**'
+      WHEN '47673'
+      THEN '476**'
+      WHEN '47677'
+      THEN '476**'
+      WHEN '47678'
+      THEN '476**'
+      WHEN '47905'
+      THEN '479**'
+      WHEN '47906'
+      THEN '479**'
+      WHEN '47909'
+      THEN '479**'
+      WHEN '47911'
+      THEN '479**'
+    END AS "zip",
+    "__sa_src"."sex" AS "sex",
+    "__sa_src"."id" AS "id",
+    "__sa_src"."name" AS "name",
+    "__sa_src"."disease" AS "disease"
+  FROM "people" AS "__sa_src"
+) AS "__sa_r"
+INNER JOIN "__sa_verdict" AS "__sa_k"
+  ON "__sa_r"."age" IS NOT DISTINCT FROM "__sa_k"."age"
+  AND "__sa_r"."zip" IS NOT DISTINCT FROM "__sa_k"."zip"
+  AND "__sa_r"."sex" IS NOT DISTINCT FROM "__sa_k"."sex";
