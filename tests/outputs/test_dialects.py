@@ -1,0 +1,113 @@
+"""Dialect capabilities at compile time, the portable salted hash, and the SQL templates."""
+
+from __future__ import annotations
+
+import hashlib
+
+import jinja2
+import pytest
+from sqlglot import exp
+
+from sqlanon import api
+from sqlanon.compile.dialects import profile, sha256_hex
+from sqlanon.compile.sql import lit
+from sqlanon.errors import InternalError, UnsupportedError
+from sqlanon.hierarchy.base import Hierarchy
+from sqlanon.outputs.scripts import render_script, split_statements, template_name
+from sqlanon.models.k_anonymity import KAnonymity
+from sqlanon.spec.schema import Attribute, Source, Spec, Transformation
+
+DIALECTS = ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino")
+
+
+class FunctionHierarchy(Hierarchy):
+    """Level 1 is ``f(age)`` for a given sqlglot function node; level 2 is ``*``."""
+
+    def __init__(self, make) -> None:
+        self.make = make
+
+    @property
+    def height(self) -> int:
+        return 2
+
+    def expression(self, column: exp.Expression, level: int) -> exp.Expression:
+        if level == 0:
+            return column
+        if level == 2:
+            return lit("*")
+        return exp.cast(self.make(column.copy()), exp.DataType.build("varchar"))
+
+
+def spec_with(hierarchy: Hierarchy) -> Spec:
+    return Spec(Source(table="people"),
+                [Attribute("age", "quasi_identifier", hierarchy=hierarchy)],
+                privacy=(KAnonymity(1),), transformation=Transformation(levels={"age": 1}))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_function_the_target_lacks_fails_at_compile_time(people, dialect):
+    # DuckDB's hash() has no equivalent elsewhere; sqlglot would pass it through unchanged
+    spec = spec_with(FunctionHierarchy(lambda c: exp.Anonymous(this="hash", expressions=[c])))
+    if dialect == "duckdb":
+        assert "HASH(" in api.compile_sql(spec, engine=people, dialect=dialect)
+        return
+    with pytest.raises(UnsupportedError, match=f"Function 'hash' is not known to be available on "
+                                               f"{dialect}"):
+        api.compile_sql(spec, engine=people, dialect=dialect)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_median_is_allowed_only_where_it_exists(people, dialect):
+    spec = spec_with(FunctionHierarchy(lambda c: exp.Window(this=exp.Median(this=c))))
+    if dialect in ("duckdb", "snowflake"):
+        assert "MEDIAN(" in api.compile_sql(spec, engine=people, dialect=dialect)
+        return
+    with pytest.raises(UnsupportedError, match=f"Median is not supported on {dialect}"):
+        api.compile_sql(spec, engine=people, dialect=dialect)
+
+
+def test_sha256_hex_matches_python_on_duckdb(duck):
+    value = "Zoë O'Brien; -- 🙂"
+    sql = exp.select(exp.alias_(sha256_hex(lit(value), profile("duckdb")), "h")).sql("duckdb")
+    assert duck.fetch(sql)[1] == [(hashlib.sha256(value.encode("utf-8")).hexdigest(),)]
+
+
+@pytest.mark.parametrize(("dialect", "expected"), [
+    ("duckdb", "SHA256('v')"),
+    ("postgres", "ENCODE(SHA256(CONVERT_TO('v', 'UTF8')), 'hex')"),
+    ("spark", "SHA2('v', 256)"),
+    ("snowflake", "SHA2('v', 256)"),
+    ("bigquery", "TO_HEX(SHA256('v'))"),
+    ("trino", "LOWER(TO_HEX(SHA256(TO_UTF8('v'))))"),
+])
+def test_sha256_hex_per_dialect(dialect, expected):
+    # each returns lower-case hex of the UTF-8 bytes (vendor documentation of each function)
+    assert sha256_hex(lit("v"), profile(dialect)).sql(profile(dialect).sqlglot) == expected
+
+
+def test_templates_dispatch_to_the_dialect_variant_or_the_default():
+    assert template_name("replace_table", profile("snowflake")) == "snowflake__replace_table.sql.j2"
+    assert template_name("replace_table", profile("postgres")) == "default__replace_table.sql.j2"
+    assert template_name("replace_view", profile("postgres")) == "postgres__replace_view.sql.j2"
+    assert template_name("replace_view", profile("duckdb")) == "default__replace_view.sql.j2"
+    with pytest.raises(InternalError, match="no SQL template default__nothing.sql.j2"):
+        template_name("nothing", profile("duckdb"))
+
+
+def test_templates_take_rendered_text_and_booleans_only():
+    with pytest.raises(jinja2.UndefinedError, match="'staging_relation' is undefined"):
+        render_script("replace_table", profile("duckdb"), relation='"t"', relation_name='"t"',
+                      select="SELECT 1", transaction=True)
+    with pytest.raises(InternalError, match="relation must be rendered SQL text or a boolean"):
+        render_script("create_table", profile("duckdb"), relation=exp.to_table("t"), select="SELECT 1")
+
+
+def test_statements_split_only_at_real_semicolons():
+    script = ("BEGIN;\nCREATE TABLE \"a;b\" AS SELECT 'x;--' AS \"c;\" -- note; here\n;\n"
+              "/* ; */ DROP TABLE \"a;b\";\n;COMMIT;\n")
+    assert split_statements(script, profile("postgres")) == [
+        "BEGIN",
+        "CREATE TABLE \"a;b\" AS SELECT 'x;--' AS \"c;\" -- note; here",
+        "/* ; */ DROP TABLE \"a;b\"",
+        "COMMIT",
+    ]
