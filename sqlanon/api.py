@@ -70,7 +70,7 @@ def levels_of(spec: Spec, qis: list[str]) -> dict[str, int]:
 def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: NodeCheck,
                      spec: Spec) -> dict[str, float]:
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
-    ctx = MetricContext(ev, node, weights)
+    ctx = MetricContext(ev, node, weights, spec.metric_options)
     return {name: get_metric(name, f"metrics").compute(ctx) for name in names}
 
 

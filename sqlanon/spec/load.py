@@ -119,9 +119,10 @@ def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathL
         if required not in data:
             raise c.error(required, "is required")
     with c.located():
+        metrics, metric_options = _metrics(c, data.get("metrics"))
         return S.Spec(_source(c, data["source"]), _attributes(c, data["attributes"]),
                       _privacy(c, data.get("privacy")), _transformation(c, data.get("transformation")),
-                      _output(c, data.get("output")), _metrics(c, data.get("metrics")), path=source)
+                      _output(c, data.get("output")), metrics, path=source, metric_options=metric_options)
 
 
 def _source(c: _Ctx, value: Any) -> S.Source:
@@ -259,9 +260,18 @@ def _output(c: _Ctx, value: Any) -> S.Output:
                     database, v.get("replace", False))
 
 
-def _metrics(c: _Ctx, value: Any) -> tuple[str, ...]:
+def _metrics(c: _Ctx, value: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """``[names]`` or ``{names: [...], options: {...}}``."""
+    options: dict[str, Any] = {}
+    if isinstance(value, dict):
+        c.keys(value, ("names", "options"), "metrics")
+        options = c.mapping(value.get("options"), "metrics.options")
+        value = value.get("names")
+        path = "metrics.names"
+    else:
+        path = "metrics"
     if value is None:
-        return ()
+        return (), options
     if not isinstance(value, list):
-        raise c.error("metrics", f"must be a list of metric names, got {_kind(value)}")
-    return tuple(value)
+        raise c.error(path, f"must be a list of metric names, got {_kind(value)}")
+    return tuple(value), options

@@ -241,6 +241,8 @@ class Spec:
     metrics: tuple[str, ...] = ()
     path: str | None = None
     """The spec file, for messages."""
+    metric_options: dict[str, Any] = field(default_factory=dict)
+    """Settings some metrics read (``target``, ``population``, ...), from ``metrics.options``."""
 
     def __post_init__(self) -> None:
         try:
@@ -274,6 +276,9 @@ class Spec:
                             "by the largest)", path=f"attributes.{qis[0].name}.weight")
         object.__setattr__(self, "privacy", tuple(self.privacy))
         object.__setattr__(self, "metrics", tuple(self.metrics))
+        if not isinstance(self.metric_options, Mapping):
+            raise SpecError("must be a mapping of option names to values", path="metrics.options")
+        object.__setattr__(self, "metric_options", dict(self.metric_options))
         self._check_levels()
         self._check_privacy()
         self._check_metrics()

@@ -217,3 +217,24 @@ def test_python_objects_obey_the_same_rules():
         Spec(Source(table="t"), {"years": age})
     with pytest.raises(SpecError, match=re.escape("privacy[0].l_diversity.attribute: unknown attribute 'x'")):
         Spec(Source(table="t"), [age], privacy=[LDiversity("x", 2)])
+
+
+# -- metric options ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("metrics, expected", [
+    # Table 5.2 classes by condition: 2* (HD, HD, VI, VI) tied -> 4 wrong; 4* (KS, HD, VI, VI) -> 2;
+    # 3* (KS, KS, AIDS, AIDS) tied -> 4: 10 of 12
+    (["classification"], 10 / 12),
+    # by zip every class holds four different codes: all tied, 12 of 12
+    ({"names": ["classification"], "options": {"target": "zip"}}, 1.0)])
+def test_metric_options_reach_the_metric(duck, metrics, expected):
+    duck.con.execute("CREATE TABLE medical (age INT, zip VARCHAR, condition VARCHAR)")
+    duck.con.executemany("INSERT INTO medical VALUES (?, ?, ?)", [list(r) for r in ROWS])
+    spec = spec_from_dict(medical_spec({"table": "medical"}, metrics=metrics))
+    assert api.check(spec, engine=duck).metrics["classification"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_metric_options_errors():
+    with pytest.raises(SpecError, match=r"^s\.yaml: metrics\.option: unknown key 'option'.*'options'"):
+        spec_from_dict(medical_spec({"table": "t"}, metrics={"option": {}}), source="s.yaml")
+    with pytest.raises(SpecError, match=r"^s\.yaml: metrics\.names: must be a list of metric names"):
+        spec_from_dict(medical_spec({"table": "t"}, metrics={"names": "loss"}), source="s.yaml")
