@@ -19,6 +19,8 @@ from sqlanon.compile.sql import ident, table
 from sqlanon.engines.base import Engine
 from sqlanon.errors import EngineError, UnsupportedError
 
+_NUMERIC_OID = 1700
+"""PostgreSQL's ``numeric`` type, which psycopg returns as ``Decimal``."""
 # A relation resolved through the search path (including the session's temporary schema).
 _RELATION_OID = "to_regclass(quote_ident(%s))"
 
@@ -59,8 +61,12 @@ class PostgresEngine(Engine):
 
     def _fetch_rows(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         cur = self.con.execute(sql)  # type: ignore[arg-type]
-        names = [d.name for d in cur.description or []]
-        return names, [tuple(_plain(v) for v in row) for row in cur.fetchall()]
+        description = cur.description or []
+        names = [d.name for d in description]
+        rows = cur.fetchall()
+        if any(d.type_code == _NUMERIC_OID for d in description):
+            rows = [tuple(_plain(v) for v in row) for row in rows]
+        return names, rows
 
     def _begin(self) -> None:
         self.con.execute("BEGIN")
