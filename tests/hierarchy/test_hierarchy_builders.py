@@ -9,6 +9,7 @@ nest (each label has one parent) over the generated values.
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -293,3 +294,33 @@ def test_every_target_renders_and_means_the_same(con, target, case):
 def test_mask_avoids_repeat_which_trino_lacks_for_text():
     for lv in range(1, 4):
         assert "REPEAT" not in render(MaskHierarchy(3).expression(col("v"), lv), "trino").upper()
+
+
+# -- proper hierarchies over many values ----------------------------------------------------------
+MANY_NUMBERS = [None, *[i / 7 for i in range(-1500, 1500, 3)]]
+MANY_DATES = [None, *[dt.date(1890, 1, 1) + dt.timedelta(days=37 * i) for i in range(1500)]]
+MANY_TEXTS = [None, *[str(i) for i in range(1500)]]  # lengths 1 to 4
+
+
+@pytest.mark.parametrize("h, values, tops", [
+    (IntervalHierarchy((0.5, 2.5, 10), origin=-1, bottom=-150, top=150), MANY_NUMBERS, 1),
+    (IntervalHierarchy((7, 21, 105)), MANY_NUMBERS, 1),
+    (DateHierarchy(("month", "quarter", "year", "decade", "century")), MANY_DATES, 1),
+    (MaskHierarchy(4), MANY_TEXTS, 4),  # one fully masked top per length; NULL's **** joins length 4
+    (MaskHierarchy(6, from_right=False), MANY_TEXTS, 5),  # ... and here NULL's ****** is a fifth
+])
+def test_levels_nest_over_many_values(h, values, tops):
+    from sqlanon.hierarchy import materialize
+    from sqlanon.hierarchy.table import validate_rows
+
+    rows = materialize(h, values).rows
+    assert len(rows) == len(set(values))
+    assert oracle.nests(list(rows)) == []
+    labelled = [tuple("NULL" if c is None else c for c in r) for r in rows]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        validate_rows(labelled, "materialized")  # the production rules: no error
+    assert len({r[-1] for r in rows}) == tops
+    assert [str(w.message) for w in caught] == ([] if tops == 1 else [
+        f"materialized: the top level has {tops} values, not one; the most general transformation "
+        "will not merge all records"])
