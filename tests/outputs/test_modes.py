@@ -70,6 +70,15 @@ def test_view_stays_k_anonymous_after_inserts(people):
     assert min(class_sizes(people, "people_anon").values()) >= 2
 
 
+def test_view_generalizes_values_missing_from_the_hierarchy_to_null(people):
+    apply(people, output={"mode": "view"})
+    people.execute("INSERT INTO people VALUES (11, 'Kim', 33, '12345', 'M', 'flu')")
+    assert (11,) not in sorted_rows(people, "people_anon", ["id"])
+    people.execute("INSERT INTO people VALUES (12, 'Lou', 38, '12399', 'M', 'cold')")
+    rows = people.fetch("SELECT id, age, zip, sex FROM people_anon WHERE id > 10 ORDER BY id")[1]
+    assert rows == [(11, "<40", None, "M"), (12, "<40", None, "M")]
+
+
 def test_view_checks_l_diversity_at_query_time(people):
     apply(people, output={"mode": "view"},
           privacy=[{"k_anonymity": {"k": 2}}, {"l_diversity": {"attribute": "disease", "l": 2}}])
