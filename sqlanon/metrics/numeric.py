@@ -171,12 +171,16 @@ def compare_pairs(engine: Engine, pairs: exp.Select, columns: Sequence[str]) -> 
     def total(x: exp.Expression) -> exp.Expression:
         return exp.Sum(this=exp.Mul(this=w.copy(), expression=x))
 
-    first = engine.fetch(exp.select(exp.Sum(this=w.copy()), *[total(x.copy()) for x in o + a])
+    first = engine.fetch(exp.select(exp.Sum(this=w.copy()), *[total(x.copy()) for x in o + a],
+                                    *[exp.Min(this=x.copy()) for x in o + a],
+                                    *[exp.Max(this=x.copy()) for x in o + a])
                          .from_(rel.copy()).where(complete.copy()))[1][0]
     n = float(first[0] or 0.0)
     if n == 0:
         raise SpecError("no records with numeric values to compare", path="metrics.options.numeric")
-    means = [float(s) / n for s in first[1:]]
+    # a constant column's mean is its value exactly, so that its deviations are exactly 0
+    lows, highs = first[1 + 2 * m:1 + 4 * m], first[1 + 4 * m:]
+    means = [float(lo) if lo == hi else float(s) / n for s, lo, hi in zip(first[1:1 + 2 * m], lows, highs)]
     do = [exp.Paren(this=exp.Sub(this=x.copy(), expression=lit(mu))) for x, mu in zip(o, means[:m])]
     da = [exp.Paren(this=exp.Sub(this=x.copy(), expression=lit(mu))) for x, mu in zip(a, means[m:])]
     upper = [(i, j) for i in range(m) for j in range(i, m)]

@@ -47,7 +47,7 @@ def cases(draw, numeric: bool = False) -> Case:
     d = draw(st.integers(1, 3))
     qis = [f"q{i}" for i in range(d)]
     hiers = {q: draw(hierarchy(q, numeric)) for q in qis}
-    n = draw(st.integers(1, 25))
+    n = draw(st.integers(1, 30))
     rows = []
     for _ in range(n):
         row: dict[str, Any] = {}
@@ -57,8 +57,9 @@ def cases(draw, numeric: bool = False) -> Case:
         row["label"] = draw(st.sampled_from(["p", "q", "r"]))
         rows.append(row)
     levels = {q: draw(st.integers(0, 2)) for q in qis}
-    return Case(qis, hiers, rows, levels, draw(st.integers(1, 4)),
-                draw(st.sampled_from([0.0, 0.1, 0.3, 1.0])), qis if numeric else [])
+    # mostly k > 1 and generous limits, so that many nodes suppress some classes and keep others
+    return Case(qis, hiers, rows, levels, draw(st.sampled_from([1, 2, 2, 3, 4])),
+                draw(st.sampled_from([0.0, 0.5, 1.0, 1.0])), qis if numeric else [])
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ from sqlanon.metrics.entropy import per_attribute_entropy
 from tests.metrics import oracle
 from tests.metrics.cases import Case, cases, checked, metric
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
