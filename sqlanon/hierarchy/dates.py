@@ -19,9 +19,10 @@ class DateHierarchy(Hierarchy):
     """Dates up a ladder of units, fine to coarse.
 
     Labels: month ``2021-03``, quarter ``2021-Q1``, year ``2021``, decade ``2020s``, century
-    ``2000-2099``; then ``*``. Years print with four digits (``0999``), as in ISO 8601. The column may be a DATE, a TIMESTAMP or ISO 8601 text
-    (``2021-03-14``, ``2021-03-14T10:00:00``): its first ten characters as text are read as the date,
-    which every target prints the same way. NULL stays NULL below the top.
+    ``2000-2099``; then ``*``. Years print with four digits (``0999``), as in ISO 8601. The column
+    may be a DATE, a TIMESTAMP or ISO 8601 text (``2021-03-14``, ``2021-03-14T10:00:00``): its first
+    ten characters as text are read as the date, which every target prints the same way. NULL stays
+    NULL below the top.
 
     Example:
         >>> DateHierarchy(("month", "year")).height

@@ -10,7 +10,7 @@ from sqlanon.hierarchy.base import TOP
 from sqlanon.hierarchy.table import TableHierarchy
 
 
-def OrderedHierarchy(values: Sequence[Any], group_sizes: Sequence[int], *,  # noqa: N802
+def OrderedHierarchy(values: Sequence[Any], group_sizes: Sequence[int], *,
                      source: str = "ordered", null_leaf: str | None = None) -> TableHierarchy:
     """Ordered categories grouped into runs of neighbours, then ``*``.
 
@@ -46,7 +46,7 @@ def OrderedHierarchy(values: Sequence[Any], group_sizes: Sequence[int], *,  # no
     return TableHierarchy(rows, source=source, null_leaf=null_leaf)
 
 
-def MapHierarchy(mapping: Mapping[Any, Sequence[Any] | Any], *, source: str = "map",  # noqa: N802
+def MapHierarchy(mapping: Mapping[Any, Sequence[Any] | Any], *, source: str = "map",
                  null_leaf: str | None = None) -> TableHierarchy:
     """Grouped categories: each value mapped to its generalizations, level 1 first.
 

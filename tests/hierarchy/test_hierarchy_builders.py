@@ -9,8 +9,8 @@ nest (each label has one parent) over the generated values.
 from __future__ import annotations
 
 import datetime as dt
-import warnings
 import math
+import warnings
 from decimal import Decimal
 from fractions import Fraction
 
@@ -65,7 +65,7 @@ def expected(fn, values: list, height: int) -> list[tuple]:
 
 
 def assert_proper(values: list, rows: list[tuple]) -> None:
-    assert oracle.nests([(v, *r) for v, r in zip(values, rows)]) == []
+    assert oracle.nests([(v, *r) for v, r in zip(values, rows, strict=True)]) == []
 
 
 # -- intervals ------------------------------------------------------------------------------------

@@ -10,7 +10,12 @@ from sqlglot import exp
 
 from sqlanon.compile.render import render
 from sqlanon.compile.sql import alias, col, table
-from sqlanon.hierarchy import DateHierarchy, IntervalHierarchy, MaskHierarchy, OrderedHierarchy
+from sqlanon.hierarchy import (
+    DateHierarchy,
+    IntervalHierarchy,
+    MaskHierarchy,
+    OrderedHierarchy,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -61,7 +66,8 @@ def test_intervals_on_postgres(pg, widths, origin, bottom, top):
 
 def test_intervals_on_postgres_text_column(pg):
     h = IntervalHierarchy((5, 10))
-    assert run(pg, h, ["39", "4", None], "text") == [("[35, 40)", "[30, 40)", "*"), ("[0, 5)", "[0, 10)", "*"),
+    assert run(pg, h, ["39", "4", None], "text") == [("[35, 40)", "[30, 40)", "*"),
+                                                     ("[0, 5)", "[0, 10)", "*"),
                                                      (None, None, "*")]
 
 

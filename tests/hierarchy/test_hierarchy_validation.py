@@ -9,7 +9,12 @@ import pytest
 
 from sqlanon import api
 from sqlanon.errors import HierarchyError, SpecError
-from sqlanon.hierarchy import HierarchyTable, SqlanonWarning, TableHierarchy, read_arx_csv
+from sqlanon.hierarchy import (
+    HierarchyTable,
+    SqlanonWarning,
+    TableHierarchy,
+    read_arx_csv,
+)
 from sqlanon.spec import spec_from_dict
 
 
@@ -55,7 +60,8 @@ def test_duplicate_leaf_with_same_ancestors_warns_and_counts_twice(tmp_path):
 def test_duplicate_leaf_with_different_ancestors_is_an_error(tmp_path):
     p = hfile(tmp_path, "a;x;*\nb;x;*\na;y;*\n")
     with pytest.raises(HierarchyError, match=at(p) + r"rows 1 and 3: leaf 'a' is listed twice with "
-                                             r"different generalizations \(\['x', '\*'\] and \['y', '\*'\]\)"):
+                                             r"different generalizations \(\['x', '\*'\] and "
+                                             r"\['y', '\*'\]\)"):
         read_arx_csv(p)
 
 

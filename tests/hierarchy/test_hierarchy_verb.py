@@ -57,7 +57,8 @@ attributes:
 
 
 def test_build_errors(data):
-    with pytest.raises(SpecError, match=r"--builder\.interval: unknown key 'interval'.*Did you mean 'intervals'"):
+    with pytest.raises(SpecError, match=r"--builder\.interval: unknown key 'interval'.*"
+                                        r"Did you mean 'intervals'"):
         run("build", "--builder", "{interval: {widths: [5]}}", "--data", str(data / "people.csv"),
             "--column", "age")
     with pytest.raises(SpecError, match=r"--builder: not valid YAML or JSON"):

@@ -30,7 +30,8 @@ def write_csv(path, rows, delimiter=",", header=("age", "zip", "condition")):
 
 def medical_spec(source: dict, levels=None, **extra) -> dict:
     return {"source": source,
-            "attributes": {"age": {"role": "quasi_identifier", "hierarchy": {"intervals": {"widths": [10, 50]}}},
+            "attributes": {"age": {"role": "quasi_identifier",
+                                   "hierarchy": {"intervals": {"widths": [10, 50]}}},
                            "zip": {"role": "quasi_identifier", "hierarchy": {"mask": {"levels": 5}}},
                            "condition": {"role": "sensitive"}},
             "privacy": [{"k_anonymity": {"k": 4}}],
