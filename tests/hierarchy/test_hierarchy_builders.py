@@ -279,6 +279,11 @@ CASES = [
      lambda v, lv: oracle.date(v, lv, ["month", "quarter", "year", "decade", "century"]), DATES),
     (MaskHierarchy(3), lambda v, lv: oracle.mask(v, lv, 3), TEXTS),
     (MaskHierarchy(3, from_right=False), lambda v, lv: oracle.mask(v, lv, 3, False), TEXTS),
+    (OrderedHierarchy(["b", "a", "é漢", "z"], [2], null_leaf="z"),
+     lambda v, lv: oracle.ordered("z" if v is None else v, lv, ["b", "a", "é漢", "z"], [2]),
+     [None, "a", "b", "é漢", "z"]),
+    (MapHierarchy({"it's": ["x", "*"], "a": ["y", "*"]}),
+     lambda v, lv: {"it's": ["x", "*"], "a": ["y", "*"]}[v][lv - 1], ["it's", "a"]),
 ]
 
 
