@@ -70,11 +70,14 @@ def run_script(engine: Engine, script: str) -> None:
             engine.execute(statement)
 
 
-def _refuse_existing(spec: Spec, engine: Engine, name: str, what: str) -> None:
-    if engine.relation_exists(name) and not spec.output.replace:
+def _refuse_existing(spec: Spec, engine: Engine, name: str, what: str) -> bool:
+    """Whether ``name`` exists (and may be replaced); an error if it exists and may not."""
+    exists = engine.relation_exists(name)
+    if exists and not spec.output.replace:
         raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
                         f" true` is set (or choose another output.name for the {what})",
                         path="output.name", source=spec.path)
+    return exists
 
 
 def _summary(spec: Spec, oq: OutputQuery, mode: str, **extra: Any) -> dict[str, Any]:
@@ -88,19 +91,17 @@ def _summary(spec: Spec, oq: OutputQuery, mode: str, **extra: Any) -> dict[str, 
 
 def write_table(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
     name = output_name(spec, ds)
-    _refuse_existing(spec, ds.engine, name, "table")
+    exists = _refuse_existing(spec, ds.engine, name, "table")
     target = Target(name, spec.source.schema, ds.engine.dialect)
-    run_script(ds.engine, script_for("table", oq, target, replace=ds.engine.relation_exists(name),
-                                     transaction=False))
+    run_script(ds.engine, script_for("table", oq, target, replace=exists, transaction=False))
     return _summary(spec, oq, "table", relation=name, rows=ds.engine.row_count(name))
 
 
 def write_view(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
     name = output_name(spec, ds)
-    _refuse_existing(spec, ds.engine, name, "view")
+    exists = _refuse_existing(spec, ds.engine, name, "view")
     target = Target(name, spec.source.schema, ds.engine.dialect)
-    run_script(ds.engine, script_for("view", oq, target, replace=ds.engine.relation_exists(name),
-                                     transaction=False))
+    run_script(ds.engine, script_for("view", oq, target, replace=exists, transaction=False))
     return _summary(spec, oq, "view", relation=name, rows=ds.engine.row_count(name))
 
 

@@ -38,9 +38,8 @@ class OutputQuery:
     """The output statement and what it does to each column."""
 
     query: exp.Select
-    columns: list[str]
-    """Output column names, in order."""
     dropped: list[str] = field(default_factory=list)
+    """Identifier columns left out."""
     undeclared: list[str] = field(default_factory=list)
     """Source columns the spec does not mention, copied unchanged."""
 
@@ -48,8 +47,9 @@ class OutputQuery:
     def warnings(self) -> list[str]:
         if not self.undeclared:
             return []
-        return [f"columns not declared in the spec were copied unchanged: {', '.join(self.undeclared)}"
-                " (declare them, e.g. as identifier to drop them, or as insensitive)"]
+        names = ", ".join(self.undeclared)
+        return [(f"columns not declared in the spec were copied unchanged: {names} (declare them, "
+                 "e.g. as identifier to drop them, or as insensitive)")]
 
 
 def require_anonymous(node: NodeCheck) -> None:
@@ -114,7 +114,7 @@ def output_query(spec: Spec, columns: Sequence[str], evaluator: Evaluator, node:
     rows = generalizer.select(p.source, levels, keep=others)
     keep = col(checks.KEEP, CLASS)
     mask = spec.transformation.suppressed == "mask"
-    out = OutputQuery(exp.select(), [])
+    out = OutputQuery(exp.select())
     projections: list[exp.Expression] = []
     for c in columns:
         attribute = spec.attributes.get(c)
@@ -130,7 +130,6 @@ def output_query(spec: Spec, columns: Sequence[str], evaluator: Evaluator, node:
             out.dropped.append(c)
             continue
         projections.append(alias(value, c))
-        out.columns.append(c)
     query = exp.select(*projections).from_(exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True)).join(
         exp.alias_(verdict, CLASS, table=True, quoted=True), on=nullsafe_join(ROWS, CLASS, p.qis),
         join_type="inner")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from outputs.people import load_people
 
 

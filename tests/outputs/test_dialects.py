@@ -13,8 +13,8 @@ from sqlanon.compile.dialects import profile, sha256_hex
 from sqlanon.compile.sql import lit
 from sqlanon.errors import InternalError, UnsupportedError
 from sqlanon.hierarchy.base import Hierarchy
-from sqlanon.outputs.scripts import render_script, split_statements, template_name
 from sqlanon.models.k_anonymity import KAnonymity
+from sqlanon.outputs.scripts import render_script, split_statements, template_name
 from sqlanon.spec.schema import Attribute, Source, Spec, Transformation
 
 DIALECTS = ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from outputs.people import load_people, people_spec
 from sqlglot import exp
 
-from outputs.people import load_people, people_spec
 from sqlanon.api import levels_of
 from sqlanon.dataset import open_dataset, problem_for
 from sqlanon.engines.duckdb import DuckDBEngine

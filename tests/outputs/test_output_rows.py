@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-
 from outputs.people import KEPT, MASKED, ROWS, canon, people_spec, sorted_rows
+
 from sqlanon import api
 from sqlanon.errors import InfeasibleError, SpecError
 from sqlanon.spec import spec_from_dict
@@ -106,9 +106,9 @@ def test_undeclared_columns_are_copied_with_a_warning(people):
     spec = people_spec()
     del spec["attributes"]["id"]
     report = api.apply(spec_from_dict(spec), engine=people)
-    assert report.outputs["warnings"] == [
+    assert report.outputs["warnings"] == [(
         "columns not declared in the spec were copied unchanged: id (declare them, e.g. as "
-        "identifier to drop them, or as insensitive)"]
+        "identifier to drop them, or as insensitive)")]
     assert sorted_rows(people, "people_anon", ["id"]) == [(1,), (10,), (2,), (3,), (4,), (5,), (7,)]
 
 

@@ -4,9 +4,17 @@ nothing else is touched. The same cases run on PostgreSQL in tests/postgres/test
 from __future__ import annotations
 
 import pytest
+from outputs.people import (
+    WEIRD_KEPT,
+    WEIRD_MASKED,
+    WEIRD_ROWS,
+    WEIRD_TABLE,
+    canon,
+    load_weird,
+    sorted_rows,
+    weird_spec,
+)
 
-from outputs.people import (WEIRD_KEPT, WEIRD_MASKED, WEIRD_ROWS, WEIRD_TABLE, canon, load_weird,
-                            sorted_rows, weird_spec)
 from sqlanon import api
 from sqlanon.spec import spec_from_dict
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 import csv
 import math
 from collections import Counter, defaultdict
-from functools import lru_cache
+from functools import cache
 
 import pytest
 from sqlglot import exp
 
-from tests.conftest import ADULT, adult_spec_dict, require_data
-from sqlanon.compile.sql import table
 from sqlanon import api
+from sqlanon.compile.sql import table
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.engines.postgres import PostgresEngine
 from sqlanon.spec import spec_from_dict
+from tests.conftest import ADULT, adult_spec_dict, require_data
 
 pytestmark = pytest.mark.postgres
 
@@ -71,7 +71,7 @@ def oracle_outliers(levels: dict[str, int], k: int, l: int = 1) -> tuple[int, in
     return _oracle(tuple(sorted(levels.items())), k, l)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _oracle(node: tuple[tuple[str, int], ...], k: int, l: int) -> tuple[int, int]:
     """(rows, outlier rows) from the CSV files: classes with < k rows or < l occupations."""
     levels = dict(node)

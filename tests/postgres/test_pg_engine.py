@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from outputs.people import load_people
 from sqlglot import exp
 
-from outputs.people import load_people
 from sqlanon.compile.sql import col, table
 from sqlanon.engines import connect
 from sqlanon.engines.postgres import PostgresEngine

@@ -16,8 +16,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from outputs.people import KEPT, MASKED, ROWS, canon, load_people, people_spec, sorted_rows
+
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.engines.postgres import PostgresEngine
