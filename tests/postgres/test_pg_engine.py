@@ -84,3 +84,14 @@ def test_connect_by_url(pg_server):
         assert engine.fetch_one("SELECT current_database() AS d") == {"d": "postgres"}
     finally:
         engine.close()
+
+
+def test_missing_server_binaries_say_how_to_install_them(monkeypatch, tmp_path):
+    import pg_server
+
+    monkeypatch.setattr(pg_server, "DEFAULT_BIN", tmp_path / "nowhere")
+    monkeypatch.setenv("SQLANON_PG_BIN", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pg_server.PostgresUnavailable,
+                       match=r"not found in .*nowhere.*apt-get install -y postgresql-15"):
+        pg_server.find_bindir()
