@@ -5,8 +5,10 @@ A table is a list of dicts; a hierarchy is a list of rows ``[leaf, level1, ..., 
 
 from __future__ import annotations
 
+import csv
 import math
 from collections import Counter
+from pathlib import Path
 
 
 _MAPS: dict[int, tuple[list, dict[str, list[str]]]] = {}
@@ -89,3 +91,14 @@ def classification(rows, keys, kept, target, penalty=1.0) -> float:
         unique_top = len(ranked) == 1 or ranked[0][1] > ranked[1][1]
         wrong += sum(counter.values()) - ranked[0][1] if unique_top else sum(counter.values())
     return (wrong + penalty * sum(1 for k in kept if not k)) / len(rows)
+
+
+def read_adult(adult_dir: Path, qis: list[str]) -> tuple[list[dict[str, str]], dict[str, list[list[str]]]]:
+    """Adult's rows (as ARX reads them: text) and its ARX hierarchy files, straight from the CSVs."""
+    with open(adult_dir / "adult.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter=";"))
+    hiers = {}
+    for q in qis:
+        with open(adult_dir / f"adult_hierarchy_{q}.csv", encoding="utf-8") as f:
+            hiers[q] = list(csv.reader(f, delimiter=";"))
+    return rows, hiers

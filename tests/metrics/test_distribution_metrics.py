@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sqlanon.errors import SpecError
 from sqlanon.metrics import MetricContext
@@ -92,3 +93,31 @@ def test_classification_errors(shared_duck):
     with checked(shared_duck, case, {"suppressed_penalty": 2}) as ctx:
         with pytest.raises(SpecError, match=r"suppressed_penalty must be a number in \[0, 1\], got 2"):
             metric(ctx, "classification")
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 19), min_size=1, max_size=25), st.integers(0, 3), st.sampled_from([1, 2, 3]))
+def test_interval_hierarchy_entropy_and_kl(shared_duck, xs, level, k):
+    """A rule-based hierarchy: its table is built over the data, so |D| = the distinct values present."""
+    from sqlanon.compile.sql import table
+    from sqlanon.evaluate import Evaluator, Problem
+    from sqlanon.hierarchy import IntervalHierarchy
+    from sqlanon.models.k_anonymity import KAnonymity
+
+    rows = [{"x": x} for x in xs]
+    # the same grouping as widths 5 and 10, written out over the values that occur
+    hier = [[str(v), f"a{v // 5}", f"b{v // 10}", "*"] for v in sorted(set(xs))]
+    _, kept = oracle.released(rows, ["x"], {"x": hier}, {"x": level}, k, 1.0)
+    shared_duck.con.execute("CREATE OR REPLACE TABLE iv (x INTEGER)")
+    try:
+        shared_duck.con.executemany("INSERT INTO iv VALUES (?)", [(x,) for x in xs])
+        problem = Problem(shared_duck, table("iv"), ["x"], {"x": IntervalHierarchy((5, 10))}, [],
+                          [KAnonymity(k)])
+        with Evaluator(problem) as ev:
+            ctx = MetricContext(ev, ev.check({"x": level}, 1.0))
+            assert per_attribute_entropy(ctx) == pytest.approx(
+                oracle.arx_entropy(rows, ["x"], {"x": hier}, {"x": level}, kept), rel=1e-12, abs=1.1e-10)
+            assert metric(ctx, "kl_divergence") == pytest.approx(
+                oracle.kl(rows, ["x"], {"x": hier}, {"x": level}, kept, per_row=False), rel=1e-9, abs=1e-9)
+    finally:
+        shared_duck.con.execute("DROP TABLE iv")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 
@@ -28,9 +27,7 @@ def test_report_metrics_match_brute_force(adult_engine, adult_dir):
     m = json.loads(json.dumps(report))["metrics"]
     assert list(m) == METRICS
 
-    rows = list(csv.DictReader(open(adult_dir / "adult.csv", encoding="utf-8"), delimiter=";"))
-    hiers = {q: list(csv.reader(open(adult_dir / f"adult_hierarchy_{q}.csv", encoding="utf-8"),
-                                delimiter=";")) for q in QIS}
+    rows, hiers = oracle.read_adult(adult_dir, QIS)
     levels = dict(zip(QIS, NODE))
     keys, kept = oracle.released(rows, QIS, hiers, levels, 5, 0.02)
     n, s = len(rows), kept.count(False)
