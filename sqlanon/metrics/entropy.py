@@ -51,8 +51,11 @@ def first_appearance(ev: Evaluator) -> dict[str, dict[str | None, int]]:
     """Per QI, each leaf value's first row in the source's scan order (ARX's dictionary order).
 
     ARX encodes values in order of first appearance in the data and sums G_i in that order. The order
-    of a relation is its scan order: ``ROW_NUMBER() OVER ()`` over the source (insertion order on
-    DuckDB). It only decides the last bits of the sum before truncation to 10 decimals.
+    only moves the last bits of the sum, but those can cross a truncation step: summing Adult's ages
+    in sorted order gives 170257.859699799 at ARX's §6.1 node instead of ARX's 170257.8596997991.
+    The order of a relation is taken as its scan order, ``ROW_NUMBER() OVER ()`` over the source:
+    insertion order on DuckDB and on a freshly loaded PostgreSQL table; engines that scan in parallel
+    without an order may differ from ARX in the 10th decimal.
     """
     cache = _cache(ev)
     if "first" not in cache:
@@ -159,7 +162,8 @@ def kl_terms(ctx: MetricContext, power: int) -> float:
     p(t) = c_t/n. A tuple of a kept class E gets q(t) = (|E|/n) / area(E), with area(E) = Π_i (number
     of hierarchy rows under g_i(E) at L_i): the class's mass spread uniformly over the leaf
     combinations it covers. A suppressed tuple gets q(t) = (S/n) / Π_i |D_i|: the suppressed rows form
-    one class covering the whole domain. The sum is split into SQL aggregates:
+    one class covering the whole domain; as in ARX, that mass is not added to the kept classes' cells
+    it overlaps, and a tuple is only compared with its own class. The sum is split into SQL aggregates:
     Σ w log2 c − Σ_E W_E log2|E| + Σ_i Σ_x W_{i,x} log2 rows_i(x) − W_O (log2 S − Σ_i log2|D_i|),
     all over n, with W the sums of w per class, per kept label and over suppressed tuples.
     """
@@ -209,8 +213,8 @@ class KLDivergence(Metric):
     """KL divergence Σ_t p(t)·log2(p(t)/q(t)) between the original and the released QI distribution.
 
     q spreads each class's share uniformly over the leaf combinations it covers (see :func:`kl_terms`).
-    Machanavajjhala et al., l-diversity: privacy beyond k-anonymity, TKDD 1(1), 2007 (§6);
-    Kifer & Gehrke, Injecting utility into anonymized datasets, SIGMOD 2006.
+    LeFevre, DeWitt & Ramakrishnan, Workload-aware anonymization, KDD 2006; Machanavajjhala et al.,
+    l-diversity: privacy beyond k-anonymity, TKDD 1(1), 2007 (the reference of ARX's model).
     """
 
     name: ClassVar[str] = "kl_divergence"

@@ -30,8 +30,11 @@ from sqlanon.errors import SpecError
 from sqlanon.metrics.base import Metric, MetricContext, register
 
 W = internal("w")
-_NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-                  "UBIGINT", "INTEGER", "FLOAT", "REAL", "DOUBLE", "DECIMAL", "NUMERIC")
+_NUMERIC_TYPES = frozenset({
+    "TINYINT", "SMALLINT", "INTEGER", "INT", "INT2", "INT4", "INT8", "BIGINT", "HUGEINT", "UTINYINT",
+    "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "FLOAT4", "FLOAT8", "REAL", "DOUBLE",
+    "DOUBLE PRECISION", "DECIMAL", "NUMERIC",
+})
 
 
 def original_column(i: int) -> str:
@@ -207,13 +210,22 @@ def compare_numeric(engine: Engine, original: str | exp.Expression, released: st
     return compare_pairs(engine, paired_query(original, released, columns, key), columns)
 
 
+def is_numeric_type(sql_type: str) -> bool:
+    """True for integer, decimal and floating-point column types (``DECIMAL(9,2)`` included).
+
+    >>> is_numeric_type("DECIMAL(9,2)"), is_numeric_type("double precision"), is_numeric_type("INTERVAL")
+    (True, True, False)
+    """
+    return sql_type.split("(")[0].strip().upper() in _NUMERIC_TYPES
+
+
 def numeric_columns(ctx: MetricContext) -> list[str]:
     """The ``numeric`` option, else the QIs whose column type is numeric."""
     p = ctx.evaluator.p
     chosen = ctx.options.get("numeric")
     if chosen is None:
         types = p.extra.get("column_types", {})
-        found = [q for q in p.qis if str(types.get(q, "")).upper().startswith(_NUMERIC_TYPES)]
+        found = [q for q in p.qis if is_numeric_type(str(types.get(q, "")))]
         if not found:
             raise SpecError("numeric metrics need numeric quasi-identifiers; none of "
                             f"{', '.join(p.qis)} has a numeric column type (set the metric option "

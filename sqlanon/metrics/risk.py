@@ -1,8 +1,10 @@
 """Re-identification risk of the released classes (El Emam's attacker models, ARX's definitions).
 
-Suppressed records are not released, so they carry no risk: as in ARX's RiskModelHistogram, every
-per-record average runs over the U = n − S released records, and a node without any released record
-has risk 0. When the node is not anonymous nothing is suppressed and every class counts.
+Suppressed records are not released, so they carry no risk: as in ARX's RiskModelHistogram, the
+prosecutor, journalist and marketer figures run over the U = n − S released records, and a node
+without any released record has risk 0. ``sample_uniques`` looks at all n records before suppression
+and ``record_linkage`` at the intruder's n original records (a suppressed one is never linked). When
+the node is not anonymous nothing is suppressed and every class counts.
 
 El Emam & Dankar, Protecting privacy using k-anonymity, JAMIA 15(5), 2008;
 El Emam, Guide to the de-identification of personal health information, CRC 2013 (prosecutor,
