@@ -104,12 +104,13 @@ def stats_query(ctx: CheckContext, statistics: Sequence[Statistic]) -> exp.Selec
     """One row per class with its size and every statistic."""
     qis = ctx.qis
     by_attr: dict[str, list[Statistic]] = {}
-    own_queries: list[Statistic] = []
+    own_queries: list[tuple[Statistic, exp.Select]] = []
     for s in statistics:
         if isinstance(s, ClassSize):
             continue
-        if s.class_query(ctx) is not None:
-            own_queries.append(s)
+        own = s.class_query(ctx)
+        if own is not None:
+            own_queries.append((s, own))
         else:
             by_attr.setdefault(stat_attribute(s) or "", []).append(s)
 
@@ -124,14 +125,13 @@ def stats_query(ctx: CheckContext, statistics: Sequence[Statistic]) -> exp.Selec
             hist.copy()).group_by(*[col(q) for q in qis])
         name = f"a{i}"
         query = query.join(exp.alias_(exp.Subquery(this=sub), name, quoted=True),
-                           on=nullsafe_join("c", name, qis), join_type="left")
-        query = query.select(*[col(s.column, name) for s in stats])
-    for j, s in enumerate(own_queries):
-        sub = s.class_query(ctx)
+                           on=nullsafe_join("c", name, qis), join_type="left", copy=False)
+        query = query.select(*[col(s.column, name) for s in stats], copy=False)
+    for j, (s, sub) in enumerate(own_queries):
         name = f"q{j}"
         query = query.join(exp.alias_(exp.Subquery(this=sub), name, quoted=True),
-                           on=nullsafe_join("c", name, qis), join_type="left")
-        query = query.select(col(s.column, name))
+                           on=nullsafe_join("c", name, qis), join_type="left", copy=False)
+        query = query.select(col(s.column, name), copy=False)
     return query
 
 

@@ -11,7 +11,7 @@ from sqlglot import exp
 
 from sqlanon.compile.plan import nullsafe_join
 from sqlanon.compile.sql import alias, as_double, col, count_star, internal, lit, table
-from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.errors import EngineError, SpecError, did_you_mean
 from sqlanon.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic
 from sqlanon.models.distance_statistics import div
 from sqlanon.models.t_closeness import TOLERANCE, require_number
@@ -55,9 +55,6 @@ class SubsetCount(Statistic):
     def _subset_relation(self, evaluator: Evaluator) -> str:
         engine = evaluator.engine
         if not is_file(self.subset):
-            if not engine.relation_exists(self.subset):
-                raise SpecError(f"no table or view named {self.subset!r} in the database (give a table "
-                                "name or the path of a CSV or Parquet file)", path="delta_presence.subset")
             return self.subset
         path = Path(self.subset).expanduser()
         if not path.exists():
@@ -83,7 +80,11 @@ class SubsetCount(Statistic):
             raise SpecError("δ-presence needs the table's columns to match the research subset",
                             path="delta_presence.subset")
         name = self._subset_relation(evaluator)
-        sub_cols = [c for c, _ in engine.columns(name)]
+        try:
+            sub_cols = [c for c, _ in engine.columns(name)]
+        except EngineError:
+            raise SpecError(f"no table or view named {self.subset!r} in the database (give a table name "
+                            "or the path of a CSV or Parquet file)", path="delta_presence.subset") from None
         missing = [c for c in types if c not in sub_cols]
         if missing:
             hint = did_you_mean(missing[0], sub_cols)
