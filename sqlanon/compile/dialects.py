@@ -44,7 +44,7 @@ class DialectProfile:
     transactional_ddl: bool = True
     nullsafe_hash_join: bool = True
     """False when a join on ``IS NOT DISTINCT FROM`` cannot be a hash join (PostgreSQL falls back to a
-    nested loop): :func:`adapt` then rewrites it into plain equalities."""
+    nested loop): :func:`adapt` then adds a hashable equality of the values' hashes."""
     create_or_replace_view: bool = True
     rename_table: bool = True
 
@@ -71,7 +71,8 @@ PROFILES: dict[str, DialectProfile] = {
     for p in (
         DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"})),
         DialectProfile("postgres", "postgres", functions=_without("Median"),
-                       anonymous_functions=frozenset({"convert_to"}), nullsafe_hash_join=False),
+                       anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
+                       nullsafe_hash_join=False),
         DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median")),
         DialectProfile("snowflake", "snowflake", transactional_ddl=True),
         DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
@@ -111,22 +112,21 @@ def sha256_hex(text: exp.Expression, target: DialectProfile) -> exp.Expression:
     return digest
 
 
-def null_safe_equality(a: exp.Expression, b: exp.Expression) -> exp.Expression:
-    """``a IS NOT DISTINCT FROM b`` as equalities only: ``(a IS NULL) = (b IS NULL)`` and equal text.
+def hashable_null_safe_equality(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    """``a IS NOT DISTINCT FROM b`` with an equality PostgreSQL can hash- or merge-join on.
 
-    Exact for two columns of one type whose text form is unique per value (every type sqlanon groups
-    by; not -0.0 against 0.0).
+    ``hash_record(ROW(x))`` hashes with the type's own hash function (so ``1.0`` and ``1.00`` agree,
+    NULL hashes to 0); the exact ``NOT (a IS DISTINCT FROM b)`` then filters hash collisions.
+    PostgreSQL 14 or later.
     """
-    from sqlanon.compile.sql import as_text
 
-    def is_null(x: exp.Expression) -> exp.Expression:
-        return exp.Paren(this=exp.Is(this=x.copy(), expression=exp.Null()))
+    def key(x: exp.Expression) -> exp.Expression:
+        return exp.Anonymous(this="HASH_RECORD", expressions=[
+            exp.Anonymous(this="ROW", expressions=[x.copy()])])
 
-    def text(x: exp.Expression) -> exp.Expression:
-        return exp.Coalesce(this=as_text(x.copy()), expressions=[exp.Literal.string("")])
-
-    return exp.and_(exp.EQ(this=is_null(a), expression=is_null(b)),
-                    exp.EQ(this=text(a), expression=text(b)))
+    return exp.and_(exp.EQ(this=key(a), expression=key(b)),
+                    exp.Not(this=exp.Paren(this=exp.NullSafeNEQ(this=a.copy(),
+                                                                expression=b.copy()))))
 
 
 def adapt(tree: exp.Expression, target: DialectProfile) -> exp.Expression:
@@ -136,7 +136,7 @@ def adapt(tree: exp.Expression, target: DialectProfile) -> exp.Expression:
 
     def rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.NullSafeEQ):
-            return exp.Paren(this=null_safe_equality(node.this, node.expression))
+            return exp.Paren(this=hashable_null_safe_equality(node.this, node.expression))
         return node
 
     return tree.transform(rewrite)

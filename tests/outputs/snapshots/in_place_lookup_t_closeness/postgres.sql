@@ -219,28 +219,22 @@ WITH "__sa_lookup0" AS (
       "sex"
   ) AS "a0"
     ON (
-      (
-        "c"."age" IS NULL
-      ) = (
-        "a0"."age" IS NULL
+      HASH_RECORD(ROW("c"."age")) = HASH_RECORD(ROW("a0"."age"))
+      AND NOT (
+        "c"."age" IS DISTINCT FROM "a0"."age"
       )
-      AND COALESCE(CAST("c"."age" AS VARCHAR), '') = COALESCE(CAST("a0"."age" AS VARCHAR), '')
     )
     AND (
-      (
-        "c"."zip" IS NULL
-      ) = (
-        "a0"."zip" IS NULL
+      HASH_RECORD(ROW("c"."zip")) = HASH_RECORD(ROW("a0"."zip"))
+      AND NOT (
+        "c"."zip" IS DISTINCT FROM "a0"."zip"
       )
-      AND COALESCE(CAST("c"."zip" AS VARCHAR), '') = COALESCE(CAST("a0"."zip" AS VARCHAR), '')
     )
     AND (
-      (
-        "c"."sex" IS NULL
-      ) = (
-        "a0"."sex" IS NULL
+      HASH_RECORD(ROW("c"."sex")) = HASH_RECORD(ROW("a0"."sex"))
+      AND NOT (
+        "c"."sex" IS DISTINCT FROM "a0"."sex"
       )
-      AND COALESCE(CAST("c"."sex" AS VARCHAR), '') = COALESCE(CAST("a0"."sex" AS VARCHAR), '')
     )
 ), "__sa_verdict" AS (
   SELECT
@@ -315,28 +309,22 @@ FROM (
 ) AS "__sa_r"
 INNER JOIN "__sa_verdict" AS "__sa_k"
   ON (
-    (
-      "__sa_r"."age" IS NULL
-    ) = (
-      "__sa_k"."age" IS NULL
+    HASH_RECORD(ROW("__sa_r"."age")) = HASH_RECORD(ROW("__sa_k"."age"))
+    AND NOT (
+      "__sa_r"."age" IS DISTINCT FROM "__sa_k"."age"
     )
-    AND COALESCE(CAST("__sa_r"."age" AS VARCHAR), '') = COALESCE(CAST("__sa_k"."age" AS VARCHAR), '')
   )
   AND (
-    (
-      "__sa_r"."zip" IS NULL
-    ) = (
-      "__sa_k"."zip" IS NULL
+    HASH_RECORD(ROW("__sa_r"."zip")) = HASH_RECORD(ROW("__sa_k"."zip"))
+    AND NOT (
+      "__sa_r"."zip" IS DISTINCT FROM "__sa_k"."zip"
     )
-    AND COALESCE(CAST("__sa_r"."zip" AS VARCHAR), '') = COALESCE(CAST("__sa_k"."zip" AS VARCHAR), '')
   )
   AND (
-    (
-      "__sa_r"."sex" IS NULL
-    ) = (
-      "__sa_k"."sex" IS NULL
+    HASH_RECORD(ROW("__sa_r"."sex")) = HASH_RECORD(ROW("__sa_k"."sex"))
+    AND NOT (
+      "__sa_r"."sex" IS DISTINCT FROM "__sa_k"."sex"
     )
-    AND COALESCE(CAST("__sa_r"."sex" AS VARCHAR), '') = COALESCE(CAST("__sa_k"."sex" AS VARCHAR), '')
   )
 WHERE
   "__sa_k"."__sa_keep";

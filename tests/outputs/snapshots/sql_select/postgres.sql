@@ -276,28 +276,22 @@ FROM (
 ) AS "__sa_r"
 INNER JOIN "__sa_verdict" AS "__sa_k"
   ON (
-    (
-      "__sa_r"."age" IS NULL
-    ) = (
-      "__sa_k"."age" IS NULL
+    HASH_RECORD(ROW("__sa_r"."age")) = HASH_RECORD(ROW("__sa_k"."age"))
+    AND NOT (
+      "__sa_r"."age" IS DISTINCT FROM "__sa_k"."age"
     )
-    AND COALESCE(CAST("__sa_r"."age" AS VARCHAR), '') = COALESCE(CAST("__sa_k"."age" AS VARCHAR), '')
   )
   AND (
-    (
-      "__sa_r"."zip" IS NULL
-    ) = (
-      "__sa_k"."zip" IS NULL
+    HASH_RECORD(ROW("__sa_r"."zip")) = HASH_RECORD(ROW("__sa_k"."zip"))
+    AND NOT (
+      "__sa_r"."zip" IS DISTINCT FROM "__sa_k"."zip"
     )
-    AND COALESCE(CAST("__sa_r"."zip" AS VARCHAR), '') = COALESCE(CAST("__sa_k"."zip" AS VARCHAR), '')
   )
   AND (
-    (
-      "__sa_r"."sex" IS NULL
-    ) = (
-      "__sa_k"."sex" IS NULL
+    HASH_RECORD(ROW("__sa_r"."sex")) = HASH_RECORD(ROW("__sa_k"."sex"))
+    AND NOT (
+      "__sa_r"."sex" IS DISTINCT FROM "__sa_k"."sex"
     )
-    AND COALESCE(CAST("__sa_r"."sex" AS VARCHAR), '') = COALESCE(CAST("__sa_k"."sex" AS VARCHAR), '')
   )
 WHERE
   "__sa_k"."__sa_keep";
