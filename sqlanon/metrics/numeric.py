@@ -220,16 +220,18 @@ def is_numeric_type(sql_type: str) -> bool:
 
 
 def numeric_columns(ctx: MetricContext) -> list[str]:
-    """The ``numeric`` option, else the QIs whose column type is numeric."""
+    """The ``numeric`` option, else the numeric QIs: declared integer/decimal, or of a numeric type."""
     p = ctx.evaluator.p
     chosen = ctx.options.get("numeric")
     if chosen is None:
+        declared = p.extra.get("attribute_types", {})
         types = p.extra.get("column_types", {})
-        found = [q for q in p.qis if is_numeric_type(str(types.get(q, "")))]
+        found = [q for q in p.qis if (declared[q] in ("integer", "decimal") if declared.get(q)
+                                      else is_numeric_type(str(types.get(q, ""))))]
         if not found:
             raise SpecError("numeric metrics need numeric quasi-identifiers; none of "
-                            f"{', '.join(p.qis)} has a numeric column type (set the metric option "
-                            "'numeric')", path="metrics.options.numeric")
+                            f"{', '.join(p.qis)} is declared integer or decimal or has a numeric column "
+                            "type (set the metric option 'numeric')", path="metrics.options.numeric")
         return found
     if isinstance(chosen, str) or not isinstance(chosen, Sequence) or not chosen:
         raise SpecError(f"numeric must be a non-empty list of quasi-identifiers, got {chosen!r}",

@@ -153,7 +153,7 @@ def test_numeric_option_errors(shared_duck):
     case = Case(["q0"], {"q0": [["a", "a", "*"]]}, [{"q0": "a", "label": "p"}], {"q0": 0}, 1, 0.0)
     with checked(shared_duck, case) as ctx:
         with pytest.raises(SpecError, match=r"metrics\.options\.numeric: numeric metrics need numeric "
-                                             r"quasi-identifiers; none of q0 has a numeric column type"):
+                                             r"quasi-identifiers; none of q0 is declared integer or decimal"):
             metric(ctx, "sse")
     with checked(shared_duck, case, {"numeric": ["label"]}) as ctx:
         with pytest.raises(SpecError, match=r"'label' is not a quasi-identifier"):
@@ -162,3 +162,29 @@ def test_numeric_option_errors(shared_duck):
         with pytest.raises(SpecError, match=r"numeric must be a non-empty list of quasi-identifiers, "
                                              r"got 'q0'"):
             metric(ctx, "sst")
+
+
+def test_declared_types_choose_the_numeric_columns(adult_engine, adult_dir):
+    """Adult is read as text; declaring age an integer makes it the numeric QI (as ARX's data types)."""
+    from sqlanon import api
+    from sqlanon.spec import spec_from_dict
+    from tests.conftest import ADULT_QIS, adult_spec_dict
+    from tests.metrics import oracle
+
+    d = adult_spec_dict(adult_dir, levels={"age": 2}, limit=0.0)
+    d["attributes"]["age"]["type"] = "integer"
+    d["metrics"] = ["sse", "sst", "mean_change_max"]
+    m = api.check(spec_from_dict(d), engine=adult_engine).metrics
+    rows, hiers = oracle.read_adult(adult_dir, ADULT_QIS)
+    levels = {q: 2 if q == "age" else 0 for q in ADULT_QIS}
+    keys = oracle.classes(rows, ADULT_QIS, hiers, levels)
+    x = np.array([float(r["age"]) for r in rows])
+    groups: dict[tuple, list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    y = np.empty_like(x)
+    for members in groups.values():
+        y[members] = x[members].mean()
+    assert m["sse"] == pytest.approx(float(((x - y) ** 2).sum()), rel=1e-9)
+    assert m["sst"] == pytest.approx(float(((x - x.mean()) ** 2).sum()), rel=1e-12)
+    assert m["mean_change_max"] == pytest.approx(0.0, abs=1e-12)
