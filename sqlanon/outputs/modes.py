@@ -118,6 +118,8 @@ def write_sql(spec: Spec, oq: OutputQuery, target: DialectProfile) -> dict[str, 
     text = script_for("sql", oq, Target("", None, target), replace=False, transaction=False)
     if spec.output.path:
         path = Path(spec.output.path)
+        if not path.is_absolute() and spec.path:
+            path = Path(spec.path).parent / path  # relative to the spec file, like its other paths
         path.write_text(text, encoding="utf-8")
         return _summary(spec, oq, "sql", dialect=target.name, path=str(path))
     return _summary(spec, oq, "sql", dialect=target.name, sql=text)

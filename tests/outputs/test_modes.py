@@ -197,6 +197,19 @@ def test_sql_to_a_file_runs_anywhere(people, tmp_path):
     assert canon(people.fetch(text.rstrip().rstrip(";"))[1]) == canon(KEPT)
 
 
+def test_sql_path_is_relative_to_the_spec_file(people, tmp_path, monkeypatch):
+    import yaml
+
+    spec_file = tmp_path / "specs" / "people.yaml"
+    spec_file.parent.mkdir()
+    spec_file.write_text(yaml.safe_dump(people_spec(output={"mode": "sql", "path": "anon.sql"})))
+    monkeypatch.chdir(tmp_path)
+    report = api.apply(str(spec_file), engine=people)
+    assert report.outputs["path"] == str(spec_file.parent / "anon.sql")
+    assert (spec_file.parent / "anon.sql").read_text().startswith("WITH ")
+    assert not (tmp_path / "anon.sql").exists()
+
+
 def test_sql_for_another_dialect_is_returned(people):
     report = apply(people, output={"mode": "sql", "dialect": "snowflake"})
     statements = sqlglot.parse(report.outputs["sql"], read="snowflake")
