@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlanon.compile.dialects import profile
 from sqlanon.dataset import Dataset
+from sqlanon.errors import UnsupportedError
 from sqlanon.evaluate import Evaluator, NodeCheck
 from sqlanon.outputs import modes
 from sqlanon.outputs.query import output_query
@@ -27,6 +28,7 @@ def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dic
     mode = spec.output.mode
     if mode == "none":
         return {"mode": "none"}
+    _require_generalization(spec)
     target = profile(spec.output.dialect) if mode == "sql" else ds.engine.dialect
     oq = output_query(spec, ds.column_names, ev, node, target)
     if mode == "sql":
@@ -37,9 +39,17 @@ def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dic
 
 def compile_output_sql(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck, dialect: str) -> str:
     """The SQL realizing the spec's output on ``dialect`` (the bare SELECT for modes sql and none)."""
+    _require_generalization(spec)
     target = profile(dialect)
     oq = output_query(spec, ds.column_names, ev, node, target)
     return modes.compile_script(spec, ds, oq, target)
+
+
+def _require_generalization(spec: Spec) -> None:
+    method = spec.transformation.method
+    if method != "generalization":
+        raise UnsupportedError(f"transformation.method {method!r}: outputs write generalized rows only; "
+                               "this method's rows are not written by the output modes")
 
 
 __all__ = ["compile_output_sql", "output_query", "write_output"]

@@ -8,7 +8,7 @@ import pytest
 from outputs.people import KEPT, MASKED, ROWS, canon, people_spec, sorted_rows
 
 from sqlanon import api
-from sqlanon.errors import InfeasibleError, SpecError
+from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError
 from sqlanon.spec import spec_from_dict
 
 SALT = "pepper-7f3a"
@@ -115,4 +115,11 @@ def test_undeclared_columns_are_copied_with_a_warning(people):
 def test_mode_none_writes_nothing(people):
     report = apply(people, output={"mode": "none"})
     assert report.outputs == {"mode": "none"}
+    assert not people.relation_exists("people_anon")
+
+
+def test_refuses_to_write_other_methods_as_generalization(people):
+    with pytest.raises(UnsupportedError, match="transformation.method 'microaggregation': outputs "
+                                               "write generalized rows only"):
+        apply(people, transformation={"method": "microaggregation"})
     assert not people.relation_exists("people_anon")
