@@ -1,9 +1,10 @@
-"""PostgreSQL through psycopg 3.
+"""PostgreSQL (14 or later) through psycopg 3.
 
-The connection runs in autocommit mode; :meth:`Engine.transaction` issues ``BEGIN``/``COMMIT``/``ROLLBACK``
-itself, so DDL inside it is transactional (PostgreSQL supports that). Catalog look-ups pass names as
-query parameters, never as SQL text. Numeric results come back as Python ``int``/``float`` (not
-``Decimal``), as from DuckDB, so that both engines report identical numbers.
+The connection runs in autocommit mode; :meth:`Engine.transaction` issues ``BEGIN``, ``COMMIT`` and
+``ROLLBACK`` itself, so DDL inside it is transactional (PostgreSQL supports that). Catalog look-ups
+pass names as query parameters, never as SQL text. Numeric results come back as Python ``int`` or
+``float`` (not ``Decimal``), as from DuckDB, so that both engines report identical numbers. Joins on
+``IS NOT DISTINCT FROM`` are made hashable (:func:`sqlanon.compile.dialects.adapt`).
 """
 
 from __future__ import annotations

@@ -50,7 +50,8 @@ def test_catalog_reads_names_as_parameters(pg):
 
 def test_temporary_tables_replace_and_rename(pg):
     load_people(pg)
-    q = exp.select(col("id")).from_(table("people")).where(exp.GT(this=col("age"), expression=exp.Literal.number(40)))
+    older = exp.GT(this=col("age"), expression=exp.Literal.number(40))  # Dee, Eve, Fay, Hal, Ida
+    q = exp.select(col("id")).from_(table("people")).where(older)
     pg.create_table_as("tmp_old", q, temporary=True)
     pg.create_table_as("tmp_old", q, temporary=True, replace=True)  # no CREATE OR REPLACE TABLE here
     assert pg.relation_exists("tmp_old") and pg.row_count("tmp_old") == 5
