@@ -1,0 +1,82 @@
+"""δ-presence of Adult's research subset (adult_subset.csv), against an independent pandas computation."""
+
+from __future__ import annotations
+
+import csv
+
+import pandas as pd
+import pytest
+
+from sqlanon.dataset import open_dataset, problem_for
+from sqlanon.evaluate import Evaluator
+from sqlanon.models.presence import SubsetCount
+from sqlanon.spec import spec_from_dict
+from tests.conftest import adult_spec_dict
+from tests.models.conftest import class_rows
+
+QIS = ["sex", "age", "race", "marital-status", "education"]
+NODES = [(0, 4, 1, 1, 2), (1, 3, 0, 1, 3), (0, 2, 1, 2, 3)]
+
+
+def expected_shares(adult_dir, node) -> pd.DataFrame:
+    """Per generalized class: size and matched subset rows (multiset match on every column)."""
+    pop = pd.read_csv(adult_dir / "adult.csv", sep=";", dtype=str)
+    sub = pd.read_csv(adult_dir / "adult_subset.csv", sep=";", dtype=str)
+    cols = list(pop.columns)
+    counts = pop.value_counts().rename("np").to_frame().join(
+        sub.value_counts().rename("ns"), how="left").fillna(0).reset_index()
+    counts["m"] = counts[["np", "ns"]].min(axis=1)
+    assert counts["m"].sum() == len(sub)
+    for q, level in zip(QIS, node):
+        with open(adult_dir / f"adult_hierarchy_{q}.csv", newline="") as f:
+            mapping = {row[0]: row[level] for row in csv.reader(f, delimiter=";")}
+        counts[q] = counts[q].map(mapping)
+    assert set(cols) >= set(QIS)
+    return counts.groupby(QIS, dropna=False)[["np", "m"]].sum()
+
+
+def _run(engine, adult_dir, node, subset, dmin, dmax, limit=0.0):
+    d = adult_spec_dict(adult_dir, qis=QIS, levels=dict(zip(QIS, node)), limit=limit,
+                        privacy=[{"delta_presence": {"subset": subset, "delta_min": dmin, "delta_max": dmax}}])
+    spec = spec_from_dict(d)
+    with Evaluator(problem_for(spec, open_dataset(spec, engine))) as ev:
+        checked = ev.check(dict(zip(QIS, node)), limit)
+        return checked, class_rows(engine, checked, QIS)
+
+
+@pytest.mark.parametrize("node", NODES)
+def test_shares_match_pandas(adult_engine, adult_dir, node):
+    want = expected_shares(adult_dir, node)
+    shares = (want["m"] / want["np"]).tolist()
+    lo, hi = sorted(shares)[1], sorted(shares)[-2]  # extreme classes fail on either side
+    checked, rows = _run(adult_engine, adult_dir, node, str(adult_dir / "adult_subset.csv"), lo, hi)
+    assert len(rows) == len(want)
+    column = SubsetCount(str(adult_dir / "adult_subset.csv")).column
+    failing = 0
+    for key, w in want.iterrows():
+        got = rows[key]
+        assert got["__sa_size"] == w["np"]
+        assert (got[column] or 0) == w["m"]
+        share = float(w["m"] / w["np"])
+        assert got["__sa_ok0"] is (lo <= share <= hi)
+        failing += not (lo <= share <= hi)
+    assert checked.models[0].violating_classes == failing >= 1
+
+
+def test_subset_as_a_table_gives_the_same_counts(adult_engine, adult_dir):
+    adult_engine.con.execute("CREATE TABLE research AS SELECT * FROM read_csv(?, delim=';', header=true)",
+                             [str(adult_dir / "adult_subset.csv")])  # typed columns: cast on matching
+    node = NODES[0]
+    want = expected_shares(adult_dir, node)
+    checked, rows = _run(adult_engine, adult_dir, node, "research", 0.0, 1.0)
+    assert checked.anonymous
+    for key, w in want.iterrows():
+        assert (rows[key][SubsetCount("research").column] or 0) == w["m"]
+
+
+def test_class_without_subset_rows_has_share_zero(adult_engine, adult_dir):
+    adult_engine.con.execute("CREATE TABLE research AS SELECT * FROM adult WHERE sex = 'Female'")
+    checked, rows = _run(adult_engine, adult_dir, (0, 4, 1, 2, 3), "research", 0.01, 1.0)
+    assert {k[0]: (r["__sa_ok0"], r["__sa_size"]) for k, r in rows.items()} == {
+        "Female": (True, 9782), "Male": (False, 20380)}
+    assert not checked.anonymous
