@@ -178,7 +178,11 @@ class OrderedDistance(Statistic):
         # the domain: every value of the table, its cumulative global count, r and n
         dom0 = exp.select(col(K), alias(exp.Sum(this=col(CE)), GC)).from_(_sub(grouped, "o0")).group_by(
             col(K))
-        by_k = exp.Order(expressions=[exp.Ordered(this=col(K), nulls_first=False)])
+        # NULL last through a first key; NULLS FIRST is every target's default or spelled out
+        # (BigQuery cannot spell NULLS LAST in a window's ORDER BY)
+        is_null = exp.Case().when(exp.Is(this=col(K), expression=exp.Null()), lit(1)).else_(lit(0))
+        by_k = exp.Order(expressions=[exp.Ordered(this=is_null, nulls_first=True),
+                                      exp.Ordered(this=col(K), nulls_first=True)])
         dom = exp.select(
             col(K),
             alias(exp.Window(this=exp.Sum(this=col(GC)), order=by_k,
@@ -276,8 +280,8 @@ class HierarchicalDistance(Statistic):
                 *[col(q) for q in qis], col(H.size), col(H.total), alias(lit(j), LVL),
                 alias(parent.copy(), PARENT), alias(child_expr, CHILD),
                 alias(exp.Sum(this=col(H.count)), CE),
-            ).from_(_sub(hx, "x0")).group_by(*[col(q) for q in qis], col(H.size), col(H.total), child.copy(),
-                                             parent.copy()))
+            ).from_(_sub(hx, "x0")).group_by(*[col(q) for q in qis], col(H.size), col(H.total),
+                                             child.copy(), parent.copy()))
         union: exp.Query = levels[0]
         for q in levels[1:]:
             union = exp.union(union, q, distinct=False)

@@ -14,7 +14,14 @@ from sqlglot import exp
 
 from sqlanon.compile.sql import alias, as_double, col, internal, lit
 from sqlanon.errors import SpecError
-from sqlanon.models.base import H, ClassSize, HistogramColumns, Monotonicity, PrivacyModel, Statistic
+from sqlanon.models.base import (
+    ClassSize,
+    H,
+    HistogramColumns,
+    Monotonicity,
+    PrivacyModel,
+    Statistic,
+)
 from sqlanon.models.distance_statistics import check_numbers, div, mul, sub
 from sqlanon.models.k_anonymity import require_int
 from sqlanon.models.statistics import DistinctCount
@@ -112,7 +119,8 @@ class VarianceRatio(Statistic):
             *[q.copy() for q in qis])
         within = div(col(SSW), exp.Nullif(this=col(NW), expression=lit(0)))
         total = div(col(SST), col(NTOT))
-        ratio = exp.Case().when(exp.EQ(this=col(SST), expression=lit(0)), lit(1.0)).else_(div(within, total))
+        ratio = exp.Case().when(exp.EQ(this=col(SST), expression=lit(0)), lit(1.0)).else_(
+            div(within, total))
         return exp.select(*[q.copy() for q in qis], alias(ratio, self.column)).from_(
             exp.alias_(exp.Subquery(this=sums), internal("v2"), quoted=True))
 

@@ -95,10 +95,12 @@ class SubsetCount(Statistic):
         dialect = engine.dialect.sqlglot
         pop = exp.select(*[col(c) for c in cols], alias(count_star(), NP)).from_(p.source.copy()).group_by(
             *[col(c) for c in cols])
-        cast = [alias(exp.cast(col(c), exp.DataType.build(str(types[c]), dialect=dialect)), c) for c in cols]
+        cast = [alias(exp.cast(col(c), exp.DataType.build(str(types[c]), dialect=dialect)), c)
+                for c in cols]
         subq = exp.select(*cast).from_(table(name))
         sub = exp.select(*[col(c) for c in cols], alias(count_star(), NS)).from_(
-            exp.alias_(exp.Subquery(this=subq), internal("s0"), quoted=True)).group_by(*[col(c) for c in cols])
+            exp.alias_(exp.Subquery(this=subq), internal("s0"), quoted=True)).group_by(
+            *[col(c) for c in cols])
         matched = exp.select(
             *[col(q, "p") for q in p.qis],
             alias(exp.Sum(this=exp.Least(this=col(NP, "p"), expressions=[col(NS, "s")])), M),
@@ -152,7 +154,8 @@ class DeltaPresence(PrivacyModel):
 
     def __post_init__(self) -> None:
         if not isinstance(self.subset, str) or not self.subset:
-            raise SpecError(f"subset must be a table name or a file path, got {self.subset!r}", path="subset")
+            raise SpecError(f"subset must be a table name or a file path, got {self.subset!r}",
+                            path="subset")
         require_number(self.delta_min, "delta_min", 0.0, 1.0)
         require_number(self.delta_max, "delta_max", 0.0, 1.0)
         if self.delta_min > self.delta_max:

@@ -141,7 +141,8 @@ def test_numeric_model_on_text_values(adult_engine, adult_dir):
 def test_subset_errors(adult_engine, adult_dir, tmp_path):
     missing = tmp_path / "nope.csv"
     s = spec(adult_dir, {"delta_presence": {"subset": str(missing), "delta_min": 0, "delta_max": 1}})
-    with pytest.raises(SpecError, match=r"delta_presence\.subset: research subset file not found: .*nope\.csv"):
+    with pytest.raises(SpecError,
+                       match=r"delta_presence\.subset: research subset file not found: .*nope\.csv"):
         api.check(s, engine=adult_engine)
     s = spec(adult_dir, {"delta_presence": {"subset": "reserch", "delta_min": 0, "delta_max": 1}})
     with pytest.raises(SpecError, match=r"delta_presence\.subset: no table or view named 'reserch'"):
@@ -164,8 +165,8 @@ def test_sensitive_hierarchy_must_cover_the_values(duck):
     p = Problem(duck, table("t"), ["q"], {"q": TableHierarchy([["a", "*"], ["b", "*"]])}, ["s"],
                 [TCloseness("s", 0.5, "hierarchical")],
                 sensitive_hierarchies={"s": TableHierarchy([["x", "g", "*"]], source="s.csv")})
-    with pytest.raises(HierarchyError, match=r"^s\.csv: 2 value\(s\) of sensitive attribute 's' are missing "
-                                             r"from its hierarchy \(NULL needs a hierarchy row"):
+    with pytest.raises(HierarchyError, match=r"^s\.csv: 2 value\(s\) of sensitive attribute 's' are "
+                                             r"missing from its hierarchy \(NULL needs a hierarchy row"):
         Evaluator(p)
     p.sensitive_hierarchies = {"s": TableHierarchy([["x", "*"], ["y", "*"], ["?", "*"]], null_leaf="?")}
     with Evaluator(p) as ev:  # NULL is covered through its leaf label; height 1: EMD = ½Σ|p − q|
@@ -176,6 +177,8 @@ def test_hierarchical_distance_needs_height(duck):
     duck.con.execute("CREATE TABLE t (q VARCHAR, s VARCHAR)")
     duck.con.execute("INSERT INTO t VALUES ('a', 'x')")
     p = Problem(duck, table("t"), ["q"], {"q": TableHierarchy([["a", "*"]])}, ["s"],
-                [TCloseness("s", 0.5, "hierarchical")], sensitive_hierarchies={"s": TableHierarchy([["x"]])})
-    with pytest.raises(HierarchyError, match=r"attributes\.s\.hierarchy: the hierarchy of 's' has height 0"):
+                [TCloseness("s", 0.5, "hierarchical")],
+                sensitive_hierarchies={"s": TableHierarchy([["x"]])})
+    with pytest.raises(HierarchyError,
+                       match=r"attributes\.s\.hierarchy: the hierarchy of 's' has height 0"):
         Evaluator(p)

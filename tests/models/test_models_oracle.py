@@ -92,7 +92,7 @@ def engine():
     e.close()
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=rows_strategy, data=st.data())
 def test_models_match_brute_force(engine, rows, data):
     draw = data.draw

@@ -37,7 +37,8 @@ def expected_shares(adult_dir, node) -> pd.DataFrame:
 
 def _run(engine, adult_dir, node, subset, dmin, dmax, limit=0.0):
     d = adult_spec_dict(adult_dir, qis=QIS, levels=dict(zip(QIS, node)), limit=limit,
-                        privacy=[{"delta_presence": {"subset": subset, "delta_min": dmin, "delta_max": dmax}}])
+                        privacy=[{"delta_presence": {"subset": subset, "delta_min": dmin,
+                                                     "delta_max": dmax}}])
     spec = spec_from_dict(d)
     with Evaluator(problem_for(spec, open_dataset(spec, engine))) as ev:
         checked = ev.check(dict(zip(QIS, node)), limit)

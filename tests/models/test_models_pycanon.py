@@ -86,8 +86,8 @@ def _recursive_c(df: pd.DataFrame, qis: list[str], sa: str, l: int) -> float:
     return worst
 
 
-ROWS = 8000
-"""pycanon loops over classes and values in pandas; the first 8,000 rows of Adult keep it quick."""
+ROWS = 5000
+"""pycanon loops over classes and values in pandas; the first 5,000 rows of Adult keep it quick."""
 
 
 @pytest.fixture(scope="module")

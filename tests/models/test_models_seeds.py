@@ -12,7 +12,7 @@ from sqlanon.hierarchy import TableHierarchy
 from sqlanon.models.distance_statistics import OrderedDistance
 from sqlanon.models.k_anonymity import KAnonymity
 from sqlanon.models.l_diversity import LDiversity
-from sqlanon.models.statistics import EqualDistance, Entropy
+from sqlanon.models.statistics import Entropy, EqualDistance
 from sqlanon.models.t_closeness import TCloseness
 from tests.models.conftest import class_rows
 
@@ -129,7 +129,8 @@ def test_prop_7_ordered_emd(duck, n, k, smallest, largest):
                 extra={"column_types": {"cluster": "INTEGER", "v": "INTEGER"}})
     with Evaluator(p) as ev:
         node = ev.check({"cluster": 0})
-        emd = {key[0]: r[OrderedDistance("v").column] for key, r in class_rows(duck, node, ["cluster"]).items()}
+        rows = class_rows(duck, node, ["cluster"])
+        emd = {key[0]: r[OrderedDistance("v").column] for key, r in rows.items()}
     assert len(emd) == per and node.min_class_size == k
     assert min(emd.values()) == pytest.approx(smallest, abs=5e-7)
     assert emd[0] == pytest.approx(largest, abs=5e-7)
