@@ -88,3 +88,16 @@ def test_equal_distance_specialization_fails(adult_engine, adult_dir):
     assert outliers["Widowed"][0] == 827
     assert outliers["Widowed"][1] == pytest.approx(0.203, abs=5e-4)
     assert r["privacy"]["t_closeness[occupation]"]["violating_rows"] == 848
+
+
+def test_hierarchical_distance_is_exact_on_adult_times_ten(adult_engine, adult_dir):
+    """Scaled extras c(v)·|E| exceed 2³¹ here (asserted), where ARX's 32-bit ints wrap (peer-semantics
+    §2.4); the EMD is scale-invariant, so the node keeps its Adult verdict and EMD values."""
+    adult_engine.con.execute("ALTER TABLE adult RENAME TO adult1")
+    adult_engine.con.execute("CREATE TABLE adult AS SELECT a.* FROM adult1 a, range(10)")
+    r, node, rows = _check(adult_engine, adult_dir, [1, 4, 0, 2, 3, 1, 2, 1], "hierarchical", 0.02)
+    assert r["rows"] == 301_620
+    assert node.outlier_classes == 14 and r["suppressed_rows"] == 1510
+    assert r["classes"] == 9 and r["min_class_size"] == 780
+    assert rows[("White", "*", "Asia")][HIER] == pytest.approx(240_594 / 2_352_636, abs=1e-15)
+    assert max(v["__sa_size"] for v in rows.values()) * 4038 * 10 > 2**31
