@@ -18,7 +18,7 @@ from sqlglot import exp
 from sqlanon.compile.plan import nullsafe_join
 from sqlanon.compile.sql import alias, as_double, as_text, col, internal, lit
 from sqlanon.errors import HierarchyError, SpecError
-from sqlanon.hierarchy.table import TableHierarchy
+from sqlanon.hierarchy.materialize import uncovered_values
 from sqlanon.models.base import H, Statistic
 
 if TYPE_CHECKING:
@@ -251,15 +251,11 @@ class HierarchicalDistance(Statistic):
     def prepare(self, evaluator: Evaluator) -> None:
         """Check that the hierarchy exists and covers every value of the attribute in the table."""
         h = self._hierarchy(evaluator.p.sensitive_hierarchies)
-        if not isinstance(h, TableHierarchy):
-            return
-        q = exp.select(alias(h.key(col(self.attribute)), "v")).distinct().from_(evaluator.freq.copy())
-        known = h.table().mapping
-        missing = [v for (v,) in evaluator.engine.fetch(q)[1] if v not in known]
+        missing = uncovered_values(h, evaluator.engine, evaluator.freq, self.attribute)
         if missing:
             hint = " (NULL needs a hierarchy row: set `null:` to its leaf label)" if None in missing else ""
             raise HierarchyError(f"{len(missing)} value(s) of sensitive attribute {self.attribute!r} are "
-                                 f"missing from its hierarchy{hint}", source=h.source)
+                                 f"missing from its hierarchy{hint}", source=getattr(h, "source", None))
 
     def class_query(self, ctx: CheckContext) -> exp.Select:
         qis = ctx.qis

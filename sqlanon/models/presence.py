@@ -134,7 +134,9 @@ class DeltaPresence(PrivacyModel):
     SIGMOD 2007.
 
     The table is the population; ``subset`` names the research subset (a table of the same database,
-    or a CSV/Parquet file loaded into the embedded DuckDB). Every class of the population is checked,
+    or a CSV/Parquet file loaded into the embedded DuckDB; a value with a file suffix or a path
+    separator is a file, a relative path is read from the working directory; CSV values are read as
+    text and cast to the table's column types). Every class of the population is checked,
     including classes without subset rows (share 0), as the definition asks for every individual of
     the population. (ARX releases the subset only and checks the classes that hold subset rows.)
 
