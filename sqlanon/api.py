@@ -80,8 +80,10 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     spec = _spec(spec)
     ds = open_dataset(spec, engine, database=database)
     try:
-        with Evaluator(problem_for(spec, ds)) as ev:
-            node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
+        problem = problem_for(spec, ds)
+        levels = levels_of(spec, problem.qis)
+        with Evaluator(problem, scan_levels=levels) as ev:
+            node = ev.check(levels, spec.transformation.suppression_limit)
             values = evaluate_metrics(_metric_names(spec, metrics), ev, node, spec)
             return Report(node, values, ev.p.qis)
     finally:
@@ -96,8 +98,10 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     spec = _spec(spec)
     ds = open_dataset(spec, engine, database=database)
     try:
-        with Evaluator(problem_for(spec, ds)) as ev:
-            node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
+        problem = problem_for(spec, ds)
+        levels = levels_of(spec, problem.qis)
+        with Evaluator(problem, scan_levels=levels) as ev:
+            node = ev.check(levels, spec.transformation.suppression_limit)
             values = evaluate_metrics(_metric_names(spec, metrics), ev, node, spec)
             report = Report(node, values, ev.p.qis)
             if not dry_run:
@@ -120,8 +124,10 @@ def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str
     spec = _spec(spec)
     ds = open_dataset(spec, engine, database=database)
     try:
-        with Evaluator(problem_for(spec, ds)) as ev:
-            node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
+        problem = problem_for(spec, ds)
+        levels = levels_of(spec, problem.qis)
+        with Evaluator(problem, scan_levels=levels) as ev:
+            node = ev.check(levels, spec.transformation.suppression_limit)
             return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
     finally:
         ds.close()

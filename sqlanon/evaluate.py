@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlanon.compile import checks
 from sqlanon.compile.generalize import Generalizer, lookup_columns
 from sqlanon.compile.plan import Plan
-from sqlanon.compile.sql import alias, as_text, col, internal, lit, table
+from sqlanon.compile.sql import alias, as_text, col, count_star, internal, lit, table
 from sqlanon.engines.base import Engine
 from sqlanon.errors import HierarchyError, InternalError
 from sqlanon.hierarchy.base import Hierarchy, HierarchyTable
@@ -74,7 +74,15 @@ class NodeCheck:
 class Evaluator:
     """Owns the frequency table and the hierarchy lookups of one problem on one engine."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, *, scan_levels: Mapping[str, int] | None = None) -> None:
+        """Read the source once.
+
+        Without ``scan_levels`` the scan is the frequency table of the raw quasi-identifiers and
+        sensitive attributes, from which any node can be checked (what a lattice search needs). With
+        ``scan_levels`` the scan generalizes while it reads (hierarchy look-ups return integer codes,
+        decoded on the small result), which is cheaper when one node is checked; the raw frequency
+        table is then built only if something asks for it (:attr:`freq`).
+        """
         self.p = problem
         self.engine = problem.engine
         self.plan = Plan()
@@ -82,23 +90,125 @@ class Evaluator:
         self._node_temps: list[str] = []
         self.lookups: dict[str, exp.Expression] = {}
         self._built: dict[str, HierarchyTable] = {}
+        self._freq: exp.Table | None = None
+        self._generalizer: Generalizer | None = None
+        self.scan_levels = dict(scan_levels) if scan_levels is not None else None
+        self._node_gen: exp.Table | None = None
+        if self.scan_levels is not None:
+            self.scan_levels = self._checked_levels(self.scan_levels)
+            if not self._row_wise(self.scan_levels):
+                self.scan_levels = None
         try:
-            self._materialize(
-                "freq", checks.frequency_query(problem.source, problem.qis, self._sensitive_columns()))
-            self.freq = self.plan.ref("freq")
-            self._create_lookups()
-            self._validate_coverage()
-        except BaseException:
-            self.close()
-            raise
-        self.generalizer = Generalizer(problem.qis, problem.hierarchies, self.lookups)
-        self.rows = int(self.engine.fetch_one(
-            exp.select(exp.alias_(exp.Sum(this=col(checks.N)), "n", quoted=True)).from_(self.freq))["n"] or 0)
-        try:
+            if self.scan_levels is None:
+                self._ensure_raw()
+                rows_of = self._freq
+            else:
+                self._node_gen = self._node_scan(self.scan_levels)
+                rows_of = self._node_gen
+            self.rows = int(self.engine.fetch_one(exp.select(exp.alias_(
+                exp.Sum(this=col(checks.N)), "n", quoted=True)).from_(rows_of.copy()))["n"] or 0)
             self._prepare_statistics()
         except BaseException:
             self.close()
             raise
+
+    @property
+    def freq(self) -> exp.Table:
+        """The frequency table of the raw QIs and sensitive attributes (built on first use)."""
+        self._ensure_raw()
+        assert self._freq is not None
+        return self._freq
+
+    @property
+    def sensitive_source(self) -> exp.Table:
+        """A relation holding the raw sensitive attributes with the row count ``__sa_n``."""
+        return self._node_gen if self._node_gen is not None else self.freq
+
+    @property
+    def generalizer(self) -> Generalizer:
+        if self._generalizer is None:
+            self._create_lookups()
+            self._generalizer = Generalizer(self.p.qis, self.p.hierarchies, self.lookups)
+        return self._generalizer
+
+    def _ensure_raw(self) -> None:
+        if self._freq is not None:
+            return
+        self._freq = self._materialize(
+            "freq", checks.frequency_query(self.p.source, self.p.qis, self._sensitive_columns()))
+        self._validate_coverage(self._freq, [a for a in self.p.qis])
+
+    def _node_scan(self, levels: Mapping[str, int]) -> exp.Table:
+        """One GROUP BY of the source at the node's levels; table hierarchies go through integer codes."""
+        p = self.p
+        src = internal("src")
+        projections: list[exp.Expression] = []
+        joins: list[tuple[exp.Expression, exp.Expression]] = []
+        decode: dict[str, exp.Table] = {}
+        for i, a in enumerate(p.qis):
+            h, level = p.hierarchies[a], int(levels.get(a, 0))
+            if level == 0:
+                projections.append(alias(col(a, src), a))
+            elif isinstance(h, TableHierarchy):
+                rows = h.lookup_rows()
+                labels = list(dict.fromkeys(r[level] for r in rows))
+                code = {label: j for j, label in enumerate(labels)}
+                lk = self._temp_table(f"code{i}", [("leaf", "varchar"), ("code", "int")],
+                                      [(r[0], code[r[level]]) for r in rows])
+                decode[a] = self._temp_table(f"decode{i}", [("code", "int"), ("label", "varchar")],
+                                             list(enumerate(labels)))
+                alias_ = f"k{i}"
+                joins.append((exp.alias_(lk, alias_, table=True, quoted=True),
+                              exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
+                projections.append(alias(col("code", alias_), a))
+            else:
+                projections.append(alias(h.expression(col(a, src), level), a))
+        sensitive = self._sensitive_columns()
+        q = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive],
+                       alias(exp.Count(this=exp.Star()), checks.N)).from_(
+            exp.alias_(p.source.copy(), src, table=True, quoted=True))
+        for rel, on in joins:
+            q = q.join(rel, on=on, join_type="left")
+        q = q.group_by(*[e.this.copy() for e in projections],
+                       *[col(s_, src) for s_ in sensitive])
+        scan = self._materialize("nodescan", q)
+        for a in decode:  # a NULL code: a value (or NULL) the hierarchy lacks
+            bad = self.engine.fetch_one(exp.select(exp.alias_(count_star(), "n", quoted=True)).from_(
+                scan.copy()).where(exp.Is(this=col(a), expression=exp.Null())))["n"]
+            if bad:
+                self._validate_coverage(self._materialize(
+                    f"uncovered{p.qis.index(a)}", exp.select(col(a)).distinct().from_(p.source.copy())),
+                    [a])
+        self._validate_coverage(scan, [a for a in p.qis if int(levels.get(a, 0)) == 0])
+        if not decode:
+            return scan
+        out = []
+        for a in p.qis:
+            if a in decode:
+                out.append(alias(col("label", f"d{p.qis.index(a)}"), a))
+            else:
+                out.append(alias(col(a, "s"), a))
+        g = exp.select(*out, *[col(s_, "s") for s_ in sensitive], col(checks.N, "s")).from_(
+            exp.alias_(scan.copy(), "s", table=True, quoted=True))
+        for a, d in decode.items():
+            name = f"d{p.qis.index(a)}"
+            g = g.join(exp.alias_(d.copy(), name, table=True, quoted=True),
+                       on=exp.EQ(this=col("code", name), expression=col(a, "s")), join_type="left")
+        return self._materialize("nodegen", g)
+
+    def _temp_table(self, name: str, columns: list[tuple[str, str]], rows: list[tuple]) -> exp.Table:
+        full = self.plan.prefix + name
+        self.engine.execute(exp.Create(
+            this=exp.Schema(this=table(full), expressions=[
+                exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=exp.DataType.build(t))
+                for c, t in columns]),
+            kind="TABLE", properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+        self._temps.append(full)
+        for start in range(0, len(rows), 5000):
+            chunk = rows[start:start + 5000]
+            self.engine.execute(exp.insert(exp.values([tuple(lit(v) for v in r) for r in chunk]),
+                                           table(full)))
+        return table(full)
 
     def _sensitive_columns(self) -> list[str]:
         cols = list(self.p.sensitive)
@@ -135,28 +245,17 @@ class Evaluator:
         for i, attribute in enumerate(self.p.qis):
             h = self.p.hierarchies[attribute]
             if isinstance(h, TableHierarchy) and h.needs_lookup():
-                name = self.plan.prefix + f"lookup{i}"
-                cols = lookup_columns(h)
-                rows = h.lookup_rows()
-                self.engine.execute(exp.Create(
-                    this=exp.Schema(this=table(name), expressions=[
-                        exp.ColumnDef(this=exp.to_identifier(c, quoted=True),
-                                      kind=exp.DataType.build("varchar")) for c in cols]),
-                    kind="TABLE", properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
-                self._temps.append(name)
-                for start in range(0, len(rows), 5000):
-                    chunk = rows[start:start + 5000]
-                    self.engine.execute(exp.insert(exp.values([tuple(lit(v) for v in r) for r in chunk]),
-                                                   table(name)))
-                self.lookups[attribute] = table(name)
+                cols = [(c, "varchar") for c in lookup_columns(h)]
+                self.lookups[attribute] = self._temp_table(f"lookup{i}", cols, h.lookup_rows())
 
-    def _validate_coverage(self) -> None:
-        for attribute in self.p.qis:
+    def _validate_coverage(self, relation: exp.Table, attributes: Sequence[str]) -> None:
+        """Every value of ``attributes`` in ``relation`` must be a leaf of its table hierarchy."""
+        for attribute in attributes:
             h = self.p.hierarchies[attribute]
             if not isinstance(h, TableHierarchy):
                 continue
             key = h.key(col(attribute))
-            q = exp.select(exp.alias_(key, "v", quoted=True)).distinct().from_(self.freq.copy())
+            q = exp.select(exp.alias_(key, "v", quoted=True)).distinct().from_(relation.copy())
             names, rows = self.engine.fetch(q)
             known = h.table().mapping
             missing = [r[0] for r in rows if r[0] not in known]
@@ -198,18 +297,36 @@ class Evaluator:
             self._built[attribute] = HierarchyTable(tuple(tuple(r) for r in self.engine.fetch(q)[1]))
         return self._built[attribute]
 
+    def _row_wise(self, levels: Mapping[str, int]) -> bool:
+        """Whether every builder expression at ``levels`` can stand in a GROUP BY (no window/aggregate)."""
+        for a in self.p.qis:
+            h = self.p.hierarchies[a]
+            if levels[a] and not isinstance(h, TableHierarchy):
+                e = h.expression(col(a), levels[a])
+                if e.find(exp.Window) is not None or e.find(exp.AggFunc) is not None:
+                    return False
+        return True
+
+    def _checked_levels(self, levels: Mapping[str, int]) -> dict[str, int]:
+        out = {a: int(levels.get(a, 0)) for a in self.p.qis}
+        for a, lv in out.items():
+            if lv > self.p.hierarchies[a].height:
+                raise HierarchyError(f"level {lv} is above the hierarchy's height "
+                                     f"{self.p.hierarchies[a].height}", path=f"transformation.levels.{a}")
+        return out
+
     # -- checking ---------------------------------------------------------------------------------
     def check(self, levels: Mapping[str, int], suppression_limit: float = 0.0) -> NodeCheck:
         """Check a node; the per-class verdict stays available until the next check."""
         self.drop_node_temps()
         p = self.p
-        levels = {a: int(levels.get(a, 0)) for a in p.qis}
-        for a, lv in levels.items():
-            if lv > p.hierarchies[a].height:
-                raise HierarchyError(f"level {lv} is above the hierarchy's height "
-                                     f"{p.hierarchies[a].height}", path=f"transformation.levels.{a}")
+        levels = self._checked_levels(levels)
         sensitive = self._sensitive_columns()
-        gen = self._node("gen", checks.generalized_query(self.freq, self.generalizer, levels, sensitive))
+        if self._node_gen is not None and levels == self.scan_levels:
+            gen = self._node_gen  # the scan already generalized to these levels
+        else:
+            gen = self._node("gen", checks.generalized_query(self.freq, self.generalizer, levels,
+                                                             sensitive))
         statistics = checks.statistics_of(p.models)
         hist_attrs = sorted({a for s in statistics if (a := stat_attribute(s))})
         histograms = {

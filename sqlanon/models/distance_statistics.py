@@ -121,7 +121,7 @@ def check_numbers(evaluator: Evaluator, attribute: str, what: str) -> None:
     extra = evaluator.p.extra
     if column_kind(attribute, extra, evaluator.engine.dialect.sqlglot) in ("numeric", "unknown"):
         return
-    q = exp.select(alias(as_text(col(attribute)), "v")).distinct().from_(evaluator.freq.copy()).where(
+    q = exp.select(alias(as_text(col(attribute)), "v")).distinct().from_(evaluator.sensitive_source.copy()).where(
         exp.Not(this=exp.Is(this=col(attribute), expression=exp.Null())))
     bad = 0
     for (v,) in evaluator.engine.fetch(q)[1]:
@@ -157,7 +157,7 @@ class OrderedDistance(Statistic):
         if order:
             listed = {str(v) for v in order}
             q = exp.select(alias(as_text(col(self.attribute)), "v")).distinct().from_(
-                evaluator.freq.copy())
+                evaluator.sensitive_source.copy())
             missing = [v for (v,) in evaluator.engine.fetch(q)[1] if v is not None and v not in listed]
             if missing:
                 raise SpecError(f"{len(missing)} value(s) of {self.attribute!r} are missing from its "
@@ -251,7 +251,7 @@ class HierarchicalDistance(Statistic):
     def prepare(self, evaluator: Evaluator) -> None:
         """Check that the hierarchy exists and covers every value of the attribute in the table."""
         h = self._hierarchy(evaluator.p.sensitive_hierarchies)
-        missing = uncovered_values(h, evaluator.engine, evaluator.freq, self.attribute)
+        missing = uncovered_values(h, evaluator.engine, evaluator.sensitive_source, self.attribute)
         if missing:
             hint = " (NULL needs a hierarchy row: set `null:` to its leaf label)" if None in missing else ""
             raise HierarchyError(f"{len(missing)} value(s) of sensitive attribute {self.attribute!r} are "
