@@ -1,5 +1,50 @@
 CREATE VIEW `people_release` AS
-WITH `__sa_freq` AS (
+WITH `__sa_lookup0` AS (
+  SELECT
+    *
+  FROM UNNEST([
+    STRUCT('20' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('21' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('22' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('23' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('24' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('25' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('26' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('27' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('28' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('29' AS __sa_leaf, '20-29' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('30' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('31' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('32' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('33' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('34' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('35' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('36' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('37' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('38' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('39' AS __sa_leaf, '30-39' AS __sa_l1, '<40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('40' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('41' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('42' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('43' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('44' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('45' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('46' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('47' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('48' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('49' AS __sa_leaf, '40-49' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('50' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('51' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('52' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('53' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('54' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('55' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('56' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('57' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('58' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3),
+    STRUCT('59' AS __sa_leaf, '50-59' AS __sa_l1, '>=40' AS __sa_l2, '*' AS __sa_l3)
+  ]) AS __sa_v
+), `__sa_freq` AS (
   SELECT
     `age`,
     `zip`,
@@ -14,88 +59,7 @@ WITH `__sa_freq` AS (
     `disease`
 ), `__sa_gen` AS (
   SELECT
-    CASE CAST(`__sa_src`.`age` AS STRING)
-      WHEN '20'
-      THEN '<40'
-      WHEN '21'
-      THEN '<40'
-      WHEN '22'
-      THEN '<40'
-      WHEN '23'
-      THEN '<40'
-      WHEN '24'
-      THEN '<40'
-      WHEN '25'
-      THEN '<40'
-      WHEN '26'
-      THEN '<40'
-      WHEN '27'
-      THEN '<40'
-      WHEN '28'
-      THEN '<40'
-      WHEN '29'
-      THEN '<40'
-      WHEN '30'
-      THEN '<40'
-      WHEN '31'
-      THEN '<40'
-      WHEN '32'
-      THEN '<40'
-      WHEN '33'
-      THEN '<40'
-      WHEN '34'
-      THEN '<40'
-      WHEN '35'
-      THEN '<40'
-      WHEN '36'
-      THEN '<40'
-      WHEN '37'
-      THEN '<40'
-      WHEN '38'
-      THEN '<40'
-      WHEN '39'
-      THEN '<40'
-      WHEN '40'
-      THEN '>=40'
-      WHEN '41'
-      THEN '>=40'
-      WHEN '42'
-      THEN '>=40'
-      WHEN '43'
-      THEN '>=40'
-      WHEN '44'
-      THEN '>=40'
-      WHEN '45'
-      THEN '>=40'
-      WHEN '46'
-      THEN '>=40'
-      WHEN '47'
-      THEN '>=40'
-      WHEN '48'
-      THEN '>=40'
-      WHEN '49'
-      THEN '>=40'
-      WHEN '50'
-      THEN '>=40'
-      WHEN '51'
-      THEN '>=40'
-      WHEN '52'
-      THEN '>=40'
-      WHEN '53'
-      THEN '>=40'
-      WHEN '54'
-      THEN '>=40'
-      WHEN '55'
-      THEN '>=40'
-      WHEN '56'
-      THEN '>=40'
-      WHEN '57'
-      THEN '>=40'
-      WHEN '58'
-      THEN '>=40'
-      WHEN '59'
-      THEN '>=40'
-    END AS `age`,
+    `__sa_h0`.`__sa_l2` AS `age`,
     CASE CAST(`__sa_src`.`zip` AS STRING)
       WHEN '47601'
       THEN '476**'
@@ -124,6 +88,8 @@ WITH `__sa_freq` AS (
     `__sa_src`.`disease` AS `disease`,
     `__sa_src`.`__sa_n` AS `__sa_n`
   FROM `__sa_freq` AS `__sa_src`
+  LEFT JOIN `__sa_lookup0` AS `__sa_h0`
+    ON `__sa_h0`.`__sa_leaf` = CAST(`__sa_src`.`age` AS STRING)
 ), `__sa_hist0` AS (
   SELECT
     *,
@@ -210,88 +176,7 @@ SELECT
   `__sa_r`.`disease` AS `disease`
 FROM (
   SELECT
-    CASE CAST(`__sa_src`.`age` AS STRING)
-      WHEN '20'
-      THEN '<40'
-      WHEN '21'
-      THEN '<40'
-      WHEN '22'
-      THEN '<40'
-      WHEN '23'
-      THEN '<40'
-      WHEN '24'
-      THEN '<40'
-      WHEN '25'
-      THEN '<40'
-      WHEN '26'
-      THEN '<40'
-      WHEN '27'
-      THEN '<40'
-      WHEN '28'
-      THEN '<40'
-      WHEN '29'
-      THEN '<40'
-      WHEN '30'
-      THEN '<40'
-      WHEN '31'
-      THEN '<40'
-      WHEN '32'
-      THEN '<40'
-      WHEN '33'
-      THEN '<40'
-      WHEN '34'
-      THEN '<40'
-      WHEN '35'
-      THEN '<40'
-      WHEN '36'
-      THEN '<40'
-      WHEN '37'
-      THEN '<40'
-      WHEN '38'
-      THEN '<40'
-      WHEN '39'
-      THEN '<40'
-      WHEN '40'
-      THEN '>=40'
-      WHEN '41'
-      THEN '>=40'
-      WHEN '42'
-      THEN '>=40'
-      WHEN '43'
-      THEN '>=40'
-      WHEN '44'
-      THEN '>=40'
-      WHEN '45'
-      THEN '>=40'
-      WHEN '46'
-      THEN '>=40'
-      WHEN '47'
-      THEN '>=40'
-      WHEN '48'
-      THEN '>=40'
-      WHEN '49'
-      THEN '>=40'
-      WHEN '50'
-      THEN '>=40'
-      WHEN '51'
-      THEN '>=40'
-      WHEN '52'
-      THEN '>=40'
-      WHEN '53'
-      THEN '>=40'
-      WHEN '54'
-      THEN '>=40'
-      WHEN '55'
-      THEN '>=40'
-      WHEN '56'
-      THEN '>=40'
-      WHEN '57'
-      THEN '>=40'
-      WHEN '58'
-      THEN '>=40'
-      WHEN '59'
-      THEN '>=40'
-    END AS `age`,
+    `__sa_h0`.`__sa_l2` AS `age`,
     CASE CAST(`__sa_src`.`zip` AS STRING)
       WHEN '47601'
       THEN '476**'
@@ -321,6 +206,8 @@ FROM (
     `__sa_src`.`name` AS `name`,
     `__sa_src`.`disease` AS `disease`
   FROM `people` AS `__sa_src`
+  LEFT JOIN `__sa_lookup0` AS `__sa_h0`
+    ON `__sa_h0`.`__sa_leaf` = CAST(`__sa_src`.`age` AS STRING)
 ) AS `__sa_r`
 INNER JOIN `__sa_verdict` AS `__sa_k`
   ON `__sa_r`.`age` IS NOT DISTINCT FROM `__sa_k`.`age`

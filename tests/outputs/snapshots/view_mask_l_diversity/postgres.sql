@@ -1,5 +1,49 @@
 CREATE VIEW "people_release" AS
-WITH "__sa_freq" AS (
+WITH "__sa_lookup0" AS (
+  SELECT
+    *
+  FROM (VALUES
+    ('20', '20-29', '<40', '*'),
+    ('21', '20-29', '<40', '*'),
+    ('22', '20-29', '<40', '*'),
+    ('23', '20-29', '<40', '*'),
+    ('24', '20-29', '<40', '*'),
+    ('25', '20-29', '<40', '*'),
+    ('26', '20-29', '<40', '*'),
+    ('27', '20-29', '<40', '*'),
+    ('28', '20-29', '<40', '*'),
+    ('29', '20-29', '<40', '*'),
+    ('30', '30-39', '<40', '*'),
+    ('31', '30-39', '<40', '*'),
+    ('32', '30-39', '<40', '*'),
+    ('33', '30-39', '<40', '*'),
+    ('34', '30-39', '<40', '*'),
+    ('35', '30-39', '<40', '*'),
+    ('36', '30-39', '<40', '*'),
+    ('37', '30-39', '<40', '*'),
+    ('38', '30-39', '<40', '*'),
+    ('39', '30-39', '<40', '*'),
+    ('40', '40-49', '>=40', '*'),
+    ('41', '40-49', '>=40', '*'),
+    ('42', '40-49', '>=40', '*'),
+    ('43', '40-49', '>=40', '*'),
+    ('44', '40-49', '>=40', '*'),
+    ('45', '40-49', '>=40', '*'),
+    ('46', '40-49', '>=40', '*'),
+    ('47', '40-49', '>=40', '*'),
+    ('48', '40-49', '>=40', '*'),
+    ('49', '40-49', '>=40', '*'),
+    ('50', '50-59', '>=40', '*'),
+    ('51', '50-59', '>=40', '*'),
+    ('52', '50-59', '>=40', '*'),
+    ('53', '50-59', '>=40', '*'),
+    ('54', '50-59', '>=40', '*'),
+    ('55', '50-59', '>=40', '*'),
+    ('56', '50-59', '>=40', '*'),
+    ('57', '50-59', '>=40', '*'),
+    ('58', '50-59', '>=40', '*'),
+    ('59', '50-59', '>=40', '*')) AS __sa_v(__sa_leaf, __sa_l1, __sa_l2, __sa_l3)
+), "__sa_freq" AS (
   SELECT
     "age",
     "zip",
@@ -14,88 +58,7 @@ WITH "__sa_freq" AS (
     "disease"
 ), "__sa_gen" AS (
   SELECT
-    CASE CAST("__sa_src"."age" AS VARCHAR)
-      WHEN '20'
-      THEN '<40'
-      WHEN '21'
-      THEN '<40'
-      WHEN '22'
-      THEN '<40'
-      WHEN '23'
-      THEN '<40'
-      WHEN '24'
-      THEN '<40'
-      WHEN '25'
-      THEN '<40'
-      WHEN '26'
-      THEN '<40'
-      WHEN '27'
-      THEN '<40'
-      WHEN '28'
-      THEN '<40'
-      WHEN '29'
-      THEN '<40'
-      WHEN '30'
-      THEN '<40'
-      WHEN '31'
-      THEN '<40'
-      WHEN '32'
-      THEN '<40'
-      WHEN '33'
-      THEN '<40'
-      WHEN '34'
-      THEN '<40'
-      WHEN '35'
-      THEN '<40'
-      WHEN '36'
-      THEN '<40'
-      WHEN '37'
-      THEN '<40'
-      WHEN '38'
-      THEN '<40'
-      WHEN '39'
-      THEN '<40'
-      WHEN '40'
-      THEN '>=40'
-      WHEN '41'
-      THEN '>=40'
-      WHEN '42'
-      THEN '>=40'
-      WHEN '43'
-      THEN '>=40'
-      WHEN '44'
-      THEN '>=40'
-      WHEN '45'
-      THEN '>=40'
-      WHEN '46'
-      THEN '>=40'
-      WHEN '47'
-      THEN '>=40'
-      WHEN '48'
-      THEN '>=40'
-      WHEN '49'
-      THEN '>=40'
-      WHEN '50'
-      THEN '>=40'
-      WHEN '51'
-      THEN '>=40'
-      WHEN '52'
-      THEN '>=40'
-      WHEN '53'
-      THEN '>=40'
-      WHEN '54'
-      THEN '>=40'
-      WHEN '55'
-      THEN '>=40'
-      WHEN '56'
-      THEN '>=40'
-      WHEN '57'
-      THEN '>=40'
-      WHEN '58'
-      THEN '>=40'
-      WHEN '59'
-      THEN '>=40'
-    END AS "age",
+    "__sa_h0"."__sa_l2" AS "age",
     CASE CAST("__sa_src"."zip" AS VARCHAR)
       WHEN '47601'
       THEN '476**'
@@ -124,6 +87,8 @@ WITH "__sa_freq" AS (
     "__sa_src"."disease" AS "disease",
     "__sa_src"."__sa_n" AS "__sa_n"
   FROM "__sa_freq" AS "__sa_src"
+  LEFT JOIN "__sa_lookup0" AS "__sa_h0"
+    ON "__sa_h0"."__sa_leaf" = CAST("__sa_src"."age" AS VARCHAR)
 ), "__sa_hist0" AS (
   SELECT
     *,
@@ -225,88 +190,7 @@ SELECT
   "__sa_r"."disease" AS "disease"
 FROM (
   SELECT
-    CASE CAST("__sa_src"."age" AS VARCHAR)
-      WHEN '20'
-      THEN '<40'
-      WHEN '21'
-      THEN '<40'
-      WHEN '22'
-      THEN '<40'
-      WHEN '23'
-      THEN '<40'
-      WHEN '24'
-      THEN '<40'
-      WHEN '25'
-      THEN '<40'
-      WHEN '26'
-      THEN '<40'
-      WHEN '27'
-      THEN '<40'
-      WHEN '28'
-      THEN '<40'
-      WHEN '29'
-      THEN '<40'
-      WHEN '30'
-      THEN '<40'
-      WHEN '31'
-      THEN '<40'
-      WHEN '32'
-      THEN '<40'
-      WHEN '33'
-      THEN '<40'
-      WHEN '34'
-      THEN '<40'
-      WHEN '35'
-      THEN '<40'
-      WHEN '36'
-      THEN '<40'
-      WHEN '37'
-      THEN '<40'
-      WHEN '38'
-      THEN '<40'
-      WHEN '39'
-      THEN '<40'
-      WHEN '40'
-      THEN '>=40'
-      WHEN '41'
-      THEN '>=40'
-      WHEN '42'
-      THEN '>=40'
-      WHEN '43'
-      THEN '>=40'
-      WHEN '44'
-      THEN '>=40'
-      WHEN '45'
-      THEN '>=40'
-      WHEN '46'
-      THEN '>=40'
-      WHEN '47'
-      THEN '>=40'
-      WHEN '48'
-      THEN '>=40'
-      WHEN '49'
-      THEN '>=40'
-      WHEN '50'
-      THEN '>=40'
-      WHEN '51'
-      THEN '>=40'
-      WHEN '52'
-      THEN '>=40'
-      WHEN '53'
-      THEN '>=40'
-      WHEN '54'
-      THEN '>=40'
-      WHEN '55'
-      THEN '>=40'
-      WHEN '56'
-      THEN '>=40'
-      WHEN '57'
-      THEN '>=40'
-      WHEN '58'
-      THEN '>=40'
-      WHEN '59'
-      THEN '>=40'
-    END AS "age",
+    "__sa_h0"."__sa_l2" AS "age",
     CASE CAST("__sa_src"."zip" AS VARCHAR)
       WHEN '47601'
       THEN '476**'
@@ -336,6 +220,8 @@ FROM (
     "__sa_src"."name" AS "name",
     "__sa_src"."disease" AS "disease"
   FROM "people" AS "__sa_src"
+  LEFT JOIN "__sa_lookup0" AS "__sa_h0"
+    ON "__sa_h0"."__sa_leaf" = CAST("__sa_src"."age" AS VARCHAR)
 ) AS "__sa_r"
 INNER JOIN "__sa_verdict" AS "__sa_k"
   ON (
