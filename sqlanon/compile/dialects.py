@@ -77,7 +77,7 @@ PROFILES: dict[str, DialectProfile] = {
         DialectProfile("snowflake", "snowflake", transactional_ddl=True),
         DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
                        functions=_without("Median"), anonymous_functions=frozenset({"to_hex"})),
-        DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median"),
+        DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
                        anonymous_functions=frozenset({"to_utf8"})),
     )
 }

@@ -30,7 +30,7 @@ class DuckDBEngine(Engine):
     def fetch_arrow(self, query):  # type: ignore[override]
         sql = self.sql(query)
         try:
-            return self.con.execute(sql).fetch_arrow_table()
+            return self.con.execute(sql).to_arrow_table()
         except Exception as e:
             raise EngineError(f"duckdb failed on:\n{sql}\n{type(e).__name__}: {e}") from e
 

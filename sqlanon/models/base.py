@@ -68,7 +68,12 @@ class Statistic(abc.ABC):
         parts = [type(self).__name__.lower()]
         for key, value in sorted(vars(self).items()):
             parts.append(f"{key}_{value}")
-        return internal("_".join(parts))
+        name = "_".join(parts)
+        if len(name) > 40:  # PostgreSQL truncates identifiers at 63 bytes: keep names short and unique
+            import hashlib
+
+            name = f"{parts[0][:20]}_{hashlib.sha256(name.encode()).hexdigest()[:16]}"
+        return internal(name)
 
     def aggregate(self, h: HistogramColumns) -> exp.Expression:
         """An aggregate over the histogram rows of one class (GROUP BY the class)."""

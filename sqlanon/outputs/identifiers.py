@@ -41,7 +41,9 @@ def pseudonym(value: exp.Expression, salt: str, target: DialectProfile) -> exp.E
 
 def masked(value: exp.Expression) -> exp.Expression:
     """Every character replaced by ``*`` (the length stays); NULL stays NULL."""
-    return exp.Repeat(this=lit(MASK_CHAR), times=exp.Length(this=as_text(value)))
+    # LPAD('', n, '*') rather than REPEAT: Trino's REPEAT builds an array, not a string
+    length = exp.cast(exp.Length(this=as_text(value)), exp.DataType.build("int"))
+    return exp.Pad(this=lit(""), expression=length, fill_pattern=lit(MASK_CHAR), is_left=True)
 
 
 def identifier_expression(attribute: Attribute, value: exp.Expression, target: DialectProfile,

@@ -225,6 +225,16 @@ def _build(c: _Ctx, kind: str, body: Any, p: str, v: dict[str, Any], order: list
     return OrderedHierarchy(values, b["sizes"], source=inline, null_leaf=v.get("null"))
 
 
+def _relative_files(c: _Ctx, params: Any) -> Any:
+    """A model's file parameter (a research subset) is relative to the spec file, like every path."""
+    from sqlanon.models.presence import is_file
+
+    subset = params.get("subset") if isinstance(params, dict) else None
+    if isinstance(subset, str) and is_file(subset):
+        return {**params, "subset": str(c.file(subset, "subset"))}
+    return params
+
+
 def _privacy(c: _Ctx, value: Any) -> tuple[Any, ...]:
     if value is None:
         return ()
@@ -238,7 +248,7 @@ def _privacy(c: _Ctx, value: Any) -> tuple[Any, ...]:
         if not isinstance(entry, dict) or len(entry) != 1:
             raise c.error(path, "each entry is one model name mapped to its parameters")
         ((key, params),) = entry.items()
-        models.append(build_model(str(key), params, f"{path}.{key}", c.source))
+        models.append(build_model(str(key), _relative_files(c, params), f"{path}.{key}", c.source))
     return tuple(models)
 
 

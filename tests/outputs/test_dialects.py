@@ -111,3 +111,33 @@ def test_statements_split_only_at_real_semicolons():
         "/* ; */ DROP TABLE \"a;b\"",
         "COMMIT",
     ]
+
+
+def test_repeat_is_refused_on_trino_where_it_builds_an_array():
+    from sqlglot import exp as _exp
+
+    from sqlanon.compile.render import render as _render
+    from sqlanon.errors import UnsupportedError as _Unsupported
+
+    tree = _exp.select(_exp.Repeat(this=_exp.Literal.string("*"), times=_exp.Literal.number(3)))
+    assert _render(tree, "duckdb") == "SELECT REPEAT('*', 3)"
+    with pytest.raises(_Unsupported, match="Repeat is not supported on trino"):
+        _render(tree, "trino")
+
+
+def test_identifier_mask_runs_the_same_on_duckdb_from_every_dialect():
+    """The mask expression printed for each target, read back and run on DuckDB, gives one * per char."""
+    import duckdb
+    import sqlglot
+    from sqlglot import exp as _exp
+
+    from sqlanon.compile.render import render as _render
+    from sqlanon.outputs.identifiers import masked
+
+    con = duckdb.connect()
+    # BigQuery is left out: its INT64 reads back as DuckDB's BIGINT, which DuckDB's LPAD refuses
+    for dialect in ("duckdb", "postgres", "spark", "snowflake", "trino"):
+        sql = _render(_exp.select(_exp.alias_(masked(_exp.Literal.string("O'Brien é")), "m")), dialect)
+        assert "REPEAT" not in sql.upper()
+        back = sqlglot.transpile(sql, read=dialect, write="duckdb")[0]
+        assert con.execute(back).fetchone()[0] == "*********", dialect

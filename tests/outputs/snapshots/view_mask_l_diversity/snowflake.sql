@@ -168,7 +168,7 @@ WITH "__sa_lookup0" AS (
 )
 SELECT
   "__sa_r"."id" AS "id",
-  REPEAT('*', LENGTH(CAST("__sa_r"."name" AS VARCHAR))) AS "name",
+  LPAD('', CAST(LENGTH(CAST("__sa_r"."name" AS VARCHAR)) AS INT), '*') AS "name",
   CASE WHEN "__sa_k"."__sa_keep" THEN CAST("__sa_r"."age" AS VARCHAR) ELSE '*' END AS "age",
   CASE WHEN "__sa_k"."__sa_keep" THEN CAST("__sa_r"."zip" AS VARCHAR) ELSE '*' END AS "zip",
   CASE WHEN "__sa_k"."__sa_keep" THEN CAST("__sa_r"."sex" AS VARCHAR) ELSE '*' END AS "sex",
