@@ -96,6 +96,8 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     from sqlanon.outputs import write_output
 
     spec = _spec(spec)
+    if not dry_run:
+        _check_file_output(spec, engine, database)
     ds = open_dataset(spec, engine, database=database)
     try:
         problem = problem_for(spec, ds)
@@ -109,6 +111,21 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
             return report
     finally:
         ds.close()
+
+
+def _check_file_output(spec: Spec, engine: Engine | None, database: str | None) -> None:
+    """A file source is read into a temporary table: say where a table output should land."""
+    from sqlanon.errors import SpecError
+
+    if not spec.source.file or spec.output.mode not in ("table", "view"):
+        return
+    if spec.output.mode == "view":
+        raise SpecError("a view over a file source would read a temporary copy that disappears; use "
+                        "mode table (with output.database) or sql", path="output.mode", source=spec.path)
+    if engine is None and not (database or spec.source.database or spec.output.database):
+        raise SpecError("the source is a file, so there is no database to write the table into: set "
+                        "output.database to a DuckDB file (or pass --database). sqlanon never writes "
+                        "beside the input file on its own", path="output.database", source=spec.path)
 
 
 def open_source(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None

@@ -52,10 +52,14 @@ class DuckDBEngine(Engine):
 
     def columns(self, relation: str) -> list[tuple[str, str]]:
         rows = self.con.execute(
-            "SELECT column_name, data_type FROM information_schema.columns "
+            "SELECT column_name, data_type, table_catalog FROM information_schema.columns "
             "WHERE table_name = ? AND table_schema = current_schema() ORDER BY ordinal_position",
             [relation],
         ).fetchall()
+        # a temporary table shadows a stored one of the same name, as in DuckDB's own name resolution
+        catalogs = {r[2] for r in rows}
+        if len(catalogs) > 1:
+            rows = [r for r in rows if r[2] == "temp"]
         if not rows:
             raise EngineError(f"duckdb: no table or view named {relation!r} in {self.database!r}")
         return [(r[0], r[1]) for r in rows]
@@ -68,7 +72,11 @@ class DuckDBEngine(Engine):
 
     def register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any] | None = None
                       ) -> None:
-        """Load a CSV or Parquet file into a table ``name`` (the file itself is never written)."""
+        """Load a CSV or Parquet file into a temporary table ``name``.
+
+        The copy lives only as long as the connection, so the raw data never lands in a database
+        file, and the file itself is only read.
+        """
         from sqlglot import exp
 
         from sqlanon.compile.sql import lit
@@ -80,7 +88,7 @@ class DuckDBEngine(Engine):
         reader = exp.Anonymous(this=func, expressions=args)
         query = exp.select(exp.Star()).from_(reader)
         self.execute(
-            f"CREATE OR REPLACE TABLE {exp.to_identifier(name, quoted=True).sql('duckdb')} AS "
+            f"CREATE OR REPLACE TEMP TABLE {exp.to_identifier(name, quoted=True).sql('duckdb')} AS "
             + query.sql("duckdb")
         )
 
