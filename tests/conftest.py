@@ -62,3 +62,18 @@ def adult_spec_dict(adult_dir: Path, qis=ADULT_QIS, sensitive=(), privacy=None, 
         "privacy": privacy or [{"k_anonymity": {"k": 5}}],
         "transformation": {"levels": levels or {}, "suppression_limit": limit},
     }
+
+
+def _hypothesis_profiles() -> None:
+    from hypothesis import HealthCheck, settings
+
+    # Machines are shared: no per-example deadline. CI replays the same examples on every run
+    # (derandomize), so a red build always points at a change, never at a newly drawn example.
+    settings.register_profile("default", deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True,
+                              print_blob=True)
+    settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+_hypothesis_profiles()

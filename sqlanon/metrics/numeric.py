@@ -50,7 +50,8 @@ class NumericComparison:
     """Moments of the original and released numeric columns; every figure derives from these.
 
     Variances and covariances are sample moments (divided by n − 1). A correlation involving a
-    constant column is 0. Relative changes are |new − old| / |old|, or |new − old| when old = 0.
+    constant column is 0. Relative changes are |new − old| / |old|, or |new − old| when old = 0 (for covariances: within
+    1e-12 of the columns' standard deviations' product).
     """
 
     columns: tuple[str, ...]
@@ -110,8 +111,12 @@ class NumericComparison:
 
     @property
     def covariance_change(self) -> dict[tuple[str, str], float]:
+        def scale(i: int, j: int) -> float:
+            return math.sqrt(max(self.covariance(i, i), 0.0) * max(self.covariance(j, j), 0.0))
+
         return {(self.columns[i], self.columns[j]):
-                change(self.covariance(i, j), self.covariance(i, j, released=True)) for i, j in self._pairs()}
+                change(self.covariance(i, j), self.covariance(i, j, released=True), scale(i, j))
+                for i, j in self._pairs()}
 
     @property
     def correlation_change(self) -> dict[tuple[str, str], float]:
@@ -136,8 +141,12 @@ class NumericComparison:
         }
 
 
-def change(old: float, new: float) -> float:
-    return abs(new - old) / abs(old) if old != 0 else abs(new - old)
+def change(old: float, new: float, scale: float = 0.0) -> float:
+    """|new − old| / |old|, or |new − old| when old is 0 — or within rounding of 0 relative to ``scale``
+    (a covariance of 1e-18 between columns of variance 1 is a zero that floating point did not reach)."""
+    if abs(old) <= 1e-12 * scale or old == 0:
+        return abs(new - old)
+    return abs(new - old) / abs(old)
 
 
 def _relation(rel: str | exp.Expression, name: str) -> exp.Expression:

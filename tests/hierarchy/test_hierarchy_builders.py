@@ -15,7 +15,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 import duckdb
-import hierarchy_oracle as oracle
+from tests.hierarchy import hierarchy_oracle as oracle
 import pyarrow as pa
 import pytest
 import sqlglot

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-import hierarchy_oracle as oracle
+from tests.hierarchy import hierarchy_oracle as oracle
 import pytest
 from sqlglot import exp
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture(scope="module")
 def pg():
     psycopg = pytest.importorskip("psycopg")
-    from pg_server import PostgresServer, PostgresUnavailable
+    from tests.pg_server import PostgresServer, PostgresUnavailable
 
     try:
         server = PostgresServer().start()

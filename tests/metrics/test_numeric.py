@@ -76,8 +76,8 @@ def numpy_figures(x: np.ndarray, y: np.ndarray) -> dict[str, object]:
         d = c[i, i] * c[j, j]
         return c[i, j] / math.sqrt(d) if d > 0 else 0.0
 
-    def rel(old, new):
-        return abs(new - old) / abs(old) if old != 0 else abs(new - old)
+    def rel(old, new, scale=0.0):
+        return abs(new - old) / abs(old) if abs(old) > 1e-12 * scale and old != 0 else abs(new - old)
 
     pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
     return {
@@ -85,7 +85,8 @@ def numpy_figures(x: np.ndarray, y: np.ndarray) -> dict[str, object]:
         "il1s": il1s / (n * m),
         "mean_change_max": max(rel(x[:, j].mean(), y[:, j].mean()) for j in range(m)),
         "variance_change_max": max(rel(cov_x[j, j], cov_y[j, j]) for j in range(m)),
-        "covariance_change_max": max((rel(cov_x[i, j], cov_y[i, j]) for i, j in pairs), default=0.0),
+        "covariance_change_max": max((rel(cov_x[i, j], cov_y[i, j], math.sqrt(cov_x[i, i] * cov_x[j, j]))
+                                      for i, j in pairs), default=0.0),
         "correlation_change_max": max((abs(corr(cov_y, i, j) - corr(cov_x, i, j)) for i, j in pairs),
                                       default=0.0),
     }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from outputs.people import load_people
+from tests.outputs.people import load_people
 
 
 @pytest.fixture()

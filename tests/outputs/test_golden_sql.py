@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import sqlglot
-from outputs.people import load_people, people_spec
+from tests.outputs.people import load_people, people_spec
 from sqlglot import exp
 
 from sqlanon.api import levels_of

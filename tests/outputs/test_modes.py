@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import sqlglot
-from outputs.people import KEPT, ROWS, canon, load_people, people_spec, sorted_rows
+from tests.outputs.people import KEPT, ROWS, canon, load_people, people_spec, sorted_rows
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from outputs.people import KEPT, MASKED, ROWS, canon, people_spec, sorted_rows
+from tests.outputs.people import KEPT, MASKED, ROWS, canon, people_spec, sorted_rows
 
 from sqlanon import api
 from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError

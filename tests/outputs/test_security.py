@@ -4,7 +4,7 @@ nothing else is touched. The same cases run on PostgreSQL in tests/postgres/test
 from __future__ import annotations
 
 import pytest
-from outputs.people import (
+from tests.outputs.people import (
     WEIRD_KEPT,
     WEIRD_MASKED,
     WEIRD_ROWS,

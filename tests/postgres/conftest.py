@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from pg_server import PostgresServer, PostgresUnavailable
+from tests.pg_server import PostgresServer, PostgresUnavailable
 
 _names = itertools.count(1)
 

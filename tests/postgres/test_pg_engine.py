@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from outputs.people import load_people
+from tests.outputs.people import load_people
 from sqlglot import exp
 
 from sqlanon.compile.sql import col, table
@@ -88,7 +88,7 @@ def test_connect_by_url(pg_server):
 
 
 def test_missing_server_binaries_say_how_to_install_them(monkeypatch, tmp_path):
-    import pg_server
+    from tests import pg_server
 
     monkeypatch.setattr(pg_server, "DEFAULT_BIN", tmp_path / "nowhere")
     monkeypatch.setenv("SQLANON_PG_BIN", str(tmp_path))

@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from outputs.people import KEPT, MASKED, ROWS, canon, load_people, people_spec, sorted_rows
+from tests.outputs.people import KEPT, MASKED, ROWS, canon, load_people, people_spec, sorted_rows
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine

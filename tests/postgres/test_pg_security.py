@@ -4,7 +4,7 @@ and nothing else is touched (the DuckDB twin is tests/outputs/test_security.py).
 from __future__ import annotations
 
 import pytest
-from outputs.people import (
+from tests.outputs.people import (
     WEIRD_KEPT,
     WEIRD_MASKED,
     WEIRD_ROWS,
