@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,20 +76,26 @@ def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: No
     return {name: get_metric(name, f"metrics").compute(ctx) for name in names}
 
 
-def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
-          metrics: tuple[str, ...] | None = None) -> Report:
-    """What the spec's source achieves under its transformation (levels and suppression limit)."""
-    spec = _spec(spec)
+@contextlib.contextmanager
+def _checked_node(spec: Spec, engine: Engine | None, database: str | None
+                  ) -> Iterator[tuple[Dataset, Evaluator, NodeCheck]]:
+    """Open the source, check the spec's node with one generalizing scan, and clean up after."""
     ds = open_dataset(spec, engine, database=database)
     try:
         problem = problem_for(spec, ds)
         levels = levels_of(spec, problem.qis)
         with Evaluator(problem, scan_levels=levels) as ev:
-            node = ev.check(levels, spec.transformation.suppression_limit)
-            values = evaluate_metrics(_metric_names(spec, metrics), ev, node, spec)
-            return Report(node, values, ev.p.qis)
+            yield ds, ev, ev.check(levels, spec.transformation.suppression_limit)
     finally:
         ds.close()
+
+
+def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
+          metrics: tuple[str, ...] | None = None) -> Report:
+    """What the spec's source achieves under its transformation (levels and suppression limit)."""
+    spec = _spec(spec)
+    with _checked_node(spec, engine, database) as (_, ev, node):
+        return Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
 
 
 def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -98,19 +106,11 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     spec = _spec(spec)
     if not dry_run:
         _check_file_output(spec, engine, database)
-    ds = open_dataset(spec, engine, database=database)
-    try:
-        problem = problem_for(spec, ds)
-        levels = levels_of(spec, problem.qis)
-        with Evaluator(problem, scan_levels=levels) as ev:
-            node = ev.check(levels, spec.transformation.suppression_limit)
-            values = evaluate_metrics(_metric_names(spec, metrics), ev, node, spec)
-            report = Report(node, values, ev.p.qis)
-            if not dry_run:
-                report.outputs = write_output(spec, ds, ev, node)
-            return report
-    finally:
-        ds.close()
+    with _checked_node(spec, engine, database) as (ds, ev, node):
+        report = Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
+        if not dry_run:
+            report.outputs = write_output(spec, ds, ev, node)
+        return report
 
 
 def _check_file_output(spec: Spec, engine: Engine | None, database: str | None) -> None:
@@ -139,12 +139,5 @@ def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str
     from sqlanon.outputs import compile_output_sql
 
     spec = _spec(spec)
-    ds = open_dataset(spec, engine, database=database)
-    try:
-        problem = problem_for(spec, ds)
-        levels = levels_of(spec, problem.qis)
-        with Evaluator(problem, scan_levels=levels) as ev:
-            node = ev.check(levels, spec.transformation.suppression_limit)
-            return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
-    finally:
-        ds.close()
+    with _checked_node(spec, engine, database) as (ds, ev, node):
+        return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
