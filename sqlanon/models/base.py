@@ -130,6 +130,11 @@ class PrivacyModel(abc.ABC):
     name: ClassVar[str]
     """The model's key in the spec (``k_anonymity``)."""
     monotonicity: ClassVar[Monotonicity]
+    table_reference: ClassVar[bool] = False
+    """How the model treats suppressed rows. Every model judges a class on all of its rows, and
+    suppression removes whole failing classes. A model with a table reference (a distribution,
+    frequency or variance over the whole table) computes that reference over all rows, the suppressed
+    ones included, as ARX does; such a model is therefore not monotone under suppression."""
 
     @abc.abstractmethod
     def statistics(self) -> tuple[Statistic, ...]:

@@ -110,6 +110,7 @@ class DeltaDisclosure(PrivacyModel):
     delta: float
     name: ClassVar[str] = "delta_disclosure"
     monotonicity: ClassVar[Monotonicity] = Monotonicity(generalization=True, suppression=False)
+    table_reference: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         require_number(self.delta, "delta", 0.0, low_open=True)
@@ -158,6 +159,7 @@ class BetaLikeness(PrivacyModel):
     variant: str = "basic"
     name: ClassVar[str] = "beta_likeness"
     monotonicity: ClassVar[Monotonicity] = Monotonicity(generalization=True, suppression=False)
+    table_reference: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:

@@ -205,6 +205,7 @@ class KPQRAnonymity(PrivacyModel):
     r: float
     name: ClassVar[str] = "kpqr_anonymity"
     monotonicity: ClassVar[Monotonicity] = Monotonicity(generalization=False, suppression=False)
+    table_reference: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         require_int(self.k, "k", 1)

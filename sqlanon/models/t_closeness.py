@@ -58,6 +58,7 @@ class TCloseness(PrivacyModel):
     distance: str = "equal"
     name: ClassVar[str] = "t_closeness"
     monotonicity: ClassVar[Monotonicity] = Monotonicity(generalization=True, suppression=False)
+    table_reference: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.distance not in DISTANCES:
