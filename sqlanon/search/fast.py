@@ -1,0 +1,362 @@
+"""Check lattice nodes in memory: one read of the frequency table, then numpy per node.
+
+The raw frequency table (QIs, sensitive attributes, row count) is read once from the engine. Each QI
+is coded as integers consistent with its hierarchy table (values compared as text, NULL through the
+hierarchy's NULL leaf), and per level a map gives every row its generalized label code. A node then
+costs a few gathers, one grouping into equivalence classes and a few ``bincount`` calls.
+
+The privacy decision follows ARX (El Emam K, Dankar FK, et al. A globally optimal k-anonymity method
+for the de-identification of health data. JAMIA 2009;16(5):670-682; Prasser F, Kohlmayer F.
+Putting statistical disclosure control into practice: the ARX data anonymization tool. 2015): a class
+is an outlier if it fails any model, and the node is anonymous iff the outlier rows fit the budget
+floor(limit · n). The metrics are ARX's exact definitions, computed in the same order as
+:mod:`sqlanon.metrics.arx` so that both give bit-identical doubles.
+
+Models and metrics outside this set raise :class:`~sqlanon.errors.UnsupportedError`; the caller then
+checks nodes in SQL (:meth:`sqlanon.evaluate.Evaluator.check`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sqlglot import exp
+
+from sqlanon.compile.checks import N
+from sqlanon.compile.sql import alias, col
+from sqlanon.errors import HierarchyError, UnsupportedError
+from sqlanon.evaluate import Evaluator, suppression_budget
+from sqlanon.metrics.base import trunc10
+from sqlanon.models.base import PrivacyModel
+from sqlanon.models.distance_statistics import order_key
+from sqlanon.models.k_anonymity import KAnonymity
+from sqlanon.models.l_diversity import LDiversity
+from sqlanon.models.t_closeness import TOLERANCE, TCloseness
+
+METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibility",
+           "discernibility_star", "aecs")
+"""Metrics computed in memory (ARX's definitions, see :mod:`sqlanon.metrics.arx`)."""
+
+_DENSE_MAX = 1 << 22
+"""Largest mixed-radix key space grouped by ``bincount`` (beyond it: a sort)."""
+
+
+@dataclass(frozen=True)
+class FastResult:
+    """One checked node, with ARX's output statistics (classes and min size of kept classes)."""
+
+    anonymous: bool
+    outlier_rows: int
+    classes: int
+    min_class_size: int | None
+    metric: float | None
+    lower_bound: float | None
+
+
+def _objects(a: np.ndarray) -> np.ndarray:
+    """A fetched column as an object array with None for NULL."""
+    out = np.asarray(a, dtype=object)
+    if np.ma.isMaskedArray(a):
+        out = np.array(a.data, dtype=object)
+        out[np.ma.getmaskarray(a)] = None
+    return out
+
+
+def _supported(models: Sequence[PrivacyModel], qis: Sequence[str]) -> None:
+    bad = []
+    for m in models:
+        if isinstance(m, KAnonymity):
+            continue
+        if isinstance(m, TCloseness) and m.distance == "hierarchical":
+            bad.append(f"{m} ({m.label})")
+        elif not isinstance(m, (LDiversity, TCloseness)):
+            bad.append(f"{m} ({m.label})")
+        elif m.attribute in qis:
+            bad.append(f"{m} (its attribute is a quasi-identifier)")
+    if bad:
+        raise UnsupportedError("the in-memory node check does not support: " + "; ".join(bad)
+                               + " (check these nodes in SQL)")
+
+
+class FastEvaluator:
+    """Check nodes of one problem in memory, with ARX's outlier semantics and metrics.
+
+    Args:
+        evaluator: the problem's evaluator; its raw frequency table is read once.
+        models: the privacy models (k-anonymity; distinct, entropy and recursive l-diversity;
+            t-closeness with the equal or ordered distance).
+        metric_name: one of :data:`METRICS`, or None for no metric.
+        suppression_limit: the share of rows that may be suppressed.
+        weights: attribute weights for the metrics (scaled by their maximum, as ARX).
+
+    Raises:
+        UnsupportedError: a model or metric outside the supported set, named in the message.
+    """
+
+    def __init__(self, evaluator: Evaluator, models: Sequence[PrivacyModel], metric_name: str | None,
+                 suppression_limit: float, weights: Mapping[str, float] | None = None) -> None:
+        p = evaluator.p
+        self.qis = list(p.qis)
+        _supported(models, self.qis)
+        if metric_name is not None and metric_name not in METRICS:
+            raise UnsupportedError(f"the in-memory node check does not support metric {metric_name!r}"
+                                   f"; supported: {', '.join(METRICS)} (check these nodes in SQL)")
+        self.models = list(models)
+        self.metric_name = metric_name
+        self.limit = float(suppression_limit)
+        ws = [float((weights or {}).get(a, 1.0)) for a in self.qis]
+        top = max(ws) if ws else 1.0
+        self.weights = [w / top for w in ws]
+        self.heights = [p.hierarchies[a].height for a in self.qis]
+        self._load(evaluator)
+        self.max_suppressed = suppression_budget(self.limit, self.n)
+
+    # -- loading ----------------------------------------------------------------------------------
+    def _load(self, ev: Evaluator) -> None:
+        p = ev.p
+        sens = list(dict.fromkeys(m.attribute for m in self.models if not isinstance(m, KAnonymity)))
+        ordered = {m.attribute for m in self.models
+                   if isinstance(m, TCloseness) and m.distance == "ordered"}
+        proj = [alias(p.hierarchies[a].key(col(a)), f"q{i}") for i, a in enumerate(self.qis)]
+        proj += [alias(col(a), f"s{j}") for j, a in enumerate(sens)]
+        proj += [alias(order_key(a, col(a), p.value_order, p.extra, ev.engine.dialect.sqlglot,
+                                 what=f"the ordered distance of {a!r}"), f"o{j}")
+                 for j, a in enumerate(sens) if a in ordered]
+        group = [e.this.copy() for e in proj]
+        q = exp.select(*proj, alias(exp.Sum(this=col(N)), "n")).from_(ev.freq.copy())
+        if group:
+            q = q.group_by(*group)
+        data = ev.engine.fetch_numpy(q)
+        self.row_n = np.asarray(data["n"], dtype=np.int64)
+        self.n = int(self.row_n.sum())
+        self.rows = len(self.row_n)
+        # per attribute and level: the row's label code, the label counts (file rows) and sizes
+        self.codes: list[list[np.ndarray]] = []
+        self.radix: list[list[int]] = []
+        self.weighted_all: list[list[int]] = []
+        self.domain: list[int] = []
+        self.label_counts: list[list[np.ndarray]] = []
+        for i, a in enumerate(self.qis):
+            keys = _objects(data[f"q{i}"])
+            leaf, uniques = pd.factorize(keys, use_na_sentinel=False)
+            table_ = ev.hierarchy_table(a)
+            mapping = table_.mapping
+            missing = [u for u in uniques if u not in mapping]
+            if missing:
+                raise HierarchyError(f"{len(missing)} value(s) of attribute {a!r} are missing from the "
+                                     f"hierarchy: {', '.join(map(repr, missing[:5]))}")
+            codes, radix, weighted, counts = [], [], [], []
+            for level in range(table_.height + 1):
+                labels = table_.level_values(level)
+                index = {lbl: j for j, lbl in enumerate(labels)}
+                per_leaf = np.array([index[mapping[u][level]] for u in uniques], dtype=np.int64)
+                c = per_leaf[leaf]
+                lc = np.array([table_.label_count(lbl, level) for lbl in labels], dtype=np.int64)
+                codes.append(c)
+                radix.append(len(labels))
+                counts.append(lc)
+                weighted.append(int(np.dot(self.row_n, lc[c])))
+            self.codes.append(codes)
+            self.radix.append(radix)
+            self.weighted_all.append(weighted)
+            self.label_counts.append(counts)
+            self.domain.append(table_.domain_size)
+        self.sensitive: dict[str, tuple[np.ndarray, int, np.ndarray]] = {}
+        for j, a in enumerate(sens):
+            if a in ordered:
+                okeys = _objects(data[f"o{j}"])
+                present = sorted({k for k in okeys if k is not None})
+                rank = {k: r for r, k in enumerate(present)}
+                values = np.array([rank[k] if k is not None else len(present) for k in okeys],
+                                  dtype=np.int64)
+                nvals = len(present) + (1 if any(k is None for k in okeys) else 0)
+            else:
+                values, uniq = pd.factorize(_objects(data[f"s{j}"]), use_na_sentinel=False)
+                values = values.astype(np.int64)
+                nvals = len(uniq)
+            global_counts = np.bincount(values, weights=self.row_n, minlength=nvals).astype(np.int64)
+            self.sensitive[a] = (values, nvals, global_counts)
+
+    # -- one node ---------------------------------------------------------------------------------
+    def _classes(self, node: Sequence[int]) -> tuple[np.ndarray, int]:
+        """Each row's class index and the number of classes."""
+        key = np.zeros(self.rows, dtype=np.int64)
+        space = 1
+        for i, level in enumerate(node):
+            r = self.radix[i][level]
+            if r == 1:
+                continue
+            if space * r > (1 << 62) // max(r, 1):
+                _, key = np.unique(key, return_inverse=True)
+                space = int(key.max()) + 1 if self.rows else 1
+            key = key * r + self.codes[i][level]
+            space *= r
+        if space <= _DENSE_MAX and space <= 8 * self.rows + 64:
+            present = np.bincount(key, minlength=space) > 0
+            ids = np.cumsum(present) - 1
+            return ids[key], int(present.sum())
+        uniq, inv = np.unique(key, return_inverse=True)
+        return inv.reshape(-1), len(uniq)
+
+    def _histogram(self, attribute: str, inv: np.ndarray, k: int) -> np.ndarray:
+        values, nvals, _ = self.sensitive[attribute]
+        h = np.bincount(inv * nvals + values, weights=self.row_n, minlength=k * nvals)
+        return h.reshape(k, nvals)
+
+    def _keep(self, inv: np.ndarray, k: int, sizes: np.ndarray) -> np.ndarray:
+        keep = np.ones(k, dtype=bool)
+        hists: dict[str, np.ndarray] = {}
+        for m in self.models:
+            if isinstance(m, KAnonymity):
+                keep &= sizes >= m.k
+                continue
+            if m.attribute not in hists:
+                hists[m.attribute] = self._histogram(m.attribute, inv, k)
+            h = hists[m.attribute]
+            if isinstance(m, LDiversity):
+                keep &= _diverse(m, h, sizes)
+            else:
+                keep &= _close(m, h, sizes, self.sensitive[m.attribute][2], self.n)
+        return keep
+
+    def evaluate(self, node: Sequence[int]) -> FastResult:
+        """Check one node (levels in QI order): anonymity, ARX's statistics, metric and lower bound."""
+        node = tuple(int(x) for x in node)
+        if len(node) != len(self.qis) or any(not 0 <= x <= h for x, h in zip(node, self.heights)):
+            raise HierarchyError(f"node {list(node)} does not fit the hierarchies' heights "
+                                 f"{self.heights} (one level per QI: {', '.join(self.qis)})")
+        inv, k = self._classes(node)
+        sizes = np.bincount(inv, weights=self.row_n, minlength=k).astype(np.int64)
+        keep = self._keep(inv, k, sizes)
+        outlier_rows = int(sizes[~keep].sum())
+        anonymous = outlier_rows <= self.max_suppressed
+        if anonymous:
+            kept_sizes = sizes[keep]
+            classes = len(kept_sizes)
+            min_size = int(kept_sizes.min()) if classes else None
+        else:
+            classes, min_size = k, int(sizes.min()) if k else None
+        metric = bound = None
+        if self.metric_name is not None:
+            s = outlier_rows if anonymous else 0
+            ctx = _Node(self, node, inv, keep, sizes, s, classes)
+            metric = ctx.metric(self.metric_name)
+            bound = ctx.lower_bound(self.metric_name)
+        return FastResult(anonymous, outlier_rows, classes, min_size, metric, bound)
+
+
+def _diverse(m: LDiversity, h: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    if m.variant == "distinct":
+        return np.count_nonzero(h, axis=1) >= math.ceil(m.l)
+    if m.variant == "entropy":
+        p = h / sizes[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(h > 0, p * np.log(p), 0.0)
+        return -terms.sum(axis=1) >= math.log(m.l) - 1e-12
+    desc = -np.sort(-h, axis=1)
+    top = desc[:, 0]
+    tail = desc[:, int(m.l) - 1:].sum(axis=1)
+    return top < float(m.c) * tail
+
+
+def _close(m: TCloseness, h: np.ndarray, sizes: np.ndarray, global_counts: np.ndarray,
+           n: int) -> np.ndarray:
+    if m.distance == "equal":
+        q = global_counts / n
+        p = h / sizes[:, None]
+        terms = np.where(h > 0, np.abs(q - p) - q, 0.0)
+        d = (1.0 + terms.sum(axis=1)) / 2.0
+    else:
+        r = h.shape[1]
+        if r <= 1:
+            return np.ones(len(sizes), dtype=bool)
+        # Σ_i |Σ_{j≤i} (p_j − q_j)| scaled by n·|E|: exact integers, divided once
+        diff = h.astype(np.int64) * n - global_counts[None, :] * sizes[:, None]
+        total = np.abs(np.cumsum(diff, axis=1)).sum(axis=1)
+        d = total / (sizes.astype(np.float64) * n * (r - 1))
+    return d <= float(m.t) + TOLERANCE
+
+
+class _Node:
+    """ARX's metrics of one checked node (same formulas and order as sqlanon.metrics.arx)."""
+
+    def __init__(self, fe: FastEvaluator, node: tuple[int, ...], inv: np.ndarray, keep: np.ndarray,
+                 sizes: np.ndarray, suppressed: int, classes: int) -> None:
+        self.fe, self.node, self.inv, self.keep = fe, node, inv, keep
+        self.sizes, self.s, self.classes = sizes, suppressed, classes
+
+    def _losses(self, suppressed: int) -> list[float]:
+        fe, n = self.fe, self.fe.n
+        out_rows = None
+        if suppressed:
+            out_rows = ~self.keep[self.inv]
+        losses = []
+        for i, level in enumerate(self.node):
+            d = fe.domain[i]
+            weighted = fe.weighted_all[i][level]
+            if out_rows is not None:
+                lc = fe.label_counts[i][level]
+                weighted -= int(np.dot(fe.row_n[out_rows], lc[fe.codes[i][level][out_rows]]))
+            a = weighted / d + suppressed
+            m = n / d
+            losses.append(trunc10(max(0.0, (a - m) / (n - m))) if n != m else 0.0)
+        return losses
+
+    def _loss(self, name: str, suppressed: int) -> float:
+        losses = self._losses(suppressed)
+        d = len(losses)
+        if name == "loss":
+            result = 1.0
+            for loss, w in zip(losses, self.fe.weights):
+                result *= pow(loss * w + 1.0, 1.0 / d)
+            return result - 1.0
+        total = 0.0
+        for loss, w in zip(losses, self.fe.weights):
+            total += loss * w / d
+        return total
+
+    def _precision(self, suppressed: int) -> float:
+        n = self.fe.n
+        u = n - suppressed
+        d = len(self.node)
+        total = 0.0
+        for level, h, w in zip(self.node, self.fe.heights, self.fe.weights):
+            ratio = level / h if h else 0.0
+            total += w * (u * ratio + suppressed) / n / d
+        return total
+
+    def _dm_star(self) -> int:
+        return int(np.dot(self.sizes, self.sizes))
+
+    def metric(self, name: str) -> float:
+        n, s = self.fe.n, self.s
+        if name in ("loss", "loss_arithmetic"):
+            return self._loss(name, s)
+        if name == "precision":
+            return self._precision(s)
+        if name == "height":
+            return float(sum(w * level for level, w in zip(self.node, self.fe.weights)))
+        if name == "discernibility":
+            if s:  # anonymous with suppression: kept classes plus n per suppressed row
+                kept = self.sizes[self.keep]
+                return float(int(np.dot(kept, kept)) + n * s)
+            return float(self._dm_star())
+        if name == "discernibility_star":
+            return float(self._dm_star())
+        return n / (self.classes + (1 if s > 0 else 0))
+
+    def lower_bound(self, name: str) -> float:
+        """ARX's bounds: the metric with every class kept (Loss, precision), Σ|E|² (DM), n/|classes|."""
+        if name in ("loss", "loss_arithmetic"):
+            return self._loss(name, 0)
+        if name == "precision":
+            return self._precision(0)
+        if name in ("discernibility", "discernibility_star"):
+            return float(self._dm_star())
+        if name == "aecs":
+            return self.fe.n / len(self.sizes)
+        return self.metric(name)
