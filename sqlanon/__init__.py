@@ -1,0 +1,36 @@
+"""sqlanon: anonymize tables inside the database.
+
+Modules, from the user's side inward:
+
+* :mod:`sqlanon.api`: ``check``, ``apply``, ``compile_sql``: the verbs of the command line;
+* :mod:`sqlanon.spec`: the specification (YAML or Python objects);
+* :mod:`sqlanon.hierarchy`: generalization hierarchies (ARX CSV files and builders);
+* :mod:`sqlanon.models`: privacy models, each a per-class SQL check;
+* :mod:`sqlanon.metrics`: utility and risk metrics (ARX's definitions where ARX has them);
+* :mod:`sqlanon.evaluate`: checking one transformation on an engine;
+* :mod:`sqlanon.compile`: the only code that builds SQL (sqlglot trees, rendered strictly per dialect);
+* :mod:`sqlanon.outputs`: tables, views, in-place updates and portable SQL;
+* :mod:`sqlanon.engines`: DuckDB and PostgreSQL behind one interface.
+"""
+
+from __future__ import annotations
+
+from sqlanon.api import Report as Report
+from sqlanon.api import apply as apply
+from sqlanon.api import check as check
+from sqlanon.api import compile_sql as compile_sql
+from sqlanon.engines import connect as connect
+from sqlanon.errors import HierarchyError as HierarchyError
+from sqlanon.errors import InfeasibleError as InfeasibleError
+from sqlanon.errors import SpecError as SpecError
+from sqlanon.errors import SqlanonError as SqlanonError
+from sqlanon.errors import UnsupportedError as UnsupportedError
+from sqlanon.spec import Spec as Spec
+from sqlanon.spec import load_spec as load_spec
+from sqlanon.spec import spec_from_dict as spec_from_dict
+
+__all__ = [
+    "HierarchyError", "InfeasibleError", "Report", "SpecError", "SqlanonError", "Spec",
+    "UnsupportedError", "apply", "check", "compile_sql", "connect", "load_spec", "spec_from_dict",
+]
+__version__ = "0.1.0"
