@@ -71,9 +71,8 @@ def _supported(models: Sequence[PrivacyModel], qis: Sequence[str]) -> None:
     for m in models:
         if isinstance(m, KAnonymity):
             continue
-        if isinstance(m, TCloseness) and m.distance == "hierarchical":
-            bad.append(f"{m} ({m.label})")
-        elif not isinstance(m, (LDiversity, TCloseness)):
+        hierarchical = isinstance(m, TCloseness) and m.distance == "hierarchical"
+        if hierarchical or not isinstance(m, (LDiversity, TCloseness)):
             bad.append(f"{m} ({m.label})")
         elif m.attribute in qis:
             bad.append(f"{m} (its attribute is a quasi-identifier)")

@@ -1,0 +1,178 @@
+"""The in-memory node check: ARX's figures on Adult, and agreement with the SQL check node by node."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import warnings
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sqlanon.compile.sql import table
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.errors import HierarchyError, UnsupportedError
+from sqlanon.evaluate import Evaluator, Problem
+from sqlanon.hierarchy import TableHierarchy
+from sqlanon.hierarchy.base import SqlanonWarning
+from sqlanon.metrics import MetricContext, get_metric
+from sqlanon.models.k_anonymity import KAnonymity
+from sqlanon.models.l_diversity import AlphaKAnonymity, LDiversity
+from sqlanon.models.t_closeness import TCloseness
+from sqlanon.search.fast import METRICS, FastEvaluator
+from tests.conftest import ADULT_QIS
+
+QIS8 = [q for q in ADULT_QIS if q != "occupation"]
+
+
+@pytest.fixture()
+def adult_ev(adult_engine, adult_hierarchies):
+    p = Problem(adult_engine, table("adult"), list(ADULT_QIS), dict(adult_hierarchies), [],
+                [KAnonymity(5)])
+    with Evaluator(p) as ev:
+        yield ev
+
+
+# -- ARX 3.9.2's published figures (peer-semantics.md §6) -------------------------------------------
+def test_arx_node_without_suppression(adult_ev):
+    node = (0, 4, 1, 1, 3, 2, 2, 1, 0)
+    r = FastEvaluator(adult_ev, [KAnonymity(5)], "loss", 0.0).evaluate(node)
+    assert (r.anonymous, r.outlier_rows, r.classes, r.min_class_size) == (True, 0, 24, 69)
+    assert r.metric == 0.5731509655590044
+    assert r.lower_bound == 0.5731509655590044  # nothing suppressed: the bound is the value
+    dm = FastEvaluator(adult_ev, [KAnonymity(5)], "discernibility", 0.0).evaluate(node)
+    assert dm.metric == dm.lower_bound == 70_009_068
+    assert FastEvaluator(adult_ev, [KAnonymity(5)], "aecs", 0.0).evaluate(node).metric == 30162 / 24
+
+
+def test_arx_node_with_two_percent(adult_ev):
+    node = (0, 3, 0, 2, 2, 1, 1, 2, 0)
+    loss = FastEvaluator(adult_ev, [KAnonymity(5)], "loss", 0.02).evaluate(node)
+    assert (loss.anonymous, loss.outlier_rows, loss.classes, loss.min_class_size) == (True, 506, 222, 5)
+    assert loss.metric == 0.3137130352819242
+    assert loss.lower_bound < loss.metric
+    dm = FastEvaluator(adult_ev, [KAnonymity(5)], "discernibility", 0.02).evaluate(node)
+    assert dm.metric == 52_454_192  # 37,192,220 + 30162 · 506
+    assert dm.lower_bound == 37_193_410  # DM*: Σ|E|² over all 502 classes
+    assert FastEvaluator(adult_ev, [KAnonymity(5)], "aecs", 0.02).evaluate(node).metric \
+        == 135.2556053811659
+    strict = FastEvaluator(adult_ev, [KAnonymity(5)], None, 0.0).evaluate(node)
+    assert (strict.anonymous, strict.outlier_rows, strict.classes) == (False, 506, 502)
+
+
+# -- agreement with the SQL check -------------------------------------------------------------------
+def _sql(ev, qis, node, limit, metrics):
+    check = ev.check(dict(zip(qis, node)), limit)
+    ctx = MetricContext(ev, check)
+    return check, {m: get_metric(m).compute(ctx) for m in metrics}
+
+
+def _same(fast: FastEvaluator, check, node) -> None:
+    r = fast.evaluate(node)
+    assert (r.anonymous, r.outlier_rows, r.classes, r.min_class_size) == \
+        (check.anonymous, check.outlier_rows, check.classes, check.min_class_size), node
+    return r
+
+
+def _nodes(hierarchies, qis, count, seed):
+    rng = random.Random(seed)
+    return [tuple(rng.randint(0, hierarchies[q].height) for q in qis) for _ in range(count)]
+
+
+def test_adult_random_nodes_agree_with_sql(adult_ev, adult_hierarchies):
+    limit = 0.02
+    fast = {m: FastEvaluator(adult_ev, [KAnonymity(5)], m, limit) for m in METRICS}
+    for node in _nodes(adult_hierarchies, ADULT_QIS, 30, 7):
+        check, values = _sql(adult_ev, ADULT_QIS, node, limit, METRICS)
+        for m in METRICS:
+            assert _same(fast[m], check, node).metric == values[m], (node, m)
+
+
+def test_adult_weighted_metrics_agree_with_sql(adult_ev, adult_hierarchies):
+    weights = {"age": 2.0, "sex": 0.5, "education": 1.5}
+    for node in _nodes(adult_hierarchies, ADULT_QIS, 4, 11):
+        check = adult_ev.check(dict(zip(ADULT_QIS, node)), 0.05)
+        ctx = MetricContext(adult_ev, check, weights=weights)
+        for m in ("loss", "loss_arithmetic", "precision", "height"):
+            fast = FastEvaluator(adult_ev, [KAnonymity(5)], m, 0.05, weights)
+            assert _same(fast, check, node).metric == get_metric(m).compute(ctx), (node, m)
+
+
+OCCUPATION_MODELS = [
+    [KAnonymity(5), LDiversity("occupation", 3)],
+    [KAnonymity(3), LDiversity("occupation", 2.5, "entropy")],
+    [LDiversity("occupation", 3, "recursive", c=2)],
+    [KAnonymity(5), TCloseness("occupation", 0.2, "equal")],
+    [KAnonymity(2), TCloseness("occupation", 0.15, "ordered")],
+]
+
+
+@pytest.mark.parametrize("models", OCCUPATION_MODELS, ids=lambda ms: "+".join(m.label for m in ms))
+def test_occupation_models_agree_with_sql(adult_engine, adult_hierarchies, models):
+    order = sorted(r[0] for r in adult_engine.con.execute(
+        'SELECT DISTINCT "occupation" FROM adult').fetchall())
+    hs = {q: adult_hierarchies[q] for q in QIS8}
+    p = Problem(adult_engine, table("adult"), list(QIS8), hs, ["occupation"], models,
+                value_order={"occupation": order})
+    with Evaluator(p) as ev:
+        fast = {lim: FastEvaluator(ev, models, "loss", lim) for lim in (0.0, 0.04)}
+        seen_outliers = False
+        for i, node in enumerate(_nodes(hs, QIS8, 8, len(models))):
+            limit = (0.0, 0.04)[i % 2]
+            check, values = _sql(ev, QIS8, node, limit, ["loss"])
+            assert _same(fast[limit], check, node).metric == values["loss"], node
+            seen_outliers |= 0 < check.outlier_rows < 30162
+        assert seen_outliers  # the models decided something on these nodes
+
+
+# -- random small tables (NULLs, integers compared as text, duplicate leaves) -------------------------
+with warnings.catch_warnings():  # "a" is listed twice on purpose: both rows count towards |D|
+    warnings.simplefilter("ignore", SqlanonWarning)
+    Q1 = TableHierarchy([["a", "x", "*"], ["b", "x", "*"], ["c", "y", "*"], ["NA", "y", "*"],
+                         ["d", "z", "*"], ["a", "x", "*"]], null_leaf="NA")
+Q2 = TableHierarchy([[str(v), str(v // 2), str(v // 4), "*"] for v in range(8)])
+ROWS = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", None]), st.integers(0, 7),
+                          st.sampled_from(["s1", "s2", "s3", "s4", None])), min_size=1, max_size=40)
+SMALL_MODELS = [[KAnonymity(2)], [KAnonymity(2), LDiversity("s", 2)],
+                [LDiversity("s", 2, "entropy")], [LDiversity("s", 2, "recursive", c=1.5)],
+                [KAnonymity(2), TCloseness("s", 0.3, "equal")], [TCloseness("s", 0.25, "ordered")]]
+
+
+@settings(max_examples=20)
+@given(rows=ROWS, models=st.sampled_from(SMALL_MODELS), limit=st.sampled_from([0.0, 0.1, 0.3]),
+       metric=st.sampled_from(METRICS))
+def test_small_tables_agree_with_sql(rows, models, limit, metric):
+    e = DuckDBEngine()
+    try:
+        e.con.execute('CREATE TABLE t ("q1" VARCHAR, "q2" INTEGER, "s" VARCHAR)')
+        e.con.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
+        p = Problem(e, table("t"), ["q1", "q2"], {"q1": Q1, "q2": Q2}, ["s"], models,
+                    value_order={"s": ["s4", "s2", "s1", "s3"]})
+        with Evaluator(p) as ev:
+            fast = FastEvaluator(ev, models, metric, limit)
+            for node in itertools.product(range(3), range(4)):
+                check, values = _sql(ev, ["q1", "q2"], node, limit, [metric])
+                assert _same(fast, check, node).metric == values[metric], node
+    finally:
+        e.close()
+
+
+# -- what the in-memory check refuses ----------------------------------------------------------------
+def test_unsupported_models_and_metrics_are_named(adult_ev):
+    with pytest.raises(UnsupportedError, match=r"hierarchical distance.*check these nodes in SQL"):
+        FastEvaluator(adult_ev, [TCloseness("occupation", 0.2, "hierarchical")], None, 0.0)
+    with pytest.raises(UnsupportedError, match=r"alpha_k_anonymity\[salary-class\]"):
+        FastEvaluator(adult_ev, [AlphaKAnonymity("salary-class", 0.5, 2)], None, 0.0)
+    with pytest.raises(UnsupportedError, match=r"'entropy'.*supported: loss"):
+        FastEvaluator(adult_ev, [KAnonymity(5)], "entropy", 0.0)
+    with pytest.raises(UnsupportedError, match=r"quasi-identifier"):
+        FastEvaluator(adult_ev, [LDiversity("age", 2)], None, 0.0)
+
+
+def test_node_outside_the_lattice_is_refused(adult_ev):
+    fast = FastEvaluator(adult_ev, [KAnonymity(5)], None, 0.0)
+    with pytest.raises(HierarchyError, match=r"node \[0, 5, 0, 0, 0, 0, 0, 0, 0\].*heights"):
+        fast.evaluate((0, 5, 0, 0, 0, 0, 0, 0, 0))
+    with pytest.raises(HierarchyError, match=r"one level per QI"):
+        fast.evaluate((0, 1))
