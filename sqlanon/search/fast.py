@@ -30,12 +30,15 @@ from sqlanon.compile.checks import N
 from sqlanon.compile.sql import alias, col
 from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.evaluate import Evaluator, suppression_budget
+from sqlanon.metrics import get_metric
 from sqlanon.metrics.base import trunc10
 from sqlanon.models.base import PrivacyModel
 from sqlanon.models.distance_statistics import order_key
 from sqlanon.models.k_anonymity import KAnonymity
 from sqlanon.models.l_diversity import LDiversity
 from sqlanon.models.t_closeness import TOLERANCE, TCloseness
+from sqlanon.search.lattice import Node
+from sqlanon.search.nodes import NodeEvaluator, NodeResult
 
 METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibility",
            "discernibility_star", "aecs")
@@ -60,6 +63,8 @@ class FastResult:
     min_class_size: int | None
     metric: float | None
     lower_bound: float | None
+    violating_rows: tuple[int, ...] = ()
+    """Per model (in the given order): rows of the classes that model alone rejects."""
 
 
 def _objects(a: np.ndarray) -> np.ndarray:
@@ -256,16 +261,18 @@ class FastEvaluator:
                 del self._cache[next(iter(self._cache))]
         return table_
 
-    def _keep(self, c: _Classes) -> np.ndarray:
-        keep = np.ones(c.k, dtype=bool)
+    def _oks(self, c: _Classes) -> list[np.ndarray]:
+        """Per model: which classes satisfy it."""
+        oks = []
         for m in self.models:
             if isinstance(m, KAnonymity):
-                keep &= c.sizes >= m.k
+                oks.append(c.sizes >= m.k)
             elif isinstance(m, LDiversity):
-                keep &= _diverse(m, c.hists[m.attribute], c.sizes)
+                oks.append(_diverse(m, c.hists[m.attribute], c.sizes))
             else:
-                keep &= _close(m, c.hists[m.attribute], c.sizes, self.sensitive[m.attribute][2], self.n)
-        return keep
+                oks.append(_close(m, c.hists[m.attribute], c.sizes, self.sensitive[m.attribute][2],
+                                  self.n))
+        return oks
 
     def evaluate(self, node: Sequence[int]) -> FastResult:
         """Check one node (levels in QI order): anonymity, ARX's statistics, metric and lower bound."""
@@ -274,7 +281,8 @@ class FastEvaluator:
             raise HierarchyError(f"node {list(node)} does not fit the hierarchies' heights "
                                  f"{self.heights} (one level per QI: {', '.join(self.qis)})")
         c = self._classes(node)
-        keep = self._keep(c)
+        oks = self._oks(c)
+        keep = np.logical_and.reduce(oks) if oks else np.ones(c.k, dtype=bool)
         outlier_rows = int(c.sizes[~keep].sum())
         anonymous = outlier_rows <= self.max_suppressed
         if anonymous:
@@ -289,7 +297,8 @@ class FastEvaluator:
             ctx = _Node(self, node, c, keep, s, classes)
             metric = ctx.metric(self.metric_name)
             bound = ctx.lower_bound(self.metric_name)
-        return FastResult(anonymous, outlier_rows, classes, min_size, metric, bound)
+        violating = tuple(int(c.sizes[~ok].sum()) for ok in oks)
+        return FastResult(anonymous, outlier_rows, classes, min_size, metric, bound, violating)
 
 
 def _dense(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
@@ -297,6 +306,35 @@ def _dense(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
     present = np.bincount(key, minlength=space) > 0
     ids = np.cumsum(present) - 1
     return ids[key], int(ids[-1]) + 1 if space else 0
+
+
+class FastNodeEvaluator(NodeEvaluator):
+    """The search's :class:`NodeEvaluator` over :class:`FastEvaluator` (the problem's models).
+
+    Answers as :class:`~sqlanon.search.nodes.SqlNodeEvaluator` does, except that the lower bound is
+    ARX's (:meth:`FastEvaluator.evaluate`) for every metric and node.
+
+    Raises:
+        UnsupportedError: a model or metric the in-memory check lacks (search in SQL instead).
+    """
+
+    def __init__(self, evaluator: Evaluator, suppression_limit: float = 0.0,
+                 metric: str | None = None, *, weights: Mapping[str, float] | None = None) -> None:
+        super().__init__()
+        models = evaluator.p.models
+        self.fast = FastEvaluator(evaluator, models, metric, suppression_limit, weights)
+        monotone = [m.is_monotonic(self.fast.limit) for m in models]
+        self.privacy_monotone = all(monotone)
+        self.partly_monotone = any(monotone)
+        self._monotone_models = [i for i, ok in enumerate(monotone) if ok]
+        self.has_metric = metric is not None
+        self.metric_monotone = metric is not None and get_metric(metric).is_monotonic(self.fast.limit)
+
+    def _evaluate(self, node: Node) -> NodeResult:
+        r = self.fast.evaluate(node)
+        part = all(r.violating_rows[i] <= self.fast.max_suppressed for i in self._monotone_models)
+        value = r.metric if r.anonymous or self.metric_monotone else None
+        return NodeResult(node, r.anonymous, part or r.anonymous, value, r.lower_bound)
 
 
 @dataclass

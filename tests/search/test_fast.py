@@ -20,7 +20,8 @@ from sqlanon.metrics import MetricContext, get_metric
 from sqlanon.models.k_anonymity import KAnonymity
 from sqlanon.models.l_diversity import AlphaKAnonymity, LDiversity
 from sqlanon.models.t_closeness import TCloseness
-from sqlanon.search.fast import METRICS, FastEvaluator
+from sqlanon.search import SqlNodeEvaluator, lattice_of, search
+from sqlanon.search.fast import METRICS, FastEvaluator, FastNodeEvaluator
 from tests.conftest import ADULT_QIS
 
 QIS8 = [q for q in ADULT_QIS if q != "occupation"]
@@ -196,3 +197,36 @@ def test_rollup_gives_the_same_results_as_grouping_all_rows(adult_engine, adult_
                     break
                 node[rng.choice(up)] += 1
         assert rows.rolled_up == 0 and rolled.rolled_up > 20
+
+
+# -- the search's node evaluator --------------------------------------------------------------------
+def test_node_evaluator_answers_as_the_sql_one(adult_engine, adult_hierarchies):
+    hs = {q: adult_hierarchies[q] for q in QIS8}
+    models = [KAnonymity(5), TCloseness("occupation", 0.2, "equal")]  # partly monotone at 2 %
+    p = Problem(adult_engine, table("adult"), list(QIS8), hs, ["occupation"], models)
+    with Evaluator(p) as ev:
+        fast = FastNodeEvaluator(ev, 0.02, "loss")
+        sql = SqlNodeEvaluator(ev, 0.02, "loss")
+        assert (fast.privacy_monotone, fast.partly_monotone, fast.metric_monotone) == \
+            (sql.privacy_monotone, sql.partly_monotone, sql.metric_monotone) == (False, True, False)
+        parts = set()
+        for node in _nodes(hs, QIS8, 12, 5) + [(1, 4, 1, 1, 3, 2, 2, 1), (1, 4, 1, 0, 3, 2, 2, 1)]:
+            f, s = fast.evaluate(node), sql.evaluate(node)
+            assert (f.anonymous, f.monotone_part, f.metric) == (s.anonymous, s.monotone_part, s.metric)
+            parts.add((f.anonymous, f.monotone_part))
+        assert (True, True) in parts and (False, True) in parts  # t alone rejected some nodes
+        # ARX (peer-semantics.md §6.3): two classes, both within t = 0.2
+        assert fast.evaluate((1, 4, 1, 1, 3, 2, 2, 1)).metric == 0.9183953641009659
+        assert fast.fast.evaluate((1, 4, 1, 1, 3, 2, 2, 1)).classes == 2
+
+
+def test_search_with_fast_nodes_finds_the_sql_optimum(adult_engine, adult_hierarchies):
+    qis = ["sex", "age", "race", "marital-status", "salary-class"]
+    p = Problem(adult_engine, table("adult"), qis, {q: adult_hierarchies[q] for q in qis}, [],
+                [KAnonymity(5)])
+    with Evaluator(p) as ev:
+        for metric in ("loss", "discernibility"):
+            fast = search(lattice_of(p), FastNodeEvaluator(ev, 0.02, metric), "optimal")
+            sql = search(lattice_of(p), SqlNodeEvaluator(ev, 0.02, metric), "optimal")
+            assert fast.node is not None
+            assert (fast.node, fast.metric) == (sql.node, sql.metric), metric
