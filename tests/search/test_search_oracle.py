@@ -106,7 +106,14 @@ def test_strategies_match_exhaustive(engine, spec):
 
 
 def test_monotone_models_tag_without_checking_everything(engine):
-    """On a table where only the top satisfies k = 3, a monotone search checks a fraction of nodes."""
+    """Each (q0, q1) pair once, q0 over 6 leaves and q1 over 2; k = 3.
+
+    Worked by hand: q0 at level 0 leaves classes of at most 2 rows, so every node with q0 = 0 fails;
+    the minimal satisfying nodes are (1, 1) (pairs of leaves × both q1 values: classes of 4) and
+    (3, 0). Loss (n = 12, |D| = 6): at (1, 1) each attribute has A = 12 · 2/6 = 4 and m = 2, so
+    loss_i = (4 − 2)/(12 − 2) = 0.2 and Loss = (1.2 · 1.2)^(1/2) − 1 = 0.2; at (3, 0) Loss =
+    2^(1/2) − 1; every other satisfying node generalizes one of them further.
+    """
     engine.con.execute("DROP TABLE IF EXISTS u")
     engine.con.execute("CREATE TABLE u (q0 VARCHAR, q1 VARCHAR, s VARCHAR)")
     rows = list(itertools.product(LEAVES, LEAVES[:2]))
@@ -115,7 +122,10 @@ def test_monotone_models_tag_without_checking_everything(engine):
     problem = Problem(engine, table("u"), ["q0", "q1"],
                       {"q0": TableHierarchy(h), "q1": TableHierarchy(h)}, [], [KAnonymity(3)])
     with Evaluator(problem) as ev:
-        r = search(lattice_of(problem), SqlNodeEvaluator(ev, 0.0, "loss"), "optimal")
-    # a class of 12 rows per q0-group needs q0 at level 2 (groups of 4 leaves -> 8 rows each)
-    # or q0 at level 1 and q1 at the top (pairs of leaves x both q1 values = 4 rows)
+        nodes = SqlNodeEvaluator(ev, 0.0, "loss")
+        r = search(lattice_of(problem), nodes, "optimal")
+        inc = search(lattice_of(problem), nodes, "incognito")
+    assert r.node == (1, 1) and r.ties == [(1, 1)]
+    assert r.metric == pytest.approx(0.2, abs=1e-9)
+    assert set(inc.solutions) == {(1, 1), (3, 0)}
     assert r.tagged > 0 and r.checked < 16
