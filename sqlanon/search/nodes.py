@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlanon.evaluate import Evaluator
+from sqlanon.evaluate import Evaluator, NodeCheck
 from sqlanon.metrics import MetricContext, get_metric
 from sqlanon.metrics.base import Metric
 from sqlanon.search.lattice import Node
+
+
+BOUNDED_BY_UNSUPPRESSED = frozenset({"loss", "loss_arithmetic", "precision", "height",
+                                     "discernibility", "discernibility_star", "aecs"})
+"""ARX's quality models whose value with nothing suppressed is a lower bound of the node and of all
+its generalizations (peer-semantics §5: suppressed rows only add loss, and without suppression these
+models never decrease under generalization)."""
 
 
 @dataclass(frozen=True)
@@ -119,5 +126,16 @@ class SqlNodeEvaluator(NodeEvaluator):
             if check.anonymous or self.metric_monotone:
                 value = float(self.metric.compute(ctx))
             lb = self.metric.lower_bound(ctx)
+            if lb is None and self.metric.name in BOUNDED_BY_UNSUPPRESSED:
+                lb = value if value is not None and not check.suppressed_rows else \
+                    self.metric.compute(MetricContext(self.ev, self._unsuppressed(check),
+                                                      self.weights, self.options))
             bound = float(lb) if lb is not None else (value if self.metric_monotone else None)
         return NodeResult(node, check.anonymous, part or check.anonymous, value, bound)
+
+    @staticmethod
+    def _unsuppressed(check: NodeCheck) -> NodeCheck:
+        """The node as if nothing were suppressed (every class kept, as for a failing node)."""
+        if not check.anonymous:
+            return check
+        return replace(check, max_suppressed=-1, classes=check.classes + check.outlier_classes)
