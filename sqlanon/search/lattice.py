@@ -111,7 +111,7 @@ class Lattice:
 
     def specializations(self, node: Node) -> Iterator[Node]:
         """Every node ≤ ``node``, the node included."""
-        return itertools.product(*[range(0, lv + 1) for lv in node])
+        return itertools.product(*[range(lv + 1) for lv in node])
 
     # -- predictive properties ----------------------------------------------------------------
     def has(self, node: Node, prop: Property) -> bool:

@@ -16,7 +16,6 @@ from sqlanon.metrics import MetricContext, get_metric
 from sqlanon.metrics.base import Metric
 from sqlanon.search.lattice import Node
 
-
 BOUNDED_BY_UNSUPPRESSED = frozenset({"loss", "loss_arithmetic", "precision", "height",
                                      "discernibility", "discernibility_star", "aecs"})
 """ARX's quality models whose value with nothing suppressed is a lower bound of the node and of all
