@@ -230,3 +230,21 @@ def test_search_with_fast_nodes_finds_the_sql_optimum(adult_engine, adult_hierar
             sql = search(lattice_of(p), SqlNodeEvaluator(ev, 0.02, metric), "optimal")
             assert fast.node is not None
             assert (fast.node, fast.metric) == (sql.node, sql.metric), metric
+
+
+def test_rule_based_hierarchy_agrees_with_sql(duck):
+    """Interval widths 5 and 10: the hierarchy's table is built over the data's values."""
+    from sqlanon.hierarchy import IntervalHierarchy
+
+    rng = random.Random(9)
+    duck.con.execute('CREATE TABLE iv ("x" INTEGER, "y" VARCHAR)')
+    duck.con.executemany("INSERT INTO iv VALUES (?, ?)",
+                         [(rng.randint(0, 45), rng.choice("ab")) for _ in range(120)])
+    hs = {"x": IntervalHierarchy((5, 10)), "y": TableHierarchy([["a", "*"], ["b", "*"]])}
+    p = Problem(duck, table("iv"), ["x", "y"], hs, [], [KAnonymity(4)])
+    with Evaluator(p) as ev:
+        for metric in ("loss", "precision", "aecs"):
+            fast = FastEvaluator(ev, [KAnonymity(4)], metric, 0.1)
+            for node in itertools.product(range(4), range(2)):
+                check, values = _sql(ev, ["x", "y"], node, 0.1, [metric])
+                assert _same(fast, check, node).metric == values[metric], (node, metric)
