@@ -13,7 +13,7 @@ from sqlanon.compile.sql import table
 from sqlanon.evaluate import Evaluator, Problem, suppression_budget
 from sqlanon.hierarchy import IntervalHierarchy, TableHierarchy
 from sqlanon.models.k_anonymity import KAnonymity
-from sqlanon.search import Lattice, SqlNodeEvaluator, lattice_of, search
+from sqlanon.search import Lattice, SqlNodeEvaluator, lattice_of, search, search_problem
 from tests.core.test_seed_k_anonymity import PT, PT_HIERARCHIES, TABLE_5_1
 
 QI4 = ["race", "dob", "sex", "zip"]
@@ -123,8 +123,7 @@ def test_seed_000_fig_5_3_minimal_nodes(table_5_1, k, minimal):
     table_5_1.models = [KAnonymity(k)]
     lattice = lattice_of(table_5_1)
     assert lattice.heights == (3, 2)
-    with Evaluator(table_5_1) as ev:
-        inc = search(lattice, SqlNodeEvaluator(ev), "incognito")
+    inc = search_problem(table_5_1, "incognito", metric=None)
     assert set(inc.solutions) == minimal
     assert inc.checked + inc.tagged + inc.pruned == 12
 
