@@ -15,6 +15,8 @@ import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from sqlanon.errors import HierarchyError
+
 Node = tuple[int, ...]
 
 
@@ -47,7 +49,7 @@ class Lattice:
     def __init__(self, heights: Sequence[int], names: Sequence[str] | None = None) -> None:
         self.heights: tuple[int, ...] = tuple(int(h) for h in heights)
         if any(h < 0 for h in self.heights):
-            raise ValueError(f"hierarchy heights must be >= 0, got {list(self.heights)}")
+            raise HierarchyError(f"hierarchy heights must be >= 0, got {list(self.heights)}")
         self.names = list(names) if names is not None else [f"q{i}" for i in range(len(heights))]
         self._mult = [1]
         for h in self.heights[:-1]:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.search.lattice import Direction, Lattice, Node, Property
 from sqlanon.search.nodes import NodeEvaluator, NodeResult
 
@@ -241,10 +242,10 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     pruned, so the result is the true optimum in every case.
 
     Raises:
-        ValueError: when the evaluator has no metric.
+        SpecError: when the evaluator has no metric.
     """
     if not evaluator.has_metric:
-        raise ValueError("the optimal search needs a metric to minimize")
+        raise SpecError("the optimal search needs a metric to minimize", path="metric")
     s = _Search(lattice, evaluator, "optimal")
     s.classify()
     best: list[float] = []
@@ -285,8 +286,9 @@ def search(lattice: Lattice, evaluator: NodeEvaluator, strategy: str = "optimal"
     """Run one strategy by name.
 
     Raises:
-        ValueError: for an unknown strategy name.
+        SpecError: for an unknown strategy name.
     """
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown search strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
+        raise SpecError(f"unknown search strategy {strategy!r}; known: {', '.join(STRATEGIES)}."
+                        + did_you_mean(strategy, STRATEGIES), path="strategy")
     return STRATEGIES[strategy](lattice, evaluator)

@@ -152,3 +152,16 @@ def test_lattice_tags_spread_by_direction():
     assert lat.tag((2, 2), up) == 0
     assert lat.tag((0, 1), down) == 2
     assert lat.tagged(down) == {(0, 0), (0, 1)} == set(lat.specializations((0, 1)))
+
+
+def test_bad_strategy_and_missing_metric(table_5_1):
+    from sqlanon.errors import HierarchyError, SpecError
+
+    table_5_1.models = [KAnonymity(2)]
+    with pytest.raises(SpecError, match=r"strategy: unknown search strategy 'optimum'.*"
+                                        r"Did you mean 'optimal'"):
+        search_problem(table_5_1, "optimum")
+    with pytest.raises(SpecError, match="metric: the optimal search needs a metric"):
+        search_problem(table_5_1, "optimal", metric=None)
+    with pytest.raises(HierarchyError, match=r"heights must be >= 0, got \[1, -1\]"):
+        Lattice([1, -1])
