@@ -27,6 +27,8 @@ class Report:
     qis: list[str]
     outputs: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    search: dict[str, Any] | None = None
+    """For ``anonymize``: the strategy, its wall time and node counts, and tied alternatives."""
 
     def as_dict(self) -> dict[str, Any]:
         n = self.node
@@ -51,6 +53,7 @@ class Report:
             "metrics": self.metrics,
             "outputs": self.outputs,
             "warnings": self.warnings,
+            **({"search": self.search} if self.search is not None else {}),
         }
 
 
@@ -141,3 +144,32 @@ def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str
     spec = _spec(spec)
     with _checked_node(spec, engine, database) as (ds, ev, node):
         return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
+
+
+def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
+              strategy: str | None = None, metric: str | None = None,
+              metrics: tuple[str, ...] | None = None, dry_run: bool = False) -> Report:
+    """Search the lattice for the transformation of least information loss, then write the output.
+
+    ``strategy`` and ``metric`` default to ``transformation.search`` (``optimal``) and
+    ``transformation.metric`` (``loss``).
+    """
+    from sqlanon.anonymize import search_spec, with_levels
+    from sqlanon.outputs import write_output
+
+    spec = _spec(spec)
+    if not dry_run:
+        _check_file_output(spec, engine, database)
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        with Evaluator(problem_for(spec, ds)) as ev:
+            levels, found = search_spec(spec, ev, strategy=strategy, metric=metric)
+            chosen = with_levels(spec, levels)
+            node = ev.check(levels, spec.transformation.suppression_limit)
+            report = Report(node, evaluate_metrics(_metric_names(chosen, metrics), ev, node, chosen),
+                            ev.p.qis, search=found)
+            if not dry_run:
+                report.outputs = write_output(chosen, ds, ev, node)
+            return report
+    finally:
+        ds.close()

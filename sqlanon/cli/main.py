@@ -28,6 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("apply", help="check the transformation and write the spec's output")
     _add_source_options(p)
     p.add_argument("--dry-run", action="store_true", help="check only; write nothing")
+    p = sub.add_parser("anonymize", help="search for the best transformation and write the output")
+    _add_source_options(p)
+    p.add_argument("--strategy", help="optimal, binary, incognito or exhaustive "
+                   "(default: transformation.search, else optimal)")
+    p.add_argument("--metric", help="the metric to minimise (default: transformation.metric, else loss)")
+    p.add_argument("--dry-run", action="store_true", help="search and check only; write nothing")
     p = sub.add_parser("compile", help="print the transformation as SQL for a dialect")
     _add_source_options(p)
     p.add_argument("--dialect", help="duckdb, postgres, spark, snowflake, bigquery or trino "
@@ -84,6 +90,11 @@ def _run(args: argparse.Namespace) -> int:
         return 0 if report.node.anonymous else 1
     if args.verb == "apply":
         report = api.apply(args.spec, database=args.database, dry_run=args.dry_run)
+        _print_report(report.as_dict(), args.json)
+        return 0
+    if args.verb == "anonymize":
+        report = api.anonymize(args.spec, database=args.database, strategy=args.strategy,
+                               metric=args.metric, dry_run=args.dry_run)
         _print_report(report.as_dict(), args.json)
         return 0
     if args.verb == "compile":

@@ -34,6 +34,12 @@ def format_report(r: dict[str, Any]) -> str:
         width = max(len(k) for k in r["metrics"])
         for name, v in r["metrics"].items():
             lines.append(f"  {name:<{width}}  {_fmt(v)}")
+    found = r.get("search")
+    if found:
+        lines.append(f"search: {found['strategy']} by {found['metric']} = {_fmt(found['value'])} in "
+                     f"{found['seconds']:.3f} s; nodes checked {found['nodes_checked']}, tagged "
+                     f"{found['nodes_tagged']}, pruned {found['nodes_pruned']} of {found['lattice_size']}"
+                     + (f"; {len(found['alternatives'])} tied alternatives" if found["alternatives"] else ""))
     for key, value in (r.get("outputs") or {}).items():
         lines.append(f"output {key}: {value}")
     for w in r.get("warnings") or []:

@@ -1,0 +1,61 @@
+"""``anonymize``: search the lattice for the best transformation, then apply it like ``apply``.
+
+Nodes are checked in memory on the frequency table when every model and the metric are supported there
+(:mod:`sqlanon.search.fast`), else in SQL on the engine; both give the same answers. The chosen node is
+then checked once more in SQL, so the report and the output come from the same code as ``check``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError
+from sqlanon.evaluate import Evaluator
+from sqlanon.search import STRATEGIES, lattice_of, search
+from sqlanon.search.fast import FastNodeEvaluator
+from sqlanon.search.nodes import NodeEvaluator, SqlNodeEvaluator
+from sqlanon.spec.schema import Spec
+
+
+def node_evaluator(ev: Evaluator, limit: float, metric: str, weights: dict[str, float]
+                   ) -> tuple[NodeEvaluator, str]:
+    try:
+        return FastNodeEvaluator(ev, limit, metric, weights=weights), "memory"
+    except UnsupportedError:
+        return SqlNodeEvaluator(ev, limit, metric, weights=weights), "sql"
+
+
+def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metric: str | None = None
+                ) -> tuple[dict[str, int], dict[str, Any]]:
+    """The chosen levels and the report's ``search`` object."""
+    options = spec.transformation.options
+    strategy = strategy or options.get("search", "optimal")
+    metric = metric or options.get("metric", "loss")
+    if strategy not in STRATEGIES:
+        from sqlanon.errors import did_you_mean
+
+        raise SpecError(f"unknown search strategy {strategy!r}; one of {', '.join(STRATEGIES)}."
+                        + did_you_mean(str(strategy), STRATEGIES), path="transformation.search",
+                        source=spec.path)
+    weights = {a: spec.attributes[a].weight for a in ev.p.qis}
+    limit = spec.transformation.suppression_limit
+    nodes, where = node_evaluator(ev, limit, metric, weights)
+    result = search(lattice_of(ev.p), nodes, strategy)
+    if result.node is None:
+        raise InfeasibleError(
+            f"no transformation satisfies the privacy models within the suppression limit {limit:g} "
+            f"({result.checked} nodes checked): raise transformation.suppression_limit or relax a model")
+    levels = dict(zip(ev.p.qis, result.node))
+    alternatives = [dict(zip(ev.p.qis, n)) for n in (result.ties or result.solutions) if n != result.node]
+    report = {
+        "strategy": result.strategy, "metric": metric, "value": result.metric,
+        "seconds": result.seconds, "nodes_checked": result.checked, "nodes_tagged": result.tagged,
+        "nodes_pruned": result.pruned, "lattice_size": lattice_of(ev.p).size, "evaluated_in": where,
+        "optimal": strategy in ("optimal", "exhaustive"), "alternatives": alternatives[:20],
+    }
+    return levels, report
+
+
+def with_levels(spec: Spec, levels: dict[str, int]) -> Spec:
+    return replace(spec, transformation=replace(spec.transformation, levels=levels))
