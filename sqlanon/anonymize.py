@@ -12,7 +12,8 @@ from typing import Any
 
 from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError
 from sqlanon.evaluate import Evaluator
-from sqlanon.search import STRATEGIES, lattice_of, search
+from sqlanon.search import STRATEGIES, lattice_of
+from sqlanon.search.limits import TerminalProgress, search_within
 from sqlanon.search.fast import FastNodeEvaluator
 from sqlanon.search.nodes import NodeEvaluator, SqlNodeEvaluator
 from sqlanon.spec.schema import Spec
@@ -26,12 +27,18 @@ def node_evaluator(ev: Evaluator, limit: float, metric: str, weights: dict[str, 
         return SqlNodeEvaluator(ev, limit, metric, weights=weights), "sql"
 
 
-def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metric: str | None = None
+def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metric: str | None = None,
+                time_limit: float | None = None, progress: bool = False
                 ) -> tuple[dict[str, int], dict[str, Any]]:
     """The chosen levels and the report's ``search`` object."""
     options = spec.transformation.options
     strategy = strategy or options.get("search", "optimal")
     metric = metric or options.get("metric", "loss")
+    time_limit = time_limit if time_limit is not None else options.get("time_limit")
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
+                                   or time_limit <= 0):
+        raise SpecError(f"time_limit must be a number of seconds > 0, got {time_limit!r}",
+                        path="transformation.time_limit", source=spec.path)
     if strategy not in STRATEGIES:
         from sqlanon.errors import did_you_mean
 
@@ -41,7 +48,15 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     limit = spec.transformation.suppression_limit
     nodes, where = node_evaluator(ev, limit, metric, weights)
-    result = search(lattice_of(ev.p), nodes, strategy)
+    bar = TerminalProgress(metric) if progress else None
+    try:
+        result = search_within(lattice_of(ev.p), nodes, strategy, time_limit=time_limit, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if result.node is None and not result.complete:
+        raise InfeasibleError(f"the time limit of {time_limit:g} s passed before any anonymous "
+                              f"transformation was found ({result.checked} nodes checked)")
     if result.node is None:
         raise InfeasibleError(
             f"no transformation satisfies the privacy models within the suppression limit {limit:g} "
@@ -52,7 +67,9 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
         "strategy": result.strategy, "metric": metric, "value": result.metric,
         "seconds": result.seconds, "nodes_checked": result.checked, "nodes_tagged": result.tagged,
         "nodes_pruned": result.pruned, "lattice_size": lattice_of(ev.p).size, "evaluated_in": where,
-        "optimal": strategy in ("optimal", "exhaustive"), "alternatives": alternatives[:20],
+        "complete": result.complete,
+        "optimal": strategy in ("optimal", "exhaustive") and result.complete,
+        "alternatives": alternatives[:20],
     }
     return levels, report
 

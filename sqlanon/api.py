@@ -148,11 +148,15 @@ def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str
 
 def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
               strategy: str | None = None, metric: str | None = None,
-              metrics: tuple[str, ...] | None = None, dry_run: bool = False) -> Report:
+              metrics: tuple[str, ...] | None = None, dry_run: bool = False,
+              time_limit: float | None = None, progress: bool = False) -> Report:
     """Search the lattice for the transformation of least information loss, then write the output.
 
     ``strategy`` and ``metric`` default to ``transformation.search`` (``optimal``) and
-    ``transformation.metric`` (``loss``).
+    ``transformation.metric`` (``loss``). With ``time_limit`` (seconds; default
+    ``transformation.time_limit``) the search may stop early with the best node found so far; the
+    report's ``search.complete`` and ``search.optimal`` then say so. ``progress`` draws a progress line
+    on a terminal for searches that take more than a second.
     """
     from sqlanon.anonymize import search_spec, with_levels
     from sqlanon.outputs import write_output
@@ -163,7 +167,8 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     ds = open_dataset(spec, engine, database=database)
     try:
         with Evaluator(problem_for(spec, ds)) as ev:
-            levels, found = search_spec(spec, ev, strategy=strategy, metric=metric)
+            levels, found = search_spec(spec, ev, strategy=strategy, metric=metric,
+                                        time_limit=time_limit, progress=progress)
             chosen = with_levels(spec, levels)
             node = ev.check(levels, spec.transformation.suppression_limit)
             report = Report(node, evaluate_metrics(_metric_names(chosen, metrics), ev, node, chosen),

@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: transformation.search, else optimal)")
     p.add_argument("--metric", help="the metric to minimise (default: transformation.metric, else loss)")
     p.add_argument("--dry-run", action="store_true", help="search and check only; write nothing")
+    p.add_argument("--time-limit", type=float, help="stop the search after this many seconds and use "
+                   "the best transformation found so far (reported as not proven optimal)")
     p = sub.add_parser("compile", help="print the transformation as SQL for a dialect")
     _add_source_options(p)
     p.add_argument("--dialect", help="duckdb, postgres, spark, snowflake, bigquery or trino "
@@ -94,7 +96,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.verb == "anonymize":
         report = api.anonymize(args.spec, database=args.database, strategy=args.strategy,
-                               metric=args.metric, dry_run=args.dry_run)
+                               metric=args.metric, dry_run=args.dry_run,
+                               time_limit=args.time_limit, progress=True)
         _print_report(report.as_dict(), args.json)
         return 0
     if args.verb == "compile":

@@ -39,7 +39,9 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append(f"search: {found['strategy']} by {found['metric']} = {_fmt(found['value'])} in "
                      f"{found['seconds']:.3f} s; nodes checked {found['nodes_checked']}, tagged "
                      f"{found['nodes_tagged']}, pruned {found['nodes_pruned']} of {found['lattice_size']}"
-                     + (f"; {len(found['alternatives'])} tied alternatives" if found["alternatives"] else ""))
+                     + (f"; {len(found['alternatives'])} tied alternatives" if found["alternatives"] else "")
+                     + ("" if found.get("complete", True) else
+                        "; STOPPED by the time limit: the best node found so far, not proven optimal"))
     for key, value in (r.get("outputs") or {}).items():
         lines.append(f"output {key}: {value}")
     for w in r.get("warnings") or []:

@@ -62,6 +62,7 @@ class SearchResult:
             node when looking for minimal ones).
         seconds: wall time of the search.
         trace: ``binary``: the heights probed with whether a satisfying node was found there.
+        complete: whether the strategy ran to its end (see :mod:`sqlanon.search.limits`).
     """
 
     strategy: str
@@ -74,6 +75,8 @@ class SearchResult:
     pruned: int
     seconds: float
     trace: list[tuple[int, bool]] = field(default_factory=list)
+    complete: bool = True
+    """False when a time limit stopped the search: ``node`` is then the best node checked so far."""
 
     @property
     def height(self) -> int | None:
