@@ -76,7 +76,7 @@ def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: No
                      spec: Spec) -> dict[str, float]:
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     ctx = MetricContext(ev, node, weights, spec.metric_options)
-    return {name: get_metric(name, f"metrics").compute(ctx) for name in names}
+    return {name: get_metric(name, "metrics").compute(ctx) for name in names}
 
 
 @contextlib.contextmanager

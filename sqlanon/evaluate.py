@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlanon.compile import checks
 from sqlanon.compile.generalize import Generalizer, lookup_columns
 from sqlanon.compile.plan import Plan
-from sqlanon.compile.sql import alias, as_text, col, count_star, internal, lit, table
+from sqlanon.compile.sql import alias, as_text, col, internal, lit, table
 from sqlanon.engines.base import Engine
 from sqlanon.errors import HierarchyError, InternalError
 from sqlanon.hierarchy.base import Hierarchy, HierarchyTable
@@ -172,13 +172,16 @@ class Evaluator:
         q = q.group_by(*[e.this.copy() for e in projections],
                        *[col(s_, src) for s_ in sensitive])
         scan = self._materialize("nodescan", q)
-        for a in decode:  # a NULL code: a value (or NULL) the hierarchy lacks
-            bad = self.engine.fetch_one(exp.select(exp.alias_(count_star(), "n", quoted=True)).from_(
-                scan.copy()).where(exp.Is(this=col(a), expression=exp.Null())))["n"]
-            if bad:
-                self._validate_coverage(self._materialize(
-                    f"uncovered{p.qis.index(a)}", exp.select(col(a)).distinct().from_(p.source.copy())),
-                    [a])
+        if decode:  # a NULL code: a value (or NULL) the hierarchy lacks; one query for all attributes
+            nulls = self.engine.fetch(exp.select(*[
+                exp.alias_(exp.Count(this=exp.Case().when(exp.Is(this=col(a), expression=exp.Null()),
+                                                          lit(1))), f"n{i}", quoted=True)
+                for i, a in enumerate(decode)]).from_(scan.copy()))[1][0]
+            for a, bad in zip(decode, nulls):
+                if bad:
+                    self._validate_coverage(self._materialize(
+                        f"uncovered{p.qis.index(a)}",
+                        exp.select(col(a)).distinct().from_(p.source.copy())), [a])
         self._validate_coverage(scan, [a for a in p.qis if int(levels.get(a, 0)) == 0])
         if not decode:
             return scan

@@ -8,7 +8,7 @@ before rendering; anything else is a :class:`~sqlanon.errors.UnsupportedError` a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlglot import exp
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlanon.compile.sql import alias, col, internal, lit
+from sqlanon.compile.sql import alias, col, internal
 from sqlanon.hierarchy.base import Hierarchy
 from sqlanon.hierarchy.table import TableHierarchy
 

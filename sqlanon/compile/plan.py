@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from sqlanon.compile.sql import ident, table
+from sqlanon.compile.sql import table
 
 
 @dataclass
@@ -45,6 +45,3 @@ def nullsafe_join(left: str, right: str, columns: list[str]) -> exp.Expression:
     conds = [exp.NullSafeEQ(this=col(c, left), expression=col(c, right)) for c in columns]
     return exp.and_(*conds) if conds else exp.true()
 
-
-def ident_name(name: str) -> exp.Identifier:
-    return ident(name)

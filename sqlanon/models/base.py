@@ -46,9 +46,6 @@ class HistogramColumns:
     value_rank: str = internal("vr")
     domain: str = internal("dom")
 
-    def __getattr__(self, item: str) -> Any:  # pragma: no cover - dataclass fields only
-        raise AttributeError(item)
-
     def c(self, name: str) -> exp.Column:
         """A column of the histogram by field name: ``h.c('count')``."""
         return col(getattr(self, name))

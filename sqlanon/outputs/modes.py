@@ -89,20 +89,21 @@ def _summary(spec: Spec, oq: OutputQuery, mode: str, **extra: Any) -> dict[str, 
     return out
 
 
-def write_table(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
+def write_relation(spec: Spec, ds: Dataset, oq: OutputQuery, kind: str) -> dict[str, Any]:
+    """A new table or view (``kind``), refusing to overwrite one unless ``output.replace``."""
     name = output_name(spec, ds)
-    exists = _refuse_existing(spec, ds.engine, name, "table")
+    exists = _refuse_existing(spec, ds.engine, name, kind)
     target = Target(name, spec.source.schema, ds.engine.dialect)
-    run_script(ds.engine, script_for("table", oq, target, replace=exists, transaction=False))
-    return _summary(spec, oq, "table", relation=name, rows=ds.engine.row_count(name))
+    run_script(ds.engine, script_for(kind, oq, target, replace=exists, transaction=False))
+    return _summary(spec, oq, kind, relation=name, rows=ds.engine.row_count(name))
+
+
+def write_table(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
+    return write_relation(spec, ds, oq, "table")
 
 
 def write_view(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
-    name = output_name(spec, ds)
-    exists = _refuse_existing(spec, ds.engine, name, "view")
-    target = Target(name, spec.source.schema, ds.engine.dialect)
-    run_script(ds.engine, script_for("view", oq, target, replace=exists, transaction=False))
-    return _summary(spec, oq, "view", relation=name, rows=ds.engine.row_count(name))
+    return write_relation(spec, ds, oq, "view")
 
 
 def write_in_place(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
