@@ -15,9 +15,15 @@ import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from sqlanon.errors import HierarchyError
+import numpy as np
+
+from sqlanon.errors import HierarchyError, UnsupportedError
 
 Node = tuple[int, ...]
+
+MAX_ENUMERATED = 5_000_000
+"""Lattices up to this many nodes can be enumerated and tagged; larger ones (tens of QIs) only offer
+neighbours and ids, which is what the heuristic search needs."""
 
 
 class Direction(enum.Enum):
@@ -58,11 +64,36 @@ class Lattice:
         self.bottom: Node = tuple(0 for _ in self.heights)
         self.top: Node = self.heights
         self.max_level = sum(self.heights)
-        self._by_level: list[list[Node]] = [[] for _ in range(self.max_level + 1)]
-        for i in range(self.size):
-            node = self.node_of(i)
-            self._by_level[sum(node)].append(node)
-        self._tags: dict[Property, set[Node]] = {}
+        self._ids_by_level: list[np.ndarray] | None = None
+        self._tags: dict[str, np.ndarray] = {}
+
+    @property
+    def enumerable(self) -> bool:
+        """Whether the lattice is small enough to list its nodes and tag them (:data:`MAX_ENUMERATED`)."""
+        return self.size <= MAX_ENUMERATED
+
+    def _require_enumerable(self) -> None:
+        if not self.enumerable:
+            raise UnsupportedError(
+                f"the lattice has {self.size:,} nodes, too many to enumerate (at most "
+                f"{MAX_ENUMERATED:,}); use the heuristic search strategy")
+
+    def levels_of(self, ids: np.ndarray) -> np.ndarray:
+        """The levels (one column per QI) of the nodes with the given ids."""
+        ids = np.asarray(ids, dtype=np.int64)
+        return np.stack([(ids // m) % (h + 1) for h, m in zip(self.heights, self._mult)], axis=-1) \
+            if self.heights else np.zeros((len(ids), 0), dtype=np.int64)
+
+    def ids_by_level(self) -> list[np.ndarray]:
+        """Per lattice level, the ids of its nodes in increasing order."""
+        if self._ids_by_level is None:
+            self._require_enumerable()
+            ids = np.arange(self.size, dtype=np.int64)
+            level = self.levels_of(ids).sum(axis=1) if self.heights else np.zeros(1, dtype=np.int64)
+            order = np.argsort(level, kind="stable")
+            bounds = np.searchsorted(level[order], np.arange(self.max_level + 2))
+            self._ids_by_level = [order[bounds[i]:bounds[i + 1]] for i in range(self.max_level + 1)]
+        return self._ids_by_level
 
     # -- nodes --------------------------------------------------------------------------------
     def node_id(self, node: Node) -> int:
@@ -83,12 +114,14 @@ class Lattice:
 
     def nodes_at(self, level: int) -> list[Node]:
         """The nodes of one lattice level, in id order."""
-        return list(self._by_level[level]) if 0 <= level <= self.max_level else []
+        if not 0 <= level <= self.max_level:
+            return []
+        return [tuple(int(x) for x in row) for row in self.levels_of(self.ids_by_level()[level])]
 
     def __iter__(self) -> Iterator[Node]:
         """All nodes level by level (bottom first), in id order within a level."""
-        for nodes in self._by_level:
-            yield from nodes
+        for level in range(self.max_level + 1):
+            yield from self.nodes_at(level)
 
     def __len__(self) -> int:
         return self.size
@@ -115,33 +148,48 @@ class Lattice:
         """Every node ≤ ``node``, the node included."""
         return itertools.product(*[range(lv + 1) for lv in node])
 
+    def cone_ids(self, node: Node, up: bool) -> np.ndarray:
+        """Ids of every generalization (``up``) or specialization of ``node``, itself included."""
+        ids = np.zeros(1, dtype=np.int64)
+        for level, h, m in zip(node, self.heights, self._mult):
+            steps = np.arange(level, h + 1) if up else np.arange(0, level + 1)
+            ids = (ids[:, None] + steps[None, :] * m).ravel()
+        return ids
+
     # -- predictive properties ----------------------------------------------------------------
+    def mask(self, prop: Property) -> np.ndarray:
+        """The property as a boolean array over node ids (created empty on first use)."""
+        arr = self._tags.get(prop.name)
+        if arr is None:
+            self._require_enumerable()
+            arr = self._tags[prop.name] = np.zeros(self.size, dtype=bool)
+        return arr
+
     def has(self, node: Node, prop: Property) -> bool:
-        return node in self._tags.get(prop, ())
+        arr = self._tags.get(prop.name)
+        return arr is not None and bool(arr[self.node_id(node)])
 
     def clear_tags(self) -> None:
         self._tags.clear()
 
     def tagged(self, prop: Property) -> set[Node]:
-        return set(self._tags.get(prop, ()))
+        arr = self._tags.get(prop.name)
+        if arr is None:
+            return set()
+        return {tuple(int(x) for x in row) for row in self.levels_of(np.flatnonzero(arr))}
 
     def tag(self, node: Node, prop: Property) -> int:
         """Tag ``node`` and, by the property's direction, its generalizations or specializations.
 
-        Returns the number of nodes newly tagged. Spreading stops at nodes that already hold the
-        property (their own neighbours hold it already).
+        Returns the number of nodes newly tagged.
         """
-        tags = self._tags.setdefault(prop, set())
-        if node in tags:
-            return 0
-        step = {Direction.UP: self.successors, Direction.DOWN: self.predecessors}.get(
-            prop.direction)
-        tags.add(node)
-        added, stack = 1, [node]
-        while step is not None and stack:
-            for nxt in step(stack.pop()):
-                if nxt not in tags:
-                    tags.add(nxt)
-                    added += 1
-                    stack.append(nxt)
-        return added
+        arr = self.mask(prop)
+        if prop.direction is Direction.NONE:
+            ids = np.array([self.node_id(node)], dtype=np.int64)
+        else:
+            if arr[self.node_id(node)]:
+                return 0
+            ids = self.cone_ids(node, prop.direction is Direction.UP)
+        new = int(np.count_nonzero(~arr[ids]))
+        arr[ids] = True
+        return new
