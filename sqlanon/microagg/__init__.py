@@ -1,0 +1,1 @@
+"""Microaggregation: records are grouped and their values replaced by a group statistic."""
