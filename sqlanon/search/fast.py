@@ -37,12 +37,15 @@ from sqlanon.models.distance_statistics import order_key
 from sqlanon.models.k_anonymity import KAnonymity
 from sqlanon.models.l_diversity import LDiversity
 from sqlanon.models.t_closeness import TOLERANCE, TCloseness
-from sqlanon.search.lattice import Node
+from sqlanon.search.lattice import Lattice, Node
 from sqlanon.search.nodes import NodeEvaluator, NodeResult
 
 METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibility",
            "discernibility_star", "aecs")
 """Metrics computed in memory (ARX's definitions, see :mod:`sqlanon.metrics.arx`)."""
+
+LOSSES = ("loss", "loss_arithmetic", "precision")
+"""Metrics whose lower bound is the metric itself when nothing is suppressed."""
 
 CACHE_SIZE = 8
 """Class tables of recently checked nodes kept for rolling up to their generalizations."""
@@ -274,8 +277,13 @@ class FastEvaluator:
                                   self.n))
         return oks
 
-    def evaluate(self, node: Sequence[int]) -> FastResult:
-        """Check one node (levels in QI order): anonymity, ARX's statistics, metric and lower bound."""
+    def evaluate(self, node: Sequence[int], *, metric_always: bool = True,
+                 bound: bool = True) -> FastResult:
+        """Check one node (levels in QI order): anonymity, ARX's statistics, metric and lower bound.
+
+        ``metric_always=False`` computes the metric only for an anonymous node; ``bound=False`` skips
+        the lower bound (the search may know it already, :meth:`FastNodeEvaluator.prior_bounds`).
+        """
         node = tuple(int(x) for x in node)
         if len(node) != len(self.qis) or any(not 0 <= x <= h for x, h in zip(node, self.heights)):
             raise HierarchyError(f"node {list(node)} does not fit the hierarchies' heights "
@@ -291,14 +299,39 @@ class FastEvaluator:
             min_size = int(kept_sizes.min()) if classes else None
         else:
             classes, min_size = c.k, int(c.sizes.min()) if c.k else None
-        metric = bound = None
-        if self.metric_name is not None:
+        value = lower = None
+        if self.metric_name is not None and (anonymous or metric_always or bound):
             s = outlier_rows if anonymous else 0
             ctx = _Node(self, node, c, keep, s, classes)
-            metric = ctx.metric(self.metric_name)
-            bound = ctx.lower_bound(self.metric_name)
-        violating = tuple(int(c.sizes[~ok].sum()) for ok in oks)
-        return FastResult(anonymous, outlier_rows, classes, min_size, metric, bound, violating)
+            if anonymous or metric_always:
+                value = ctx.metric(self.metric_name)
+            if bound:
+                lower = value if value is not None and s == 0 and self.metric_name in LOSSES \
+                    else ctx.lower_bound(self.metric_name)
+        violating = tuple(int(c.sizes[~ok].sum()) for ok in oks) if len(oks) > 1 else \
+            (outlier_rows,) * len(oks)
+        return FastResult(anonymous, outlier_rows, classes, min_size, value, lower, violating)
+
+    def attribute_loss(self, i: int, level: int, weighted: int, suppressed: int) -> float:
+        """ARX's loss of attribute ``i`` at ``level``: Σ rows' label leaves (``weighted``) plus
+        ``suppressed`` rows counted whole, normalized between the bottom and the top."""
+        n, d = self.n, self.domain[i]
+        a = weighted / d + suppressed
+        m = n / d
+        return trunc10(max(0.0, (a - m) / (n - m))) if n != m else 0.0
+
+    def attribute_term(self, name: str, i: int, level: int) -> float:
+        """Attribute ``i``'s term at ``level`` with nothing suppressed, as the metric combines it."""
+        d, w = len(self.qis), self.weights[i]
+        if name == "loss":
+            return pow(self.attribute_loss(i, level, self.weighted_all[i][level], 0) * w + 1.0,
+                       1.0 / d)
+        if name == "loss_arithmetic":
+            return self.attribute_loss(i, level, self.weighted_all[i][level], 0) * w / d
+        if name == "precision":
+            h = self.heights[i]
+            return w * (self.n * (level / h if h else 0.0)) / self.n / d
+        return float(w * level)
 
 
 def _dense(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
@@ -329,9 +362,38 @@ class FastNodeEvaluator(NodeEvaluator):
         self._monotone_models = [i for i, ok in enumerate(monotone) if ok]
         self.has_metric = metric is not None
         self.metric_monotone = metric is not None and get_metric(metric).is_monotonic(self.fast.limit)
+        self._prior = False
+        """Whether the search took :meth:`prior_bounds`: checks then skip what those bounds tell."""
+
+    def prior_bounds(self, lattice: Lattice) -> np.ndarray | None:
+        """ARX's bound with nothing suppressed, for the metrics where it depends on the levels alone.
+
+        Loss, its arithmetic variant, precision and height sum or multiply one term per attribute and
+        level (every row counts its label's leaves), so the whole lattice costs one pass over node ids;
+        the terms are those of :meth:`FastEvaluator.evaluate`, in the same order, so the bounds equal
+        the metric bit for bit when nothing is suppressed.
+        """
+        name, fe = self.fast.metric_name, self.fast
+        if name not in ("loss", "loss_arithmetic", "precision", "height") or not lattice.enumerable:
+            return None
+        self._prior = True
+        terms = [[fe.attribute_term(name, i, level) for level in range(h + 1)]
+                 for i, h in enumerate(fe.heights)]
+        ids = np.arange(lattice.size, dtype=np.int64)
+        total = np.full(lattice.size, 1.0 if name == "loss" else 0.0)
+        step = 1
+        for t, h in zip(terms, fe.heights):
+            level = (ids // step) % (h + 1)
+            if name == "loss":
+                total *= np.asarray(t)[level]
+            else:
+                total += np.asarray(t)[level]
+            step *= h + 1
+        return total - 1.0 if name == "loss" else total
 
     def _evaluate(self, node: Node) -> NodeResult:
-        r = self.fast.evaluate(node)
+        r = self.fast.evaluate(node, metric_always=self.metric_monotone and not self._prior,
+                               bound=not self._prior)
         part = all(r.violating_rows[i] <= self.fast.max_suppressed for i in self._monotone_models)
         value = r.metric if r.anonymous or self.metric_monotone else None
         return NodeResult(node, r.anonymous, part or r.anonymous, value, r.lower_bound)
@@ -388,18 +450,15 @@ class _Node:
         self.sizes, self.s, self.classes = c.sizes, suppressed, classes
 
     def _losses(self, suppressed: int) -> list[float]:
-        fe, n = self.fe, self.fe.n
+        fe = self.fe
         out = ~self.keep if suppressed else None
         losses = []
         for i, level in enumerate(self.node):
-            d = fe.domain[i]
             weighted = fe.weighted_all[i][level]
             if out is not None:  # Σ over suppressed classes of |E| · (file rows with E's label)
                 lc = fe.label_counts[i][level]
                 weighted -= int(np.dot(self.sizes[out], lc[fe.codes[i][level][self.c.rep[out]]]))
-            a = weighted / d + suppressed
-            m = n / d
-            losses.append(trunc10(max(0.0, (a - m) / (n - m))) if n != m else 0.0)
+            losses.append(fe.attribute_loss(i, level, weighted, suppressed))
         return losses
 
     def _loss(self, name: str, suppressed: int) -> float:

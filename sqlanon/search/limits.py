@@ -10,6 +10,8 @@ import sys
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from sqlanon.search.lattice import Lattice, Node
 from sqlanon.search.nodes import NodeEvaluator, NodeResult
 from sqlanon.search.strategies import SearchResult, search
@@ -38,6 +40,9 @@ class Budgeted(NodeEvaluator):
         self.progress = progress
         self.max_checks = max_checks
         self.best: tuple[Node, float | None] | None = None
+
+    def prior_bounds(self, lattice: Lattice) -> np.ndarray | None:
+        return self.inner.prior_bounds(lattice)
 
     def _evaluate(self, node: Node) -> NodeResult:
         if (self.deadline is not None and time.perf_counter() >= self.deadline) or (

@@ -11,10 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from sqlanon.evaluate import Evaluator, NodeCheck
 from sqlanon.metrics import MetricContext, get_metric
 from sqlanon.metrics.base import Metric
-from sqlanon.search.lattice import Node
+from sqlanon.search.lattice import Lattice, Node
 
 BOUNDED_BY_UNSUPPRESSED = frozenset({"loss", "loss_arithmetic", "precision", "height",
                                      "discernibility", "discernibility_star", "aecs"})
@@ -85,6 +87,14 @@ class NodeEvaluator(abc.ABC):
 
     @abc.abstractmethod
     def _evaluate(self, node: Node) -> NodeResult: ...
+
+    def prior_bounds(self, lattice: Lattice) -> np.ndarray | None:
+        """A lower bound of the metric for every node (indexed by node id), known without checking.
+
+        Each value must bound the node's metric and its generalizations' (whatever is suppressed).
+        None when the evaluator cannot tell before checking.
+        """
+        return None
 
 
 class SqlNodeEvaluator(NodeEvaluator):

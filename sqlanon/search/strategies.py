@@ -20,9 +20,12 @@ metric through ``Metric.is_monotonic(limit)`` or its ``lower_bound``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.search.lattice import Direction, Lattice, Node, Property
@@ -42,6 +45,13 @@ TOLERANCE = 1e-12
 
 def tied(a: float, b: float) -> bool:
     return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
+
+
+def _tied_with(values: np.ndarray, b: float) -> np.ndarray:
+    """:func:`tied` of each value with ``b`` (infinite ``b`` ties nothing)."""
+    if math.isinf(b):
+        return np.zeros(np.shape(values), dtype=bool)
+    return np.abs(values - b) <= TOLERANCE * np.maximum(np.maximum(np.abs(values), abs(b)), 1.0)
 
 
 @dataclass
@@ -84,7 +94,10 @@ class SearchResult:
 
 
 class _Search:
-    """One run: the lattice's tags, the nodes checked, and the property the binary phase uses."""
+    """One run: the lattice's tags, the nodes checked, and the property the binary phase uses.
+
+    Nodes are handled by id inside (tags are boolean arrays over ids); the evaluator sees tuples.
+    """
 
     def __init__(self, lattice: Lattice, evaluator: NodeEvaluator, name: str) -> None:
         lattice.clear_tags()
@@ -92,6 +105,14 @@ class _Search:
         self.start = time.perf_counter()
         self.results: dict[Node, NodeResult] = {}
         self.true_prop = ANONYMOUS if evaluator.privacy_monotone else MONOTONE_PART
+        self.fails = lattice.mask(NOT_ANONYMOUS)
+        self.holds = lattice.mask(self.true_prop)
+        self.mult = [lattice.node_id(tuple(int(i == j) for j in range(len(lattice.heights))))
+                     for i in range(len(lattice.heights))]
+        self._radix = [(m, h + 1) for m, h in zip(self.mult, lattice.heights)]
+
+    def node(self, node_id: int) -> Node:
+        return tuple((node_id // m) % r for m, r in self._radix)
 
     def probe(self, node: Node) -> NodeResult:
         """Check a node and tag what monotone models let us infer."""
@@ -109,40 +130,69 @@ class _Search:
         """Whether the node is anonymous, from a check or a tag (checking when unknown)."""
         if node in self.results:
             return self.results[node].anonymous
-        if self.lat.has(node, NOT_ANONYMOUS):
+        i = self.lat.node_id(node)
+        if self.fails[i]:
             return False
-        if self.lat.has(node, ANONYMOUS):
+        if self.ev.privacy_monotone and self.holds[i]:
             return True
         return self.probe(node).anonymous
 
-    def resolved(self, node: Node) -> bool:
-        return self.lat.has(node, self.true_prop) or self.lat.has(node, NOT_ANONYMOUS)
+    def resolved(self, node_id: int) -> bool:
+        return bool(self.holds[node_id] or self.fails[node_id])
 
-    def classify(self) -> None:
-        """Settle the monotone property on every node: binary search along greedy upward paths."""
+    def classify(self, skip: Callable[[np.ndarray], np.ndarray] | None = None,
+                 after_probe: Callable[[NodeResult], None] | None = None,
+                 rank: np.ndarray | None = None) -> None:
+        """Settle the monotone property by binary search along greedy upward paths.
+
+        Args:
+            skip: given node ids, which of them need not be settled (paths may still cross them:
+                a check above them settles more of the lattice).
+            after_probe: called with every check's result.
+            rank: a value per node id; paths step to the successor of least rank (without one, to
+                the first attribute that can step).
+        """
         if not self.ev.partly_monotone:
             return
-        for level in range(self.lat.max_level + 1):
-            for node in self.lat.nodes_at(level):
-                if not self.resolved(node):
-                    self._binary_on_path(self._greedy_path(node))
+        for ids in self.lat.ids_by_level():
+            todo = ids[~(self.holds[ids] | self.fails[ids])]
+            if skip is not None and len(todo):
+                todo = todo[~skip(todo)]
+            for i in todo.tolist():
+                if not (self.holds[i] or self.fails[i]) and not (skip is not None and skip(i)):
+                    self._binary_on_path(self._greedy_path(i, rank), after_probe)
 
-    def _greedy_path(self, node: Node) -> list[Node]:
-        path = [node]
+    def _greedy_path(self, start: int, rank: np.ndarray | None) -> list[int]:
+        path = [start]
+        levels = list(self.node(start))
+        heights, mult, holds, fails = self.lat.heights, self.mult, self.holds, self.fails
         while True:
-            nxt = [s for s in self.lat.successors(path[-1]) if not self.resolved(s)]
-            if not nxt:
+            nxt, best = -1, None
+            for a, h in enumerate(heights):
+                if levels[a] < h:
+                    j = path[-1] + mult[a]
+                    if not (holds[j] or fails[j]):
+                        if rank is None:
+                            nxt = a
+                            break
+                        if best is None or rank[j] < best:
+                            nxt, best = a, rank[j]
+            if nxt < 0:
                 return path
-            path.append(nxt[0])
+            levels[nxt] += 1
+            path.append(path[-1] + mult[nxt])
 
-    def _binary_on_path(self, path: list[Node]) -> None:
+    def _binary_on_path(self, path: list[int],
+                        after_probe: Callable[[NodeResult], None] | None) -> None:
         lo, hi = 0, len(path)
         while lo < hi:
             mid = (lo + hi) // 2
-            node = path[mid]
-            if not self.resolved(node):
-                self.probe(node)
-            if self.lat.has(node, self.true_prop):
+            i = path[mid]
+            if not self.resolved(i):
+                r = self.probe(self.node(i))
+                if after_probe is not None:
+                    after_probe(r)
+            if self.holds[i]:
                 hi = mid
             else:
                 lo = mid + 1
@@ -162,9 +212,16 @@ class _Search:
         return sum(node), self.lat.node_id(node)
 
     def result(self, node: Node | None, metric: float | None, ties: list[Node],
-               solutions: list[Node], trace: list[tuple[int, bool]] | None = None) -> SearchResult:
-        skip = self.lat.tagged(PRUNED) | self.lat.tagged(DOMINATED)
-        pruned = len(skip - self.results.keys())
+               solutions: list[Node], trace: list[tuple[int, bool]] | None = None,
+               skipped: np.ndarray | None = None) -> SearchResult:
+        """``skipped``: nodes (a mask over ids) passed over because a bound showed they cannot matter."""
+        skip = self.lat.mask(PRUNED) | self.lat.mask(DOMINATED)
+        if skipped is not None:
+            skip |= skipped
+        skip &= ~self.fails
+        if self.results:
+            skip[[self.lat.node_id(n) for n in self.results]] = False
+        pruned = int(np.count_nonzero(skip))
         return SearchResult(self.name, node, metric, ties, sorted(solutions, key=self.order),
                             len(self.results), len(self.lat) - len(self.results) - pruned, pruned,
                             time.perf_counter() - self.start, list(trace or []))
@@ -222,12 +279,16 @@ def incognito(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     s = _Search(lattice, evaluator, "incognito")
     s.classify()
     minimal = []
-    for node in lattice:
-        if lattice.has(node, DOMINATED) or lattice.has(node, NOT_ANONYMOUS):
-            continue
-        if s.anonymous(node):
-            minimal.append(node)
-            lattice.tag(node, DOMINATED)
+    dominated = lattice.mask(DOMINATED)
+    for ids in lattice.ids_by_level():
+        for i in ids[~(dominated[ids] | s.fails[ids])]:
+            i = int(i)
+            if dominated[i] or s.fails[i]:
+                continue
+            node = s.node(i)
+            if s.anonymous(node):
+                minimal.append(node)
+                lattice.tag(node, DOMINATED)
     if evaluator.has_metric:
         for n in minimal:
             s.probe(n)
@@ -239,10 +300,13 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     """The anonymous node of minimal information loss, and every node tied with it.
 
     Phase 1 settles the monotone property (anonymity, or its monotone part) by binary search along
-    greedy paths, tagging generalizations and specializations. Phase 2 checks every node not known
-    to fail, the minimal ones first; a node whose lower bound exceeds the best value found prunes all
-    its generalizations. Without monotone models phase 1 is skipped; without a lower bound nothing is
-    pruned, so the result is the true optimum in every case.
+    greedy paths, tagging generalizations and specializations. Phase 2 checks the nodes not known to
+    fail in order of their lower bounds. Two bounds cut the work: a bound the evaluator knows for
+    every node before checking it (:meth:`NodeEvaluator.prior_bounds`; ARX's Loss with nothing
+    suppressed, for instance) keeps both phases away from nodes that cannot beat the best value found
+    so far, and a checked node's lower bound above that value prunes all its generalizations. The
+    nodes passed over cannot beat or tie the result, so it is the true optimum in every case, with a
+    suppression limit too (where the metric is not monotone).
 
     Raises:
         SpecError: when the evaluator has no metric.
@@ -250,35 +314,49 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     if not evaluator.has_metric:
         raise SpecError("the optimal search needs a metric to minimize", path="metric")
     s = _Search(lattice, evaluator, "optimal")
-    s.classify()
-    best: list[float] = []
+    bounds = evaluator.prior_bounds(lattice)
+    pruned = lattice.mask(PRUNED)
+    best = [math.inf]
 
-    def visit(node: Node) -> None:
-        if lattice.has(node, NOT_ANONYMOUS) or lattice.has(node, PRUNED):
-            return
-        r = s.probe(node)
-        if r.anonymous and r.metric is not None and (not best or r.metric < best[0]):
-            best[:] = [r.metric]
-            for done in list(s.results.values()):
-                prune(done)
-        else:
-            prune(r)
+    def beyond(value: float | None) -> bool:
+        return value is not None and value > best[0] and not tied(value, best[0])
 
-    def prune(r: NodeResult) -> None:
-        if best and r.lower_bound is not None and r.lower_bound > best[0] and \
-                not tied(r.lower_bound, best[0]):
+    def skip(ids):
+        out = pruned[ids]
+        if bounds is not None:
+            b = bounds[ids]
+            out = out | ((b > best[0]) & ~_tied_with(b, best[0]))
+        return out
+
+    def seen(r: NodeResult) -> None:
+        if r.anonymous and r.metric is not None and r.metric < best[0]:
+            best[0] = r.metric
+            if bounds is None:
+                for done in s.results.values():
+                    if beyond(done.lower_bound):
+                        lattice.tag(done.node, PRUNED)
+        elif beyond(r.lower_bound):
             lattice.tag(r.node, PRUNED)
 
-    candidates = [n for n in lattice if not lattice.has(n, NOT_ANONYMOUS)]
-    frontier = [n for n in candidates
-                if all(lattice.has(p, NOT_ANONYMOUS) for p in lattice.predecessors(n))]
-    for node in frontier:
-        visit(node)
-    for node in candidates:
-        visit(node)
+    s.classify(skip, seen, bounds)
+    ids = np.flatnonzero(~s.fails & ~pruned)
+    level = lattice.levels_of(ids).sum(axis=1)
+    ids = ids[np.lexsort((ids, level) if bounds is None else (ids, level, bounds[ids]))]
+    for i in ids:
+        i = int(i)
+        if s.fails[i] or pruned[i]:
+            continue
+        if bounds is not None and beyond(float(bounds[i])):
+            break
+        node = s.node(i)
+        if node not in s.results:
+            seen(s.probe(node))
     ok = [n for n, r in s.results.items() if r.anonymous]
     node, value, ties = s.best(ok)
-    return s.result(node, value, ties, ties)
+    skipped = None
+    if bounds is not None and value is not None:
+        skipped = (bounds > value) & ~_tied_with(bounds, value)
+    return s.result(node, value, ties, ties, skipped=skipped)
 
 
 STRATEGIES: dict[str, Callable[[Lattice, NodeEvaluator], SearchResult]] = {

@@ -3,7 +3,9 @@
 ``exhaustive`` checks every node; from its satisfying nodes the test derives, in plain Python, the
 optimum and its ties, the Pareto-minimal set and the lowest height, and compares each strategy with
 them: with and without suppression, for k-anonymity, distinct l-diversity and t-closeness (equal
-distance, not monotone under suppression), with the metrics Loss and discernibility.
+distance, not monotone under suppression), with Loss, its arithmetic variant, precision and
+discernibility, with nodes checked in SQL and in memory (where the optimal search also uses bounds
+known before checking).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sqlanon.models.k_anonymity import KAnonymity
 from sqlanon.models.l_diversity import LDiversity
 from sqlanon.models.t_closeness import TCloseness
 from sqlanon.search import SqlNodeEvaluator, lattice_of, search
+from sqlanon.search.fast import FastNodeEvaluator
 from sqlanon.search.strategies import tied
 
 LEAVES = ["a", "b", "c", "d", "e", "f"]
@@ -56,7 +59,7 @@ def problem_spec(draw):
               "t": [TCloseness("s", draw(st.sampled_from([0.2, 0.4])))],
               "k+t": [KAnonymity(k), TCloseness("s", draw(st.sampled_from([0.2, 0.4])))]}[kind]
     limit = draw(st.sampled_from([0.0, 0.0, 0.1, 0.25]))
-    metric = draw(st.sampled_from(["loss", "discernibility"]))
+    metric = draw(st.sampled_from(["loss", "discernibility", "precision", "loss_arithmetic"]))
     return hs, rows, models, limit, metric
 
 
@@ -71,7 +74,7 @@ def pareto_minimal(nodes: list[tuple[int, ...]]) -> set[tuple[int, ...]]:
     return {n for n in nodes if not any(m != n and all(a <= b for a, b in zip(m, n)) for m in nodes)}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(spec=problem_spec())
 def test_strategies_match_exhaustive(engine, spec):
@@ -85,11 +88,19 @@ def test_strategies_match_exhaustive(engine, spec):
     with Evaluator(problem) as ev:
         nodes = SqlNodeEvaluator(ev, limit, metric)
         lattice = lattice_of(problem)
-        ex, opt, inc, binary = (search(lattice, nodes, s)
-                                for s in ("exhaustive", "optimal", "incognito", "binary"))
+        ex = search(lattice, nodes, "exhaustive")
         values = {n: nodes.known(n) for n in lattice}
+        runs = [[search(lattice, nodes, s) for s in ("optimal", "incognito", "binary")]]
+        # the in-memory evaluator brings prior bounds (Loss, precision) and different pruning
+        memory = FastNodeEvaluator(ev, limit, metric)
+        runs.append([search(lattice, memory, s) for s in ("optimal", "incognito", "binary")])
     ok = [n for n, r in values.items() if r.anonymous]
     assert sorted(ex.solutions) == sorted(ok) and ex.checked == len(lattice)
+    for opt, inc, binary in runs:
+        assert_contracts(lattice, values, ok, ex, opt, inc, binary)
+
+
+def assert_contracts(lattice, values, ok, ex, opt, inc, binary) -> None:
     for r in (ex, opt, inc, binary):
         assert r.checked + r.tagged + r.pruned == len(lattice)
     assert set(inc.solutions) == pareto_minimal(ok)
