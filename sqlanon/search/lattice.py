@@ -65,6 +65,7 @@ class Lattice:
         self.top: Node = self.heights
         self.max_level = sum(self.heights)
         self._ids_by_level: list[np.ndarray] | None = None
+        self._offsets: list[np.ndarray] | None = None
         self._tags: dict[str, np.ndarray] = {}
 
     @property
@@ -150,10 +151,16 @@ class Lattice:
 
     def cone_ids(self, node: Node, up: bool) -> np.ndarray:
         """Ids of every generalization (``up``) or specialization of ``node``, itself included."""
-        ids = np.zeros(1, dtype=np.int64)
-        for level, h, m in zip(node, self.heights, self._mult):
-            steps = np.arange(level, h + 1) if up else np.arange(0, level + 1)
-            ids = (ids[:, None] + steps[None, :] * m).ravel()
+        if self._offsets is None:
+            self._require_enumerable()
+            self._offsets = [np.arange(h + 1, dtype=np.int64) * m
+                             for h, m in zip(self.heights, self._mult)]
+        if not node:
+            return np.zeros(1, dtype=np.int64)
+        cuts = [o[level:] if up else o[:level + 1] for o, level in zip(self._offsets, node)]
+        ids = cuts[0]
+        for c in cuts[1:]:
+            ids = np.add.outer(c, ids).ravel()
         return ids
 
     # -- predictive properties ----------------------------------------------------------------

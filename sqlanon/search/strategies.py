@@ -149,12 +149,14 @@ class _Search:
             skip: given node ids, which of them need not be settled (paths may still cross them:
                 a check above them settles more of the lattice).
             after_probe: called with every check's result.
-            rank: a value per node id; paths step to the successor of least rank (without one, to
-                the first attribute that can step).
+            rank: a value per node id: paths start at unsettled nodes in order of rank and step to
+                the successor of least rank (without one: bottom-up, to the first attribute that can
+                step).
         """
         if not self.ev.partly_monotone:
             return
-        for ids in self.lat.ids_by_level():
+        order = self.lat.ids_by_level() if rank is None else [np.argsort(rank, kind="stable")]
+        for ids in order:
             todo = ids[~(self.holds[ids] | self.fails[ids])]
             if skip is not None and len(todo):
                 todo = todo[~skip(todo)]
