@@ -89,6 +89,7 @@ class Evaluator:
         self._temps: list[str] = []
         self._node_temps: list[str] = []
         self.lookups: dict[str, exp.Expression] = {}
+        self._leaf_codes: dict[str, tuple[exp.Table, list[str]]] = {}
         self._built: dict[str, HierarchyTable] = {}
         self._freq: exp.Table | None = None
         self._generalizer: Generalizer | None = None
@@ -136,7 +137,7 @@ class Evaluator:
             return
         self._freq = self._materialize(
             "freq", checks.frequency_query(self.p.source, self.p.qis, self._sensitive_columns()))
-        self._validate_coverage(self._freq, [a for a in self.p.qis])
+        self.validate_coverage(self._freq, [a for a in self.p.qis])
 
     def _node_scan(self, levels: Mapping[str, int]) -> exp.Table:
         """One GROUP BY of the source at the node's levels; table hierarchies go through integer codes."""
@@ -153,9 +154,9 @@ class Evaluator:
                 rows = h.lookup_rows()
                 labels = list(dict.fromkeys(r[level] for r in rows))
                 code = {label: j for j, label in enumerate(labels)}
-                lk = self._temp_table(f"code{i}", [("leaf", "varchar"), ("code", "int")],
+                lk = self.temp_table(f"code{i}", [("leaf", "varchar"), ("code", "int")],
                                       [(r[0], code[r[level]]) for r in rows])
-                decode[a] = self._temp_table(f"decode{i}", [("code", "int"), ("label", "varchar")],
+                decode[a] = self.temp_table(f"decode{i}", [("code", "int"), ("label", "varchar")],
                                              list(enumerate(labels)))
                 alias_ = f"k{i}"
                 joins.append((exp.alias_(lk, alias_, table=True, quoted=True),
@@ -179,10 +180,10 @@ class Evaluator:
                 for i, a in enumerate(decode)]).from_(scan.copy()))[1][0]
             for a, bad in zip(decode, nulls):
                 if bad:
-                    self._validate_coverage(self._materialize(
+                    self.validate_coverage(self._materialize(
                         f"uncovered{p.qis.index(a)}",
                         exp.select(col(a)).distinct().from_(p.source.copy())), [a])
-        self._validate_coverage(scan, [a for a in p.qis if int(levels.get(a, 0)) == 0])
+        self.validate_coverage(scan, [a for a in p.qis if int(levels.get(a, 0)) == 0])
         if not decode:
             return scan
         out = []
@@ -199,7 +200,19 @@ class Evaluator:
                        on=exp.EQ(this=col("code", name), expression=col(a, "s")), join_type="left")
         return self._materialize("nodegen", g)
 
-    def _temp_table(self, name: str, columns: list[tuple[str, str]], rows: list[tuple]) -> exp.Table:
+    def leaf_codes(self, attribute: str) -> tuple[exp.Table, list[str]]:
+        """A temporary table (``leaf`` key, ``code`` int) numbering a table hierarchy's leaves, and
+        the leaf keys in code order (created once per evaluator)."""
+        if attribute not in self._leaf_codes:
+            h = self.p.hierarchies[attribute]
+            keys = [k for k in h.table().mapping if k is not None]
+            i = self.p.qis.index(attribute)
+            rel = self.temp_table(f"leafcode{i}", [("leaf", "varchar"), ("code", "int")],
+                                  [(k, j) for j, k in enumerate(keys)])
+            self._leaf_codes[attribute] = (rel, keys)
+        return self._leaf_codes[attribute]
+
+    def temp_table(self, name: str, columns: list[tuple[str, str]], rows: list[tuple]) -> exp.Table:
         full = self.plan.prefix + name
         self.engine.execute(exp.Create(
             this=exp.Schema(this=table(full), expressions=[
@@ -249,9 +262,9 @@ class Evaluator:
             h = self.p.hierarchies[attribute]
             if isinstance(h, TableHierarchy) and h.needs_lookup():
                 cols = [(c, "varchar") for c in lookup_columns(h)]
-                self.lookups[attribute] = self._temp_table(f"lookup{i}", cols, h.lookup_rows())
+                self.lookups[attribute] = self.temp_table(f"lookup{i}", cols, h.lookup_rows())
 
-    def _validate_coverage(self, relation: exp.Table, attributes: Sequence[str]) -> None:
+    def validate_coverage(self, relation: exp.Table, attributes: Sequence[str]) -> None:
         """Every value of ``attributes`` in ``relation`` must be a leaf of its table hierarchy."""
         for attribute in attributes:
             h = self.p.hierarchies[attribute]
