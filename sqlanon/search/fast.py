@@ -79,14 +79,17 @@ def _objects(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _supported(models: Sequence[PrivacyModel], qis: Sequence[str]) -> None:
+def _supported(models: Sequence[PrivacyModel], qis: Sequence[str],
+               sensitive_hierarchies: Mapping[str, object]) -> None:
     bad = []
     for m in models:
         if isinstance(m, KAnonymity):
             continue
-        hierarchical = isinstance(m, TCloseness) and m.distance == "hierarchical"
-        if hierarchical or not isinstance(m, (LDiversity, TCloseness)):
+        if not isinstance(m, (LDiversity, TCloseness)):
             bad.append(f"{m} ({m.label})")
+        elif isinstance(m, TCloseness) and m.distance == "hierarchical" and (
+                getattr(sensitive_hierarchies.get(m.attribute), "table", lambda: None)() is None):
+            bad.append(f"{m} (its hierarchy is not a table)")
         elif m.attribute in qis:
             bad.append(f"{m} (its attribute is a quasi-identifier)")
     if bad:
@@ -120,7 +123,7 @@ class FastEvaluator:
         self.rolled_up = 0
         """Nodes grouped from a finer node's classes rather than from every row."""
         self.qis = list(p.qis)
-        _supported(models, self.qis)
+        _supported(models, self.qis, p.sensitive_hierarchies)
         if metric_name is not None and metric_name not in METRICS:
             raise UnsupportedError(f"the in-memory node check does not support metric {metric_name!r}"
                                    f"; supported: {', '.join(METRICS)} (check these nodes in SQL)")
@@ -140,6 +143,8 @@ class FastEvaluator:
         sens = list(dict.fromkeys(m.attribute for m in self.models if not isinstance(m, KAnonymity)))
         ordered = {m.attribute for m in self.models
                    if isinstance(m, TCloseness) and m.distance == "ordered"}
+        self.hierarchical = {m.attribute for m in self.models
+                             if isinstance(m, TCloseness) and m.distance == "hierarchical"}
         tables = [ev.hierarchy_table(a) if p.hierarchies[a].table() is None else p.hierarchies[a].table()
                   for a in self.qis]
         if all(p.hierarchies[a].table() is not None for a in self.qis):
@@ -174,6 +179,7 @@ class FastEvaluator:
             self.label_counts.append(counts)
             self.domain.append(table_.domain_size)
         self.sensitive: dict[str, tuple[np.ndarray, int, np.ndarray]] = {}
+        self.trees: dict[str, list[np.ndarray]] = {}
         for j, a in enumerate(sens):
             if a in ordered:
                 okeys = _objects(data[f"o{j}"])
@@ -188,6 +194,34 @@ class FastEvaluator:
                 nvals = len(uniq)
             global_counts = np.bincount(values, weights=self.row_n, minlength=nvals).astype(np.int64)
             self.sensitive[a] = (values, nvals, global_counts)
+            if a in self.hierarchical:
+                self.trees[a] = self._tree(ev, a, values, nvals, _objects(data[f"h{j}"]))
+
+    @staticmethod
+    def _tree(ev: Evaluator, a: str, values: np.ndarray, nvals: int, keys: np.ndarray
+              ) -> list[np.ndarray]:
+        """The sensitive hierarchy over the values present: per level 1..H, a 0/1 matrix from the
+        nodes one level down (values first) to the nodes at that level."""
+        h = ev.p.sensitive_hierarchies[a]
+        table_ = h.table()
+        key_of = [None] * nvals
+        for v, k in zip(values.tolist(), keys.tolist()):
+            key_of[v] = k
+        missing = sorted({repr(k) for k in key_of if k not in table_.mapping})
+        if missing:
+            raise HierarchyError(f"{len(missing)} value(s) of sensitive attribute {a!r} are missing "
+                                 f"from its hierarchy: {', '.join(missing[:5])}",
+                                 source=getattr(h, "source", None))
+        below = np.arange(nvals)  # node (one level down) of each value
+        steps = []
+        for level in range(1, table_.height + 1):
+            labels = [table_.mapping[k][level] for k in key_of]
+            up, _ = pd.factorize(np.array(labels, dtype=object), use_na_sentinel=False)
+            m = np.zeros((int(below.max()) + 1, int(up.max()) + 1), dtype=np.int64)
+            m[below, up] = 1
+            steps.append(m)
+            below = up
+        return steps
 
     def _fetch_keys(self, ev: Evaluator, sens: list[str], ordered: set[str]
                     ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
@@ -249,6 +283,10 @@ class FastEvaluator:
         proj += [alias(order_key(a, col(a, src), p.value_order, p.extra, ev.engine.dialect.sqlglot,
                                  what=f"the ordered distance of {a!r}"), f"o{j}")
                  for j, a in enumerate(sens) if a in ordered]
+        proj += [alias(p.sensitive_hierarchies[a].key(col(a, src)), f"h{j}")
+                 for j, a in enumerate(sens) if any(
+                     isinstance(m, TCloseness) and m.distance == "hierarchical" and m.attribute == a
+                     for m in p.models)]
         q = exp.select(*proj, alias(count, "n")).from_(source)
         if proj:
             q = q.group_by(*[e.this.copy() for e in proj])
@@ -327,6 +365,11 @@ class FastEvaluator:
             elif isinstance(m, LDiversity):
                 oks.append(_diverse(m, c.hists[m.attribute], c.sizes))
             else:
+                if m.distance == "hierarchical":
+                    oks.append(_emd_hierarchical(self.trees[m.attribute], c.hists[m.attribute],
+                                                 c.sizes, self.sensitive[m.attribute][2], self.n)
+                               <= float(m.t) + TOLERANCE)
+                    continue
                 oks.append(_close(m, c.hists[m.attribute], c.sizes, self.sensitive[m.attribute][2],
                                   self.n))
         return oks
@@ -482,6 +525,25 @@ def _diverse(m: LDiversity, h: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     top = desc[:, 0]
     tail = desc[:, int(m.l) - 1:].sum(axis=1)
     return top < float(m.c) * tail
+
+
+def _emd_hierarchical(tree: list[np.ndarray], h: np.ndarray, sizes: np.ndarray,
+                      global_counts: np.ndarray, n: int) -> np.ndarray:
+    """ARX's scaled EMD with the hierarchical distance, exactly (as
+    :class:`~sqlanon.models.distance_statistics.HierarchicalDistance`): a node's extra is
+    C(N)·|E| − c_E(N)·n; an inner node at level l costs l · min(Σ positive, Σ |negative| child extras);
+    EMD = Σ cost / (H · |E| · n)."""
+    counts = np.rint(h).astype(np.int64)  # class × node, one level down
+    total = global_counts.astype(np.int64)
+    e = sizes.astype(np.int64)[:, None]
+    cost = np.zeros(len(sizes), dtype=np.int64)
+    for level, up in enumerate(tree, 1):
+        extra = total[None, :] * e - counts * n
+        pos = np.maximum(extra, 0) @ up
+        neg = np.maximum(-extra, 0) @ up
+        cost += level * np.minimum(pos, neg).sum(axis=1)
+        counts, total = counts @ up, total @ up
+    return cost.astype(np.float64) / (float(len(tree)) * sizes.astype(np.float64) * n)
 
 
 def _close(m: TCloseness, h: np.ndarray, sizes: np.ndarray, global_counts: np.ndarray,

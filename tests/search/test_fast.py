@@ -106,6 +106,7 @@ OCCUPATION_MODELS = [
     [LDiversity("occupation", 3, "recursive", c=2)],
     [KAnonymity(5), TCloseness("occupation", 0.2, "equal")],
     [KAnonymity(2), TCloseness("occupation", 0.15, "ordered")],
+    [KAnonymity(5), TCloseness("occupation", 0.2, "hierarchical")],
 ]
 
 
@@ -115,7 +116,8 @@ def test_occupation_models_agree_with_sql(adult_engine, adult_hierarchies, model
         'SELECT DISTINCT "occupation" FROM adult').fetchall())
     hs = {q: adult_hierarchies[q] for q in QIS8}
     p = Problem(adult_engine, table("adult"), list(QIS8), hs, ["occupation"], models,
-                value_order={"occupation": order})
+                value_order={"occupation": order},
+                sensitive_hierarchies={"occupation": adult_hierarchies["occupation"]})
     with Evaluator(p) as ev:
         fast = {lim: FastEvaluator(ev, models, "loss", lim) for lim in (0.0, 0.04)}
         seen_outliers = False
@@ -137,10 +139,13 @@ ROWS = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", None]), st.intege
                           st.sampled_from(["s1", "s2", "s3", "s4", None])), min_size=1, max_size=40)
 SMALL_MODELS = [[KAnonymity(2)], [KAnonymity(2), LDiversity("s", 2)],
                 [LDiversity("s", 2, "entropy")], [LDiversity("s", 2, "recursive", c=1.5)],
-                [KAnonymity(2), TCloseness("s", 0.3, "equal")], [TCloseness("s", 0.25, "ordered")]]
+                [KAnonymity(2), TCloseness("s", 0.3, "equal")], [TCloseness("s", 0.25, "ordered")],
+                [TCloseness("s", 0.25, "hierarchical")], [KAnonymity(2), TCloseness("s", 0.1, "hierarchical")]]
+S_TREE = TableHierarchy([["s1", "A", "*"], ["s2", "A", "*"], ["s3", "B", "*"], ["s4", "B", "*"],
+                         ["NA", "B", "*"]], null_leaf="NA")
 
 
-@settings(max_examples=20)
+@settings(max_examples=40)
 @given(rows=ROWS, models=st.sampled_from(SMALL_MODELS), limit=st.sampled_from([0.0, 0.1, 0.3]),
        metric=st.sampled_from(METRICS))
 def test_small_tables_agree_with_sql(rows, models, limit, metric):
@@ -149,7 +154,7 @@ def test_small_tables_agree_with_sql(rows, models, limit, metric):
         e.con.execute('CREATE TABLE t ("q1" VARCHAR, "q2" INTEGER, "s" VARCHAR)')
         e.con.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
         p = Problem(e, table("t"), ["q1", "q2"], {"q1": Q1, "q2": Q2}, ["s"], models,
-                    value_order={"s": ["s4", "s2", "s1", "s3"]})
+                    value_order={"s": ["s4", "s2", "s1", "s3"]}, sensitive_hierarchies={"s": S_TREE})
         with Evaluator(p) as ev:
             fast = FastEvaluator(ev, models, metric, limit)
             for node in itertools.product(range(3), range(4)):
@@ -161,7 +166,8 @@ def test_small_tables_agree_with_sql(rows, models, limit, metric):
 
 # -- what the in-memory check refuses ----------------------------------------------------------------
 def test_unsupported_models_and_metrics_are_named(adult_ev):
-    with pytest.raises(UnsupportedError, match=r"hierarchical distance.*check these nodes in SQL"):
+    with pytest.raises(UnsupportedError, match=r"hierarchical distance\) \(its hierarchy is not a "
+                                               r"table\).*check these nodes in SQL"):
         FastEvaluator(adult_ev, [TCloseness("occupation", 0.2, "hierarchical")], None, 0.0)
     with pytest.raises(UnsupportedError, match=r"alpha_k_anonymity\[salary-class\]"):
         FastEvaluator(adult_ev, [AlphaKAnonymity("salary-class", 0.5, 2)], None, 0.0)
