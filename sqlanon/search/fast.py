@@ -31,18 +31,16 @@ from sqlanon.compile.sql import alias, col, internal
 from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.evaluate import Evaluator, suppression_budget
 from sqlanon.metrics import get_metric
-from sqlanon.metrics.base import trunc10
+from sqlanon.metrics.entropy import first_appearance, log2
 from sqlanon.models.base import PrivacyModel
 from sqlanon.models.distance_statistics import order_key
 from sqlanon.models.k_anonymity import KAnonymity
 from sqlanon.models.l_diversity import LDiversity
 from sqlanon.models.t_closeness import TOLERANCE, TCloseness
+from sqlanon.search.fast_metrics import LEVEL_ONLY, METRICS, NodeMetrics, attribute_term
+from sqlanon.search.fast_models import close, diverse, emd_hierarchical
 from sqlanon.search.lattice import Lattice, Node
 from sqlanon.search.nodes import NodeEvaluator, NodeResult
-
-METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibility",
-           "discernibility_star", "aecs")
-"""Metrics computed in memory (ARX's definitions, see :mod:`sqlanon.metrics.arx`)."""
 
 LOSSES = ("loss", "loss_arithmetic", "precision")
 """Metrics whose lower bound is the metric itself when nothing is suppressed."""
@@ -119,7 +117,7 @@ class FastEvaluator:
                  rollup: bool = True) -> None:
         p = evaluator.p
         self.rollup = rollup
-        self._cache: dict[tuple[int, ...], _Classes] = {}
+        self._cache: dict[tuple[int, ...], Classes] = {}
         self.rolled_up = 0
         """Nodes grouped from a finer node's classes rather than from every row."""
         self.qis = list(p.qis)
@@ -160,9 +158,11 @@ class FastEvaluator:
         self.weighted_all: list[list[int]] = []
         self.domain: list[int] = []
         self.label_counts: list[list[np.ndarray]] = []
+        self.entropy_terms: list[list[float]] = []
+        """Per attribute and level: Σ_v c(v)·log2(c(v)/C(g(v))) in ARX's order (entropy only)."""
         for a, table_, leaf, uniques in zip(self.qis, tables, leaves, keys):
             mapping = table_.mapping
-            codes, radix, weighted, counts = [], [], [], []
+            codes, radix, weighted, counts, labels_of_leaf = [], [], [], [], []
             leaf_rows = np.bincount(leaf, weights=self.row_n, minlength=len(uniques)).astype(np.int64)
             for level in range(table_.height + 1):
                 labels = table_.level_values(level)
@@ -170,6 +170,7 @@ class FastEvaluator:
                 per_leaf = np.array([index[mapping[u][level]] for u in uniques], dtype=np.int32)
                 lc = np.array([table_.label_count(lbl, level) for lbl in labels], dtype=np.int64)
                 codes.append(per_leaf[leaf])
+                labels_of_leaf.append(per_leaf)
                 radix.append(len(labels))
                 counts.append(lc)
                 weighted.append(int(np.dot(leaf_rows, lc[per_leaf])) if len(uniques) else 0)
@@ -178,6 +179,9 @@ class FastEvaluator:
             self.weighted_all.append(weighted)
             self.label_counts.append(counts)
             self.domain.append(table_.domain_size)
+            if self.metric_name == "entropy":
+                self.entropy_terms.append(_entropy_terms(uniques, leaf_rows, labels_of_leaf,
+                                                         first_appearance(ev)[a]))
         self.sensitive: dict[str, tuple[np.ndarray, int, np.ndarray]] = {}
         self.trees: dict[str, list[np.ndarray]] = {}
         for j, a in enumerate(sens):
@@ -317,7 +321,7 @@ class FastEvaluator:
             return inv.reshape(-1), len(uniq)
         return _dense(key, space)
 
-    def _finer(self, node: tuple[int, ...]) -> _Classes | None:
+    def _finer(self, node: tuple[int, ...]) -> Classes | None:
         """The cached class table with the fewest classes among nodes that ``node`` generalizes.
 
         Only tables of at most half the rows pay off (measured on Adult).
@@ -329,7 +333,7 @@ class FastEvaluator:
                 best = t
         return best
 
-    def _classes(self, node: tuple[int, ...]) -> _Classes:
+    def _classes(self, node: tuple[int, ...]) -> Classes:
         base = self._finer(node) if self.rollup else None
         if base is None:
             inv, k = self._group(node, None)
@@ -349,28 +353,28 @@ class FastEvaluator:
                      for a, h in base.hists.items()}
             rep = np.empty(k, dtype=np.int64)
             rep[inv] = base.rep
-        table_ = _Classes(k, sizes, rep, hists)
+        table_ = Classes(k, sizes, rep, hists)
         if self.rollup:
             self._cache[node] = table_
             if len(self._cache) > CACHE_SIZE:
                 del self._cache[next(iter(self._cache))]
         return table_
 
-    def _oks(self, c: _Classes) -> list[np.ndarray]:
+    def _oks(self, c: Classes) -> list[np.ndarray]:
         """Per model: which classes satisfy it."""
         oks = []
         for m in self.models:
             if isinstance(m, KAnonymity):
                 oks.append(c.sizes >= m.k)
             elif isinstance(m, LDiversity):
-                oks.append(_diverse(m, c.hists[m.attribute], c.sizes))
+                oks.append(diverse(m, c.hists[m.attribute], c.sizes))
             else:
                 if m.distance == "hierarchical":
-                    oks.append(_emd_hierarchical(self.trees[m.attribute], c.hists[m.attribute],
+                    oks.append(emd_hierarchical(self.trees[m.attribute], c.hists[m.attribute],
                                                  c.sizes, self.sensitive[m.attribute][2], self.n)
                                <= float(m.t) + TOLERANCE)
                     continue
-                oks.append(_close(m, c.hists[m.attribute], c.sizes, self.sensitive[m.attribute][2],
+                oks.append(close(m, c.hists[m.attribute], c.sizes, self.sensitive[m.attribute][2],
                                   self.n))
         return oks
 
@@ -399,7 +403,7 @@ class FastEvaluator:
         value = lower = None
         if self.metric_name is not None and (anonymous or metric_always or bound):
             s = outlier_rows if anonymous else 0
-            ctx = _Node(self, node, c, keep, s, classes)
+            ctx = NodeMetrics(self, node, c, keep, s, classes)
             if anonymous or metric_always:
                 value = ctx.metric(self.metric_name)
             if bound:
@@ -409,26 +413,21 @@ class FastEvaluator:
             (outlier_rows,) * len(oks)
         return FastResult(anonymous, outlier_rows, classes, min_size, value, lower, violating)
 
-    def attribute_loss(self, i: int, level: int, weighted: int, suppressed: int) -> float:
-        """ARX's loss of attribute ``i`` at ``level``: Σ rows' label leaves (``weighted``) plus
-        ``suppressed`` rows counted whole, normalized between the bottom and the top."""
-        n, d = self.n, self.domain[i]
-        a = weighted / d + suppressed
-        m = n / d
-        return trunc10(max(0.0, (a - m) / (n - m))) if n != m else 0.0
 
-    def attribute_term(self, name: str, i: int, level: int) -> float:
-        """Attribute ``i``'s term at ``level`` with nothing suppressed, as the metric combines it."""
-        d, w = len(self.qis), self.weights[i]
-        if name == "loss":
-            return pow(self.attribute_loss(i, level, self.weighted_all[i][level], 0) * w + 1.0,
-                       1.0 / d)
-        if name == "loss_arithmetic":
-            return self.attribute_loss(i, level, self.weighted_all[i][level], 0) * w / d
-        if name == "precision":
-            h = self.heights[i]
-            return w * (self.n * (level / h if h else 0.0)) / self.n / d
-        return float(w * level)
+def _entropy_terms(keys: Sequence, leaf_rows: np.ndarray, labels_of_leaf: list[np.ndarray],
+                   first: Mapping) -> list[float]:
+    """G_i(L) of :func:`sqlanon.metrics.entropy.generalization_term` for every level of one attribute,
+    summed over the leaves present in order of their first row in the source, as ARX does."""
+    present = sorted((first.get(k, math.inf), j) for j, k in enumerate(keys) if leaf_rows[j])
+    out = [0.0]
+    for per_leaf in labels_of_leaf[1:]:
+        totals = np.bincount(per_leaf, weights=leaf_rows).astype(np.int64)
+        value = 0.0
+        for _, j in present:
+            a, b = float(leaf_rows[j]), float(totals[per_leaf[j]])
+            value += a * log2(a / b)
+        out.append(value)
+    return out
 
 
 def _dense(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
@@ -465,16 +464,17 @@ class FastNodeEvaluator(NodeEvaluator):
     def prior_bounds(self, lattice: Lattice) -> np.ndarray | None:
         """ARX's bound with nothing suppressed, for the metrics where it depends on the levels alone.
 
-        Loss, its arithmetic variant, precision and height sum or multiply one term per attribute and
-        level (every row counts its label's leaves), so the whole lattice costs one pass over node ids;
+        Loss, its arithmetic variant, precision, height and non-uniform entropy sum or multiply one term
+        per attribute and level (every row counts its label's leaves, or its share of its label), so
+        the whole lattice costs one pass over node ids;
         the terms are those of :meth:`FastEvaluator.evaluate`, in the same order, so the bounds equal
         the metric bit for bit when nothing is suppressed.
         """
         name, fe = self.fast.metric_name, self.fast
-        if name not in ("loss", "loss_arithmetic", "precision", "height") or not lattice.enumerable:
+        if name not in LEVEL_ONLY or not lattice.enumerable:
             return None
         self._prior = True
-        terms = [[fe.attribute_term(name, i, level) for level in range(h + 1)]
+        terms = [[attribute_term(fe, name, i, level) for level in range(h + 1)]
                  for i, h in enumerate(fe.heights)]
         ids = np.arange(lattice.size, dtype=np.int64)
         total = np.full(lattice.size, 1.0 if name == "loss" else 0.0)
@@ -504,7 +504,7 @@ class FastNodeEvaluator(NodeEvaluator):
 
 
 @dataclass
-class _Classes:
+class Classes:
     """The equivalence classes of one node: sizes, one representative row each, sensitive histograms."""
 
     k: int
@@ -513,128 +513,3 @@ class _Classes:
     hists: dict[str, np.ndarray]
 
 
-def _diverse(m: LDiversity, h: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    if m.variant == "distinct":
-        return np.count_nonzero(h, axis=1) >= math.ceil(m.l)
-    if m.variant == "entropy":
-        p = h / sizes[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(h > 0, p * np.log(p), 0.0)
-        return -terms.sum(axis=1) >= math.log(m.l) - 1e-12
-    desc = -np.sort(-h, axis=1)
-    top = desc[:, 0]
-    tail = desc[:, int(m.l) - 1:].sum(axis=1)
-    return top < float(m.c) * tail
-
-
-def _emd_hierarchical(tree: list[np.ndarray], h: np.ndarray, sizes: np.ndarray,
-                      global_counts: np.ndarray, n: int) -> np.ndarray:
-    """ARX's scaled EMD with the hierarchical distance, exactly (as
-    :class:`~sqlanon.models.distance_statistics.HierarchicalDistance`): a node's extra is
-    C(N)·|E| − c_E(N)·n; an inner node at level l costs l · min(Σ positive, Σ |negative| child extras);
-    EMD = Σ cost / (H · |E| · n)."""
-    counts = np.rint(h).astype(np.int64)  # class × node, one level down
-    total = global_counts.astype(np.int64)
-    e = sizes.astype(np.int64)[:, None]
-    cost = np.zeros(len(sizes), dtype=np.int64)
-    for level, up in enumerate(tree, 1):
-        extra = total[None, :] * e - counts * n
-        pos = np.maximum(extra, 0) @ up
-        neg = np.maximum(-extra, 0) @ up
-        cost += level * np.minimum(pos, neg).sum(axis=1)
-        counts, total = counts @ up, total @ up
-    return cost.astype(np.float64) / (float(len(tree)) * sizes.astype(np.float64) * n)
-
-
-def _close(m: TCloseness, h: np.ndarray, sizes: np.ndarray, global_counts: np.ndarray,
-           n: int) -> np.ndarray:
-    if m.distance == "equal":
-        q = global_counts / n
-        p = h / sizes[:, None]
-        terms = np.where(h > 0, np.abs(q - p) - q, 0.0)
-        d = (1.0 + terms.sum(axis=1)) / 2.0
-    else:
-        r = h.shape[1]
-        if r <= 1:
-            return np.ones(len(sizes), dtype=bool)
-        # Σ_i |Σ_{j≤i} (p_j − q_j)| scaled by n·|E|: exact integers, divided once
-        diff = h.astype(np.int64) * n - global_counts[None, :] * sizes[:, None]
-        total = np.abs(np.cumsum(diff, axis=1)).sum(axis=1)
-        d = total / (sizes.astype(np.float64) * n * (r - 1))
-    return d <= float(m.t) + TOLERANCE
-
-
-class _Node:
-    """ARX's metrics of one checked node (same formulas and order as sqlanon.metrics.arx)."""
-
-    def __init__(self, fe: FastEvaluator, node: tuple[int, ...], c: _Classes, keep: np.ndarray,
-                 suppressed: int, classes: int) -> None:
-        self.fe, self.node, self.c, self.keep = fe, node, c, keep
-        self.sizes, self.s, self.classes = c.sizes, suppressed, classes
-
-    def _losses(self, suppressed: int) -> list[float]:
-        fe = self.fe
-        out = ~self.keep if suppressed else None
-        losses = []
-        for i, level in enumerate(self.node):
-            weighted = fe.weighted_all[i][level]
-            if out is not None:  # Σ over suppressed classes of |E| · (file rows with E's label)
-                lc = fe.label_counts[i][level]
-                weighted -= int(np.dot(self.sizes[out], lc[fe.codes[i][level][self.c.rep[out]]]))
-            losses.append(fe.attribute_loss(i, level, weighted, suppressed))
-        return losses
-
-    def _loss(self, name: str, suppressed: int) -> float:
-        losses = self._losses(suppressed)
-        d = len(losses)
-        if name == "loss":
-            result = 1.0
-            for loss, w in zip(losses, self.fe.weights):
-                result *= pow(loss * w + 1.0, 1.0 / d)
-            return result - 1.0
-        total = 0.0
-        for loss, w in zip(losses, self.fe.weights):
-            total += loss * w / d
-        return total
-
-    def _precision(self, suppressed: int) -> float:
-        n = self.fe.n
-        u = n - suppressed
-        d = len(self.node)
-        total = 0.0
-        for level, h, w in zip(self.node, self.fe.heights, self.fe.weights):
-            ratio = level / h if h else 0.0
-            total += w * (u * ratio + suppressed) / n / d
-        return total
-
-    def _dm_star(self) -> int:
-        return int(np.dot(self.sizes, self.sizes))
-
-    def metric(self, name: str) -> float:
-        n, s = self.fe.n, self.s
-        if name in ("loss", "loss_arithmetic"):
-            return self._loss(name, s)
-        if name == "precision":
-            return self._precision(s)
-        if name == "height":
-            return float(sum(w * level for level, w in zip(self.node, self.fe.weights)))
-        if name == "discernibility":
-            if s:  # anonymous with suppression: kept classes plus n per suppressed row
-                kept = self.sizes[self.keep]
-                return float(int(np.dot(kept, kept)) + n * s)
-            return float(self._dm_star())
-        if name == "discernibility_star":
-            return float(self._dm_star())
-        return n / (self.classes + (1 if s > 0 else 0))
-
-    def lower_bound(self, name: str) -> float:
-        """ARX's bounds: the metric with every class kept (Loss, precision), Σ|E|² (DM), n/|classes|."""
-        if name in ("loss", "loss_arithmetic"):
-            return self._loss(name, 0)
-        if name == "precision":
-            return self._precision(0)
-        if name in ("discernibility", "discernibility_star"):
-            return float(self._dm_star())
-        if name == "aecs":
-            return self.fe.n / len(self.sizes)
-        return self.metric(name)

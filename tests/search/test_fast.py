@@ -45,6 +45,8 @@ def test_arx_node_without_suppression(adult_ev):
     dm = FastEvaluator(adult_ev, [KAnonymity(5)], "discernibility", 0.0).evaluate(node)
     assert dm.metric == dm.lower_bound == 70_009_068
     assert FastEvaluator(adult_ev, [KAnonymity(5)], "aecs", 0.0).evaluate(node).metric == 30162 / 24
+    entropy = FastEvaluator(adult_ev, [KAnonymity(5)], "entropy", 0.0).evaluate(node)
+    assert entropy.metric == entropy.lower_bound == 428778.7685920921
 
 
 def test_arx_node_with_two_percent(adult_ev):
@@ -58,6 +60,8 @@ def test_arx_node_with_two_percent(adult_ev):
     assert dm.lower_bound == 37_193_410  # DM*: Σ|E|² over all 502 classes
     assert FastEvaluator(adult_ev, [KAnonymity(5)], "aecs", 0.02).evaluate(node).metric \
         == 135.2556053811659
+    assert FastEvaluator(adult_ev, [KAnonymity(5)], "entropy", 0.02).evaluate(node).metric \
+        == 381048.3940738199
     strict = FastEvaluator(adult_ev, [KAnonymity(5)], None, 0.0).evaluate(node)
     assert (strict.anonymous, strict.outlier_rows, strict.classes) == (False, 506, 502)
 
@@ -171,8 +175,8 @@ def test_unsupported_models_and_metrics_are_named(adult_ev):
         FastEvaluator(adult_ev, [TCloseness("occupation", 0.2, "hierarchical")], None, 0.0)
     with pytest.raises(UnsupportedError, match=r"alpha_k_anonymity\[salary-class\]"):
         FastEvaluator(adult_ev, [AlphaKAnonymity("salary-class", 0.5, 2)], None, 0.0)
-    with pytest.raises(UnsupportedError, match=r"'entropy'.*supported: loss"):
-        FastEvaluator(adult_ev, [KAnonymity(5)], "entropy", 0.0)
+    with pytest.raises(UnsupportedError, match=r"'kl_divergence'.*supported: loss"):
+        FastEvaluator(adult_ev, [KAnonymity(5)], "kl_divergence", 0.0)
     with pytest.raises(UnsupportedError, match=r"quasi-identifier"):
         FastEvaluator(adult_ev, [LDiversity("age", 2)], None, 0.0)
 
