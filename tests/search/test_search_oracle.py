@@ -3,9 +3,9 @@
 ``exhaustive`` checks every node; from its satisfying nodes the test derives, in plain Python, the
 optimum and its ties, the Pareto-minimal set and the lowest height, and compares each strategy with
 them: with and without suppression, for k-anonymity, distinct l-diversity and t-closeness (equal
-distance, not monotone under suppression), with Loss, its arithmetic variant, precision and
-discernibility, with nodes checked in SQL and in memory (where the optimal search also uses bounds
-known before checking).
+distance, not monotone under suppression), with Loss, its arithmetic variant, precision, non-uniform
+entropy and discernibility, with nodes checked in SQL and in memory (where the optimal search also
+uses bounds known before checking).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def problem_spec(draw):
               "t": [TCloseness("s", draw(st.sampled_from([0.2, 0.4])))],
               "k+t": [KAnonymity(k), TCloseness("s", draw(st.sampled_from([0.2, 0.4])))]}[kind]
     limit = draw(st.sampled_from([0.0, 0.0, 0.1, 0.25]))
-    metric = draw(st.sampled_from(["loss", "discernibility", "precision", "loss_arithmetic"]))
+    metric = draw(st.sampled_from(["loss", "discernibility", "precision", "loss_arithmetic",
+                                   "entropy"]))
     return hs, rows, models, limit, metric
 
 
@@ -74,7 +75,7 @@ def pareto_minimal(nodes: list[tuple[int, ...]]) -> set[tuple[int, ...]]:
     return {n for n in nodes if not any(m != n and all(a <= b for a, b in zip(m, n)) for m in nodes)}
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.function_scoped_fixture])
 @given(spec=problem_spec())
 def test_strategies_match_exhaustive(engine, spec):
