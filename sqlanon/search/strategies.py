@@ -42,6 +42,9 @@ DOMINATED = Property("dominated", Direction.UP)
 TOLERANCE = 1e-12
 """Relative tolerance under which two metric values count as tied."""
 
+RANKED = 10
+"""How many of the best checked anonymous nodes a result lists."""
+
 
 def tied(a: float, b: float) -> bool:
     return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
@@ -87,6 +90,9 @@ class SearchResult:
     trace: list[tuple[int, bool]] = field(default_factory=list)
     complete: bool = True
     """False when a time limit stopped the search: ``node`` is then the best node checked so far."""
+    ranked: list[tuple[Node, float]] = field(default_factory=list)
+    """The best anonymous nodes the search checked, with their metric, best first (at most
+    :data:`RANKED`): alternatives a user may prefer to the chosen node."""
 
     @property
     def height(self) -> int | None:
@@ -146,8 +152,8 @@ class _Search:
         """Settle the monotone property by binary search along greedy upward paths.
 
         Args:
-            skip: given node ids, which of them need not be settled (paths may still cross them:
-                a check above them settles more of the lattice).
+            skip: given node ids (an array, or one id), which of them need not be settled (paths may
+                still cross them: a check above them settles more of the lattice).
             after_probe: called with every check's result.
             rank: a value per node id: paths start at unsettled nodes in order of rank and step to
                 the successor of least rank (without one: bottom-up, to the first attribute that can
@@ -156,12 +162,13 @@ class _Search:
         if not self.ev.partly_monotone:
             return
         order = self.lat.ids_by_level() if rank is None else [np.argsort(rank, kind="stable")]
+        holds, fails = self.holds, self.fails
         for ids in order:
-            todo = ids[~(self.holds[ids] | self.fails[ids])]
-            if skip is not None and len(todo):
-                todo = todo[~skip(todo)]
-            for i in todo.tolist():
-                if not (self.holds[i] or self.fails[i]) and not (skip is not None and skip(i)):
+            todo = ~(holds[ids] | fails[ids])
+            if skip is not None:
+                todo &= ~skip(ids)
+            for i in ids[todo].tolist():
+                if not (holds[i] or fails[i] or (skip is not None and skip(i))):
                     self._binary_on_path(self._greedy_path(i, rank), after_probe)
 
     def _greedy_path(self, start: int, rank: np.ndarray | None) -> list[int]:
@@ -224,9 +231,12 @@ class _Search:
         if self.results:
             skip[[self.lat.node_id(n) for n in self.results]] = False
         pruned = int(np.count_nonzero(skip))
+        scored = [(r.metric, self.order(n), n) for n, r in self.results.items()
+                  if r.anonymous and r.metric is not None]
+        ranked = [(n, v) for v, _, n in sorted(scored)[:RANKED]]
         return SearchResult(self.name, node, metric, ties, sorted(solutions, key=self.order),
                             len(self.results), len(self.lat) - len(self.results) - pruned, pruned,
-                            time.perf_counter() - self.start, list(trace or []))
+                            time.perf_counter() - self.start, list(trace or []), ranked=ranked)
 
 
 def exhaustive(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
@@ -323,7 +333,11 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     def beyond(value: float | None) -> bool:
         return value is not None and value > best[0] and not tied(value, best[0])
 
+    bound_of = bounds.tolist() if bounds is not None else None
+
     def skip(ids):
+        if isinstance(ids, int):
+            return bool(pruned[ids]) or (bound_of is not None and beyond(bound_of[ids]))
         out = pruned[ids]
         if bounds is not None:
             b = bounds[ids]
