@@ -35,15 +35,18 @@ from sqlanon.metrics.entropy import first_appearance, log2
 from sqlanon.models.base import PrivacyModel
 from sqlanon.models.distance_statistics import order_key
 from sqlanon.models.k_anonymity import KAnonymity
-from sqlanon.models.l_diversity import LDiversity
+from sqlanon.models.l_diversity import AlphaKAnonymity, LDiversity, PSensitiveKAnonymity
 from sqlanon.models.t_closeness import TOLERANCE, TCloseness
 from sqlanon.search.fast_metrics import LEVEL_ONLY, METRICS, NodeMetrics, attribute_term
-from sqlanon.search.fast_models import close, diverse, emd_hierarchical
+from sqlanon.search.fast_models import alpha_k, close, diverse, emd_hierarchical, p_sensitive
 from sqlanon.search.lattice import Lattice, Node
 from sqlanon.search.nodes import NodeEvaluator, NodeResult
 
 LOSSES = ("loss", "loss_arithmetic", "precision")
 """Metrics whose lower bound is the metric itself when nothing is suppressed."""
+
+HISTOGRAM_MODELS = (LDiversity, TCloseness, AlphaKAnonymity, PSensitiveKAnonymity)
+"""Models decided in memory from each class's sensitive-value histogram (with k-anonymity)."""
 
 CACHE_SIZE = 8
 """Class tables of recently checked nodes kept for rolling up to their generalizations."""
@@ -83,7 +86,7 @@ def _supported(models: Sequence[PrivacyModel], qis: Sequence[str],
     for m in models:
         if isinstance(m, KAnonymity):
             continue
-        if not isinstance(m, (LDiversity, TCloseness)):
+        if not isinstance(m, HISTOGRAM_MODELS):
             bad.append(f"{m} ({m.label})")
         elif isinstance(m, TCloseness) and m.distance == "hierarchical" and (
                 getattr(sensitive_hierarchies.get(m.attribute), "table", lambda: None)() is None):
@@ -368,6 +371,10 @@ class FastEvaluator:
                 oks.append(c.sizes >= m.k)
             elif isinstance(m, LDiversity):
                 oks.append(diverse(m, c.hists[m.attribute], c.sizes))
+            elif isinstance(m, AlphaKAnonymity):
+                oks.append(alpha_k(m, c.hists[m.attribute], c.sizes))
+            elif isinstance(m, PSensitiveKAnonymity):
+                oks.append(p_sensitive(m, c.hists[m.attribute], c.sizes))
             else:
                 if m.distance == "hierarchical":
                     oks.append(emd_hierarchical(self.trees[m.attribute], c.hists[m.attribute],

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from sqlanon.models.l_diversity import LDiversity
+from sqlanon.models.l_diversity import AlphaKAnonymity, LDiversity, PSensitiveKAnonymity
 from sqlanon.models.t_closeness import TOLERANCE, TCloseness
 
 
@@ -64,3 +64,13 @@ def close(m: TCloseness, h: np.ndarray, sizes: np.ndarray, global_counts: np.nda
         total = np.abs(np.cumsum(diff, axis=1)).sum(axis=1)
         d = total / (sizes.astype(np.float64) * n * (r - 1))
     return d <= float(m.t) + TOLERANCE
+
+
+def alpha_k(m: AlphaKAnonymity, h: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """(α,k)-anonymity: |E| ≥ k and no value's share of the class above α."""
+    return (sizes >= m.k) & (h.max(axis=1) / sizes <= float(m.alpha) + 1e-12)
+
+
+def p_sensitive(m: PSensitiveKAnonymity, h: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """p-sensitive k-anonymity: |E| ≥ k and at least p distinct values in the class."""
+    return (sizes >= m.k) & (np.count_nonzero(h, axis=1) >= m.p)

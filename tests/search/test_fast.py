@@ -18,7 +18,8 @@ from sqlanon.hierarchy import TableHierarchy
 from sqlanon.hierarchy.base import SqlanonWarning
 from sqlanon.metrics import MetricContext, get_metric
 from sqlanon.models.k_anonymity import KAnonymity
-from sqlanon.models.l_diversity import AlphaKAnonymity, LDiversity
+from sqlanon.models.disclosure import BetaLikeness
+from sqlanon.models.l_diversity import AlphaKAnonymity, LDiversity, PSensitiveKAnonymity
 from sqlanon.models.t_closeness import TCloseness
 from sqlanon.search import SqlNodeEvaluator, lattice_of, search
 from sqlanon.search.fast import METRICS, FastEvaluator, FastNodeEvaluator
@@ -111,6 +112,8 @@ OCCUPATION_MODELS = [
     [KAnonymity(5), TCloseness("occupation", 0.2, "equal")],
     [KAnonymity(2), TCloseness("occupation", 0.15, "ordered")],
     [KAnonymity(5), TCloseness("occupation", 0.2, "hierarchical")],
+    [AlphaKAnonymity("occupation", 0.3, 4)],
+    [PSensitiveKAnonymity("occupation", 5, 4)],
 ]
 
 
@@ -144,7 +147,8 @@ ROWS = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", None]), st.intege
 SMALL_MODELS = [[KAnonymity(2)], [KAnonymity(2), LDiversity("s", 2)],
                 [LDiversity("s", 2, "entropy")], [LDiversity("s", 2, "recursive", c=1.5)],
                 [KAnonymity(2), TCloseness("s", 0.3, "equal")], [TCloseness("s", 0.25, "ordered")],
-                [TCloseness("s", 0.25, "hierarchical")], [KAnonymity(2), TCloseness("s", 0.1, "hierarchical")]]
+                [TCloseness("s", 0.25, "hierarchical")], [KAnonymity(2), TCloseness("s", 0.1, "hierarchical")],
+                [AlphaKAnonymity("s", 0.5, 2)], [PSensitiveKAnonymity("s", 3, 2)]]
 S_TREE = TableHierarchy([["s1", "A", "*"], ["s2", "A", "*"], ["s3", "B", "*"], ["s4", "B", "*"],
                          ["NA", "B", "*"]], null_leaf="NA")
 
@@ -173,8 +177,8 @@ def test_unsupported_models_and_metrics_are_named(adult_ev):
     with pytest.raises(UnsupportedError, match=r"hierarchical distance\) \(its hierarchy is not a "
                                                r"table\).*check these nodes in SQL"):
         FastEvaluator(adult_ev, [TCloseness("occupation", 0.2, "hierarchical")], None, 0.0)
-    with pytest.raises(UnsupportedError, match=r"alpha_k_anonymity\[salary-class\]"):
-        FastEvaluator(adult_ev, [AlphaKAnonymity("salary-class", 0.5, 2)], None, 0.0)
+    with pytest.raises(UnsupportedError, match=r"beta_likeness\[salary-class\]"):
+        FastEvaluator(adult_ev, [BetaLikeness("salary-class", 0.5)], None, 0.0)
     with pytest.raises(UnsupportedError, match=r"'kl_divergence'.*supported: loss"):
         FastEvaluator(adult_ev, [KAnonymity(5)], "kl_divergence", 0.0)
     with pytest.raises(UnsupportedError, match=r"quasi-identifier"):
