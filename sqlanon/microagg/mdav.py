@@ -237,8 +237,8 @@ def mdav(x: np.ndarray, k: int) -> np.ndarray:
         ``(n,)`` int64 group numbers, ``0 .. g-1`` in the order the groups were formed; every group has
         ``k`` rows except the last, which has ``k .. 2k-1`` (all ``n`` rows when ``n < 2k``).
 
-    >>> mdav(np.array([[0.0], [1.0], [10.0], [11.0]]), 2).tolist()
-    [1, 1, 0, 0]
+    >>> mdav(np.array([[0.0], [1.0], [10.0], [11.0], [12.0]]), 2).tolist()
+    [0, 0, 1, 1, 1]
     """
     groups = mdav_groups(x, k)
     labels = np.empty(sum(len(g) for g in groups), dtype=np.int64)
