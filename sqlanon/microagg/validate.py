@@ -41,7 +41,7 @@ def as_matrix(x: object, k: object, where: str) -> np.ndarray:
     bad = ~np.isfinite(data)
     if bad.any():
         row, column = np.argwhere(bad)[0]
-        kind = "NaN" if np.isnan(data[row, column]) else "infinite"
-        raise SpecError(f"column {column} has a {kind} value (first at row {row}); "
+        kind = "a NaN" if np.isnan(data[row, column]) else "an infinite"
+        raise SpecError(f"column {column} has {kind} value (first at row {row}); "
                         f"remove or impute missing values first", path=f"{where}.x")
     return data
