@@ -148,20 +148,26 @@ class _Search:
 
     def classify(self, skip: Callable[[np.ndarray], np.ndarray] | None = None,
                  after_probe: Callable[[NodeResult], None] | None = None,
-                 rank: np.ndarray | None = None) -> None:
+                 rank: np.ndarray | None = None, top_down: bool = False) -> None:
         """Settle the monotone property by binary search along greedy upward paths.
 
         Args:
             skip: given node ids (an array, or one id), which of them need not be settled (paths may
                 still cross them: a check above them settles more of the lattice).
             after_probe: called with every check's result.
-            rank: a value per node id: paths start at unsettled nodes in order of rank and step to
-                the successor of least rank (without one: bottom-up, to the first attribute that can
-                step).
+            rank: a value per node id: paths start at the unsettled nodes of a level in order of
+                rank and step to the successor of least rank (without one: in id order, to the first
+                attribute that can step).
+            top_down: start paths at the highest level first. A failing node found high up tags
+                a large part of the lattice below it (on Adult, k = 5, 0 %: 80 checks instead of 124).
         """
         if not self.ev.partly_monotone:
             return
-        order = self.lat.ids_by_level() if rank is None else [np.argsort(rank, kind="stable")]
+        order = self.lat.ids_by_level()
+        if top_down:
+            order = order[::-1]
+        if rank is not None:
+            order = [ids[np.argsort(rank[ids], kind="stable")] for ids in order]
         holds, fails = self.holds, self.fails
         for ids in order:
             todo = ~(holds[ids] | fails[ids])
@@ -354,7 +360,7 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
         elif beyond(r.lower_bound):
             lattice.tag(r.node, PRUNED)
 
-    s.classify(skip, seen, bounds)
+    s.classify(skip, seen, bounds, top_down=bounds is not None)
     ids = np.flatnonzero(~s.fails & ~pruned)
     level = lattice.levels_of(ids).sum(axis=1)
     ids = ids[np.lexsort((ids, level) if bounds is None else (ids, level, bounds[ids]))]
