@@ -15,6 +15,7 @@ from sqlanon.evaluate import Evaluator
 from sqlanon.search import STRATEGIES, lattice_of
 from sqlanon.search.limits import TerminalProgress, search_within
 from sqlanon.search.fast import FastNodeEvaluator
+from sqlanon.search.heuristic import DEFAULT_TIME_LIMIT
 from sqlanon.search.nodes import NodeEvaluator, SqlNodeEvaluator
 from sqlanon.spec.schema import Spec
 
@@ -45,6 +46,8 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
         raise SpecError(f"unknown search strategy {strategy!r}; one of {', '.join(STRATEGIES)}."
                         + did_you_mean(str(strategy), STRATEGIES), path="transformation.search",
                         source=spec.path)
+    if strategy == "heuristic" and time_limit is None:
+        time_limit = DEFAULT_TIME_LIMIT
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     limit = spec.transformation.suppression_limit
     nodes, where = node_evaluator(ev, limit, metric, weights)
@@ -68,7 +71,7 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
         "seconds": result.seconds, "nodes_checked": result.checked, "nodes_tagged": result.tagged,
         "nodes_pruned": result.pruned, "lattice_size": lattice_of(ev.p).size, "evaluated_in": where,
         "complete": result.complete,
-        "optimal": strategy in ("optimal", "exhaustive") and result.complete,
+        "optimal": strategy in ("optimal", "exhaustive", "heuristic") and result.complete,
         "alternatives": alternatives[:20],
     }
     return levels, report

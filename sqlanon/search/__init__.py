@@ -9,6 +9,7 @@ from sqlanon.metrics.base import Metric
 from sqlanon.search.lattice import Direction, Lattice, Node, Property
 from sqlanon.search.nodes import NodeEvaluator, NodeResult, SqlNodeEvaluator
 from sqlanon.search.strategies import STRATEGIES, SearchResult, search
+from sqlanon.search import heuristic as _heuristic  # noqa: F401  (registers the strategy)
 
 
 def lattice_of(problem: Problem) -> Lattice:
