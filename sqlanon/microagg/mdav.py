@@ -124,7 +124,7 @@ class _Remaining:
     def remove(self, rows: np.ndarray) -> None:
         self.alive[rows] = False
         self.left -= len(rows)
-        self.total = self.total - self.x[rows].sum(axis=0)
+        self.total = self.total - self.x[rows].sum(0)
         self.near.remove(rows)
         self.radial.remove(rows)
 
@@ -144,7 +144,7 @@ class _Remaining:
 
     def farthest_from_mean(self) -> int:
         """sdcMicro's ``r``: exact, with the row-order mean only when the running one could differ."""
-        row, top, runner = self.radial.farthest(self.total / self.left)
+        row, top, runner = self.radial.farthest(self.total / self.left, exact=False)
         self.center_scan = self.radial.scanned
         slack = self.slack[0] / self.left + self.slack[1] / self.left ** 2
         runner = max(runner, top * (1.0 - 0.9e-5))
@@ -192,7 +192,7 @@ def mdav_groups(x: np.ndarray, k: int) -> list[np.ndarray]:
     groups: list[np.ndarray] = []
     while rest.left >= 2 * k:
         r = rest.farthest_from_mean()
-        s = rest.radial.farthest(x[r])[0] if rest.left >= 3 * k else None
+        s = rest.radial.farthest(x[r], exact=False)[0] if rest.left >= 3 * k else None
         groups.extend(rest.nearest_pair(r, s))
         rest.refresh()
     if rest.left:

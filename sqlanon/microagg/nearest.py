@@ -52,7 +52,7 @@ class NearestIndex:
         self.w = w
         self.scale = np.sqrt(w)
         self.rows = rows
-        self.tree = cKDTree(x[rows] * self.scale, balanced_tree=False, compact_nodes=False)
+        self.tree = cKDTree(x[rows] * self.scale)
         self.alive = np.ones(len(rows), dtype=bool)
         self.position = np.full(x.shape[0], -1, dtype=np.int64)
         self.position[rows] = np.arange(len(rows))

@@ -33,9 +33,9 @@ class RadialList:
     def __init__(self, x: np.ndarray, w: np.ndarray, rows: np.ndarray, center: np.ndarray) -> None:
         self.x = x
         self.w = w
-        self.scale = np.sqrt(w)
+        self.scale2 = 2.0 * np.sqrt(w)
         self.center = center
-        z = (x[rows] - center) * self.scale
+        z = (x[rows] - center) * np.sqrt(w)
         rho2 = np.einsum("ij,ij->i", z, z)
         order = np.argsort(-rho2, kind="stable")
         self.rows = rows[order]
@@ -48,7 +48,6 @@ class RadialList:
         self.head = 0
         self.dead = 0
         self.scanned = 0
-        self.scanned_dead = 0
 
     def remove(self, rows: np.ndarray) -> None:
         """Mark original rows as assigned."""
@@ -57,40 +56,43 @@ class RadialList:
         while self.head < len(self.alive) and not self.alive[self.head]:
             self.head += 1
 
-    def farthest(self, q: np.ndarray) -> tuple[int, float, float]:
+    def farthest(self, q: np.ndarray, exact: bool = True) -> tuple[int, float, float]:
         """The unassigned row farthest from ``q``; ties go to the smallest original row number.
 
+        Args:
+            q: the query point.
+            exact: compute float32 distances even when a single row is within the margin of the
+                largest distance (with ``False``, ``top`` is then a float64 value).
+
         Returns:
-            ``(row, top, runner)``: the original row number, its float32 distance, and the largest
+            ``(row, top, runner)``: the original row number, its distance, and the largest
             distance of any other unassigned row (exact if it is within a relative 1e-5 of ``top``,
             otherwise a value below ``top * (1 - 1e-5)``).
         """
-        zq = (q - self.center) * self.scale
-        r2 = float(zq @ zq)
-        r = math.sqrt(r2)
+        zq2 = (q - self.center) * self.scale2
+        r2 = 0.25 * float(zq2 @ zq2)
         h = self.head
-        block = slice(h, min(h + _FIRST, len(self.alive)))
-        d = self.rho2[block] + r2 - 2.0 * (self.z[block] @ zq)
-        best = float(d[self.alive[block]].max())
-        slack = 1e-12 * (self.rho2[h] + r2)
-        limit = math.sqrt(max(best * (1.0 - _REL) - slack, 0.0)) - r
-        end = max(int(np.searchsorted(self.neg_rho, -limit, side="right")), block.stop)
-        seg = slice(h, end)
-        d = self.rho2[seg] + r2 - 2.0 * (self.z[seg] @ zq)
-        alive = self.alive[seg]
+        stop = min(h + _FIRST, len(self.alive))
+        part = self.rho2[h:stop] - self.z[h:stop] @ zq2
+        best = float(part[self.alive[h:stop]].max()) + r2
+        slack = 1e-12 * (float(self.rho2[h]) + r2)
+        limit = math.sqrt(max(best * (1.0 - _REL) - slack, 0.0)) - math.sqrt(r2)
+        end = max(int(self.neg_rho.searchsorted(-limit, side="right")), stop)
+        alive = self.alive[h:end]
+        part = np.where(alive, self.rho2[h:end] - self.z[h:end] @ zq2, -np.inf)
         self.scanned = end - h
-        self.scanned_dead = int(self.scanned - np.count_nonzero(alive))
-        d[~alive] = -np.inf
-        cand = np.flatnonzero(d >= d.max() * (1.0 - _REL) - slack) + h
-        rows = self.rows[cand]
-        exact = sdc_distance(self.x[rows], q, self.w)
-        top = exact.max()
-        runner = float(np.partition(exact, -2)[-2]) if len(exact) > 1 else -np.inf
-        return int(rows[exact == top].min()), float(top), runner
+        top = float(part.max()) + r2
+        rows = self.rows[h:end][part >= top * (1.0 - _REL) - slack - r2]
+        if len(rows) == 1 and not exact:
+            return int(rows[0]), top, -np.inf
+        d = sdc_distance(self.x[rows], q, self.w)
+        top = d.max()
+        runner = float(np.partition(d, -2)[-2]) if len(d) > 1 else -np.inf
+        return int(rows[d == top].min()), float(top), runner
 
     def compact(self) -> None:
-        """Drop assigned rows from the list once they crowd the scanned prefix (order and reference kept)."""
-        if 2 * self.scanned_dead <= max(self.scanned, 1024) and 4 * self.dead <= len(self.alive):
+        """Drop assigned rows from the list once they are an eighth of it (order and reference kept)."""
+        if 8 * self.dead <= len(self.alive):
             return
         keep = np.flatnonzero(self.alive)
         self.rows = self.rows[keep]
@@ -101,4 +103,3 @@ class RadialList:
         self.position[self.rows] = np.arange(len(keep))
         self.head = 0
         self.dead = 0
-        self.scanned_dead = 0
