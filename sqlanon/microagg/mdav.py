@@ -28,7 +28,8 @@ there; here every value is a value, and NaN is refused.
 The search is exact but fast: a k-d tree of leaves with shrinking bounding boxes bounds the distances
 (:mod:`sqlanon.microagg.leaves`), and the mean of the unassigned rows is kept as a running sum; when
 two candidate rows are so close that the running sum's rounding could change the answer, the mean is
-recomputed in sdcMicro's order.
+recomputed in sdcMicro's order (unless every float32 term of the close candidates is provably the
+same for both means).
 
 Use from a database: pull the quasi-identifier columns once into an ``(n, m)`` float64 array together
 with a row key, call :func:`mdav` (cluster ids) or :func:`microaggregate` (cluster ids and group means),
@@ -113,9 +114,9 @@ class _Remaining:
         self.alive = np.ones(n, dtype=bool)
         self.total = np.cumsum(x, axis=0)[-1]
         # |running sum - row-order sum| <= 4 n u sum|x| per column; its effect on a distance:
-        error = 4.0 * n * _U * np.abs(x).sum(axis=0)
+        self.error = 4.0 * n * _U * np.abs(x).sum(axis=0)
         reach = x.max(axis=0) - x.min(axis=0)
-        self.slack = (2.0 * float(np.sum(w * reach * error)), float(np.sum(w * error * error)))
+        self.slack = (2.0 * float(np.sum(w * reach * self.error)), float(np.sum(w * self.error ** 2)))
         rows = np.arange(n)
         self.near = NearestIndex(x, w, rows)
         self.radial = RadialList(x, w, rows, self.total / n)
@@ -144,13 +145,25 @@ class _Remaining:
 
     def farthest_from_mean(self) -> int:
         """sdcMicro's ``r``: exact, with the row-order mean only when the running one could differ."""
-        row, top, runner = self.radial.farthest(self.total / self.left, exact=False)
+        center = self.total / self.left
+        row, top, runner = self.radial.farthest(center, exact=False)
         self.center_scan = self.radial.scanned
         slack = self.slack[0] / self.left + self.slack[1] / self.left ** 2
         runner = max(runner, top * (1.0 - 0.9e-5))
         if top - runner > 2.0 * slack + (self.x.shape[1] + 2) * 2.0 ** -21 * top:
             return row
+        if self._same_float32(center, self.radial.candidates):
+            return row
         return self.radial.farthest(self.exact_mean())[0]
+
+    def _same_float32(self, center: np.ndarray, rows: np.ndarray) -> bool:
+        """Whether every float32 term of the rows' distances is the same for any mean within the
+        running sum's error bound (then so are the distances and the farthest row)."""
+        delta = self.error / self.left
+        diff = self.x[rows] - center
+        terms = diff * diff * self.w
+        spread = self.w * (2.0 * np.abs(diff) * delta + delta * delta) + 8.0 * _U * terms
+        return np.array_equal((terms - spread).astype(np.float32), (terms + spread).astype(np.float32))
 
     def nearest_pair(self, r: int, s: int | None) -> list[np.ndarray]:
         """The group of ``r`` and then, if ``s`` is given, the group of ``s`` among the rows left."""

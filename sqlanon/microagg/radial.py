@@ -48,6 +48,7 @@ class RadialList:
         self.head = 0
         self.dead = 0
         self.scanned = 0
+        self.candidates = np.empty(0, dtype=np.int64)
 
     def remove(self, rows: np.ndarray) -> None:
         """Mark original rows as assigned."""
@@ -83,6 +84,7 @@ class RadialList:
         self.scanned = end - h
         top = float(part.max()) + r2
         rows = self.rows[h:end][part >= top * (1.0 - _REL) - slack - r2]
+        self.candidates = rows
         if len(rows) == 1 and not exact:
             return int(rows[0]), top, -np.inf
         d = sdc_distance(self.x[rows], q, self.w)
