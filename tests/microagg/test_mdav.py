@@ -64,11 +64,13 @@ def test_same_groups_as_plain_mdav_with_many_ties():
         assert _groups(x, k) == plain_mdav(x, k)
 
 
-def test_row_order_mean_used_when_running_sum_is_not_exact():
-    # a large common offset makes the running sum of the unassigned rows differ from sdcMicro's
-    # row-order sum in the last bits, so the exact mean must decide near-ties
+@pytest.mark.parametrize("offset", [1e3, 1e6])
+def test_row_order_mean_used_when_running_sum_is_not_exact(offset):
+    # integer values give exact ties; a common offset makes the running sum of the unassigned rows
+    # differ from sdcMicro's row-order sum in the last bits: near-ties are then decided either by
+    # proving the float32 terms unchanged (offset 1e3) or by the row-order mean (offset 1e6)
     rng = np.random.default_rng(3)
-    x = 1e6 + np.round(rng.normal(size=(900, 2)) * 8)
+    x = offset + np.round(rng.normal(size=(900, 2)) * 8)
     assert _groups(x, 3) == plain_mdav(x, 3)
 
 
