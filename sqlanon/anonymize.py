@@ -73,6 +73,7 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
         "complete": result.complete,
         "optimal": strategy in ("optimal", "exhaustive", "heuristic") and result.complete,
         "alternatives": alternatives[:20],
+        "ranked": [{"levels": dict(zip(ev.p.qis, n)), "value": v} for n, v in result.ranked],
     }
     return levels, report
 

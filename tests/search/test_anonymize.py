@@ -33,6 +33,14 @@ def test_adult_optimum_is_arx_s(adult_engine, adult_dir, limit, node, loss):
     assert report["search"]["value"] == loss
     assert report["search"]["evaluated_in"] == "memory"
     assert report["search"]["nodes_checked"] < 12_960
+    ranked = report["search"]["ranked"]
+    assert ranked[0] == {"levels": dict(zip(ADULT_QIS, node)), "value": loss}
+    assert [r["value"] for r in ranked] == sorted(r["value"] for r in ranked)
+    for alternative in ranked[1:3]:  # each alternative is anonymous, with the value a check reports
+        d = adult_spec_dict(adult_dir, limit=limit, levels=alternative["levels"])
+        checked = api.check(spec_from_dict(d), engine=adult_engine, metrics=("loss",)).as_dict()
+        assert checked["metrics"]["loss"] == alternative["value"]
+        assert checked["privacy"]["k_anonymity"]["holds"]
 
 
 def test_models_without_an_in_memory_check_are_searched_in_sql(duck):
