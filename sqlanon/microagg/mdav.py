@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sqlanon.errors import SpecError
 from sqlanon.microagg.nearest import NearestIndex
 from sqlanon.microagg.radial import RadialList
 from sqlanon.microagg.validate import as_matrix
@@ -55,8 +56,6 @@ def sdc_weights(x: np.ndarray) -> np.ndarray:
     Raises:
         SpecError: a column is so nearly constant that its variance cannot be computed.
     """
-    from sqlanon.errors import SpecError
-
     n = x.shape[0]
     w = np.ones(x.shape[1])
     for j in range(x.shape[1]):
