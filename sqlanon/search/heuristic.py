@@ -9,21 +9,23 @@ generalization and suppression. IJUFKS 2002;10(5):571-588):
 1. **Seed.** From the bottom, generalize one attribute at a time, the one whose column holds the
    most distinct generalized values at its current level (Datafly's choice, asked of the evaluator's
    optional ``distinct_values(node)``; without it, the successor that is anonymous with the least
-   metric or else has the least lower bound), until the node is anonymous: the first solution.
+   metric or else has the least lower bound), until the node is anonymous. Datafly overshoots, so
+   the node then steps down to the anonymous predecessor of least metric while that improves it:
+   the first solution.
 2. **Best-first search** from the bottom over a priority queue ordered by each node's lower bound
    (the metric of an anonymous node when the metric is monotone). Expanding a node checks its
    successors; every ``max_level``-th expansion instead dives, as Lightning's depth-first step,
-   along successors of least bound until it reaches an anonymous node. A node whose bound cannot
-   beat the best metric found is dropped with all its generalizations; nodes known to fail by a
-   monotone model (below a failing node) are not checked, only passed through.
+   along successors of least bound until it reaches an anonymous node (and steps down from it as
+   the seed does). A node whose bound cannot beat the best metric found is dropped with all its
+   generalizations; nodes known to fail by a monotone model (below a failing node) are passed
+   through unchecked, except in dives on lattices without bounds known before checking.
 3. **Limits.** The search stops at a time or step limit, a surrounding one
    (:func:`sqlanon.search.limits.search_within`) or else :data:`DEFAULT_TIME_LIMIT`, and returns the
    best anonymous node found with ``complete=False``. When the queue runs empty first, every node
    not checked was shown unable to beat the result: it is the proven optimum (``complete=True``).
 
 Tags work on lattices of any size: beyond what the lattice can enumerate, each is kept as the
-antichain of nodes whose cones it covers.
-The result lists one node (``ties`` and ``solutions`` hold it alone); ``tagged`` counts nodes
+antichain of nodes whose cones it covers. The result lists one node (``ties`` and ``solutions`` hold it alone); ``tagged`` counts nodes
 passed through as known to fail and ``pruned`` the nodes dropped by their bound, not whole cones.
 """
 

@@ -9,7 +9,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 import time
 
 import pandas as pd
@@ -176,3 +179,16 @@ def test_heuristic_stops_by_default(creditcard, monkeypatch):
     result = search(lattice_of(ev.p), nodes, "heuristic")
     assert time.perf_counter() - start < 5
     assert result.complete is False and result.node is not None
+
+
+def test_command_line_strategy_heuristic(tmp_path, adult_dir):
+    d = adult_spec_dict(adult_dir)
+    d["source"] = {"file": str(adult_dir / "adult.csv"), "delimiter": ";", "all_text": True}
+    (tmp_path / "spec.json").write_text(json.dumps(d))  # JSON is YAML
+    proc = subprocess.run([sys.executable, "-m", "sqlanon", "anonymize", str(tmp_path / "spec.json"),
+                           "--strategy", "heuristic", "--dry-run", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["search"]["strategy"] == "heuristic" and report["search"]["optimal"] is True
+    assert list(report["transformation"]["levels"].values()) == [0, 4, 1, 1, 3, 2, 2, 1, 0]  # ARX
