@@ -30,7 +30,15 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from sqlanon.compile.sql import INTERNAL_PREFIX, alias, as_double, col, internal, lit, table
+from sqlanon.compile.sql import (
+    INTERNAL_PREFIX,
+    alias,
+    as_double,
+    col,
+    internal,
+    lit,
+    table,
+)
 from sqlanon.errors import SpecError, did_you_mean
 
 STATISTICS = ("mean", "median")
