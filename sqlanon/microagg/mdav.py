@@ -25,15 +25,20 @@ The algorithm, as sdcMicro's C++ ``Mdav`` runs it:
 sdcMicro encodes a missing value as -999 inside its C++ code, so a genuine -999 is treated as missing
 there; here every value is a value, and NaN is refused.
 
-The search is exact but fast: a k-d tree of leaves with shrinking bounding boxes bounds the distances
-(:mod:`sqlanon.microagg.leaves`), and the mean of the unassigned rows is kept as a running sum; when
-two candidate rows are so close that the running sum's rounding could change the answer, the mean is
-recomputed in sdcMicro's order (unless every float32 term of the close candidates is provably the
-same for both means).
+The search is exact but fast. Farthest rows come from a list sorted by distance to a reference point
+(:mod:`sqlanon.microagg.radial`, triangle bound), nearest rows from a k-d tree that skips assigned rows
+(:mod:`sqlanon.microagg.nearest`); both evaluate sdcMicro's float32 distance for every row that a
+float64 bound, widened by a relative 1e-5, cannot rule out. The mean of the unassigned rows is kept as
+a running sum; when two candidate rows are so close that its rounding could change the answer, the
+mean is recomputed in sdcMicro's order (unless every float32 term of the close candidates is provably
+the same for both means). Cost per round: one matrix-vector product on a prefix of the sorted list and
+two k-d tree queries, instead of four passes over all unassigned rows.
 
-Use from a database: pull the quasi-identifier columns once into an ``(n, m)`` float64 array together
-with a row key, call :func:`mdav` (cluster ids) or :func:`microaggregate` (cluster ids and group means),
-and write ``(key, cluster id)`` or the masked values back in one statement.
+Use from a database: pull the quasi-identifier columns once into an ``(n, m)`` float64 array in a
+fixed row order (``ORDER BY`` a key; sdcMicro breaks ties by row order), together with the key; call
+:func:`mdav` (cluster ids) or :func:`microaggregate` (cluster ids and group means, ``.masked`` per
+row); then write ``(key, cluster id)`` or the masked values back in one statement (for example a
+join of the table with an Arrow or DuckDB relation holding ``key, cluster`` or ``key, means``).
 """
 
 from __future__ import annotations
