@@ -169,3 +169,29 @@ def test_object_columns_are_refused():
     x = np.array([[1, "2"], [3, "4"]], dtype=object)
     with pytest.raises(SpecError, match=r"data must be numeric, got dtype object"):
         mdav(x, 1)
+
+
+def test_round_trip_through_duckdb(duck, synthetic):
+    """Pull the columns once in key order, cluster in memory, write (key, cluster) back, mask in SQL."""
+    import pyarrow as pa
+
+    rows = synthetic[:600]
+    duck.con.register("source", pa.table({"id": np.arange(600)[::-1].copy(),
+                                          **{f"x{j}": rows[:, j] for j in range(5)}}))
+    duck.con.execute("CREATE TABLE t AS SELECT * FROM source")
+    pulled = duck.con.execute("SELECT id, x0, x1, x2, x3, x4 FROM t ORDER BY id").fetchnumpy()
+    x = np.column_stack([pulled[f"x{j}"] for j in range(5)])
+    labels = mdav(x, 3)
+    duck.con.register("clusters", pa.table({"id": pulled["id"], "cluster": labels}))
+    duck.con.execute(
+        "CREATE TABLE masked AS SELECT id, x0, x1, x2, x3, x4, AVG(x0) OVER w AS m0, AVG(x1) OVER w AS m1, "
+        "AVG(x2) OVER w AS m2, AVG(x3) OVER w AS m3, AVG(x4) OVER w AS m4 "
+        "FROM t JOIN clusters USING (id) WINDOW w AS (PARTITION BY cluster)")
+    sse_sql = duck.con.execute(
+        "SELECT SUM(POWER(x0 - m0, 2) + POWER(x1 - m1, 2) + POWER(x2 - m2, 2) + POWER(x3 - m3, 2) "
+        "+ POWER(x4 - m4, 2)) FROM masked").fetchone()[0]
+    # id descends with the file's rows, so ORDER BY id hands MDAV the rows reversed
+    expected = plain_mdav(rows[::-1].copy(), 3)
+    assert sse_sql == pytest.approx(sse(rows[::-1].copy(), expected), rel=1e-9)
+    assert duck.con.execute("SELECT MIN(c), MAX(c) FROM (SELECT COUNT(*) AS c FROM clusters "
+                            "GROUP BY cluster)").fetchone() == (3, 3)
