@@ -128,7 +128,7 @@ def _d32(points: np.ndarray, q: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def plain_mdav(x: np.ndarray, k: int) -> list[list[int]]:
     """Straightforward numpy MDAV with sdcMicro's rules; every quantity recomputed every round."""
-    n, m = x.shape
+    n = x.shape[0]
     w = np.array(literal_weights(x))
     rest = np.arange(n)
     groups: list[list[int]] = []
