@@ -174,7 +174,7 @@ class _Remaining:
         k = self.k
         queries = [r] if s is None else [r, s]
         kk = 4 * k + 4
-        scaled = self.x[queries] * self.near.scale
+        scaled = self.near.scaled(self.x[queries])
         kq = min(kk, len(self.near.rows))
         dist, idx = self.near.tree.query(scaled, k=kq)
         dist, idx = dist.reshape(len(queries), -1), idx.reshape(len(queries), -1)

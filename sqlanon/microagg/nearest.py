@@ -1,8 +1,9 @@
 """Exact nearest-row queries under sdcMicro's float32 MDAV distance, on a k-d tree.
 
-The tree (``scipy.spatial.cKDTree`` on the columns scaled by the square roots of the weights) holds the
-rows unassigned when it was built; assigned rows are flagged and skipped, and the tree is rebuilt
-once half of its rows are assigned. A query asks the tree for the ``kk`` nearest rows, keeps the
+The tree (``scipy.spatial.cKDTree`` on the columns centred and scaled by the square roots of the
+weights, so that a large common offset costs no precision) holds the rows unassigned when it was
+built; assigned rows are flagged and skipped, and the tree is rebuilt once half of its rows are
+assigned. A query asks the tree for the ``kk`` nearest rows, keeps the
 unassigned ones, and evaluates their exact float32 distances (:func:`sdc_distance`). The answer is
 complete when the ``kk``-th distance the tree returned exceeds the ``k``-th exact distance by a
 relative margin (far larger than float32 rounding) — every row the tree did not return is then
@@ -51,12 +52,17 @@ class NearestIndex:
         self.x = x
         self.w = w
         self.scale = np.sqrt(w)
+        self.shift = x[rows].mean(axis=0)
         self.rows = rows
-        self.tree = cKDTree(x[rows] * self.scale)
+        self.tree = cKDTree(self.scaled(x[rows]))
         self.alive = np.ones(len(rows), dtype=bool)
         self.position = np.full(x.shape[0], -1, dtype=np.int64)
         self.position[rows] = np.arange(len(rows))
         self.left = len(rows)
+
+    def scaled(self, points: np.ndarray) -> np.ndarray:
+        """Points in the tree's coordinates."""
+        return (points - self.shift) * self.scale
 
     def remove(self, rows: np.ndarray) -> None:
         """Flag original rows as assigned."""
@@ -70,7 +76,7 @@ class NearestIndex:
     def candidates(self, q: np.ndarray, kk: int) -> tuple[np.ndarray, float]:
         """The ``kk`` indexed rows nearest to ``q`` (assigned or not) and the ``kk``-th squared distance."""
         kk = min(kk, len(self.rows))
-        dist, idx = self.tree.query(q * self.scale, k=kk)
+        dist, idx = self.tree.query(self.scaled(q), k=kk)
         dist, idx = np.atleast_1d(dist), np.atleast_1d(idx)
         return idx, np.inf if kk == len(self.rows) else float(dist[-1]) ** 2
 
