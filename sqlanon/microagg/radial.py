@@ -4,8 +4,11 @@ With ``rho(x)`` the scaled distance of row ``x`` to the reference ``c0``, the tr
 ``||x - q|| <= rho(x) + ||q - c0||``, so only a prefix of the rows sorted by decreasing ``rho`` can hold the
 row farthest from ``q``. On that prefix the float64 distances come from one matrix-vector product
 (``||x - q||^2 = rho^2 + ||q - c0||^2 - 2 (x - c0).(q - c0)``); only the rows within a relative margin of the
-largest are evaluated exactly with sdcMicro's float32 formula (:func:`sdc_distance`). The list is
-rebuilt around the current mean when assigned rows crowd its top.
+largest are evaluated exactly with sdcMicro's float32 formula (:func:`sdc_distance`). The prefix is
+set by a lower bound of the largest distance, taken from the first 32 rows and then from 8 times as
+many while the prefix is still more than 4 times longer than the rows looked at. The list is rebuilt
+around the current mean when the mean has moved (long scans for it), and assigned rows are dropped
+from it once they are an eighth of it.
 """
 
 from __future__ import annotations
@@ -73,12 +76,20 @@ class RadialList:
         zq2 = (q - self.center) * self.scale2
         r2 = 0.25 * float(zq2 @ zq2)
         h = self.head
-        stop = min(h + _FIRST, len(self.alive))
-        part = self.rho2[h:stop] - self.z[h:stop] @ zq2
-        best = float(part[self.alive[h:stop]].max()) + r2
         slack = 1e-12 * (float(self.rho2[h]) + r2)
-        limit = math.sqrt(max(best * (1.0 - _REL) - slack, 0.0)) - math.sqrt(r2)
-        end = max(int(self.neg_rho.searchsorted(-limit, side="right")), stop)
+        best, stop, end = -np.inf, h, h + _FIRST
+        while True:
+            # a better lower bound of the largest distance from a longer head shortens the prefix
+            chunk = slice(stop, min(end, len(self.alive)))
+            part = (self.rho2[chunk] - self.z[chunk] @ zq2)[self.alive[chunk]]
+            if len(part):
+                best = max(best, float(part.max()) + r2)
+            stop = chunk.stop
+            limit = math.sqrt(max(best * (1.0 - _REL) - slack, 0.0)) - math.sqrt(r2)
+            end = max(int(self.neg_rho.searchsorted(-limit, side="right")), stop)
+            if end - h <= 4 * (stop - h):
+                break
+            end = h + 8 * (stop - h)
         alive = self.alive[h:end]
         part = np.where(alive, self.rho2[h:end] - self.z[h:end] @ zq2, -np.inf)
         self.scanned = end - h
