@@ -142,7 +142,9 @@ class _Run:
 
     def hopeless(self, key: float) -> bool:
         """Neither the node nor any generalization can beat the best metric found."""
-        return not math.isinf(self.best) and (key > self.best or tied(key, self.best))
+        if math.isinf(self.best) or math.isinf(key):  # nothing found yet, or nothing known
+            return False
+        return key > self.best or tied(key, self.best)
 
     def visit(self, node: Node, floor: float) -> float | None:
         """Reach ``node`` from a node of bound ``floor``; check it unless known to fail, queue it.
@@ -164,7 +166,7 @@ class _Run:
             self.hopeless_cones.add(node)
             self.dropped.add(node)
             return None
-        if k > self.bound.get(node, -math.inf):
+        if node not in self.bound or k > self.bound[node]:
             self.bound[node] = k
             heapq.heappush(self.queue, (k, sum(node), next(self.order), node))
         return self.bound[node]

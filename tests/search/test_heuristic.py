@@ -18,6 +18,7 @@ import time
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sqlanon import api
 from sqlanon.compile.sql import table
@@ -48,7 +49,7 @@ def engine():
     e.close()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(spec=problem_spec())
 def test_heuristic_against_exhaustive(engine, spec):
@@ -88,6 +89,29 @@ def test_heuristic_against_exhaustive(engine, spec):
             assert (r.node is None and not ok) or tied(r.metric, best)
         else:
             assert r.checked <= 3
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(spec=problem_spec(), metric=st.just("kl_divergence"))
+def test_metrics_without_bounds_are_searched_to_the_end(engine, spec, metric):
+    """Without a lower bound (and not monotone under suppression) nothing may be pruned: the
+    heuristic then checks its way through the lattice and still ends at the exhaustive optimum."""
+    hs, rows, models, limit, _ = spec
+    qis = [f"q{i}" for i in range(len(hs))]
+    engine.con.execute("DROP TABLE IF EXISTS r")
+    engine.con.execute(f"CREATE TABLE r ({', '.join(f'{q} VARCHAR' for q in qis)}, s VARCHAR)")
+    engine.con.executemany(f"INSERT INTO r VALUES ({', '.join('?' * (len(qis) + 1))})", rows)
+    problem = Problem(engine, table("r"), qis, {q: TableHierarchy(h) for q, h in zip(qis, hs)},
+                      ["s"], models)
+    lattice = lattice_of(problem)
+    with Evaluator(problem) as ev:
+        truth = SqlNodeEvaluator(ev, limit, metric)
+        search(lattice, truth, "exhaustive")
+        result = search(lattice, truth, "heuristic")
+    ok = [truth.known(n).metric for n in lattice if truth.known(n).anonymous]
+    assert result.complete
+    assert (result.node is None) if not ok else tied(result.metric, min(ok))
 
 
 def test_heuristic_needs_a_metric(engine):
