@@ -262,7 +262,8 @@ class _Run:
     def result(self, complete: bool) -> SearchResult:
         found = [self.best_node] if self.best_node is not None else []
         return SearchResult("heuristic", self.best_node, self.best if found else None, found, found,
-                            len(self.results), len(self.passed), len(self.dropped),
+                            len(self.results), len(self.passed - self.results.keys()),
+                            len(self.dropped),
                             time.perf_counter() - self.start, complete=complete)
 
 

@@ -167,7 +167,7 @@ def classes_by_pandas(frame: pd.DataFrame, qis, hierarchies, node) -> pd.Series:
     """The class sizes of the generalized table, straight from the hierarchy rows."""
     cols = {q: frame[q].map({row[0]: row[level] for row in hierarchies[q].lookup_rows()})
             for q, level in zip(qis, node)}
-    return pd.DataFrame(cols).value_counts()
+    return pd.DataFrame(cols).value_counts(dropna=False)
 
 
 @pytest.mark.parametrize("limit", [0.0, 0.02])
