@@ -125,6 +125,42 @@ class _Remaining:
         self.near = NearestIndex(x, w, rows)
         self.radial = RadialList(x, w, rows, self.total / n)
         self.center_scan = 0
+        self._copies(x, w, k)
+
+    def _copies(self, x: np.ndarray, w: np.ndarray, k: int) -> None:
+        """Index identical rows when there are many: a query row with ``k`` unassigned copies has them
+        as its group (distance 0, the last rows first) without a tree query.
+
+        Valid only when two different rows can never be at float32 distance 0, i.e. the smallest
+        difference between two values of a column, squared and weighted, does not underflow.
+        """
+        self.copies = None
+        values, ids, counts = np.unique(x, axis=0, return_inverse=True, return_counts=True)
+        if counts.max() < 2 * k:
+            return
+        for j in range(x.shape[1]):
+            gaps = np.diff(np.unique(values[:, j]))
+            if len(gaps) and float(gaps.min()) ** 2 * w[j] < 2.0 ** -120:
+                return
+        ids = ids.ravel()
+        self.copies = np.lexsort((-np.arange(len(ids)), ids))
+        self.copy_class = ids
+        self.copy_start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self.copy_head = self.copy_start.copy()
+        self.copy_end = np.cumsum(counts)
+
+    def _copies_of(self, row: int) -> np.ndarray | None:
+        """The ``k`` unassigned copies of ``row`` with the largest row numbers, if it has ``k``."""
+        if self.copies is None:
+            return None
+        c = self.copy_class[row]
+        head, end = int(self.copy_head[c]), int(self.copy_end[c])
+        while head < end and not self.alive[self.copies[head]]:
+            head += 1
+        self.copy_head[c] = head
+        rows = self.copies[head:end]
+        rows = rows[self.alive[rows]][: self.k]
+        return rows if len(rows) == self.k else None
 
     def remove(self, rows: np.ndarray) -> None:
         self.alive[rows] = False
@@ -174,6 +210,12 @@ class _Remaining:
         """The group of ``r`` and then, if ``s`` is given, the group of ``s`` among the rows left."""
         k = self.k
         queries = [r] if s is None else [r, s]
+        group = self._copies_of(r)
+        if group is not None:
+            self.remove(group)
+            if s is None:
+                return [group]
+            return [group, *self.nearest_pair(s, None)]
         kk = 4 * k + 4
         scaled = self.near.scaled(self.x[queries])
         kq = min(kk, len(self.near.rows))

@@ -79,6 +79,14 @@ def test_same_groups_as_plain_mdav_with_many_ties():
         assert _groups(x, k) == plain_mdav(x, k)
 
 
+def test_rows_at_float32_distance_zero_without_being_equal():
+    # the outlier makes the weight tiny, so 0 and 1e-20 are at float32 distance 0: sdcMicro then
+    # orders them by row number only, like exact copies
+    x = np.array([[0.0], [1e-20], [0.0], [1e-20], [0.0], [1e-20], [1e20], [0.0], [1e-20], [0.0]])
+    for k in (2, 3):
+        assert _groups(x, k) == literal_mdav(x, k)
+
+
 @pytest.mark.parametrize("offset", [1e3, 1e6])
 def test_row_order_mean_used_when_running_sum_is_not_exact(offset):
     # integer values give exact ties; a common offset makes the running sum of the unassigned rows
