@@ -220,10 +220,7 @@ class Evaluator:
                 for c, t in columns]),
             kind="TABLE", properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
         self._temps.append(full)
-        for start in range(0, len(rows), 5000):
-            chunk = rows[start:start + 5000]
-            self.engine.execute(exp.insert(exp.values([tuple(lit(v) for v in r) for r in chunk]),
-                                           table(full)))
+        self.engine.insert_rows(full, rows)
         return table(full)
 
     def _sensitive_columns(self) -> list[str]:

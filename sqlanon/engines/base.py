@@ -82,6 +82,17 @@ class Engine(abc.ABC):
         for s in statements:
             self.execute(s)
 
+    def insert_rows(self, name: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Append rows to a table, values bound as parameters (one statement, many rows)."""
+        if not rows:
+            return
+        statement = self.sql(exp.insert(exp.values([tuple(exp.Placeholder() for _ in rows[0])]),
+                                        table(name)))
+        self._execute_many(statement, rows)
+
+    def _execute_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        raise NotImplementedError
+
     def fetch(self, query: exp.Expression | str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of a query."""
         sql = self.sql(query)

@@ -60,6 +60,13 @@ class PostgresEngine(Engine):
     def _execute(self, sql: str) -> None:
         self.con.execute(sql)  # type: ignore[arg-type]  # rendered by sqlglot, never user text
 
+    def _execute_many(self, sql: str, rows):  # type: ignore[no-untyped-def]
+        try:
+            with self.con.cursor() as cur:
+                cur.executemany(sql, rows)  # type: ignore[arg-type]  # rendered by sqlglot
+        except psycopg.Error as e:
+            raise EngineError(f"postgres failed on:\n{sql}\n{type(e).__name__}: {e}") from e
+
     def _fetch_rows(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         cur = self.con.execute(sql)  # type: ignore[arg-type]
         description = cur.description or []

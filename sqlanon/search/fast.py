@@ -48,6 +48,11 @@ LOSSES = ("loss", "loss_arithmetic", "precision")
 HISTOGRAM_MODELS = (LDiversity, TCloseness, AlphaKAnonymity, PSensitiveKAnonymity)
 """Models decided in memory from each class's sensitive-value histogram (with k-anonymity)."""
 
+FEW_CHECKS_MAX_ROWS = 200_000
+"""Up to this many frequency rows a check costs mostly its fixed overhead, so searches minimize the
+number of checks; above, the rows grouped dominate (Adult's 19,502 rows against the 1.56M of Adult
+grown to 10M rows: bench/README.md)."""
+
 CACHE_SIZE = 8
 """Class tables of recently checked nodes kept for rolling up to their generalizations."""
 
@@ -303,7 +308,7 @@ class FastEvaluator:
     def _group(self, node: tuple[int, ...], rep: np.ndarray | None) -> tuple[np.ndarray, int]:
         """Group rows (``rep`` None) or the classes of a finer node (one row each) at ``node``."""
         length = self.rows if rep is None else len(rep)
-        limit = 8 * length + 64  # key spaces up to this size are grouped by bincount
+        limit = 2 * length + 64  # key spaces up to this size are grouped by bincount
         key = np.zeros(length, dtype=np.int64)
         space, dense = 1, 0
         for i, level in enumerate(node):
@@ -465,6 +470,7 @@ class FastNodeEvaluator(NodeEvaluator):
         self._monotone_models = [i for i, ok in enumerate(monotone) if ok]
         self.has_metric = metric is not None
         self.metric_monotone = metric is not None and get_metric(metric).is_monotonic(self.fast.limit)
+        self.prefers_few_checks = self.fast.rows <= FEW_CHECKS_MAX_ROWS
         self._prior = False
         """Whether the search took :meth:`prior_bounds`: checks then skip what those bounds tell."""
 

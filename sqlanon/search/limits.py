@@ -36,6 +36,7 @@ class Budgeted(NodeEvaluator):
         self.partly_monotone = inner.partly_monotone
         self.metric_monotone = inner.metric_monotone
         self.has_metric = inner.has_metric
+        self.prefers_few_checks = inner.prefers_few_checks
         self.deadline = None if seconds is None else time.perf_counter() + seconds
         self.progress = progress
         self.max_checks = max_checks

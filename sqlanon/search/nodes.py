@@ -66,6 +66,9 @@ class NodeEvaluator(abc.ABC):
     partly_monotone: bool = True
     metric_monotone: bool = True
     has_metric: bool = False
+    prefers_few_checks: bool = False
+    """Whether a check costs about the same wherever it is, so strategies should minimize their
+    number (rather than favour checks that can reuse a finer node's classes)."""
 
     def __init__(self) -> None:
         self._memo: dict[Node, NodeResult] = {}

@@ -159,7 +159,9 @@ class _Search:
                 rank and step to the successor of least rank (without one: in id order, to the first
                 attribute that can step).
             top_down: start paths at the highest level first. A failing node found high up tags
-                a large part of the lattice below it (on Adult, k = 5, 0 %: 80 checks instead of 124).
+                a large part of the lattice below it (on Adult, k = 5: 78 checks instead of 143 at
+                0 %, 658 instead of 762 at 2 %), but high nodes are seldom rolled up from a checked
+                finer node, so each is grouped from every row.
         """
         if not self.ev.partly_monotone:
             return
@@ -360,7 +362,10 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
         elif beyond(r.lower_bound):
             lattice.tag(r.node, PRUNED)
 
-    s.classify(skip, seen, bounds, top_down=bounds is not None)
+    if bounds is not None and evaluator.partly_monotone:
+        # one path up from the bottom first: a good value early keeps the rest near the optimum
+        s._binary_on_path(s._greedy_path(0, bounds), seen)
+    s.classify(skip, seen, bounds, top_down=bounds is not None and evaluator.prefers_few_checks)
     ids = np.flatnonzero(~s.fails & ~pruned)
     level = lattice.levels_of(ids).sum(axis=1)
     ids = ids[np.lexsort((ids, level) if bounds is None else (ids, level, bounds[ids]))]
