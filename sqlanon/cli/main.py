@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="check only; write nothing")
     p = sub.add_parser("anonymize", help="search for the best transformation and write the output")
     _add_source_options(p)
-    p.add_argument("--strategy", help="optimal, binary, incognito or exhaustive "
+    p.add_argument("--strategy", help="optimal, binary, incognito, exhaustive or heuristic "
                    "(default: transformation.search, else optimal)")
     p.add_argument("--metric", help="the metric to minimise (default: transformation.metric, else loss)")
     p.add_argument("--dry-run", action="store_true", help="search and check only; write nothing")
