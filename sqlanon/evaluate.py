@@ -78,10 +78,11 @@ class Evaluator:
         """Read the source once.
 
         Without ``scan_levels`` the scan is the frequency table of the raw quasi-identifiers and
-        sensitive attributes, from which any node can be checked (what a lattice search needs). With
-        ``scan_levels`` the scan generalizes while it reads (hierarchy look-ups return integer codes,
-        decoded on the small result), which is cheaper when one node is checked; the raw frequency
-        table is then built only if something asks for it (:attr:`freq`).
+        sensitive attributes, from which any node can be checked in SQL; it is built when first
+        needed (:attr:`freq`), so a search that checks nodes in memory, which reads the source once
+        on its own, never builds it. With ``scan_levels`` the scan generalizes while it reads
+        (hierarchy look-ups return integer codes, decoded on the small result), which is cheaper
+        when one node is checked; the raw frequency table is again built only if something asks.
         """
         self.p = problem
         self.engine = problem.engine
@@ -99,19 +100,23 @@ class Evaluator:
             self.scan_levels = self._checked_levels(self.scan_levels)
             if not self._row_wise(self.scan_levels):
                 self.scan_levels = None
+        self._rows: int | None = None
         try:
-            if self.scan_levels is None:
-                self._ensure_raw()
-                rows_of = self._freq
-            else:
+            if self.scan_levels is not None:
                 self._node_gen = self._node_scan(self.scan_levels)
-                rows_of = self._node_gen
-            self.rows = int(self.engine.fetch_one(exp.select(exp.alias_(
-                exp.Sum(this=col(checks.N)), "n", quoted=True)).from_(rows_of.copy()))["n"] or 0)
             self._prepare_statistics()
         except BaseException:
             self.close()
             raise
+
+    @property
+    def rows(self) -> int:
+        """The number of rows of the source."""
+        if self._rows is None:
+            rows_of = self._node_gen if self._node_gen is not None else self.freq
+            self._rows = int(self.engine.fetch_one(exp.select(exp.alias_(
+                exp.Sum(this=col(checks.N)), "n", quoted=True)).from_(rows_of.copy()))["n"] or 0)
+        return self._rows
 
     @property
     def freq(self) -> exp.Table:

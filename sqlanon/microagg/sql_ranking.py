@@ -10,8 +10,8 @@ microaggregation for statistical disclosure control. IEEE TKDE 2002;14(1):189-20
 2. consecutive numbers form groups of ``k``; the ``n mod k`` rows left over join the **last** group,
    which therefore holds ``k..2k-1`` rows. This is sdcMicro's rule for ``microaggregation(method =
    "onedims")`` (its ``indexMicro`` gives the rows from the last full group's start to ``n`` one group)
-   and the worked examples of Domingo-Ferrer et al. (2016, Lemma 10.1: 1..10 with k = 3 gives
-   {1,2,3}, {4,5,6}, {7,8,9,10});
+   and the worked example of Domingo-Ferrer J, Sánchez D, Soria-Comas J. Database Anonymization.
+   Morgan & Claypool 2016, Lemma 10.1 (1..10 with k = 3 gives {1,2,3}, {4,5,6}, {7,8,9,10});
 3. every value becomes its group's mean (or median: the middle value, or the mean of the two middle
    values, as R's ``median``). Results are DOUBLE.
 
@@ -125,7 +125,7 @@ def individual_ranking(source: str | exp.Expression, columns: Sequence[str], att
         SpecError: ``k``, ``statistic`` or a column name is invalid (the message names it).
 
     Example:
-        Domingo-Ferrer et al. (2016), Lemma 10.1: 1..10 with k = 3.
+        Database Anonymization (2016), Lemma 10.1: 1..10 with k = 3.
 
         >>> import duckdb
         >>> from sqlanon.compile.render import render
