@@ -8,6 +8,7 @@ join (:mod:`sqlanon.microagg.pipeline`). Adding an algorithm is one function and
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -62,6 +63,10 @@ class Partitioner(Protocol):
 ALGORITHMS: dict[str, Partitioner] = {}
 """Algorithm name (the spec's ``transformation.algorithm``) -> partitioner."""
 
+BUILTIN_MODULES: tuple[str, ...] = ()
+"""Modules whose ``@register`` entries are loaded on first look-up; a new algorithm's module adds
+its name here."""
+
 
 def register(name: str) -> Callable[[Partitioner], Partitioner]:
     """Decorator: add a partitioner to :data:`ALGORITHMS` under ``name``."""
@@ -77,6 +82,8 @@ def get_algorithm(name: str) -> Partitioner:
     Raises:
         SpecError: unknown name (with the known ones and a did-you-mean).
     """
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
     if name not in ALGORITHMS:
         raise SpecError(f"unknown microaggregation algorithm {name!r}; use one of "
                         f"{', '.join(sorted(ALGORITHMS))}." + did_you_mean(name, ALGORITHMS),
