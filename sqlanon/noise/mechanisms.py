@@ -1,0 +1,453 @@
+"""Differential-privacy mechanisms: each one function stating its guarantee and what it assumes.
+
+Every mechanism takes a :class:`numpy.random.Generator` (see :func:`sqlanon.noise.rng.make_rng`),
+checks its parameters (a :class:`~sqlanon.errors.SpecError` names the parameter) and works on whole
+numpy arrays. "Sensitivity" is always the global sensitivity of the released quantity under the
+neighbouring relation the caller uses (seed 000 Def 8.4: the largest change when one record
+changes); the mechanisms cannot check it.
+
+Floating-point safety: the continuous Laplace mechanism is Mironov's *snapping mechanism*
+(Mironov 2012, "On significance of the least significant bits for differential privacy", §5.2).
+Adding textbook floating-point Laplace noise to a value leaks it: the set of doubles the sum can take
+depends on the value's low-order bits. Snapping clamps, adds Laplace noise drawn from a uniform
+variate with the full precision of a double, and rounds to a power-of-two grid Λ, so the possible
+outputs are the same for every input. The discrete mechanisms produce integers, whose support has no
+gaps to leak through.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from sqlanon.errors import SpecError
+from sqlanon.noise.rng import make_rng
+
+# Mironov's Theorem 1 is proved for lambda < B < 2**46 * lambda.
+_SNAP_MAX_BOUND_RATIO = 2.0 ** 46
+_SNAP_ERROR = 2.0 ** -49
+
+
+# ----------------------------------------------------------------------------- parameter checks
+
+def _positive(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise SpecError(f"must be a positive number, got {type(value).__name__}", path=name)
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise SpecError(f"must be a positive finite number, got {value!r}", path=name)
+    return value
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """``epsilon`` as a float after checking it is positive and finite."""
+    return _positive(epsilon, name)
+
+
+def check_delta(delta: Any, name: str = "delta") -> float:
+    """``delta`` as a float after checking it lies strictly between 0 and 1."""
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.integer, np.floating)):
+        raise SpecError(f"must be a number in (0, 1), got {type(delta).__name__}", path=name)
+    delta = float(delta)
+    if not 0.0 < delta < 1.0:
+        raise SpecError(f"must lie strictly between 0 and 1, got {delta!r}", path=name)
+    return delta
+
+
+def _float_values(values: Any, name: str = "values") -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+                                 or np.issubdtype(arr.dtype, np.floating)):
+        raise SpecError(f"must be numeric, got dtype {arr.dtype}", path=name)
+    arr = arr.astype(np.float64)
+    bad = int(np.count_nonzero(~np.isfinite(arr)))
+    if bad:
+        raise SpecError(f"{bad} value(s) are NaN or infinite; remove or impute them first",
+                        path=name)
+    return arr
+
+
+def _integer_values(values: Any, name: str = "values") -> np.ndarray:
+    arr = np.asarray(values)
+    if np.issubdtype(arr.dtype, np.integer) and arr.dtype != bool:
+        return arr.astype(np.int64)
+    if np.issubdtype(arr.dtype, np.floating):
+        finite = np.isfinite(arr)
+        if finite.all() and np.array_equal(arr, np.round(arr)):
+            return arr.astype(np.int64)
+    raise SpecError(f"must be integers, got dtype {arr.dtype} with non-integer values", path=name)
+
+
+# ----------------------------------------------------------------------------- Laplace (snapping)
+
+def uniform_full_precision(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Uniform draws on (0, 1) where every double u is drawn with probability ulp(u).
+
+    This is the U* of Mironov 2012 §5.2: the binade [2^-e, 2^(1-e)) is chosen with probability
+    2^-e (trailing zeros of random words), then its 52 mantissa bits uniformly. ``rng.random()``
+    instead returns multiples of 2^-53 and never the small doubles whose logarithms the Laplace tail
+    needs.
+    """
+    raw = rng.bit_generator.random_raw(size)
+    mantissa = (raw >> np.uint64(12)).astype(np.float64)           # top 52 bits
+    exponent = np.ones(size, dtype=np.float64)
+    pending = np.arange(size)
+    words = rng.bit_generator.random_raw(size)
+    while pending.size:
+        lowest = words & (~words + np.uint64(1))                    # lowest set bit, 0 if none
+        zero = lowest == 0
+        exponent[pending[~zero]] += np.log2(lowest[~zero].astype(np.float64))
+        exponent[pending[zero]] += 64.0
+        pending = pending[zero]
+        words = rng.bit_generator.random_raw(pending.size)
+    return np.ldexp(1.0 + mantissa * 2.0 ** -52, -exponent.astype(np.int64))
+
+
+def random_signs(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Independent fair ±1.0 draws."""
+    return np.where(rng.bit_generator.random_raw(size) >> np.uint64(63), 1.0, -1.0)
+
+
+def sample_laplace(rng: np.random.Generator, size: int, scale: float) -> np.ndarray:
+    """Raw Laplace(0, scale) draws S·scale·ln(U*) (Mironov's sampler before snapping).
+
+    For tests and for building other samplers. Never add these to data directly: use
+    :func:`laplace`, which snaps the sum.
+    """
+    return random_signs(rng, size) * scale * np.log(uniform_full_precision(rng, size))
+
+
+def snapping_parameters(sensitivity: float, epsilon: float, bound: float) -> tuple[float, float]:
+    """The Laplace scale λ and the grid Λ (both in units of the sensitivity) for :func:`laplace`.
+
+    λ is inflated from 1/ε to (1 + 2^-49·B)/ε, B the bound in units of the sensitivity, so that
+    Mironov's guarantee (1/λ + 2^-49·B/λ)-DP equals the requested ε exactly; Λ is the smallest
+    power of two ≥ λ.
+    """
+    analysis_bound = max(bound / sensitivity, 4.0 / epsilon)   # the theorem needs B > λ
+    scale = (1.0 + _SNAP_ERROR * analysis_bound) / epsilon
+    if analysis_bound >= _SNAP_MAX_BOUND_RATIO * scale:
+        raise SpecError(
+            f"the bound is more than 2^46 times the noise scale ({bound:g} vs "
+            f"{scale * sensitivity:g}); the snapping mechanism's guarantee does not hold there",
+            path="bound")
+    grid = 2.0 ** math.ceil(math.log2(scale))
+    return scale, grid
+
+
+def laplace(values: Any, sensitivity: float, epsilon: float, rng: np.random.Generator, *,
+            bound: float | tuple[float, float]) -> np.ndarray:
+    """ε-DP Laplace mechanism made floating-point safe by snapping (Mironov 2012, §5.2).
+
+    Seed 000 Thm 8.5: adding Laplace(Δ/ε) noise to a quantity with global l1 sensitivity Δ gives
+    ε-DP. Each value is an independent release with sensitivity ``sensitivity`` (a vector with
+    l1 sensitivity Δ needs ``sensitivity=Δ`` for every coordinate).
+
+    Computed in units of the sensitivity (x/Δ) with ``bound`` B: clamp x to [−B, B]; add
+    S·λ·ln(U*) with U* uniform over all doubles in (0, 1) (:func:`uniform_full_precision`) and S a
+    fair sign; round to the nearest multiple of Λ, the smallest power of two ≥ λ; clamp to [−B, B];
+    multiply back by Δ (post-processing). Mironov's Theorem 1 gives (1/λ + 2^-49·B/λ)-DP for
+    λ < B < 2^46·λ; λ is set to (1 + 2^-49·B)/ε so the guarantee is ε itself (B is taken as at least
+    4/ε in the analysis). Outputs lie on the grid Δ·Λ or at a bound. The proof assumes a correctly
+    rounded logarithm; numpy's is accurate to within one ulp but not proven correctly rounded.
+
+    Args:
+        bound: B (the interval [−B, B]) or a public ``(low, high)`` interval, which is shifted to be
+            symmetric around its centre. It must be fixed before seeing the data.
+
+    Raises:
+        SpecError: a parameter is not positive and finite, the bound is empty or too wide, or the
+            values are not finite numbers.
+    """
+    delta_f = _positive(sensitivity, "sensitivity")
+    eps = check_epsilon(epsilon)
+    x = _float_values(values)
+    if isinstance(bound, (tuple, list)):
+        if len(bound) != 2:
+            raise SpecError("must be a number or a (low, high) pair", path="bound")
+        low, high = (float(b) for b in bound)
+        if not (math.isfinite(low) and math.isfinite(high) and low < high):
+            raise SpecError(f"must be a finite interval with low < high, got {bound!r}",
+                            path="bound")
+        centre, half = (low + high) / 2.0, (high - low) / 2.0
+    else:
+        centre, half = 0.0, _positive(bound, "bound")
+    scaled_bound = half / delta_f
+    scale, grid = snapping_parameters(1.0, eps, scaled_bound)
+    shifted = np.clip((x - centre) / delta_f, -scaled_bound, scaled_bound)
+    noisy = shifted + sample_laplace(rng, x.size, scale).reshape(x.shape)
+    snapped = np.clip(np.rint(noisy / grid) * grid, -scaled_bound, scaled_bound)
+    return snapped * delta_f + centre
+
+
+# ----------------------------------------------------------------------------- discrete Laplace
+
+def discrete_laplace(values: Any, sensitivity: int, epsilon: float,
+                     rng: np.random.Generator) -> np.ndarray:
+    """ε-DP two-sided geometric mechanism for integer-valued quantities (seed 000 Def 8.11, Thm 8.12).
+
+    Adds N with Pr(N = i) = ((1−α)/(1+α))·α^|i|, α = exp(−ε/Δ), to each value; Δ is the integer
+    global l1 sensitivity. N is drawn as the difference of two independent geometric variables on
+    {0, 1, ...} with success probability 1−α. Outputs are integers, so no floating-point gaps exist
+    in the support; the geometric draws themselves use floating-point inversion, whose relative
+    error in each probability is of the order of 2^-52.
+
+    Raises:
+        SpecError: the values are not integers, Δ is not a positive integer, or ε is not positive.
+    """
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) \
+            or sensitivity < 1:
+        raise SpecError(f"must be a positive integer, got {sensitivity!r}", path="sensitivity")
+    eps = check_epsilon(epsilon)
+    x = _integer_values(values)
+    return x + sample_discrete_laplace(rng, x.shape, eps / int(sensitivity))
+
+
+def sample_discrete_laplace(rng: np.random.Generator, shape: Any, rate: float) -> np.ndarray:
+    """Two-sided geometric draws with Pr(N = i) ∝ exp(−rate·|i|)."""
+    p = -math.expm1(-rate)                       # 1 − α without cancellation for small rates
+    return (rng.geometric(p, size=shape) - rng.geometric(p, size=shape)).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- Gaussian
+
+def _gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
+    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    return float(special.ndtr(a - b) - math.exp(epsilon + special.log_ndtr(-a - b)))
+
+
+def gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """The smallest σ for which N(0, σ²) noise gives (ε, δ)-DP at l2 sensitivity Δ.
+
+    Analytic calibration of Balle and Wang (2018, "Improving the Gaussian mechanism for
+    differential privacy", Thm 8): the mechanism is (ε, δ)-DP iff
+    Φ(Δ/(2σ) − εσ/Δ) − e^ε·Φ(−Δ/(2σ) − εσ/Δ) ≤ δ. The left side decreases in σ; σ is found by
+    bisection and rounded up. Valid for every ε > 0, unlike the classic σ = Δ·√(2 ln(1.25/δ))/ε,
+    which needs ε < 1 and is larger.
+    """
+    sens = _positive(sensitivity, "sensitivity")
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    low = high = sens
+    while _gaussian_delta(high, sens, eps) > dlt:
+        high *= 2.0
+    while _gaussian_delta(low, sens, eps) <= dlt and low > 1e-300:
+        low /= 2.0
+    for _ in range(200):
+        mid = math.sqrt(low * high)
+        if _gaussian_delta(mid, sens, eps) > dlt:
+            low = mid
+        else:
+            high = mid
+        if high - low <= 1e-12 * high:
+            break
+    return high
+
+
+def gaussian(values: Any, sensitivity: float, epsilon: float, delta: float,
+             rng: np.random.Generator) -> np.ndarray:
+    """(ε, δ)-DP Gaussian mechanism with the analytic calibration (:func:`gaussian_sigma`).
+
+    ``sensitivity`` is the global **l2** sensitivity of the released vector. Noise is numpy's
+    normal sampler; unlike :func:`laplace` it is not snapped, so the floating-point caveat of
+    Mironov 2012 applies to it as to any textbook continuous sampler.
+
+    Raises:
+        SpecError: ε or Δ not positive, δ outside (0, 1), or non-finite values.
+    """
+    sigma = gaussian_sigma(sensitivity, epsilon, delta)
+    x = _float_values(values)
+    return x + rng.normal(0.0, sigma, size=x.shape)
+
+
+# ----------------------------------------------------------------------------- staircase
+
+def staircase_expected_abs(gamma: float, sensitivity: float, epsilon: float) -> float:
+    """E|N| for the staircase noise with parameter γ (closed form of the series over the steps)."""
+    b = math.exp(-epsilon)
+    a = (1.0 - b) / (2.0 * sensitivity * (gamma + (1.0 - gamma) * b))
+    s0 = 1.0 / (1.0 - b)
+    s1 = b / (1.0 - b) ** 2
+    # Twice the positive half-line, whose step integrals each carry a factor 1/2.
+    per_side = sensitivity ** 2 * a * (
+        (2.0 * gamma + 2.0 * b * (1.0 - gamma)) * s1
+        + (gamma ** 2 + b * (1.0 - gamma) * (1.0 + gamma)) * s0)
+    return per_side
+
+
+def staircase_optimal_gamma(epsilon: float) -> float:
+    """γ* = 1/(1 + e^(ε/2)), the γ that minimises the expected absolute noise E|N|.
+
+    Geng and Viswanath (2014, "The optimal noise-adding mechanism in differential privacy"), for
+    the l1 cost; it does not depend on Δ.
+    """
+    eps = check_epsilon(epsilon)
+    return 1.0 / (1.0 + math.exp(eps / 2.0))
+
+
+def staircase(values: Any, sensitivity: float, epsilon: float, rng: np.random.Generator,
+              gamma: float | None = None) -> np.ndarray:
+    """ε-DP staircase mechanism: the optimal data-independent noise (seed 000 §8.2, Thms 8.9–8.10).
+
+    The density is M on [−d, d] and M·e^(−iε) on the i-th step of width Δ beyond d (i = 1, 2, ...),
+    with d = γΔ; Δ is the global l1 sensitivity of each value. (The book indexes the steps from
+    i ∈ ℕ with the first step at M·e^0; the steps must start at e^(−ε) for the density to be the
+    staircase of Thm 8.9 and satisfy f(x) ≤ e^ε f(x+Δ).) Sampling follows Geng and Viswanath
+    (2014): sign S, geometric G with Pr(G = i) = (1−b)b^i, b = e^(−ε), uniform U, and a Bernoulli
+    B choosing the inner or outer part of the step. ``gamma`` defaults to
+    :func:`staircase_optimal_gamma` (least expected absolute noise).
+
+    Raises:
+        SpecError: ε or Δ not positive, γ outside [0, 1], or non-finite values.
+    """
+    delta_f = _positive(sensitivity, "sensitivity")
+    eps = check_epsilon(epsilon)
+    if gamma is None:
+        gamma = staircase_optimal_gamma(eps)
+    elif isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma <= 1.0:
+        raise SpecError(f"must be a number in [0, 1], got {gamma!r}", path="gamma")
+    x = _float_values(values)
+    return x + sample_staircase(rng, x.shape, delta_f, eps, float(gamma))
+
+
+def sample_staircase(rng: np.random.Generator, shape: Any, sensitivity: float, epsilon: float,
+                     gamma: float) -> np.ndarray:
+    """Staircase draws (Geng and Viswanath 2014, Algorithm 1)."""
+    b = math.exp(-epsilon)
+    size = int(np.prod(shape))
+    sign = random_signs(rng, size)
+    steps = rng.geometric(-math.expm1(-epsilon), size=size) - 1.0
+    u = rng.random(size)
+    outer = rng.random(size) < (1.0 - gamma) * b / (gamma + (1.0 - gamma) * b)
+    inner_part = steps + gamma * u
+    outer_part = steps + gamma + (1.0 - gamma) * u
+    return (sign * np.where(outer, outer_part, inner_part) * sensitivity).reshape(shape)
+
+
+# ----------------------------------------------------------------------------- exponential
+
+def exponential(candidates: Sequence[Any], scores: Any, sensitivity: float, epsilon: float,
+                rng: np.random.Generator) -> Any:
+    """ε-DP exponential mechanism (seed 000 Defs 8.19–8.20, Thm 8.21; erratum E14).
+
+    Chooses candidate r with probability ∝ exp(ε·u(r) / (2Δu)), Δu the largest change of any
+    score when one record changes; this is ε-DP. (The book's exp(ε·u/2) gives ε·Δu-DP.) The
+    candidate set must not depend on the data.
+
+    ``scores`` of shape ``(m,)`` returns one chosen candidate; of shape ``(n, m)`` returns an array of
+    n independent choices (one per row, e.g. one per record).
+
+    Raises:
+        SpecError: empty candidates, scores of the wrong shape or not finite, ε or Δu not positive.
+    """
+    delta_u = _positive(sensitivity, "sensitivity")
+    eps = check_epsilon(epsilon)
+    cands = np.asarray(candidates, dtype=object)
+    if cands.ndim != 1 or cands.size == 0:
+        raise SpecError("must be a non-empty list", path="candidates")
+    u = _float_values(scores, "scores")
+    single = u.ndim == 1
+    u = np.atleast_2d(u)
+    if u.ndim != 2 or u.shape[1] != cands.size:
+        raise SpecError(f"must have one score per candidate ({cands.size}) in its last dimension, "
+                        f"got shape {np.shape(scores)}", path="scores")
+    logits = eps * u / (2.0 * delta_u)
+    logits -= logits.max(axis=1, keepdims=True)
+    weights = np.exp(logits)
+    cumulative = np.cumsum(weights, axis=1)
+    draws = rng.random(u.shape[0]) * cumulative[:, -1]
+    chosen = np.minimum((cumulative <= draws[:, None]).sum(axis=1), cands.size - 1)
+    picked = cands[chosen]
+    return picked[0] if single else picked
+
+
+# ----------------------------------------------------------------------------- randomized response
+
+def rr_keep_probability(epsilon: float, n_categories: int) -> float:
+    """The keep probability e^ε/(e^ε + K − 1) that makes K-ary randomized response ε-DP."""
+    eps = check_epsilon(epsilon)
+    return 1.0 / (1.0 + (n_categories - 1) * math.exp(-eps))
+
+
+def rr_epsilon(keep_probability: float, n_categories: int) -> float:
+    """The ε of K-ary randomized response with the given keep probability (∞ when p = 1)."""
+    p = keep_probability
+    if p >= 1.0:
+        return math.inf
+    q = (1.0 - p) / (n_categories - 1)
+    return abs(math.log(p / q))
+
+
+def _rr_parameters(n_categories: int, epsilon: float | None,
+                   keep_probability: float | None) -> float:
+    if n_categories < 2:
+        raise SpecError("randomized response needs at least 2 categories", path="categories")
+    if (epsilon is None) == (keep_probability is None):
+        raise SpecError("give exactly one of epsilon and keep_probability", path="epsilon")
+    if epsilon is not None:
+        return rr_keep_probability(epsilon, n_categories)
+    p = keep_probability
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise SpecError(f"must be a probability in [0, 1], got {p!r}", path="keep_probability")
+    if abs(p - 1.0 / n_categories) < 1e-12:
+        raise SpecError(f"1/K = {1.0 / n_categories:g} makes the answers independent of the truth "
+                        "and the frequencies impossible to estimate", path="keep_probability")
+    return float(p)
+
+
+def _category_codes(values: Any, categories: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    cats = np.asarray(list(categories), dtype=object)
+    if len(set(cats.tolist())) != cats.size:
+        raise SpecError("categories must be distinct", path="categories")
+    lookup = {c: i for i, c in enumerate(cats.tolist())}
+    vals = np.asarray(values, dtype=object).ravel()
+    codes = np.fromiter((lookup.get(v, -1) for v in vals.tolist()), dtype=np.int64,
+                        count=vals.size)
+    missing = int(np.count_nonzero(codes < 0))
+    if missing:
+        raise SpecError(f"{missing} value(s) are not among the {cats.size} categories",
+                        path="values")
+    return cats, codes
+
+
+def randomized_response(values: Any, categories: Sequence[Any], epsilon: float | None = None,
+                        rng: np.random.Generator | None = None, *,
+                        keep_probability: float | None = None) -> np.ndarray:
+    """K-ary randomized response (Warner 1965 for K = 2; seed 001 §4.3).
+
+    Each value is kept with probability p and otherwise replaced by one of the other K − 1
+    categories uniformly. With ``epsilon``, p = e^ε/(e^ε + K − 1) and each record's answer is ε-DP
+    (local DP: the ratio p/q ≤ e^ε, q = (1−p)/(K−1)); with ``keep_probability`` the guarantee is
+    :func:`rr_epsilon`. The categories are public and must not be derived from the data.
+    Estimate the true frequencies with :func:`rr_frequencies`.
+
+    Raises:
+        SpecError: not exactly one of ε / keep_probability, fewer than 2 categories, or values
+            outside the categories.
+    """
+    rng = make_rng() if rng is None else rng
+    cats, codes = _category_codes(values, categories)
+    p = _rr_parameters(cats.size, epsilon, keep_probability)
+    change = rng.random(codes.size) >= p
+    offset = rng.integers(1, cats.size, size=codes.size)
+    out = np.where(change, (codes + offset) % cats.size, codes)
+    return cats[out].reshape(np.shape(values))
+
+
+def rr_frequencies(reported: Any, categories: Sequence[Any], *, epsilon: float | None = None,
+                   keep_probability: float | None = None) -> np.ndarray:
+    """Unbiased estimates of the true category proportions from randomized responses.
+
+    E[f̂_j] = q + (p − q)·π_j, so π̂_j = (f̂_j − q)/(p − q) is unbiased (Warner's estimator for
+    K = 2, seed 001 §4.3). Estimates may fall outside [0, 1]; they sum to 1.
+    """
+    cats, codes = _category_codes(reported, categories)
+    p = _rr_parameters(cats.size, epsilon, keep_probability)
+    q = (1.0 - p) / (cats.size - 1)
+    observed = np.bincount(codes, minlength=cats.size) / max(codes.size, 1)
+    return (observed - q) / (p - q)
