@@ -35,7 +35,8 @@ HIERARCHY_KINDS = ("csv", "intervals", "date", "mask", "ordered", "map")
 HIERARCHY_OPTIONS = {"csv": ("delimiter", "null"), "map": ("null",), "ordered": ("null",)}
 TRANSFORMATION_KEYS = ("method", "levels", "suppression_limit", "suppressed", "search", "metric",
                        "weights", "algorithm", "k", "attributes", "time_limit", "t", "p", "q", "r",
-                       "gamma", "seed")
+                       "gamma", "seed", "statistic", "projection", "block_by", "block_size", "key",
+                       "centroid")
 OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database", "replace")
 
 

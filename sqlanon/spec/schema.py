@@ -143,9 +143,6 @@ class Attribute:
         if self.hierarchy is not None and not isinstance(self.hierarchy, Hierarchy):
             raise SpecError(f"must be a Hierarchy, got {type(self.hierarchy).__name__}",
                             path=f"{path}.hierarchy")
-        if self.role == "quasi_identifier" and self.hierarchy is None:
-            raise SpecError("a quasi-identifier needs a hierarchy (csv, intervals, date, mask, "
-                            "ordered or map)", path=f"{path}.hierarchy")
         object.__setattr__(self, "weight", number(self.weight, f"{path}.weight", low=0))
         choose(self.action, IDENTIFIER_ACTIONS, f"{path}.action", "action")
         if self.action != "drop" and self.role != "identifier":
@@ -271,6 +268,11 @@ class Spec:
         qis = [a for a in attrs.values() if a.role == "quasi_identifier"]
         if not qis:
             raise SpecError("declare at least one quasi_identifier", path="attributes")
+        if self.transformation.method != "microaggregation":  # microaggregation needs no hierarchy
+            for a in qis:
+                if a.hierarchy is None:
+                    raise SpecError("a quasi-identifier needs a hierarchy (csv, intervals, date, mask, "
+                                    "ordered or map)", path=f"attributes.{a.name}.hierarchy")
         if all(a.weight == 0 for a in qis):
             raise SpecError("at least one quasi-identifier needs a weight > 0 (weights are scaled "
                             "by the largest)", path=f"attributes.{qis[0].name}.weight")
@@ -282,6 +284,18 @@ class Spec:
         self._check_levels()
         self._check_privacy()
         self._check_metrics()
+        if self.transformation.method == "microaggregation":
+            self.microaggregation  # noqa: B018 -- validates the settings
+
+    @property
+    def microaggregation(self) -> Any:
+        """The validated ``method: microaggregation`` settings
+        (:class:`~sqlanon.microagg.settings.MicroaggregationSettings`)."""
+        from sqlanon.microagg.settings import microaggregation_settings
+
+        t = self.transformation
+        return microaggregation_settings(t.options, {a.name: a.role for a in self.attributes.values()},
+                                         self.privacy, t.levels)
 
     def _check_levels(self) -> None:
         for name, level in self.transformation.levels.items():

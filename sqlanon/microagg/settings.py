@@ -1,0 +1,185 @@
+"""The ``transformation`` settings of ``method: microaggregation``, validated (docs/microaggregation.md).
+
+Everything that can be checked without the data is checked here, when the spec is built; column
+names outside ``attributes`` (``key``, ``block_by``) and the attributes' types are checked when the
+source is opened (:mod:`sqlanon.microagg.pipeline`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.microagg.registry import ALGORITHMS, get_algorithm, get_centroid, traits
+
+SQL_METHODS = ("individual_ranking", "projection")
+"""Algorithms that run as one SQL query, without pulling the data."""
+STATISTICS = ("mean", "median")
+PROJECTIONS = ("pca", "zscore")
+GENERIC_KEYS = ("algorithm", "k", "attributes", "statistic", "projection", "block_by", "block_size",
+                "key", "centroid")
+"""Settings the pipeline reads itself; every other option goes to the partitioner."""
+NOT_FOR_MICROAGGREGATION = ("search", "metric", "weights", "time_limit")
+
+
+@dataclass(frozen=True)
+class MicroaggregationSettings:
+    algorithm: str
+    k: int
+    attributes: tuple[str, ...]
+    statistic: str = "mean"
+    projection: str = "pca"
+    block_by: tuple[str, ...] = ()
+    block_size: int | None = None
+    key: tuple[str, ...] = ()
+    centroid: str = "mode"
+    options: Mapping[str, Any] | None = None
+    """Options for the partitioner (``gamma``, ``seed``, ``t``, ...)."""
+
+    @property
+    def in_sql(self) -> bool:
+        """Whether the algorithm is one SQL query (no data is pulled)."""
+        return self.algorithm in SQL_METHODS
+
+    @property
+    def partitioner_options(self) -> dict[str, Any]:
+        return dict(self.options or {})
+
+
+def _names(value: Any, path: str) -> tuple[str, ...]:
+    """A column name or a list of distinct column names."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise SpecError(f"must be a column name or a non-empty list of them, got {value!r}", path=path)
+    out: list[str] = []
+    for i, v in enumerate(value):
+        if not isinstance(v, str) or not v:
+            raise SpecError(f"must be a column name, got {v!r}", path=f"{path}[{i}]")
+        if v in out:
+            raise SpecError(f"{v!r} is listed twice", path=f"{path}[{i}]")
+        out.append(v)
+    return tuple(out)
+
+
+def _integer(value: Any, path: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise SpecError(f"must be an integer >= {low}, got {value!r}", path=path)
+    return value
+
+
+def _k(options: Mapping[str, Any], privacy: Sequence[Any]) -> int:
+    if "k" in options:
+        return _integer(options["k"], "transformation.k", 2)
+    ks = [m.k for m in privacy if getattr(m, "name", None) == "k_anonymity"]
+    if ks:
+        return _integer(max(ks), "privacy.k_anonymity.k", 2)
+    raise SpecError("microaggregation needs the group size: set transformation.k (e.g. `k: 5`)",
+                    path="transformation.k")
+
+
+def _algorithm(options: Mapping[str, Any]) -> str:
+    name = options.get("algorithm", "mdav")
+    if not isinstance(name, str):
+        raise SpecError(f"must be an algorithm name, got {name!r}", path="transformation.algorithm")
+    if name in SQL_METHODS:
+        return name
+    try:
+        get_algorithm(name)
+    except SpecError:
+        known = sorted({*ALGORITHMS, *SQL_METHODS})
+        raise SpecError(f"unknown microaggregation algorithm {name!r}; use one of {', '.join(known)}."
+                        + did_you_mean(name, known), path="transformation.algorithm") from None
+    return name
+
+
+def _attributes(options: Mapping[str, Any], roles: Mapping[str, str]) -> tuple[str, ...]:
+    qis = tuple(a for a, role in roles.items() if role == "quasi_identifier")
+    if "attributes" not in options:
+        return qis
+    names = _names(options["attributes"], "transformation.attributes")
+    for i, a in enumerate(names):
+        path = f"transformation.attributes[{i}]"
+        if a not in roles:
+            raise SpecError(f"unknown attribute {a!r}; declare it under attributes as a "
+                            "quasi_identifier." + did_you_mean(a, roles), path=path)
+        if roles[a] != "quasi_identifier":
+            raise SpecError(f"{a!r} has role {roles[a]}; only quasi-identifiers are microaggregated",
+                            path=path)
+    return names
+
+
+def _partitioner_options(algorithm: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    extra = {k: v for k, v in options.items() if k not in GENERIC_KEYS}
+    if not extra:
+        return {}
+    if algorithm in SQL_METHODS:
+        key = next(iter(extra))
+        raise SpecError(f"{key!r} does not apply to algorithm {algorithm}", path=f"transformation.{key}")
+    params = inspect.signature(get_algorithm(algorithm)).parameters
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    accepted = [n for n, p in params.items() if p.kind == p.KEYWORD_ONLY or
+                (p.kind == p.POSITIONAL_OR_KEYWORD and n not in ("records", "k"))]
+    for key in extra:
+        if not takes_any and key not in accepted:
+            raise SpecError(f"{key!r} does not apply to algorithm {algorithm}"
+                            + (f" (its options: {', '.join(accepted)})" if accepted else ""),
+                            path=f"transformation.{key}")
+    return extra
+
+
+def microaggregation_settings(options: Mapping[str, Any], roles: Mapping[str, str],
+                              privacy: Sequence[Any] = (), levels: Mapping[str, int] | None = None
+                              ) -> MicroaggregationSettings:
+    """Validate ``transformation`` options for ``method: microaggregation``.
+
+    Args:
+        options: ``Transformation.options``.
+        roles: attribute name -> role, in declaration order.
+        privacy: the spec's privacy models (a ``k_anonymity`` model supplies ``k`` when unset).
+        levels: ``transformation.levels``; must be empty.
+
+    Raises:
+        SpecError: naming the key and the rule broken.
+    """
+    if levels:
+        raise SpecError("levels apply to method generalization; microaggregation replaces values by "
+                        "group statistics", path="transformation.levels")
+    for key in NOT_FOR_MICROAGGREGATION:
+        if key in options:
+            raise SpecError(f"{key!r} applies to the generalization search, not to microaggregation",
+                            path=f"transformation.{key}")
+    algorithm = _algorithm(options)
+    k = _k(options, privacy)
+    attributes = _attributes(options, roles)
+    statistic = options.get("statistic", "mean")
+    if statistic not in STATISTICS:
+        raise SpecError(f"unknown statistic {statistic!r}; use one of {', '.join(STATISTICS)}."
+                        + did_you_mean(str(statistic), STATISTICS), path="transformation.statistic")
+    block_by = _names(options["block_by"], "transformation.block_by") if "block_by" in options else ()
+    block_size = (_integer(options["block_size"], "transformation.block_size", k)
+                  if "block_size" in options else None)
+    if (block_by or block_size) and (algorithm in SQL_METHODS or traits(algorithm).per_attribute):
+        key = "block_by" if block_by else "block_size"
+        raise SpecError(f"blocking applies to multivariate algorithms that group pulled records "
+                        f"(mdav, vmdav, ...), not to {algorithm}", path=f"transformation.{key}")
+    if block_by and block_size:
+        raise SpecError("give block_by (strata) or block_size (blocks of the projection order), "
+                        "not both", path="transformation.block_size")
+    projection = options.get("projection", "pca")
+    if projection not in PROJECTIONS:
+        raise SpecError(f"unknown projection {projection!r}; use one of {', '.join(PROJECTIONS)}."
+                        + did_you_mean(str(projection), PROJECTIONS), path="transformation.projection")
+    if "projection" in options and algorithm != "projection" and not block_size:
+        raise SpecError("projection applies to algorithm projection and to block_size",
+                        path="transformation.projection")
+    key = _names(options["key"], "transformation.key") if "key" in options else ()
+    centroid = options.get("centroid", "mode")
+    if not isinstance(centroid, str):
+        raise SpecError(f"must be a centroid name, got {centroid!r}", path="transformation.centroid")
+    get_centroid(centroid)
+    return MicroaggregationSettings(algorithm, k, attributes, statistic, projection, block_by,
+                                    block_size, key, centroid, _partitioner_options(algorithm, options))
