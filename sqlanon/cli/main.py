@@ -42,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: output.dialect)")
     p.add_argument("--output", "-o", help="write the SQL to this file instead of standard output")
 
+    p = sub.add_parser("query", help="one differentially private aggregate, charged to a budget")
+    from sqlanon.noise import dp_cli
+
+    dp_cli.add_arguments(p)
+
     p = sub.add_parser("hierarchy", help="build, validate or export hierarchies")
     from sqlanon import hierarchy_cli
 
@@ -108,6 +113,10 @@ def _run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(sql)
         return 0
+    if args.verb == "query":
+        from sqlanon.noise import dp_cli
+
+        return dp_cli.run(args)
     if args.verb == "hierarchy":
         from sqlanon import hierarchy_cli
 

@@ -1,0 +1,70 @@
+"""``sqlanon query``: one differentially private aggregate from the command line, printed as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from sqlanon.errors import SpecError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--database", required=True,
+                   help="a DuckDB file, or a postgresql:// URL (the ledger lives there too)")
+    p.add_argument("--table", required=True, help="the table to query")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--count", action="store_true", help="the number of rows")
+    what.add_argument("--sum", metavar="COLUMN", help="the sum of COLUMN clamped to --bounds")
+    what.add_argument("--mean", metavar="COLUMN", help="the mean of COLUMN clamped to --bounds")
+    what.add_argument("--histogram", metavar="COLUMN", nargs="+",
+                      help="row counts per key of these columns, for the public --keys")
+    p.add_argument("--bounds", nargs=2, type=float, metavar=("LOWER", "UPPER"),
+                   help="public bounds of the --sum/--mean column (required there; never taken "
+                        "from the data)")
+    p.add_argument("--keys", nargs="+", metavar="KEY",
+                   help="the public keys of a --histogram (several columns: values joined by ',')")
+    p.add_argument("--epsilon", type=float, required=True, help="the epsilon this answer spends")
+    p.add_argument("--delta", type=float, default=0.0,
+                   help="the delta this answer spends (with --mechanism gaussian)")
+    p.add_argument("--mechanism", choices=("laplace", "gaussian"), default="laplace")
+    p.add_argument("--dataset", help="the name the budget is kept under (default: the table)")
+    p.add_argument("--budget-epsilon", type=float,
+                   help="the dataset's total epsilon, set once on first use")
+    p.add_argument("--budget-delta", type=float, default=0.0,
+                   help="the dataset's total delta, set once with --budget-epsilon")
+    p.add_argument("--seed", type=int,
+                   help="reproducible noise (NOT private against whoever knows the seed)")
+    p.add_argument("--trust-bounds", action="store_true",
+                   help="accept --bounds equal to the data's minimum and maximum (they are public)")
+
+
+def _aggregate(args: argparse.Namespace) -> Any:
+    from sqlanon.noise.aggregates import Count, Histogram, Mean, Sum
+
+    if args.count:
+        return Count()
+    if args.sum or args.mean:
+        if args.bounds is None:
+            raise SpecError("--sum and --mean need --bounds LOWER UPPER: the public range of the "
+                            "column (sqlanon never takes it from the data)", path="--bounds")
+        cls = Sum if args.sum else Mean
+        return cls(args.sum or args.mean, args.bounds[0], args.bounds[1])
+    if not args.keys:
+        raise SpecError("--histogram needs --keys: the public list of keys to count (which keys "
+                        "occur in the data is itself private)", path="--keys")
+    keys = args.keys if len(args.histogram) == 1 else [k.split(",") for k in args.keys]
+    return Histogram(args.histogram, keys)
+
+
+def run(args: argparse.Namespace) -> int:
+    from sqlanon.noise.dp_query import dp_query
+
+    result = dp_query(args.database, args.table, _aggregate(args), epsilon=args.epsilon,
+                      delta=args.delta, dataset=args.dataset, budget_epsilon=args.budget_epsilon,
+                      budget_delta=args.budget_delta, mechanism=args.mechanism, seed=args.seed,
+                      trust_bounds=args.trust_bounds)
+    json.dump(result.as_dict(), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0

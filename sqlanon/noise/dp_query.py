@@ -1,0 +1,144 @@
+"""``dp_query``: one differentially private aggregate, paid for from the dataset's budget.
+
+The order of events:
+
+1. the table, the columns, the bounds and the mechanism are checked (nothing is spent on bad input);
+2. in one transaction, the ledger raises the dataset's spending if it stays within the budget
+   (:class:`~sqlanon.noise.ledger.PrivacyLedger`), records the spend, and the engine computes the
+   exact aggregate; they commit together, or neither happens;
+3. only then is noise drawn (in Python, from :func:`~sqlanon.noise.rng.make_rng`) and the noisy
+   answer returned. The exact value never leaves this module.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlanon.errors import EngineError, SpecError, did_you_mean
+from sqlanon.noise.aggregates import Aggregate, Noise, check_mechanism
+from sqlanon.noise.dp_bounds import check_not_data_range
+from sqlanon.noise.ledger import LedgerState, PrivacyLedger, amount
+from sqlanon.noise.rng import make_rng
+
+if TYPE_CHECKING:
+    from sqlanon.engines.base import Engine
+
+
+@dataclass(frozen=True)
+class DPResult:
+    """A noisy answer and what it cost."""
+
+    aggregate: str
+    """``count``, ``sum``, ``mean`` or ``histogram``."""
+    description: str
+    value: Any
+    """The noisy answer: a number, or for a histogram a list of ``{key, count}``."""
+    epsilon: float
+    delta: float
+    mechanism: str
+    ledger: LedgerState
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"aggregate": self.aggregate, "query": self.description, "value": self.value,
+                "mechanism": self.mechanism,
+                "spent": {"epsilon": self.epsilon, "delta": self.delta},
+                "budget": self.ledger.as_dict()}
+
+
+def open_database(target: str, *, timeout: float = 30.0) -> Engine:
+    """Connect to ``target``; a DuckDB file held by another process is retried until ``timeout``.
+
+    DuckDB lets one process at a time open a database file for writing; the others fail with
+    "Could not set lock on file". Waiting for the holder to close it serializes ledger spends of
+    several processes on one file.
+    """
+    from sqlanon.engines.connect import connect
+
+    deadline = time.monotonic() + timeout
+    pause = 0.01
+    while True:
+        try:
+            return connect(target)
+        except Exception as e:
+            if "lock" not in str(e).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.25)
+
+
+def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilon: float,
+             delta: float = 0.0, dataset: str | None = None, budget_epsilon: float | None = None,
+             budget_delta: float = 0.0, mechanism: str = "laplace", seed: int | None = None,
+             trust_bounds: bool = False, lock_timeout: float = 30.0) -> DPResult:
+    """Answer one aggregate of ``table`` with (ε, δ)-differential privacy, charged to ``dataset``.
+
+    Args:
+        database: an open engine, or a DuckDB file path / ``postgresql://`` URL to open (and close).
+        table: the table to query (one identifier).
+        aggregate: :class:`~sqlanon.noise.aggregates.Count`, ``Sum``, ``Mean`` or ``Histogram``.
+        epsilon: the ε this answer spends (> 0).
+        delta: the δ it spends (only with ``mechanism="gaussian"``).
+        dataset: the name the budget is kept under (default: the table's name). Tables holding
+            the same people must share one dataset name, or their budgets do not compose.
+        budget_epsilon, budget_delta: the dataset's total budget, set on first use; giving a
+            different one later is refused.
+        mechanism: ``"laplace"`` (discrete Laplace for counts, snapped Laplace for sums) or
+            ``"gaussian"``.
+        seed: makes the noise reproducible (with a warning); default cryptographically seeded.
+        trust_bounds: accept bounds equal to the data's minimum and maximum
+            (:func:`~sqlanon.noise.dp_bounds.check_not_data_range`).
+        lock_timeout: seconds to wait for a DuckDB file another process holds.
+
+    Raises:
+        SpecError: unknown table or column, bad bounds, mechanism or parameters.
+        PrivacyBudgetError: no budget, or the answer would exceed it; nothing is spent.
+    """
+    check_mechanism(mechanism, float(delta))
+    if isinstance(database, str):
+        engine = open_database(database, timeout=lock_timeout)
+        try:
+            return _run(engine, table, aggregate, epsilon, delta, dataset, budget_epsilon,
+                        budget_delta, mechanism, seed, trust_bounds)
+        finally:
+            engine.close()
+    return _run(database, table, aggregate, epsilon, delta, dataset, budget_epsilon, budget_delta,
+                mechanism, seed, trust_bounds)
+
+
+def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta: float,
+         dataset: str | None, budget_epsilon: float | None, budget_delta: float, mechanism: str,
+         seed: int | None, trust_bounds: bool) -> DPResult:
+    if not isinstance(aggregate, Aggregate):
+        raise SpecError(f"aggregate must be Count, Sum, Mean or Histogram, got {aggregate!r}",
+                        path="aggregate")
+    eps = float(amount(epsilon, "epsilon"))
+    if eps <= 0:
+        raise SpecError(f"epsilon must be > 0, got {epsilon!r}", path="epsilon")
+    _check_columns(engine, table, aggregate.columns())
+    check_not_data_range(engine, table, aggregate.bounds(), trust_bounds=trust_bounds)
+    rng = make_rng(seed)
+    ledger = PrivacyLedger(engine)
+    name = dataset if dataset is not None else table
+    if budget_epsilon is not None:
+        ledger.set_budget(name, budget_epsilon, budget_delta)
+    description = f"{aggregate.describe()} on table {table!r} ({mechanism})"
+    query = aggregate.query(table)
+    rows, state = ledger.spend(name, epsilon, delta, description=description,
+                               then=lambda: engine.fetch(query)[1])
+    value = aggregate.release(rows, Noise(mechanism, eps, float(delta), rng))
+    return DPResult(aggregate.kind, description, value, eps, float(delta), mechanism, state)
+
+
+def _check_columns(engine: Engine, table: str, needed: tuple[str, ...]) -> None:
+    if not isinstance(table, str) or not table:
+        raise SpecError(f"the table must be a non-empty name, got {table!r}", path="table")
+    try:
+        present = [c for c, _ in engine.columns(table)]
+    except EngineError:
+        raise SpecError(f"no table or view named {table!r} in the database", path="table") from None
+    for c in needed:
+        if c not in present:
+            raise SpecError(f"{c!r} is not a column of {table!r}" + did_you_mean(c, present),
+                            path="column")
