@@ -93,7 +93,8 @@ ALGORITHMS: dict[str, Partitioner] = {}
 TRAITS: dict[str, AlgorithmTraits] = {}
 """Algorithm name -> its traits (set by :func:`register`)."""
 
-BUILTIN_MODULES: tuple[str, ...] = ("sqlanon.microagg.partitioners",)
+BUILTIN_MODULES: tuple[str, ...] = ("sqlanon.microagg.partitioners",
+                                   "sqlanon.microagg.tcloseness")
 """Modules whose ``@register`` entries are loaded on first look-up; a new algorithm's module adds
 its name here."""
 
