@@ -39,6 +39,7 @@ from sqlanon.models.l_diversity import AlphaKAnonymity, LDiversity, PSensitiveKA
 from sqlanon.models.t_closeness import TOLERANCE, TCloseness
 from sqlanon.search.fast_metrics import LEVEL_ONLY, METRICS, NodeMetrics, attribute_term
 from sqlanon.search.fast_models import alpha_k, close, diverse, emd_hierarchical, p_sensitive
+from sqlanon.search.grouping import Grouping
 from sqlanon.search.lattice import Lattice, Node
 from sqlanon.search.nodes import NodeEvaluator, NodeResult
 
@@ -55,10 +56,6 @@ grown to 10M rows: bench/README.md)."""
 
 CACHE_SIZE = 8
 """Class tables of recently checked nodes kept for rolling up to their generalizations."""
-
-DENSE_STEPS = 2
-"""Re-numberings by ``bincount`` while building a class key; past them one sort finishes the job
-(measured on Adult: each costs about a sixth of a sort of all rows)."""
 
 
 
@@ -190,6 +187,7 @@ class FastEvaluator:
             if self.metric_name == "entropy":
                 self.entropy_terms.append(_entropy_terms(uniques, leaf_rows, labels_of_leaf,
                                                          first_appearance(ev)[a]))
+        self.grouping = Grouping(self.codes, self.radix, self.rows)
         self.sensitive: dict[str, tuple[np.ndarray, int, np.ndarray]] = {}
         self.trees: dict[str, list[np.ndarray]] = {}
         for j, a in enumerate(sens):
@@ -305,30 +303,6 @@ class FastEvaluator:
         return q
 
     # -- one node ---------------------------------------------------------------------------------
-    def _group(self, node: tuple[int, ...], rep: np.ndarray | None) -> tuple[np.ndarray, int]:
-        """Group rows (``rep`` None) or the classes of a finer node (one row each) at ``node``."""
-        length = self.rows if rep is None else len(rep)
-        limit = 2 * length + 64  # key spaces up to this size are grouped by bincount
-        key = np.zeros(length, dtype=np.int64)
-        space, dense = 1, 0
-        for i, level in enumerate(node):
-            r = self.radix[i][level]
-            if r == 1:
-                continue
-            if space * r > limit and space <= limit and dense < DENSE_STEPS:
-                key, space = _dense(key, space)  # re-number the classes so far: a small key again
-                dense += 1
-            elif space > (1 << 62) // r:  # the key would overflow: re-number by sorting
-                _, key = np.unique(key, return_inverse=True)
-                key, space = key.reshape(-1), int(key.max()) + 1
-            codes = self.codes[i][level]
-            key = key * r + (codes if rep is None else codes[rep])
-            space *= r
-        if space > limit:
-            uniq, inv = np.unique(key, return_inverse=True)
-            return inv.reshape(-1), len(uniq)
-        return _dense(key, space)
-
     def _finer(self, node: tuple[int, ...]) -> Classes | None:
         """The cached class table with the fewest classes among nodes that ``node`` generalizes.
 
@@ -344,7 +318,7 @@ class FastEvaluator:
     def _classes(self, node: tuple[int, ...]) -> Classes:
         base = self._finer(node) if self.rollup else None
         if base is None:
-            inv, k = self._group(node, None)
+            inv, k = self.grouping.group(node)
             sizes = np.bincount(inv, weights=self.row_n, minlength=k).astype(np.int64)
             hists = {}
             for a, (values, nvals, _) in self.sensitive.items():
@@ -354,7 +328,7 @@ class FastEvaluator:
             rep[inv] = np.arange(self.rows, dtype=np.int64)  # any row of a class represents it
         else:
             self.rolled_up += 1
-            inv, k = self._group(node, base.rep)
+            inv, k = self.grouping.group(node, base.rep)
             sizes = np.bincount(inv, weights=base.sizes, minlength=k).astype(np.int64)
             hists = {a: np.stack([np.bincount(inv, weights=h[:, v], minlength=k)
                                   for v in range(h.shape[1])], axis=1)
@@ -440,13 +414,6 @@ def _entropy_terms(keys: Sequence, leaf_rows: np.ndarray, labels_of_leaf: list[n
             value += a * log2(a / b)
         out.append(value)
     return out
-
-
-def _dense(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
-    """Number the distinct values of ``key`` (all in 0..space−1) by rank: 0..count−1."""
-    present = np.bincount(key, minlength=space) > 0
-    ids = np.cumsum(present) - 1
-    return ids[key], int(ids[-1]) + 1 if space else 0
 
 
 class FastNodeEvaluator(NodeEvaluator):

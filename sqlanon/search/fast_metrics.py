@@ -60,15 +60,20 @@ class NodeMetrics:
         self.fe, self.node, self.c, self.keep = fe, node, c, keep
         self.sizes, self.s, self.classes = c.sizes, suppressed, classes
 
+    def _suppressed(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sizes and representative rows of the suppressed classes."""
+        out = ~self.keep
+        return self.sizes[out], self.c.rep[out]
+
     def _losses(self, suppressed: int) -> list[float]:
         fe = self.fe
-        out = ~self.keep if suppressed else None
+        sizes, rep = self._suppressed() if suppressed else (None, None)
         losses = []
         for i, level in enumerate(self.node):
             weighted = fe.weighted_all[i][level]
-            if out is not None:  # Σ over suppressed classes of |E| · (file rows with E's label)
+            if sizes is not None:  # Σ over suppressed classes of |E| · (file rows with E's label)
                 lc = fe.label_counts[i][level]
-                weighted -= int(np.dot(self.sizes[out], lc[fe.codes[i][level][self.c.rep[out]]]))
+                weighted -= int(np.dot(sizes, lc[fe.codes[i][level][rep]]))
             losses.append(attribute_loss(fe, i, level, weighted, suppressed))
         return losses
 
@@ -101,12 +106,12 @@ class NodeMetrics:
     def _entropy(self, suppressed: int, weights: list[float]) -> float:
         """Σ_i w_i · trunc(G_i(L_i) + T_i), T_i over the suppressed rows' labels (counts ascending)."""
         fe, total = self.fe, 0.0
-        out = ~self.keep if suppressed else None
+        sizes, rep = self._suppressed() if suppressed else (None, None)
         for i, (level, w) in enumerate(zip(self.node, weights)):
             raw = fe.entropy_terms[i][level]
-            if out is not None:
-                labels = fe.codes[i][level][self.c.rep[out]]
-                counts = np.bincount(labels, weights=self.sizes[out]).astype(np.int64)
+            if sizes is not None:
+                labels = fe.codes[i][level][rep]
+                counts = np.bincount(labels, weights=sizes).astype(np.int64)
                 t = 0.0
                 for count in sorted(int(x) for x in counts if x):
                     t += count * log2(count / suppressed)
