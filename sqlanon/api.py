@@ -165,16 +165,25 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     if not dry_run:
         _check_file_output(spec, engine, database)
     ds = open_dataset(spec, engine, database=database)
+
+    def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:
+        chosen = with_levels(spec, levels)
+        node = ev.check(levels, spec.transformation.suppression_limit)
+        report = Report(node, evaluate_metrics(_metric_names(chosen, metrics), ev, node, chosen),
+                        ev.p.qis, search=found)
+        if not dry_run:
+            report.outputs = write_output(chosen, ds, ev, node)
+        return report
+
     try:
-        with Evaluator(problem_for(spec, ds)) as ev:
+        problem = problem_for(spec, ds)
+        with Evaluator(problem) as ev:
             levels, found = search_spec(spec, ev, strategy=strategy, metric=metric,
                                         time_limit=time_limit, progress=progress)
-            chosen = with_levels(spec, levels)
-            node = ev.check(levels, spec.transformation.suppression_limit)
-            report = Report(node, evaluate_metrics(_metric_names(chosen, metrics), ev, node, chosen),
-                            ev.p.qis, search=found)
-            if not dry_run:
-                report.outputs = write_output(chosen, ds, ev, node)
-            return report
+            if found["evaluated_in"] == "sql":  # the raw frequency table is there: reuse it
+                return finish(ev, levels, found)
+        # searched in memory: one generalizing scan checks the chosen node, as `check` does
+        with Evaluator(problem, scan_levels=levels) as ev:
+            return finish(ev, levels, found)
     finally:
         ds.close()
