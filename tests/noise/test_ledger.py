@@ -1,0 +1,233 @@
+"""The privacy-budget ledger: exact composition, refusals that spend nothing, and concurrent spenders.
+
+The concurrency tests start real operating-system processes against a DuckDB file and against the
+PostgreSQL server of the test session, and check the ledger afterwards: the total spent never
+exceeds the budget, every refused attempt left no row, and the running totals equal the rows.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.noise.ledger import LEDGER_TABLE, PrivacyBudgetError, PrivacyLedger
+from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def ledger():
+    engine = DuckDBEngine()
+    yield PrivacyLedger(engine)
+    engine.close()
+
+
+def test_budget_is_set_once(ledger):
+    state = ledger.set_budget("people", 1.5, 1e-6)
+    assert state.total.epsilon == Decimal("1.5") and state.total.delta == Decimal("0.000001")
+    assert ledger.set_budget("people", 1.5, 1e-6) == state  # the same budget again is a no-op
+    with pytest.raises(PrivacyBudgetError, match=r"already has the budget epsilon=1\.5.*cannot be "
+                                                  r"changed \(asked for epsilon=3"):
+        ledger.set_budget("people", 3, 1e-6)
+    assert ledger.state("people").total.epsilon == Decimal("1.5")
+
+
+@pytest.mark.parametrize("epsilon, delta, message", [
+    (0, 0, "epsilon must be > 0"), (-1, 0, "finite number >= 0"), (float("nan"), 0, "finite"),
+    ("lots", 0, "must be a number"), (True, 0, "must be a number"), (1, 1, "delta must be < 1"),
+    (1, -0.1, "finite number >= 0"), (float("inf"), 0, "finite")])
+def test_invalid_budgets_are_refused(ledger, epsilon, delta, message):
+    with pytest.raises(PrivacyBudgetError, match=message):
+        ledger.set_budget("d", epsilon, delta)
+    assert ledger.state("d") is None
+
+
+def test_spending_without_a_budget_is_refused(ledger):
+    with pytest.raises(PrivacyBudgetError, match="no privacy budget is set for dataset 'd'"):
+        ledger.spend("d", 0.1)
+    assert ledger.entries("d") == []
+
+
+def test_composition_is_exact_decimal_sums(ledger):
+    # Ten spends of 0.1 exhaust a budget of 1 exactly (in binary floats they sum to 0.9999999999999999
+    # and an eleventh would slip through or the tenth be refused); deltas add up (erratum E7).
+    ledger.set_budget("d", 1, 1e-5)
+    for _ in range(10):
+        ledger.spend("d", 0.1, 1e-6, description="q")
+    state = ledger.state("d")
+    assert state.spent.epsilon == Decimal(1) and state.spent.delta == Decimal("0.00001")
+    assert state.remaining.epsilon == 0
+    with pytest.raises(PrivacyBudgetError, match="would exceed the budget"):
+        ledger.spend("d", Fraction(1, 10**18))
+    assert len(ledger.entries("d")) == 10
+    assert sum(e["epsilon"] for e in ledger.entries("d")) == Decimal(1)
+
+
+def test_delta_is_a_budget_of_its_own(ledger):
+    ledger.set_budget("d", 10, 1e-6)
+    ledger.spend("d", 1, 6e-7)
+    with pytest.raises(PrivacyBudgetError, match=r"remaining epsilon=9, delta=0\.0000004"):
+        ledger.spend("d", 1, 6e-7)
+    assert ledger.state("d").spent.delta == Decimal("0.0000006")
+
+
+def test_a_refused_spend_leaves_no_trace(ledger):
+    ledger.set_budget("d", 1)
+    ledger.spend("d", 0.75, description="first")
+    before = ledger.engine.fetch(f"SELECT * FROM {LEDGER_TABLE}")[1]
+    with pytest.raises(PrivacyBudgetError, match=r"spending epsilon=0\.5.*remaining epsilon=0\.25.*"
+                                                  "Nothing was spent"):
+        ledger.spend("d", 0.5, description="second")
+    assert ledger.engine.fetch(f"SELECT * FROM {LEDGER_TABLE}")[1] == before
+    assert ledger.state("d").spent.epsilon == Decimal("0.75")
+
+
+def test_work_that_fails_rolls_the_spend_back(ledger):
+    ledger.set_budget("d", 1)
+
+    def broken() -> None:
+        raise RuntimeError("the aggregate failed")
+
+    with pytest.raises(RuntimeError, match="the aggregate failed"):
+        ledger.spend("d", 0.5, then=broken)
+    assert ledger.state("d").spent.epsilon == 0 and ledger.entries("d") == []
+    result, state = ledger.spend("d", 0.5, then=lambda: 42)
+    assert result == 42 and state.spent.epsilon == Decimal("0.5")
+
+
+@pytest.mark.parametrize("name", ["it's; DROP TABLE x; --", 'dou"ble', "naïve ∑ 数据", " "])
+def test_dataset_names_are_values_not_sql(ledger, name):
+    ledger.set_budget(name, 2)
+    ledger.spend(name, 0.5, description="q'); DELETE FROM sqlanon_privacy_ledger; --")
+    assert ledger.state(name).spent.epsilon == Decimal("0.5")
+    assert ledger.entries(name)[0]["description"].startswith("q')")
+    assert ledger.state("other") is None
+
+
+def test_datasets_are_kept_apart(ledger):
+    ledger.set_budget("a", 1)
+    ledger.set_budget("b", 2)
+    ledger.spend("a", 1)
+    ledger.spend("b", 1.5)
+    assert ledger.state("a").remaining.epsilon == 0 and ledger.state("b").remaining.epsilon == Decimal(
+        "0.5")
+
+
+def test_connections_of_one_process_in_conflict_never_overspend(tmp_path):
+    # Threads with their own DuckDB connections to one file: concurrent updates of the budget row
+    # conflict, and the loser retries against the committed totals.
+    path = str(tmp_path / "ledger.duckdb")
+    main = DuckDBEngine(path)
+    PrivacyLedger(main).set_budget("d", 1)
+    outcomes: list[str] = []
+    barrier = threading.Barrier(4)
+
+    def worker() -> None:
+        engine = DuckDBEngine(path, connection=main.con.cursor())
+        ledger = PrivacyLedger(engine)
+        barrier.wait()
+        for _ in range(8):
+            try:
+                ledger.spend("d", 0.05, then=lambda: time.sleep(0.001))
+                outcomes.append("ok")
+            except PrivacyBudgetError:
+                outcomes.append("refused")
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ledger = PrivacyLedger(main)
+    assert outcomes.count("ok") == 20 and outcomes.count("refused") == 12
+    assert sum(e["epsilon"] for e in ledger.entries("d")) == Decimal(1) == ledger.state("d").spent.epsilon
+    main.close()
+
+
+SPENDER = textwrap.dedent("""
+    import sys, time
+    from sqlanon.noise.ledger import PrivacyBudgetError, PrivacyLedger
+    from sqlanon.noise.dp_query import open_database
+    target, start, tries, eps = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    keep_open = target.startswith(("host=", "postgresql://"))
+    engine = open_database(target, timeout=120) if keep_open else None
+    while time.time() < start:
+        time.sleep(0.001)
+    ok = refused = 0
+    for _ in range(tries):
+        e = engine or open_database(target, timeout=120)
+        try:
+            PrivacyLedger(e).spend("shared", eps, description="concurrent")
+            ok += 1
+        except PrivacyBudgetError:
+            refused += 1
+        finally:
+            if engine is None:
+                e.close()
+    print(ok, refused)
+""")
+
+
+def _spend_from_processes(target: str, processes: int, tries: int, eps: str) -> list[tuple[int, int]]:
+    start = time.time() + 1.5  # every process is up and connected before the first spend
+    procs = [subprocess.Popen([sys.executable, "-c", SPENDER, target, str(start), str(tries), eps],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(processes)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        ok, refused = map(int, out.split())
+        results.append((ok, refused))
+    return results
+
+
+def _check_ledger(engine, budget: Decimal, results: list[tuple[int, int]], eps: Decimal) -> None:
+    ledger = PrivacyLedger(engine)
+    entries = ledger.entries("shared")
+    spent = sum(e["epsilon"] for e in entries)
+    assert spent <= budget
+    assert spent == ledger.state("shared").spent.epsilon  # the totals equal the rows
+    # Every success left exactly one row, every refusal none, and the budget was used up.
+    assert len(entries) == sum(ok for ok, _ in results) == int(budget / eps)
+    assert sum(r for _, r in results) == sum(ok + r for ok, r in results) - int(budget / eps)
+
+
+def test_processes_spending_on_one_duckdb_file_never_overspend(tmp_path):
+    path = str(tmp_path / "shared.duckdb")
+    with DuckDBEngine(path) as engine:
+        PrivacyLedger(engine).set_budget("shared", 1)
+    results = _spend_from_processes(path, processes=3, tries=6, eps="0.07")
+    with DuckDBEngine(path) as engine:
+        _check_ledger(engine, Decimal(1), results, Decimal("0.07"))
+
+
+@pytest.mark.postgres
+def test_processes_spending_on_postgres_never_overspend(pg, pg_dsn):  # noqa: F811
+    PrivacyLedger(pg).set_budget("shared", 1)
+    results = _spend_from_processes(pg_dsn, processes=4, tries=12, eps="0.03")
+    _check_ledger(pg, Decimal(1), results, Decimal("0.03"))
+
+
+@pytest.mark.postgres
+def test_postgres_ledger_semantics(pg):  # noqa: F811
+    ledger = PrivacyLedger(pg)
+    ledger.set_budget("d", 1, 1e-6)
+    with pytest.raises(PrivacyBudgetError, match="cannot be changed"):
+        ledger.set_budget("d", 2, 1e-6)
+    ledger.spend("d", 0.1, 5e-7, description="it's")
+    ledger.spend("d", 0.9, 5e-7)
+    with pytest.raises(PrivacyBudgetError, match="would exceed"):
+        ledger.spend("d", 0.001)
+    assert ledger.state("d").spent == ledger.state("d").total
+    assert [e["description"] for e in ledger.entries("d")][0] == "it's"
