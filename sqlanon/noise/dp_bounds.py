@@ -43,9 +43,15 @@ class Bounds:
         return self.upper - self.lower
 
     def clamp(self, column: exp.Expression) -> exp.Expression:
-        """SQL: the column as a double, clamped to the interval (NULL stays NULL)."""
-        return exp.Least(this=exp.Greatest(this=as_double(column), expressions=[
+        """SQL: the column as a double, clamped to the interval.
+
+        NULL stays NULL: PostgreSQL's GREATEST and LEAST skip NULL arguments (GREATEST(NULL, 0) is
+        0 there, NULL in DuckDB), hence the explicit CASE.
+        """
+        clamped = exp.Least(this=exp.Greatest(this=as_double(column), expressions=[
             exp.Literal.number(repr(self.lower))]), expressions=[exp.Literal.number(repr(self.upper))])
+        return exp.Case(ifs=[exp.If(this=exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())),
+                                    true=clamped)])
 
 
 def parse_bounds(value: object, attribute: str) -> Bounds:
@@ -57,7 +63,9 @@ def parse_bounds(value: object, attribute: str) -> Bounds:
             attribute.
     """
     path = f"bounds.{attribute}"
-    if value is None or isinstance(value, str):
+    missing = value is None or isinstance(value, str) or (
+        isinstance(value, (tuple, list)) and any(v is None or isinstance(v, str) for v in value))
+    if missing:
         raise SpecError(
             f"public bounds (lower, upper) are required for {attribute!r}, got {value!r}; "
             "sqlanon never derives them from the data (the data's minimum and maximum would make the "
