@@ -171,19 +171,27 @@ def kanonymity_first_groups(z: np.ndarray, k: int, emd: ClusterEMD, t: float) ->
     return groups
 
 
+def size_for_t(n: int, t: float) -> int:
+    """The smallest cluster size that (7.3) allows for ``t``: ``⌈n / (2(n−1)t + 1)⌉``, exactly.
+
+    >>> [size_for_t(1080, t) for t in (0.01, 0.05, 0.1, 0.25)]
+    [48, 10, 5, 2]
+    """
+    return math.ceil(Fraction(n) / (2 * (n - 1) * Fraction(t) + 1))
+
+
 def closeness_k(n: int, k: int, t: float) -> int:
     """The cluster size of t-closeness-first: (7.3), then the remainder adjustment (7.4).
 
-    ``max{k, ⌈n/(2(n−1)t+1)⌉}`` computed exactly, then ``k ← k + ⌊r/⌊n/k⌋⌋`` while ``r = n mod k``
-    exceeds ⌊n/k⌋ (erratum E5), so that every extra row finds a cluster.
+    ``max{k, ⌈n/(2(n−1)t+1)⌉}``, then ``k ← k + ⌊r/⌊n/k⌋⌋`` while ``r = n mod k`` exceeds ⌊n/k⌋
+    (erratum E5), so that every extra row finds a cluster.
 
-    >>> [closeness_k(1080, 1, t) for t in (0.01, 0.05, 0.1, 0.25)]
-    [48, 10, 5, 2]
+    >>> closeness_k(1080, 1, 0.01)   # 48 by (7.3); 1080 mod 48 = 24 > 22 clusters, so one more
+    49
     >>> closeness_k(1080, 7, 0.25), closeness_k(10, 3, 1.0)
     (7, 3)
     """
-    size = max(k, math.ceil(Fraction(n) / (2 * (n - 1) * Fraction(t) + 1)))
-    size = min(size, n)
+    size = min(max(k, size_for_t(n, t)), n)
     while n % size > n // size:
         size += (n % size) // (n // size)
     return size
@@ -206,7 +214,9 @@ def closeness_first_groups(z: np.ndarray, ranks: np.ndarray, k: int, t: float) -
     n = len(z)
     size = closeness_k(n, k, t)
     by_value = np.argsort(ranks, kind="stable")
-    bounds = np.cumsum([0, *subset_sizes(n, size)])
+    sizes = subset_sizes(n, size)
+    bounds = np.cumsum([0, *sizes])
+    extra = [s - n // size for s in sizes]  # the listing's |S_i| > |S_1|, also right when k = 2
     subsets = [by_value[bounds[i]:bounds[i + 1]] for i in range(size)]
     left = [np.ones(len(s), dtype=bool) for s in subsets]
     alive = np.ones(n, dtype=bool)
@@ -225,8 +235,9 @@ def closeness_first_groups(z: np.ndarray, ranks: np.ndarray, k: int, t: float) -
         cluster: list[int] = []
         for i in range(size):
             cluster.append(take(i, centre))
-            if left[i].sum() > left[0].sum() and len(cluster) == i + 1:
+            if extra[i] and len(cluster) == i + 1:
                 cluster.append(take(i, centre))
+                extra[i] -= 1
         return np.array(cluster, dtype=np.int64)
 
     while alive.any():

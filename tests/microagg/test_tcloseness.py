@@ -1,0 +1,385 @@
+"""t-closeness through microaggregation (Database Anonymization, 2016, chapter 7).
+
+Every algorithm's output is loaded into DuckDB and verified by sqlanon's t-closeness and k-anonymity
+checkers in SQL; the EMD code is compared with a plain numpy EMD; the book's propositions are checked
+against brute force (digest of seed 000, sections 4.5 and 4.6).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sqlanon.errors import SpecError
+from sqlanon.microagg.emd import ClusterEMD, confidential_ranks
+from sqlanon.microagg.mdav import mdav_groups
+from sqlanon.microagg.registry import NominalColumn, Records, get_algorithm, traits
+from sqlanon.microagg.tcloseness import (
+    closeness_first_groups,
+    closeness_k,
+    kanonymity_first_groups,
+    scaled,
+    size_for_t,
+    subset_sizes,
+    tcloseness_kfirst,
+    tcloseness_merge,
+    tcloseness_tfirst,
+)
+from sqlanon.models.k_anonymity import KAnonymity
+from sqlanon.models.t_closeness import TCloseness
+from tests.conftest import ADULT
+from tests.microagg.checked import check_masked
+
+ALGORITHMS = {"merge": tcloseness_merge, "kfirst": tcloseness_kfirst, "tfirst": tcloseness_tfirst}
+T_GRID = (0.05, 0.1, 0.2, 0.3)
+EDUCATION = ("Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad",
+             "Some-college", "Assoc-voc", "Assoc-acdm", "Bachelors", "Masters", "Prof-school",
+             "Doctorate")
+
+
+def plain_emd(values: np.ndarray, rows: np.ndarray, distance: str) -> float:
+    """EMD of ``values[rows]`` to ``values`` from the definitions (numpy, no shared code)."""
+    domain = np.unique(values)
+    p = np.array([np.mean(values == v) for v in domain])
+    q = np.array([np.mean(values[rows] == v) for v in domain])
+    if distance == "equal":
+        return 0.5 * float(np.abs(p - q).sum())
+    if len(domain) == 1:
+        return 0.0
+    return float(np.abs(np.cumsum(p - q)).sum() / (len(domain) - 1))
+
+
+def groups_of(labels: np.ndarray) -> list[np.ndarray]:
+    return [np.flatnonzero(labels == g) for g in range(labels.max() + 1)]
+
+
+# --- the book's propositions and expressions (digest §4.5, §4.6) -----------------------------------
+
+PROP_TABLE = [  # n, k, min EMD (median picks), (7.1), max EMD (subset minima) = (7.2)
+    (12, 4, 0.060606, 0.060606, 0.090909),
+    (15, 3, 0.085714, 0.085714, 0.142857),
+    (20, 4, 0.063158, 0.063158, 0.105263),
+    (12, 3, 0.090909, 0.085227, 0.136364),
+    (100, 5, 0.050505, 0.050379, 0.095960),
+    (1080, 10, 0.025023, 0.025021, 0.049583),
+]
+
+
+@pytest.mark.parametrize("n, k, median_emd, bound71, bound72", PROP_TABLE)
+def test_propositions_7_1_and_7_2(n, k, median_emd, bound71, bound72):
+    emd = ClusterEMD(np.arange(n), n)
+    size = n // k
+    medians = np.array([i * size + (size + 1) // 2 - 1 for i in range(k)])
+    minima = np.arange(k) * size
+    assert emd.emd(medians) == pytest.approx(median_emd, abs=5e-7)
+    assert emd.emd(minima) == pytest.approx(bound72, abs=5e-7)
+    assert (n + k) * (n - k) / (4 * n * (n - 1) * k) == pytest.approx(bound71, abs=5e-7)
+    assert emd.emd(minima) == pytest.approx((n - k) / (2 * (n - 1) * k), rel=1e-12)
+    assert plain_emd(np.arange(n), minima, "ordered") == pytest.approx(emd.emd(minima), abs=1e-12)
+
+
+@pytest.mark.parametrize("n, k", [(12, 3), (16, 4), (12, 2), (12, 4), (9, 3), (10, 2)])
+def test_proposition_7_1_exhaustive(n, k):
+    """Exact minimum over all k-subsets: (7.1) when n/k is odd, n/(4(n−1)k) when it is even (E6)."""
+    emd = ClusterEMD(np.arange(n), n)
+    best = min(emd.numerator(np.array(c)) for c in itertools.combinations(range(n), k))
+    exact = best / emd.denominator(k)
+    if (n // k) % 2:
+        assert exact == pytest.approx((n + k) * (n - k) / (4 * n * (n - 1) * k), rel=1e-12)
+    else:
+        assert exact == pytest.approx(n / (4 * (n - 1) * k), rel=1e-12)
+
+
+@pytest.mark.parametrize("n, k", [(12, 3), (12, 4), (15, 3), (8, 2)])
+def test_proposition_7_2_is_the_maximum_over_one_row_per_subset(n, k):
+    emd = ClusterEMD(np.arange(n), n)
+    size = n // k
+    subsets = [range(i * size, (i + 1) * size) for i in range(k)]
+    worst = max(emd.emd(np.array(c)) for c in itertools.product(*subsets))
+    assert worst == pytest.approx((n - k) / (2 * (n - 1) * k), rel=1e-12)
+
+
+@pytest.mark.parametrize("n, expected", [(1080, (48, 10, 5, 2)), (834, (48, 10, 5, 2)),
+                                         (4092, (50, 10, 5, 2)), (30162, (50, 10, 5, 2))])
+def test_cluster_size_from_t(n, expected):
+    assert tuple(size_for_t(n, t) for t in (0.01, 0.05, 0.10, 0.25)) == expected
+
+
+def test_remainder_adjustment_is_the_floor_form():
+    """(7.4) vs the listing (E5): 1080 with k = 7 stays 7 and 10 with k = 3 stays 3."""
+    assert closeness_k(1080, 7, 1.0) == 7
+    assert closeness_k(10, 3, 1.0) == 3
+    for n, k in itertools.product(range(1, 60), range(1, 20)):
+        if k > n:
+            continue
+        size = closeness_k(n, k, 1.0)
+        assert size >= k and n % size <= n // size
+        if n % k <= n // k:
+            assert size == k
+
+
+def test_extra_rows_go_to_the_central_subsets():
+    assert subset_sizes(17, 5) == [3, 3, 5, 3, 3]
+    assert subset_sizes(27, 4) == [6, 8, 7, 6]
+    assert subset_sizes(12, 4) == [3, 3, 3, 3]
+
+
+def test_tfirst_on_distinct_values_meets_proposition_7_2_without_merging():
+    rng = np.random.default_rng(7)
+    n, k = 600, 6
+    x = rng.normal(size=(n, 3))
+    values = rng.permutation(n).astype(float)
+    t = (n - k) / (2 * (n - 1) * k)  # (7.3) gives exactly k for this t
+    assert closeness_k(n, 2, t) == k
+    groups = closeness_first_groups(scaled(x), values.astype(np.int64), 2, t)
+    emd = ClusterEMD(values.astype(np.int64), n)
+    assert sorted({len(g) for g in groups}) == [k]
+    assert max(emd.emd(g) for g in groups) <= t + 1e-12
+    # each cluster has one row of each of the k value ranges
+    for g in groups:
+        assert sorted(values[g] // (n // k)) == list(range(k))
+
+
+def test_tfirst_cluster_sizes_with_a_remainder():
+    rng = np.random.default_rng(3)
+    n = 103
+    x = rng.normal(size=(n, 2))
+    values = rng.permutation(n)
+    groups = closeness_first_groups(scaled(x), values, 5, 1.0)
+    sizes = sorted(len(g) for g in groups)
+    assert sum(sizes) == n and sizes.count(6) == n % 5 and set(sizes) == {5, 6}
+
+
+# --- verified by the SQL checker -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def adult_rows():
+    path = ADULT / "adult.csv"
+    if not path.exists():
+        pytest.skip(f"real data not available at {path}")
+    frame = pd.read_csv(path, sep=";", dtype=str).head(2000)
+    x = np.c_[frame["age"].astype(float), [EDUCATION.index(e) + 1 for e in frame["education"]]]
+    values = tuple(sorted(frame["occupation"].unique()))
+    codes = np.array([values.index(v) for v in frame["occupation"]])
+    records = Records(x=x, names=("age", "education"),
+                      sensitive={"occupation": NominalColumn(codes, values)})
+    return records, list(frame["occupation"]), values
+
+
+@pytest.mark.parametrize("t", T_GRID)
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_adult_occupation_is_t_close_by_the_checker(duck, adult_rows, name, t):
+    records, occupation, order = adult_rows
+    k = 5
+    labels = ALGORITHMS[name](records, k, t=t, attribute="occupation", order=order)
+    node = check_masked(duck, records.x, labels, ["age", "educa\"tion; ü"], "occupation", occupation,
+                        [TCloseness("occupation", t, "ordered"), KAnonymity(k)], order=order)
+    assert node.anonymous, node.models
+    assert node.models[0].achieved <= t + 1e-12
+    assert node.models[1].achieved >= k
+    assert np.bincount(labels).min() >= k
+
+
+@pytest.mark.parametrize("t", (0.2, 0.3))
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_adult_occupation_equal_distance(duck, adult_rows, name, t):
+    records, occupation, _ = adult_rows
+    labels = ALGORITHMS[name](records, 4, t=t, attribute="occupation", distance="equal")
+    node = check_masked(duck, records.x, labels, ["age", "education"], "occupation", occupation,
+                        [TCloseness("occupation", t, "equal"), KAnonymity(4)])
+    assert node.anonymous, node.models
+
+
+@pytest.fixture(scope="module")
+def numeric_rows():
+    rng = np.random.default_rng(42)
+    n = 1500
+    x = rng.normal(size=(n, 3)) * [1.0, 10.0, 100.0]
+    income = np.round(np.exp(8 + 0.5 * x[:, 0] + 0.3 * rng.normal(size=n)), -1)
+    return Records(x=x, names=("a", "b", "c"), sensitive={"income": income}), income
+
+
+@pytest.mark.parametrize("t", T_GRID)
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_numeric_is_t_close_by_the_checker(duck, numeric_rows, name, t):
+    records, income = numeric_rows
+    k = 4
+    labels = ALGORITHMS[name](records, k, t=t, attribute="income")
+    node = check_masked(duck, records.x, labels, ["a", "b", "c"], "income", income,
+                        [TCloseness("income", t, "ordered"), KAnonymity(k)])
+    assert node.anonymous, node.models
+    ranks, r = confidential_ranks(records, "income", "ordered")
+    ours = max(ClusterEMD(ranks, r).emd(g) for g in groups_of(labels))
+    assert node.models[0].achieved == pytest.approx(ours, abs=1e-12)
+
+
+def test_tfirst_has_the_smallest_sse_on_numeric_data(numeric_rows):
+    """The book's conclusion (section 7.4) on a data set where the QIs predict the attribute."""
+    records, _ = numeric_rows
+    x = scaled(records.x)
+
+    def sse(labels):
+        return sum(float(((x[g] - x[g].mean(axis=0)) ** 2).sum()) for g in groups_of(labels))
+
+    results = {name: sse(fn(records, 4, t=0.1, attribute="income")) for name, fn in ALGORITHMS.items()}
+    assert results["tfirst"] < results["merge"]
+    assert results["tfirst"] < results["kfirst"]
+
+
+# --- the algorithms' own structure -----------------------------------------------------------------
+
+def test_merge_only_joins_whole_mdav_groups(numeric_rows):
+    records, income = numeric_rows
+    labels = tcloseness_merge(records, 4, t=0.2, attribute="income")
+    for g in mdav_groups(records.x, 4):
+        assert len(set(labels[g])) == 1
+    assert labels.max() + 1 < len(mdav_groups(records.x, 4))
+
+
+def test_kfirst_clusters_before_merging_have_k_rows():
+    rng = np.random.default_rng(5)
+    n, k = 203, 5
+    x = rng.normal(size=(n, 2))
+    values = rng.integers(0, 30, n)
+    _, ranks = np.unique(values, return_inverse=True)
+    groups = kanonymity_first_groups(scaled(x), k, ClusterEMD(ranks, ranks.max() + 1), 0.15)
+    sizes = [len(g) for g in groups]
+    assert sum(sizes) == n and all(s == k for s in sizes[:-1]) and k <= sizes[-1] < 2 * k
+    assert sorted(np.concatenate(groups).tolist()) == list(range(n))
+
+
+def test_kfirst_swaps_lower_the_emd_against_plain_mdav_like_clusters():
+    rng = np.random.default_rng(11)
+    n, k = 300, 5
+    x = rng.normal(size=(n, 2))
+    values = np.round(x[:, 0] * 4).astype(int)  # the attribute follows the first QI
+    _, ranks = np.unique(values, return_inverse=True)
+    emd = ClusterEMD(ranks, ranks.max() + 1)
+    strict = kanonymity_first_groups(scaled(x), k, emd, 0.0)
+    loose = kanonymity_first_groups(scaled(x), k, emd, 1.0)
+    assert np.mean([emd.emd(g) for g in strict]) < np.mean([emd.emd(g) for g in loose])
+
+
+def test_registered_with_their_traits():
+    for name, fn in ALGORITHMS.items():
+        assert get_algorithm(f"tcloseness_{name}") is fn
+        assert traits(f"tcloseness_{name}").sensitive
+
+
+# --- properties on small random tables -------------------------------------------------------------
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(1, 40))
+    m = draw(st.integers(1, 3))
+    x = np.array(draw(st.lists(st.lists(st.integers(-5, 5), min_size=m, max_size=m), min_size=n,
+                               max_size=n)), dtype=float)
+    distinct = draw(st.integers(1, 12))
+    values = np.array(draw(st.lists(st.integers(0, distinct - 1), min_size=n, max_size=n)), dtype=float)
+    k = draw(st.integers(1, n))
+    t = draw(st.floats(0.01, 1.0))
+    return x, values, k, t
+
+
+@settings(max_examples=150)
+@given(tables(), st.sampled_from(sorted(ALGORITHMS)), st.sampled_from(["ordered", "equal"]))
+def test_property_partition_is_k_anonymous_and_t_close(table, name, distance):
+    x, values, k, t = table
+    records = Records(x=x, names=tuple(f"q{i}" for i in range(x.shape[1])), sensitive={"s": values})
+    labels = ALGORITHMS[name](records, k, t=t, attribute="s", distance=distance)
+    assert labels.shape == (len(x),) and labels.dtype == np.int64
+    assert labels.min() == 0 and set(labels.tolist()) == set(range(labels.max() + 1))
+    assert np.bincount(labels).min() >= k
+    for g in groups_of(labels):
+        assert plain_emd(values, g, distance) <= t + 1e-12
+
+
+@settings(max_examples=20)
+@given(tables(), st.sampled_from(sorted(ALGORITHMS)))
+def test_property_checker_agrees(table, name):
+    from sqlanon.engines.duckdb import DuckDBEngine
+
+    x, values, k, t = table
+    records = Records(x=x, names=tuple(f"q{i}" for i in range(x.shape[1])),
+                      sensitive={"s": values})
+    labels = ALGORITHMS[name](records, k, t=t, attribute="s")
+    duck = DuckDBEngine()
+    try:
+        node = check_masked(duck, x, labels, list(records.names), "s", values,
+                            [TCloseness("s", t, "ordered"), KAnonymity(k)])
+    finally:
+        duck.close()
+    assert node.anonymous
+
+
+# --- bad input -------------------------------------------------------------------------------------
+
+def _records(n=10):
+    rng = np.random.default_rng(0)
+    return Records(x=rng.normal(size=(n, 2)), names=("a", "b"), sensitive={"s": rng.normal(size=n)})
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("t", [0, 0.0, -0.1, 1.5, float("nan"), "0.2", True, None])
+def test_t_outside_0_1(name, t):
+    with pytest.raises(SpecError, match=r"transformation\.t: t must be a number in \(0, 1\]"):
+        ALGORITHMS[name](_records(), 2, t=t, attribute="s")
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_missing_attribute(name):
+    with pytest.raises(SpecError, match=r"transformation\.attribute: confidential attribute 'salary' "
+                                        r"is not among the records' sensitive attributes \(s\)"):
+        ALGORITHMS[name](_records(), 2, t=0.2, attribute="salary")
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("k, message", [(11, r"k = 11 is larger than the number of rows \(10\)"),
+                                        (0, "k must be >= 1"), (2.5, "k must be an integer")])
+def test_bad_k(name, k, message):
+    with pytest.raises(SpecError, match=message):
+        ALGORITHMS[name](_records(), k, t=0.2, attribute="s")
+
+
+def test_text_attribute_needs_an_order_for_the_ordered_distance():
+    r = _records(4)
+    text = NominalColumn(np.array([0, 1, 2, 0]), ("flu", "cold", "hiv"))
+    records = Records(x=r.x, names=r.names, sensitive={"d": text})
+    with pytest.raises(SpecError, match=r"transformation\.order: the ordered distance needs an order"):
+        tcloseness_tfirst(records, 2, t=0.5, attribute="d")
+    with pytest.raises(SpecError, match=r"1 value\(s\) of 'd' are missing from `order`"):
+        tcloseness_tfirst(records, 2, t=0.5, attribute="d", order=["flu", "cold"])
+    with pytest.raises(SpecError, match="unknown distance 'orderd'; use one of ordered, equal. Did you mean 'ordered'"):
+        tcloseness_tfirst(records, 2, t=0.5, attribute="d", distance="orderd")
+    labels = tcloseness_tfirst(records, 2, t=1.0, attribute="d", order=["cold", "flu", "hiv"])
+    assert np.bincount(labels).min() >= 2
+
+
+def test_nominal_quasi_identifiers_and_missing_values_are_refused():
+    r = _records(4)
+    nominal = {"city": NominalColumn(np.zeros(4, dtype=np.int64), ("x",))}
+    with pytest.raises(SpecError, match="nominal ones \\(city\\) are not supported"):
+        tcloseness_merge(Records(x=r.x, names=r.names, nominal=nominal, sensitive=r.sensitive), 2,
+                         t=0.5, attribute="s")
+    x = r.x.copy()
+    x[2, 1] = np.nan
+    with pytest.raises(SpecError, match="column 1 has a NaN value"):
+        tcloseness_kfirst(Records(x=x, names=r.names, sensitive=r.sensitive), 2, t=0.5, attribute="s")
+
+
+def test_null_confidential_values_rank_last_as_in_the_checker(duck):
+    rng = np.random.default_rng(1)
+    n = 60
+    x = rng.normal(size=(n, 2))
+    values = rng.integers(0, 6, n).astype(float)
+    values[::7] = np.nan
+    records = Records(x=x, names=("a", "b"), sensitive={"s": values})
+    labels = tcloseness_tfirst(records, 3, t=0.25, attribute="s")
+    node = check_masked(duck, x, labels, ["a", "b"], "s", [None if np.isnan(v) else v for v in values],
+                        [TCloseness("s", 0.25, "ordered"), KAnonymity(3)])
+    assert node.anonymous
