@@ -157,6 +157,8 @@ class FastEvaluator:
         self.row_n = np.asarray(data["n"], dtype=np.int64)
         self.n = int(self.row_n.sum())
         self.rows = len(self.row_n)
+        self._row_weights = self.row_n.astype(np.float64)  # bincount weighs in doubles (exact here)
+        self._row_ids = np.arange(self.rows, dtype=np.int64)
         # per attribute and level: the row's label code, the label counts (file rows) and sizes
         self.codes: list[list[np.ndarray]] = []
         self.radix: list[list[int]] = []
@@ -319,13 +321,13 @@ class FastEvaluator:
         base = self._finer(node) if self.rollup else None
         if base is None:
             inv, k = self.grouping.group(node)
-            sizes = np.bincount(inv, weights=self.row_n, minlength=k).astype(np.int64)
+            sizes = np.bincount(inv, weights=self._row_weights, minlength=k).astype(np.int64)
             hists = {}
             for a, (values, nvals, _) in self.sensitive.items():
-                hists[a] = np.bincount(inv * nvals + values, weights=self.row_n,
+                hists[a] = np.bincount(inv * nvals + values, weights=self._row_weights,
                                        minlength=k * nvals).reshape(k, nvals)
             rep = np.empty(k, dtype=np.int64)
-            rep[inv] = np.arange(self.rows, dtype=np.int64)  # any row of a class represents it
+            rep[inv] = self._row_ids  # any row of a class represents it
         else:
             self.rolled_up += 1
             inv, k = self.grouping.group(node, base.rep)

@@ -49,11 +49,14 @@ def combine(parts: Sequence[tuple[np.ndarray, int]], length: int, space_limit: i
         if radix == 1:
             continue
         if key is None:
-            key, space = codes.astype(np.int64), radix
+            key, space, owned = codes, radix, False
             continue
         if space * radix > limit:
             key, space = dense(key, space)
-            key = key.astype(np.int64)
+            owned = True
+        wide = np.int32 if space * radix < 2**31 else np.int64  # half the memory traffic when it fits
+        key = key.astype(wide, copy=not owned or key.dtype != wide)
+        owned = True
         np.multiply(key, radix, out=key)
         np.add(key, codes, out=key)
         space *= radix

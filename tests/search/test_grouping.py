@@ -42,12 +42,19 @@ def coded_tables(draw):
 @given(coded_tables(), st.data())
 def test_group_equals_sorted_combinations(table, data):
     codes, radix, rows = table
+    original = [[c.copy() for c in levels] for levels in codes]
     g = Grouping(codes, radix, rows)
     for _ in range(4):  # several nodes through the same cache
         node = [data.draw(st.integers(0, len(r) - 1)) for r in radix]
         inv, k = g.group(node)
-        expected, count = rank_classes([codes[i][lv] for i, lv in enumerate(node)])
+        expected, count = rank_classes([original[i][lv] for i, lv in enumerate(node)])
         assert k == count and inv.tolist() == expected.tolist()
+    # the codes and the kept block keys are never overwritten
+    assert all((a == b).all() for x, y in zip(codes, original) for a, b in zip(x, y))
+    for (b, levels), (kept, _) in g._kept.items():
+        again, _ = combine([(original[i][lv], radix[i][lv]) for i, lv in zip(g.blocks[b], levels)],
+                           rows)
+        assert kept.tolist() == again.tolist()
 
 
 @settings(max_examples=100, deadline=None)
