@@ -30,6 +30,10 @@ class Report:
     search: dict[str, Any] | None = None
     """For ``anonymize``: the strategy, its wall time and node counts, and tied alternatives."""
 
+    @property
+    def anonymous(self) -> bool:
+        return self.node.anonymous
+
     def as_dict(self) -> dict[str, Any]:
         n = self.node
         privacy: dict[str, Any] = {}
@@ -93,22 +97,43 @@ def _checked_node(spec: Spec, engine: Engine | None, database: str | None
         ds.close()
 
 
+def _microaggregation(spec: Spec, engine: Engine | None, database: str | None, verb: str,
+                      **options: Any) -> Any:
+    """``method: microaggregation``: the verb of :mod:`sqlanon.microagg.verbs` on the opened source."""
+    from sqlanon.microagg import verbs
+
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        return getattr(verbs, verb)(spec, ds, **options)
+    finally:
+        ds.close()
+
+
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
-          metrics: tuple[str, ...] | None = None) -> Report:
-    """What the spec's source achieves under its transformation (levels and suppression limit)."""
+          metrics: tuple[str, ...] | None = None) -> Any:
+    """What the spec's source achieves under its transformation (levels and suppression limit; for
+    microaggregation the groups, achieved k and information loss: a ``MicroaggregationReport``)."""
     spec = _spec(spec)
+    if spec.transformation.method == "microaggregation":
+        return _microaggregation(spec, engine, database, "check", metrics=metrics != ())
     with _checked_node(spec, engine, database) as (_, ev, node):
         return Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
 
 
 def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
-          metrics: tuple[str, ...] | None = None, dry_run: bool = False) -> Report:
-    """Check the transformation and write the spec's output (table, view, in place, or SQL)."""
+          metrics: tuple[str, ...] | None = None, dry_run: bool = False, progress: bool = False) -> Any:
+    """Check the transformation and write the spec's output (table, view, in place, or SQL).
+
+    ``progress`` draws a progress line on a terminal for long microaggregations.
+    """
     from sqlanon.outputs import write_output
 
     spec = _spec(spec)
     if not dry_run:
         _check_file_output(spec, engine, database)
+    if spec.transformation.method == "microaggregation":
+        return _microaggregation(spec, engine, database, "apply", metrics=metrics != (),
+                                 dry_run=dry_run, progress=progress)
     with _checked_node(spec, engine, database) as (ds, ev, node):
         report = Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
         if not dry_run:
@@ -142,6 +167,9 @@ def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str
     from sqlanon.outputs import compile_output_sql
 
     spec = _spec(spec)
+    if spec.transformation.method == "microaggregation":
+        return _microaggregation(spec, engine, database, "compile_sql",
+                                 dialect=dialect or spec.output.dialect)
     with _checked_node(spec, engine, database) as (ds, ev, node):
         return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
 
@@ -162,6 +190,11 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     from sqlanon.outputs import write_output
 
     spec = _spec(spec)
+    if spec.transformation.method == "microaggregation":
+        from sqlanon.errors import UnsupportedError
+
+        raise UnsupportedError("anonymize searches generalization levels; a microaggregation has none "
+                               "to search: run `apply` (or `check`)")
     if not dry_run:
         _check_file_output(spec, engine, database)
     ds = open_dataset(spec, engine, database=database)

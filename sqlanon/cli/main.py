@@ -94,9 +94,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.verb == "check":
         report = api.check(args.spec, database=args.database)
         _print_report(report.as_dict(), args.json)
-        return 0 if report.node.anonymous else 1
+        return 0 if report.anonymous else 1
     if args.verb == "apply":
-        report = api.apply(args.spec, database=args.database, dry_run=args.dry_run)
+        report = api.apply(args.spec, database=args.database, dry_run=args.dry_run, progress=True)
         _print_report(report.as_dict(), args.json)
         return 0
     if args.verb == "anonymize":

@@ -24,8 +24,10 @@ from sqlanon.metrics.numeric import is_numeric_type
 from sqlanon.microagg.registry import NominalColumn, Records
 from sqlanon.spec.schema import Spec
 
-ROW = internal("row")
-"""The synthetic row key when no key is declared."""
+ROW = "sqlanon_row"
+"""The synthetic row key when no key is declared (suffixed with ``_`` while a column has the name).
+It is not ``__sa_``-prefixed because individual ranking reads it as a column; it never reaches the
+output."""
 NUMERIC, ORDINAL, NOMINAL = "numeric", "ordinal", "nominal"
 
 
@@ -35,8 +37,13 @@ class RowKey:
     synthetic: bool
 
     @classmethod
-    def of(cls, declared: Sequence[str]) -> RowKey:
-        return cls(tuple(declared), False) if declared else cls((ROW,), True)
+    def of(cls, declared: Sequence[str], columns: Sequence[str]) -> RowKey:
+        if declared:
+            return cls(tuple(declared), False)
+        name = ROW
+        while name in columns:
+            name += "_"
+        return cls((name,), True)
 
 
 def keyed_source(relation: exp.Expression, columns: Sequence[str], key: RowKey) -> exp.Expression:
@@ -44,7 +51,7 @@ def keyed_source(relation: exp.Expression, columns: Sequence[str], key: RowKey) 
     if not key.synthetic:
         return relation.copy()
     order = exp.Order(expressions=[exp.Ordered(this=col(c), nulls_first=False) for c in columns])
-    number = alias(exp.Window(this=exp.RowNumber(), order=order), ROW)
+    number = alias(exp.Window(this=exp.RowNumber(), order=order), key.columns[0])
     return exp.select(*[col(c) for c in columns], number).from_(relation.copy())
 
 

@@ -12,6 +12,10 @@ def _fmt(v: Any) -> str:
 
 
 def format_report(r: dict[str, Any]) -> str:
+    if r.get("transformation", {}).get("method") == "microaggregation":
+        from sqlanon.microagg.report import format_text
+
+        return format_text(r)
     lines = []
     levels = r["transformation"]["levels"]
     lines.append("transformation: " + ", ".join(f"{a}={lv}" for a, lv in levels.items()))
