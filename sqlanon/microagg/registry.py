@@ -94,7 +94,7 @@ TRAITS: dict[str, AlgorithmTraits] = {}
 """Algorithm name -> its traits (set by :func:`register`)."""
 
 BUILTIN_MODULES: tuple[str, ...] = ("sqlanon.microagg.partitioners",
-                                   "sqlanon.microagg.tcloseness")
+                                   "sqlanon.microagg.tcloseness", "sqlanon.microagg.kpqr")
 """Modules whose ``@register`` entries are loaded on first look-up; a new algorithm's module adds
 its name here."""
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from sqlanon.errors import SpecError
 from sqlanon.microagg.emd import ClusterEMD, confidential_ranks
+from sqlanon.microagg.mdav import mdav as mdav_labels
 from sqlanon.microagg.mdav import mdav_groups
 from sqlanon.microagg.registry import NominalColumn, Records, get_algorithm, traits
 from sqlanon.microagg.tcloseness import (
@@ -383,3 +384,12 @@ def test_null_confidential_values_rank_last_as_in_the_checker(duck):
     node = check_masked(duck, x, labels, ["a", "b"], "s", [None if np.isnan(v) else v for v in values],
                         [TCloseness("s", 0.25, "ordered"), KAnonymity(3)])
     assert node.anonymous
+
+
+def test_plain_mdav_fails_the_checker(duck, numeric_rows):
+    """Control: MDAV alone is not 0.05-close on this table, and the checker says so."""
+    records, income = numeric_rows
+    labels = mdav_labels(records.x, 4)
+    node = check_masked(duck, records.x, labels, ["a", "b", "c"], "income", income,
+                        [TCloseness("income", 0.05, "ordered")])
+    assert not node.anonymous
