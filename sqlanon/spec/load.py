@@ -36,7 +36,8 @@ HIERARCHY_OPTIONS = {"csv": ("delimiter", "null"), "map": ("null",), "ordered": 
 TRANSFORMATION_KEYS = ("method", "levels", "suppression_limit", "suppressed", "search", "metric",
                        "weights", "algorithm", "k", "attributes", "time_limit", "t", "p", "q", "r",
                        "gamma", "seed", "statistic", "projection", "block_by", "block_size", "key",
-                       "centroid")
+                       "centroid", "mechanism", "alpha", "epsilon", "delta", "sensitivity", "bounds",
+                       "matrix", "categories", "pd", "theta", "fraction", "keep_probability", "linkage")
 OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database", "replace")
 
 

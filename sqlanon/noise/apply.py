@@ -1,0 +1,219 @@
+"""``transformation: {method: noise}``: perturb a table inside the engine and report what it cost.
+
+The noise is drawn in numpy from a cryptographically seeded generator (or the spec's seed) and meets
+the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.noise.rows`); in place, the new table
+replaces the source inside one transaction, so a failure leaves the source as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlglot import exp
+
+from sqlanon.compile.sql import alias, as_double, col, internal, table
+from sqlanon.dataset import Dataset, open_dataset
+from sqlanon.engines.base import Engine
+from sqlanon.errors import SpecError
+from sqlanon.metrics.numeric import is_numeric_type
+from sqlanon.noise import rows as R
+from sqlanon.noise.draws import Draw, additive, noise_column, per_row, sampling
+from sqlanon.noise.options import ADDITIVE, CATEGORICAL, NoiseOptions, parse
+from sqlanon.noise.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
+from sqlanon.noise.rng import make_rng
+from sqlanon.outputs.identifiers import identifier_expression
+from sqlanon.spec.schema import Spec
+
+_INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "INT", "INT2", "INT4", "INT8", "BIGINT",
+                            "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"})
+
+
+@dataclass
+class NoiseReport:
+    """What a noise transformation did: parameters, guarantee, utility and risk, the output."""
+
+    mechanism: str
+    attributes: tuple[str, ...]
+    rows: int
+    parameters: dict[str, Any]
+    guarantee: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"method": "noise", "mechanism": self.mechanism, "attributes": list(self.attributes),
+                "rows": self.rows, "parameters": self.parameters, "guarantee": self.guarantee,
+                "metrics": self.metrics, "outputs": self.outputs, "warnings": self.warnings}
+
+
+def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | None = None,
+                dry_run: bool = False) -> NoiseReport:
+    """Perturb the spec's source as its transformation says and write the output.
+
+    Raises:
+        SpecError: bad noise settings, attributes that are not columns of the right type, or an
+            output mode that cannot hold drawn noise (only ``table`` and ``in_place`` can).
+    """
+    opts = _options(spec)
+    if spec.output.mode not in ("table", "in_place"):
+        raise SpecError(f"noise is drawn by sqlanon and must be stored: use mode table or in_place, "
+                        f"not {spec.output.mode} (SQL text or a view would have to draw it with the "
+                        "engine's random(), which is neither cryptographically seeded nor seedable)",
+                        path="output.mode", source=spec.path)
+    if spec.output.mode == "in_place" and spec.source.file:
+        raise SpecError("in_place replaces a database table; a file source is never written. Use mode "
+                        "table (with output.database)", path="output.mode", source=spec.path)
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        types = _check_columns(spec, ds, opts)
+        rng = make_rng(opts.seed)
+        n = R.row_count(ds)
+        report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
+        if dry_run:
+            return report
+        report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types)
+        return report
+    finally:
+        ds.close()
+
+
+def _options(spec: Spec) -> NoiseOptions:
+    try:
+        return parse(spec.transformation.options)
+    except SpecError as e:
+        raise SpecError(e.rule, path=e.path, source=spec.path) from None
+
+
+def _public(opts: NoiseOptions) -> dict[str, Any]:
+    """The parameters as given (matrices as nested lists), with the seed only said to be present."""
+    params = {k: v for k, v in opts.params.items() if k != "matrix"}
+    if "matrix" in opts.params:
+        params["matrix"] = {a: {"categories": [str(c) for c in cats], "rows": rows}
+                            for a, (cats, rows) in opts.params["matrix"].items()}
+    params["seeded"] = opts.seed is not None
+    return params
+
+
+def _check_columns(spec: Spec, ds: Dataset, opts: NoiseOptions) -> dict[str, str]:
+    types = dict(ds.columns)
+    for a in opts.attributes:
+        where = f"transformation.attributes.{a}"
+        if a not in types:
+            raise SpecError(f"{a!r} is not a column of {ds.name!r}", path=where, source=spec.path)
+        attribute = spec.attributes.get(a)
+        if attribute is not None and attribute.role == "identifier":
+            raise SpecError(f"{a!r} is an identifier; identifiers are dropped, masked or hashed, not "
+                            "perturbed", path=where, source=spec.path)
+        if opts.mechanism not in CATEGORICAL and not is_numeric_type(types[a]):
+            raise SpecError(f"{opts.mechanism} needs a numeric column; {a!r} has type {types[a]}",
+                            path=where, source=spec.path)
+        if opts.mechanism == "discrete_laplace" and types[a].upper() not in _INTEGER_TYPES:
+            raise SpecError(f"discrete_laplace needs an integer column; {a!r} has type {types[a]}",
+                            path=where, source=spec.path)
+    return types
+
+
+def _statistics(ds: Dataset, opts: NoiseOptions) -> dict[str, Any]:
+    """Sample variances (uncorrelated) or the sample covariance over complete rows (correlated)."""
+    attrs = opts.attributes
+    source = table(ds.name, R._schema(ds))
+    if opts.mechanism == "uncorrelated":
+        row = ds.engine.fetch(exp.select(*[exp.Variance(this=as_double(col(a))) for a in attrs])
+                              .from_(source))[1][0]
+        return {"variances": np.array([0.0 if v is None else float(v) for v in row])}
+    if opts.mechanism == "correlated":
+        pairs = [(i, j) for i in range(len(attrs)) for j in range(i, len(attrs))]
+        complete = exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs])
+        row = ds.engine.fetch(exp.select(*[
+            exp.CovarSamp(this=as_double(col(attrs[i])), expression=as_double(col(attrs[j])))
+            for i, j in pairs]).from_(source).where(complete))[1][0]
+        cov = np.zeros((len(attrs), len(attrs)))
+        for (i, j), v in zip(pairs, row):
+            cov[i, j] = cov[j, i] = 0.0 if v is None else float(v)
+        return {"covariance": cov}
+    return {}
+
+
+def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
+          types: dict[str, str]) -> tuple[Draw, np.ndarray | None]:
+    keys = None
+    if opts.mechanism in ADDITIVE:
+        if not R.positional(ds):
+            keys = R.read_columns(ds, [])[R.KEY]
+        return additive(opts, rng, _statistics(ds, opts)), keys
+    if opts.mechanism == "sampling":
+        if not R.positional(ds):
+            keys = R.read_columns(ds, [])[R.KEY]
+        return sampling(opts.params["fraction"], n, rng), keys
+    data = R.read_columns(ds, list(opts.attributes))
+    keys = data.get(R.KEY)
+    return per_row(opts, rng, data, types, ds.engine.dialect.name), keys
+
+
+def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
+    out = []
+    for c in ds.column_names:
+        attribute = spec.attributes.get(c)
+        if c in draw.expressions:
+            value: exp.Expression | None = draw.expressions[c]
+        elif attribute is not None and attribute.role == "identifier":
+            value = identifier_expression(attribute, col(c, R.SOURCE), ds.engine.dialect, spec.path)
+        else:
+            value = col(c, R.SOURCE)
+        if value is not None:
+            out.append(alias(value, c))
+    return out
+
+
+def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
+           types: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    draw, keys = _draw(ds, opts, rng, n, types)
+    engine = ds.engine
+    schema = R._schema(ds)
+    in_place = spec.output.mode == "in_place"
+    name = ds.name if in_place else (spec.output.name or f"{ds.name}_anon")
+    exists = in_place or engine.relation_exists(name)
+    if exists and not in_place and not spec.output.replace:
+        raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
+                        " true` is set (or choose another output.name)", path="output.name",
+                        source=spec.path)
+    staging = internal("noise_" + name[:40]) if exists else name
+    positional = R.positional(ds)
+    metrics: dict[str, Any] = {}
+    with engine.transaction():
+        with R.attached(ds, n, draw.schema, draw.batches, keys) as skeleton:
+            select = skeleton.select(*_projection(spec, ds, draw), append=False)
+            if not positional:
+                select = select.select(alias(exp.cast(col("ctid", R.SOURCE),
+                                                      exp.DataType.build("text")), R.KEY))
+            if opts.mechanism == "sampling":
+                select = select.where(col(noise_column(0), R.VALUES))
+            engine.execute(exp.Create(this=table(staging, schema), kind="TABLE", expression=select))
+        metrics = _quality(ds, opts, draw, staging, n)
+        if not positional:
+            engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
+                exp.Drop(this=exp.to_identifier(R.KEY, quoted=True), kind="COLUMN")]))
+        if exists:
+            engine.drop(name)
+            engine.rename_table(staging, name)
+    outputs = {"mode": spec.output.mode, "relation": name, "rows": engine.row_count(name)}
+    return outputs, metrics, draw.guarantee
+
+
+def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int) -> dict[str, Any]:
+    if opts.mechanism == "sampling":
+        return {}
+    if draw.categorical:
+        return {a: categorical_quality(v, opts.mechanism) for a, v in draw.categorical.items()}
+    schema = R._schema(ds)
+    original = exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True)
+    result = exp.alias_(table(released, schema), RELEASED, table=True, quoted=True)
+    on = None
+    if not R.positional(ds):
+        on = exp.EQ(this=exp.cast(col("ctid", ORIGINAL), exp.DataType.build("text")),
+                    expression=col(R.KEY, RELEASED))
+    pairs = pairs_query(original, result, opts.attributes, on)
+    return numeric_quality(ds.engine, pairs, opts.attributes, n, linkage=opts.linkage)

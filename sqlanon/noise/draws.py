@@ -1,0 +1,228 @@
+"""What each mechanism adds to or makes of the rows: numpy draws and the SQL that applies them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.compile.sql import as_double, col, internal, lit
+from sqlanon.errors import SpecError
+from sqlanon.noise import mechanisms as mech
+from sqlanon.noise import perturb
+from sqlanon.noise.condensation import condensation
+from sqlanon.noise.options import NoiseOptions
+from sqlanon.noise.pram import (category_codes, check_matrix, estimate_frequencies, invariant_matrix,
+                                invariant_matrix_theta, pram_codes)
+from sqlanon.noise.rows import SOURCE, VALUES
+from sqlanon.noise.swap import rank_swap_column
+
+
+def noise_column(i: int) -> str:
+    return internal(f"n{i}")
+
+
+@dataclass
+class Draw:
+    """Per-row values for the rows of a table and how each perturbed column is computed from them."""
+
+    schema: pa.Schema
+    batches: Callable[[int], dict[str, Any]]
+    expressions: dict[str, exp.Expression]
+    guarantee: dict[str, Any] = field(default_factory=dict)
+    categorical: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per categorical attribute: categories, original and released codes, and the matrix used."""
+
+
+def _source(c: str) -> exp.Expression:
+    return col(c, SOURCE)
+
+
+def _value(i: int) -> exp.Expression:
+    return col(noise_column(i), VALUES)
+
+
+def _clamp(x: exp.Expression, low: float, high: float) -> exp.Expression:
+    return exp.Greatest(this=exp.Least(this=x, expressions=[lit(high)]), expressions=[lit(low)])
+
+
+def _float_schema(m: int, kind: pa.DataType = pa.float64()) -> pa.Schema:
+    return pa.schema([(noise_column(i), kind) for i in range(m)])
+
+
+def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]) -> Draw:
+    """Noise that does not depend on the values (given ``stats``: variances or the covariance)."""
+    attrs = opts.attributes
+    m = len(attrs)
+    p = opts.params
+    kind = opts.mechanism
+    guarantee: dict[str, Any] = {}
+    exprs = {a: exp.Add(this=as_double(_source(a)), expression=_value(i))
+             for i, a in enumerate(attrs)}
+    schema = _float_schema(m)
+
+    if kind == "uncorrelated":
+        sd = perturb.uncorrelated_sd(stats["variances"], p["alpha"])
+
+        def batches(n: int) -> dict[str, Any]:
+            z = rng.standard_normal((n, m)) * sd
+            return {noise_column(i): z[:, i] for i in range(m)}
+    elif kind == "correlated":
+        factor = perturb.correlated_factor(stats["covariance"], p["alpha"])
+
+        def batches(n: int) -> dict[str, Any]:
+            z = rng.standard_normal((n, m)) @ factor.T
+            return {noise_column(i): z[:, i] for i in range(m)}
+    elif kind == "gaussian":
+        sigmas = [mech.gaussian_sigma(opts.sensitivity(a), p["epsilon"], p["delta"]) for a in attrs]
+        guarantee = {"epsilon": p["epsilon"], "delta": p["delta"], "calibration": "analytic",
+                     "sigma": dict(zip(attrs, sigmas))}
+
+        def batches(n: int) -> dict[str, Any]:
+            return {noise_column(i): rng.normal(0.0, s, n) for i, s in enumerate(sigmas)}
+    elif kind == "staircase":
+        gamma = p.get("gamma", mech.staircase_optimal_gamma(p["epsilon"]))
+        guarantee = {"epsilon": p["epsilon"], "gamma": gamma}
+
+        def batches(n: int) -> dict[str, Any]:
+            return {noise_column(i): mech.sample_staircase(rng, (n,), opts.sensitivity(a),
+                                                           p["epsilon"], gamma)
+                    for i, a in enumerate(attrs)}
+    elif kind == "discrete_laplace":
+        schema = _float_schema(m, pa.int64())
+        exprs = {a: exp.Add(this=exp.cast(_source(a), exp.DataType.build("bigint")),
+                            expression=_value(i)) for i, a in enumerate(attrs)}
+        guarantee = {"epsilon": p["epsilon"]}
+
+        def batches(n: int) -> dict[str, Any]:
+            return {noise_column(i): mech.sample_discrete_laplace(
+                rng, (n,), p["epsilon"] / opts.sensitivity(a)) for i, a in enumerate(attrs)}
+    elif kind == "laplace":
+        return _snapping(opts, rng)
+    else:  # pragma: no cover - options.parse admits only known mechanisms
+        raise SpecError(f"unknown additive mechanism {kind!r}", path="transformation.mechanism")
+    return Draw(schema, batches, exprs, guarantee)
+
+
+def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
+    """Mironov's snapping mechanism in SQL over raw Laplace draws (see :func:`mechanisms.laplace`).
+
+    Per attribute with public bounds [low, high], centre c and half-width B, in units of Δ:
+    clamp((x − c)/Δ) + S·λ·ln(U*), rounded to a multiple of Λ, clamped, times Δ, plus c. The SQL
+    operations are IEEE double arithmetic, division and multiplication by powers of two are exact.
+    """
+    eps = opts.params["epsilon"]
+    exprs, scales, grids = {}, [], {}
+    for i, a in enumerate(opts.attributes):
+        delta_f = float(opts.sensitivity(a))
+        low, high = opts.params["bounds"][a]
+        centre, half = (low + high) / 2.0, (high - low) / 2.0
+        bound = half / delta_f
+        scale, grid = mech.snapping_parameters(1.0, eps, bound)
+        scales.append(scale)
+        grids[a] = grid * delta_f
+        scaled = _clamp(exp.Div(this=exp.Paren(this=exp.Sub(this=as_double(_source(a)),
+                                                            expression=lit(centre))),
+                                expression=lit(delta_f)), -bound, bound)
+        noisy = exp.Add(this=scaled, expression=_value(i))
+        snapped = exp.Mul(this=exp.Round(this=exp.Div(this=exp.Paren(this=noisy),
+                                                      expression=lit(grid))),
+                          expression=lit(grid))
+        exprs[a] = exp.Add(this=exp.Mul(this=_clamp(snapped, -bound, bound),
+                                        expression=lit(delta_f)), expression=lit(centre))
+
+    def batches(n: int) -> dict[str, Any]:
+        return {noise_column(i): mech.sample_laplace(rng, n, s) for i, s in enumerate(scales)}
+
+    return Draw(_float_schema(len(opts.attributes)), batches, exprs,
+                {"epsilon": eps, "method": "snapping (Mironov 2012)", "grid": grids})
+
+
+def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.ndarray],
+            types: dict[str, str], dialect: str) -> Draw:
+    """Mechanisms that read the values: new values computed in numpy, one column per attribute."""
+    attrs = opts.attributes
+    kind = opts.mechanism
+    p = opts.params
+    columns: dict[str, Any] = {}
+    guarantee: dict[str, Any] = {}
+    categorical: dict[str, dict[str, Any]] = {}
+    if kind in ("rank_swap", "condensation"):
+        matrix = np.column_stack([_floats(data[a], a) for a in attrs])
+        if kind == "rank_swap":
+            new = np.column_stack([rank_swap_column(matrix[:, j], p["p"], rng)
+                                   for j in range(len(attrs))])
+        else:
+            complete = ~np.isnan(matrix).any(axis=1)
+            if complete.sum() < p["k"]:
+                raise SpecError(f"needs at least k = {p['k']} rows without NULLs, got "
+                                f"{int(complete.sum())}", path="transformation.k")
+            new = np.full_like(matrix, np.nan)
+            new[complete] = condensation(matrix[complete], p["k"], rng)[0]
+        for j, a in enumerate(attrs):
+            columns[a] = pa.array(new[:, j], mask=np.isnan(new[:, j]), type=pa.float64())
+    else:
+        for a in attrs:
+            values = list(data[a])
+            if kind == "pram":
+                cats, rows = p["matrix"][a]
+                matrix = check_matrix(rows, len(cats))
+            elif kind == "randomized_response":
+                cats = p["categories"][a]
+                k = len(cats)
+                keep = mech.rr_keep_probability(p["epsilon"], k) if "epsilon" in p \
+                    else p["keep_probability"]
+                off = (1.0 - keep) / (k - 1)
+                matrix = np.full((k, k), off)
+                np.fill_diagonal(matrix, keep)
+                guarantee[a] = {"epsilon": mech.rr_epsilon(keep, k), "keep_probability": keep}
+            else:
+                cats = sorted({v for v in values if v is not None and v == v}, key=repr)
+                codes = category_codes(values, cats)
+                counts = np.bincount(codes[codes >= 0], minlength=len(cats))
+                matrix = invariant_matrix_theta(counts, p["theta"]) if "theta" in p else \
+                    invariant_matrix(counts, rng, pd=p["pd"], alpha=p["alpha"])
+            codes = category_codes(values, cats)
+            released = pram_codes(codes, matrix, rng)
+            categorical[a] = {"categories": cats, "original": codes, "released": released,
+                              "matrix": matrix}
+            columns[a] = pa.array([cats[c] if c >= 0 else None for c in released.tolist()])
+    schema = pa.schema([(noise_column(i), columns[a].type) for i, a in enumerate(attrs)])
+    exprs = {a: exp.cast(_value(i), exp.DataType.build(types[a], dialect=dialect))
+             if kind != "condensation" else _value(i) for i, a in enumerate(attrs)}
+    offset = {"done": 0}
+
+    def batches(n: int) -> dict[str, Any]:
+        start = offset["done"]
+        offset["done"] += n
+        return {noise_column(i): columns[a].slice(start, n) for i, a in enumerate(attrs)}
+
+    return Draw(schema, batches, exprs, guarantee, categorical)
+
+
+def sampling(fraction: float, n: int, rng: np.random.Generator) -> Draw:
+    """A simple random sample without replacement of round(fraction·n) rows, as a keep flag."""
+    keep = np.zeros(n, dtype=bool)
+    keep[rng.choice(n, size=int(round(fraction * n)), replace=False)] = True
+    offset = {"done": 0}
+
+    def batches(size: int) -> dict[str, Any]:
+        start = offset["done"]
+        offset["done"] += size
+        return {noise_column(0): keep[start:start + size]}
+
+    return Draw(pa.schema([(noise_column(0), pa.bool_())]), batches, {})
+
+
+def _floats(values: np.ndarray, attribute: str) -> np.ndarray:
+    if isinstance(values, np.ma.MaskedArray):
+        values = values.astype(np.float64).filled(np.nan)
+    try:
+        return np.array([np.nan if v is None else v for v in values.tolist()], dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise SpecError("must be a numeric column", path=f"transformation.attributes.{attribute}") \
+            from err
