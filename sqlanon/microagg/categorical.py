@@ -35,7 +35,7 @@ import numpy as np
 
 from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.hierarchy.base import Hierarchy, HierarchyTable
-from sqlanon.microagg.registry import NominalColumn
+from sqlanon.microagg.registry import CENTROIDS, NominalColumn
 from sqlanon.microagg.semantic import Taxonomy
 
 
@@ -82,8 +82,13 @@ class NominalSpace:
             return (self.point_of_code != point).astype(np.float64)
         return self.taxonomy.distances(point, self.point_of_code)
 
-    def centroid_of_counts(self, codes: np.ndarray, counts: np.ndarray) -> int:
-        """The centroid point of a group holding ``counts[i]`` rows of value ``codes[i]``."""
+    def centroid_of_counts(self, codes: np.ndarray, counts: np.ndarray, *,
+                           values_only: bool = False) -> int:
+        """The centroid point of a group holding ``counts[i]`` rows of value ``codes[i]``.
+
+        ``values_only`` restricts eq. 9.4's candidates to the column's values (no generalization
+        that is not itself a value).
+        """
         codes = np.asarray(codes, dtype=np.int64)
         counts = np.asarray(counts, dtype=np.float64)
         keep = counts > 0
@@ -93,7 +98,11 @@ class NominalSpace:
         if self.taxonomy is None:
             best = counts == counts.max()
             return int(codes[best].min())
-        return self.taxonomy.centroid(self.point_of_code[codes], counts)
+        allowed = None
+        if values_only:
+            allowed = np.zeros(len(self.taxonomy), dtype=bool)
+            allowed[self.point_of_code] = True
+        return self.taxonomy.centroid(self.point_of_code[codes], counts, allowed)
 
     def centroid(self, codes: np.ndarray) -> int:
         """The centroid point of the rows whose value codes are ``codes``."""
@@ -150,6 +159,61 @@ def nominal_centroid(column: NominalColumn, rows: np.ndarray) -> Any:
     """
     space = nominal_space(column)
     return space.value(space.centroid(np.asarray(column.codes)[rows]))
+
+
+def nominal_centroids(column: NominalColumn, labels: np.ndarray, groups: int | None = None
+                      ) -> np.ndarray:
+    """:func:`nominal_centroid` of every group at once.
+
+    Args:
+        column: the attribute.
+        labels: ``(n,)`` group number of each row (0..groups-1).
+        groups: the number of groups (default ``labels.max() + 1``).
+
+    Returns:
+        ``(groups,)`` object array of values or generalization labels.
+    """
+    space = nominal_space(column)
+    out = np.empty(_group_count(labels, groups), dtype=object)
+    for g, (codes, counts) in enumerate(_group_counts(column, labels, len(out))):
+        out[g] = space.value(space.centroid_of_counts(codes, counts))
+    return out
+
+
+def marginality_centroid(column: NominalColumn, labels: np.ndarray, groups: int) -> np.ndarray:
+    """Per group, the code of the column's value least marginal towards the group (eq. 9.4 with the
+    candidates restricted to the column's values, so the result is always one of them; the mode
+    without a hierarchy). Registered as centroid ``marginality``.
+
+    Returns:
+        ``(groups,)`` int64 codes into ``column.values``.
+    """
+    space = nominal_space(column)
+    code_of_point = {int(p): c for c, p in reversed(list(enumerate(space.point_of_code)))}
+    out = np.empty(_group_count(labels, groups), dtype=np.int64)
+    for g, (codes, counts) in enumerate(_group_counts(column, labels, len(out))):
+        out[g] = code_of_point[space.centroid_of_counts(codes, counts, values_only=True)]
+    return out
+
+
+CENTROIDS["marginality"] = marginality_centroid
+
+
+def _group_count(labels: np.ndarray, groups: int | None) -> int:
+    labels = np.asarray(labels)
+    return int(labels.max()) + 1 if groups is None else int(groups)
+
+
+def _group_counts(column: NominalColumn, labels: np.ndarray, groups: int):
+    """Per group: its distinct value codes and their counts (every group must have a row)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    codes = np.asarray(column.codes, dtype=np.int64)
+    width = max(len(column.values), 1)
+    pairs, counts = np.unique(labels * width + codes, return_counts=True)
+    bounds = np.searchsorted(pairs // width, np.arange(groups + 1))
+    for g in range(groups):
+        part = slice(bounds[g], bounds[g + 1])
+        yield pairs[part] % width, counts[part]
 
 
 def _leaf_table(h: Hierarchy, values: Sequence[Any]) -> tuple[HierarchyTable, list[str | None]]:

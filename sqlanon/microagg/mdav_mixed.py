@@ -29,6 +29,7 @@ median rank (:func:`~sqlanon.microagg.categorical.ordinal_centroid`) and nominal
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -36,9 +37,6 @@ import numpy as np
 from sqlanon.errors import SpecError
 from sqlanon.microagg.heterogeneous import MixedRecords
 from sqlanon.microagg.registry import Records, register
-
-OPTIONS = ("bounds",)
-
 
 def nearest(d: np.ndarray, k: int) -> np.ndarray:
     """Positions of the ``k`` smallest values of ``d``, ties taken in position order (O(n))."""
@@ -50,29 +48,26 @@ def nearest(d: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate([below, at])
 
 
-@register("mdav_mixed")
-def mdav_mixed(records: Records, k: int, **options: Any) -> np.ndarray:
+@register("mdav_mixed", nominal=True)
+def mdav_mixed(records: Records, k: int, *,
+               bounds: Mapping[str, tuple[float, float]] | None = None) -> np.ndarray:
     """Group numbers of MDAV on mixed records (eq. 9.7 distance, eq. 9.4 centroids).
 
     Args:
         records: numeric and ordinal-rank columns in ``x``, nominal attributes in ``nominal``.
         k: the minimum group size.
-        **options: ``bounds``: public domain bounds ``{attribute: (a_b, a_t)}`` of numeric columns
-            (default: each column's minimum and maximum).
+        bounds: public domain bounds ``{attribute: (a_b, a_t)}`` of numeric and ordinal-rank
+            columns (default: each column's minimum and maximum).
 
     Returns:
         ``(n,)`` int64 group numbers, in the order the groups were formed; every group has
         ``k .. 2k - 1`` rows (all rows form one group when ``n < 2k``).
 
     Raises:
-        SpecError: ``k`` not an integer in ``1..n``, an unknown option, or bad data.
+        SpecError: ``k`` not an integer in ``1..n``, bad bounds, or bad data.
         HierarchyError: a nominal value missing from its hierarchy.
     """
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise SpecError(f"unknown option(s) {', '.join(map(repr, unknown))} for mdav_mixed; "
-                        f"known: {', '.join(OPTIONS)}", path="transformation")
-    space = MixedRecords(records, bounds=options.get("bounds"))
+    space = MixedRecords(records, bounds=bounds)
     n = space.n
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise SpecError(f"k must be an integer >= 1, got {k!r}", path="transformation.k")

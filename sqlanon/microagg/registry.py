@@ -8,7 +8,10 @@ join (:mod:`sqlanon.microagg.pipeline`). Adding an algorithm is one function and
 Hooks for algorithms:
 
 * ``register(name, nominal=True)`` says the partitioner reads :attr:`Records.nominal`; the pipeline
-  refuses nominal attributes for algorithms that do not.
+  refuses nominal attributes for algorithms that do not. With nominal quasi-identifiers use
+  ``mdav_mixed`` (:mod:`sqlanon.microagg.mdav_mixed`: MDAV on the book's eq. 9.7 distance, semantic
+  distance through the hierarchy) and centroid ``marginality`` or
+  :func:`sqlanon.microagg.categorical.nominal_centroid` (eq. 9.4).
 * ``register(name, sensitive=True)`` says the partitioner reads :attr:`Records.sensitive` (the
   confidential attributes, pulled only for such algorithms).
 * ``register(name, per_attribute=True)`` says the partitioner groups one attribute at a time: the
@@ -94,7 +97,8 @@ TRAITS: dict[str, AlgorithmTraits] = {}
 """Algorithm name -> its traits (set by :func:`register`)."""
 
 BUILTIN_MODULES: tuple[str, ...] = ("sqlanon.microagg.partitioners",
-                                   "sqlanon.microagg.tcloseness", "sqlanon.microagg.kpqr")
+                                   "sqlanon.microagg.tcloseness", "sqlanon.microagg.kpqr",
+                                   "sqlanon.microagg.mdav_mixed")
 """Modules whose ``@register`` entries are loaded on first look-up; a new algorithm's module adds
 its name here."""
 

@@ -180,12 +180,18 @@ class Taxonomy:
         up = self.ancestors[np.asarray(sample, dtype=np.int64)]
         return np.unique(up[up >= 0])
 
-    def centroid(self, sample: Sequence[int] | np.ndarray,
-                 weights: np.ndarray | None = None) -> int:
+    def centroid(self, sample: Sequence[int] | np.ndarray, weights: np.ndarray | None = None,
+                 allowed: np.ndarray | None = None) -> int:
         """Eq. 9.4: the concept of τ(S) with the least marginality towards the sample.
 
         Ties (within :data:`TIE_TOLERANCE`) go to the concept occurring most often in the sample,
         then the more specific one (larger ``|φ|``), then the first in concept order.
+
+        Args:
+            sample: the group's concepts (repeats allowed).
+            weights: how many times each sample concept occurs (1 each when omitted).
+            allowed: a boolean mask over the concepts restricting the candidates (the sample's own
+                concepts are always allowed).
 
         Example:
             >>> rows = (("p", "g", "*"), ("q", "g", "*"), ("r", "g", "*"), ("s", "g", "*"))
@@ -198,6 +204,10 @@ class Taxonomy:
         sample = np.asarray(sample, dtype=np.int64)
         w = np.ones(len(sample)) if weights is None else np.asarray(weights, dtype=np.float64)
         cands = self.candidates(sample[w > 0])
+        if allowed is not None:
+            keep = np.asarray(allowed, dtype=bool).copy()
+            keep[sample[w > 0]] = True
+            cands = cands[keep[cands]]
         m = self.marginality(cands, sample, w)
         count = np.zeros(len(self))
         np.add.at(count, sample, w)

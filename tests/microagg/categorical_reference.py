@@ -10,6 +10,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from hypothesis import strategies as st
+
 TOL = 1e-9  # the implementation's tie margin
 
 
@@ -150,3 +152,24 @@ def mdav_mixed(numeric: list[list[float]], nominal: list[tuple[list, list | None
     for i in rest:
         labels[i] = group
     return labels
+
+
+@st.composite
+def taxonomies(draw):
+    """ARX-style rows: a random tree of 1-3 levels above the leaves, labels sometimes repeated."""
+    height = draw(st.integers(1, 3))
+    tops = draw(st.integers(1, 2))
+    level = [(f"t{i}",) for i in range(tops)]
+    for depth in range(height - 1, 0, -1):
+        nodes = []
+        for parent in level:
+            children = draw(st.integers(1, 3))
+            for c in range(children):
+                copy = c == 0 and draw(st.booleans())
+                nodes.append(((parent[0] if copy else f"n{depth}_{len(nodes)}"), *parent))
+        level = nodes
+    rows = []
+    for parent in level:
+        for _ in range(draw(st.integers(1, 3))):
+            rows.append((f"v{len(rows)}", *parent))
+    return rows

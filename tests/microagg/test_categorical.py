@@ -13,7 +13,9 @@ from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.hierarchy import HierarchyTable, MaskHierarchy, TableHierarchy
 from sqlanon.microagg.categorical import (
     NominalSpace,
+    marginality_centroid,
     nominal_centroid,
+    nominal_centroids,
     ordinal_centroid,
     ordinal_ranks,
 )
@@ -112,29 +114,8 @@ def test_boundaries_on_a_hand_worked_taxonomy():
 
 # -- properties and brute force on random taxonomies ---------------------------------------------------
 
-@st.composite
-def taxonomies(draw):
-    """ARX-style rows: a random tree of 1-3 levels above the leaves, labels sometimes repeated."""
-    height = draw(st.integers(1, 3))
-    tops = draw(st.integers(1, 2))
-    level = [(f"t{i}",) for i in range(tops)]
-    for depth in range(height - 1, 0, -1):
-        nodes = []
-        for parent in level:
-            children = draw(st.integers(1, 3))
-            for c in range(children):
-                copy = c == 0 and draw(st.booleans())
-                nodes.append(((parent[0] if copy else f"n{depth}_{len(nodes)}"), *parent))
-        level = nodes
-    rows = []
-    for parent in level:
-        for _ in range(draw(st.integers(1, 3))):
-            rows.append((f"v{len(rows)}", *parent))
-    return rows
-
-
 @settings(max_examples=60, deadline=None)
-@given(taxonomies(), st.data())
+@given(ref.taxonomies(), st.data())
 def test_distances_match_sets_and_are_a_metric(rows, data):
     t = _tax(rows)
     leaf = ref.leaves(rows)
@@ -151,7 +132,7 @@ def test_distances_match_sets_and_are_a_metric(rows, data):
 
 
 @settings(max_examples=80, deadline=None)
-@given(taxonomies(), st.data())
+@given(ref.taxonomies(), st.data())
 def test_centroid_and_boundaries_match_brute_force(rows, data):
     t = _tax(rows)
     leaf = ref.leaves(rows)
@@ -258,3 +239,44 @@ def test_ordinal_centroid_is_the_lower_median(values):
     below = sum(v < got for v in values)
     above = sum(v > got for v in values)
     assert below < (len(values) + 1) / 2 and above <= len(values) / 2
+
+
+# -- the registry's hooks -----------------------------------------------------------------------------
+
+def test_registered_algorithm_and_centroid():
+    from sqlanon.microagg.mdav_mixed import mdav_mixed
+    from sqlanon.microagg.registry import get_algorithm, get_centroid, traits
+
+    assert get_algorithm("mdav_mixed") is mdav_mixed and traits("mdav_mixed").nominal
+    assert get_centroid("marginality") is marginality_centroid
+
+
+def test_group_centroids_at_once_equal_one_by_one():
+    rng = np.random.default_rng(3)
+    h = TableHierarchy([list(r) for r in EDUCATION])
+    values = [r[0] for r in EDUCATION]
+    col = _column([values[i] for i in rng.integers(0, len(values), 200)], h)
+    labels = rng.permutation(np.arange(200) % 37)
+    every = nominal_centroids(col, labels)
+    codes = marginality_centroid(col, labels, 37)
+    t = _tax()
+    leaf = ref.leaves(EDUCATION)
+    for g in range(37):
+        rows = np.flatnonzero(labels == g)
+        assert every[g] == nominal_centroid(col, rows)
+        # restricted to the column's values: brute force over the values only
+        sample = [col.values[c] for c in col.codes[rows]]
+        m = {v: sum(ref.delta(leaf[v], leaf[s]) for s in sample) for v in col.values}
+        best = min(m.values())
+        tied = [v for v in col.values if m[v] <= best + 1e-9 * max(1, best)]
+        want = min(tied, key=lambda v: (-sample.count(v), t.leaf[v]))
+        assert col.values[codes[g]] == want
+
+
+def test_marginality_centroid_never_returns_a_generalization():
+    four = _column(["9th", "10th", "11th", "12th"], TableHierarchy(
+        [[v, "High School", "*"] for v in ("9th", "10th", "11th", "12th")]))
+    assert nominal_centroids(four, np.zeros(4, dtype=np.int64)).tolist() == ["High School"]
+    assert marginality_centroid(four, np.zeros(4, dtype=np.int64), 1).tolist() == [0]
+    flat = _column(["b", "a", "a", "b", "b"])
+    assert marginality_centroid(flat, np.array([0, 0, 0, 1, 1]), 2).tolist() == [1, 0]  # a, b
