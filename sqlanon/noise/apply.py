@@ -44,9 +44,10 @@ class NoiseReport:
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"method": "noise", "mechanism": self.mechanism, "attributes": list(self.attributes),
-                "rows": self.rows, "parameters": self.parameters, "guarantee": self.guarantee,
-                "metrics": self.metrics, "outputs": self.outputs, "warnings": self.warnings}
+        return {"transformation": {"method": "noise", "mechanism": self.mechanism,
+                                   "attributes": list(self.attributes), "parameters": self.parameters},
+                "rows": self.rows, "guarantee": self.guarantee, "metrics": self.metrics,
+                "outputs": self.outputs, "warnings": self.warnings}
 
 
 def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | None = None,

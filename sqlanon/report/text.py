@@ -12,6 +12,10 @@ def _fmt(v: Any) -> str:
 
 
 def format_report(r: dict[str, Any]) -> str:
+    if r.get("transformation", {}).get("method") == "noise":
+        from sqlanon.noise.report import format_text as noise_text
+
+        return noise_text(r)
     if r.get("transformation", {}).get("method") == "microaggregation":
         from sqlanon.microagg.report import format_text
 
