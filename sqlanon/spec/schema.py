@@ -266,14 +266,14 @@ class Spec:
         if not attrs:
             raise SpecError("declare at least one attribute", path="attributes")
         qis = [a for a in attrs.values() if a.role == "quasi_identifier"]
-        if not qis:
+        if not qis and self.transformation.method != "noise":  # noise perturbs any attribute
             raise SpecError("declare at least one quasi_identifier", path="attributes")
-        if self.transformation.method != "microaggregation":  # microaggregation needs no hierarchy
+        if self.transformation.method not in ("microaggregation", "noise"):  # these need no hierarchy
             for a in qis:
                 if a.hierarchy is None:
                     raise SpecError("a quasi-identifier needs a hierarchy (csv, intervals, date, mask, "
                                     "ordered or map)", path=f"attributes.{a.name}.hierarchy")
-        if all(a.weight == 0 for a in qis):
+        if qis and all(a.weight == 0 for a in qis):
             raise SpecError("at least one quasi-identifier needs a weight > 0 (weights are scaled "
                             "by the largest)", path=f"attributes.{qis[0].name}.weight")
         object.__setattr__(self, "privacy", tuple(self.privacy))
@@ -281,11 +281,15 @@ class Spec:
         if not isinstance(self.metric_options, Mapping):
             raise SpecError("must be a mapping of option names to values", path="metrics.options")
         object.__setattr__(self, "metric_options", dict(self.metric_options))
+        if self.transformation.method == "microaggregation":
+            self.microaggregation  # noqa: B018 -- validates the settings (levels refused first)
+        if self.transformation.method == "noise":
+            from sqlanon.noise.options import parse
+
+            parse(self.transformation.options)
         self._check_levels()
         self._check_privacy()
         self._check_metrics()
-        if self.transformation.method == "microaggregation":
-            self.microaggregation  # noqa: B018 -- validates the settings
 
     @property
     def microaggregation(self) -> Any:
