@@ -8,7 +8,7 @@ import pytest
 from tests.outputs.people import KEPT, MASKED, ROWS, canon, people_spec, sorted_rows
 
 from sqlanon import api
-from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError
+from sqlanon.errors import InfeasibleError, SpecError
 from sqlanon.spec import spec_from_dict
 
 SALT = "pepper-7f3a"
@@ -118,8 +118,7 @@ def test_mode_none_writes_nothing(people):
     assert not people.relation_exists("people_anon")
 
 
-def test_refuses_to_write_other_methods_as_generalization(people):
-    with pytest.raises(UnsupportedError, match="transformation.method 'microaggregation': outputs "
-                                               "write generalized rows only"):
+def test_refuses_generalization_levels_under_another_method(people):
+    with pytest.raises(SpecError, match="transformation.levels: levels apply to method generalization"):
         apply(people, transformation={"method": "microaggregation"})
     assert not people.relation_exists("people_anon")
