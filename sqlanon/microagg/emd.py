@@ -30,11 +30,28 @@ from sqlanon.microagg.registry import NominalColumn, Records
 DISTANCES = ("ordered", "equal")
 
 
+def the_confidential_attribute(records: Records, attribute: object) -> object:
+    """``attribute``, or when it is None the records' only confidential attribute.
+
+    Raises:
+        SpecError: None while the records hold no or several confidential attributes.
+    """
+    if attribute is not None:
+        return attribute
+    if len(records.sensitive) == 1:
+        return next(iter(records.sensitive))
+    if not records.sensitive:
+        raise SpecError("no confidential attribute: declare one attribute with role sensitive",
+                        path="transformation.attribute")
+    raise SpecError(f"several confidential attributes ({', '.join(sorted(records.sensitive))}); "
+                    "name the one to protect with `attribute`", path="transformation.attribute")
+
+
 def confidential_ranks(records: Records, attribute: object, distance: str,
                        order: Sequence[object] | None = None) -> tuple[np.ndarray, int]:
     """Dense ranks ``0..r-1`` of the confidential attribute per row, and r.
 
-    Numeric values rank by value (NaN, i.e. NULL, last). Nominal ones rank by ``order`` (values
+    ``attribute`` None means the records' only confidential attribute. Numeric values rank by value (NaN, i.e. NULL, last). Nominal ones rank by ``order`` (values
     lowest first, NULL last), or by value when every value is a number; with the ``equal`` distance
     any fixed order of the distinct values serves.
 
@@ -45,6 +62,7 @@ def confidential_ranks(records: Records, attribute: object, distance: str,
     if distance not in DISTANCES:
         raise SpecError(f"unknown distance {distance!r}; use one of {', '.join(DISTANCES)}."
                         + did_you_mean(str(distance), DISTANCES), path="transformation.distance")
+    attribute = the_confidential_attribute(records, attribute)
     if not isinstance(attribute, str) or attribute not in records.sensitive:
         known = ", ".join(sorted(records.sensitive)) or "none"
         raise SpecError(f"confidential attribute {attribute!r} is not among the records' sensitive "

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.microagg.emd import the_confidential_attribute
 from sqlanon.microagg.mdav import mdav_groups
 from sqlanon.microagg.registry import NominalColumn, Records, register
 from sqlanon.microagg.tcloseness import labels_of, scaled
@@ -66,6 +67,7 @@ def confidential_numbers(records: Records, attribute: object) -> np.ndarray:
     Raises:
         SpecError: the attribute is missing, not numeric, or has missing values.
     """
+    attribute = the_confidential_attribute(records, attribute)
     if not isinstance(attribute, str) or attribute not in records.sensitive:
         known = ", ".join(sorted(records.sensitive)) or "none"
         raise SpecError(f"confidential attribute {attribute!r} is not among the records' sensitive "
@@ -222,14 +224,15 @@ class _Heuristic:
 
 
 @register("kpqr", sensitive=True)
-def kpqr(records: Records, k: int, *, attribute: str, p: int, q: float, r: float,
+def kpqr(records: Records, k: int, *, p: int, q: float, r: float, attribute: str | None = None,
          seed: int | None = None) -> np.ndarray:
     """(k,p,q,r)-anonymous groups by the heuristic of Domingo-Ferrer, Sebé and Solanas (SDM 2008).
 
     Args:
         records: numeric quasi-identifiers and the numeric confidential ``attribute``.
         k: the minimum group size.
-        attribute: the confidential attribute L (a key of ``records.sensitive``).
+        attribute: the confidential attribute L (a key of ``records.sensitive``; by default the only
+            one there).
         p: distinct values of L required in a group holding a rare value (1 <= p <= k).
         q: the frequency threshold: a value is rare when its share of the table is below q (0 < q <= 1).
         r: the variance ratio Var(group)/Var(table) required in such a group (0 <= r <= 1).

@@ -32,7 +32,7 @@ with the checker's exact definition, and any cluster beyond ``t`` is merged as i
 algorithm here returns a t-close partition.
 
 Options of every algorithm: ``t`` in (0, 1]; ``attribute``, the confidential attribute (a key of
-``Records.sensitive``); ``distance``, ``ordered`` (default; numeric or ordinal values, the book's
+``Records.sensitive``; by default the only one there); ``distance``, ``ordered`` (default; numeric or ordinal values, the book's
 distance) or ``equal`` (nominal values); ``order``, the values of a text attribute lowest first, as
 the checker's ``order:``. Quasi-identifier distances are squared Euclidean on columns weighted by
 1/population variance (MDAV's scaling in sdcMicro).
@@ -252,7 +252,7 @@ def closeness_first_groups(z: np.ndarray, ranks: np.ndarray, k: int, t: float) -
 
 
 @register("tcloseness_merge", sensitive=True)
-def tcloseness_merge(records: Records, k: int, *, t: float, attribute: str,
+def tcloseness_merge(records: Records, k: int, *, t: float, attribute: str | None = None,
                      distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
     """Algorithm 4: MDAV (sdcMicro's) on the quasi-identifiers, then merging until t-close.
 
@@ -270,7 +270,7 @@ def tcloseness_merge(records: Records, k: int, *, t: float, attribute: str,
 
 
 @register("tcloseness_kfirst", sensitive=True)
-def tcloseness_kfirst(records: Records, k: int, *, t: float, attribute: str,
+def tcloseness_kfirst(records: Records, k: int, *, t: float, attribute: str | None = None,
                       distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
     """Algorithm 5 (k-anonymity-first) as the microaggregation of Algorithm 4.
 
@@ -290,7 +290,7 @@ def tcloseness_kfirst(records: Records, k: int, *, t: float, attribute: str,
 
 
 @register("tcloseness_tfirst", sensitive=True)
-def tcloseness_tfirst(records: Records, k: int, *, t: float, attribute: str,
+def tcloseness_tfirst(records: Records, k: int, *, t: float, attribute: str | None = None,
                       distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
     """Algorithm 6 (t-closeness-first), with clusters beyond ``t`` merged as in Algorithm 4.
 

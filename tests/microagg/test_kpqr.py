@@ -8,6 +8,7 @@ needs p distinct values and Var(group)/Var(table) >= r; every group needs k rows
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -199,3 +200,33 @@ def test_plain_mdav_fails_both_checkers(duck):
     node = check_masked(duck, records.x, labels, list(records.names), "L", values,
                         [KPQRAnonymity("L", 5, 4, 0.2, 0.5)])
     assert not node.anonymous
+
+
+def test_spec_through_the_pipeline_passes_the_checker(duck):
+    """``algorithm: kpqr`` in a spec writes a table that the SQL (k,p,q,r) checker accepts."""
+    import sqlanon as sa
+    from sqlanon.compile.sql import table
+    from sqlanon.evaluate import Evaluator, Problem
+    from sqlanon.hierarchy import IntervalHierarchy
+
+    records = census_like(True, seed=2)
+    names = ["k1", "k2", "k3"]
+    frame = pd.DataFrame(records.x[:, :3], columns=names)
+    frame["id"] = range(len(frame))
+    frame["L"] = records.sensitive["L"]
+    duck.con.register("frame", frame)
+    duck.con.execute("CREATE TABLE census AS SELECT * FROM frame")
+    spec = sa.spec_from_dict({
+        "source": {"table": "census"},
+        "attributes": {**{c: {"role": "quasi_identifier"} for c in names},
+                       "L": {"role": "sensitive"}, "id": {"role": "insensitive"}},
+        "privacy": [{"k_anonymity": {"k": 4}}],
+        "transformation": {"method": "microaggregation", "algorithm": "kpqr", "k": 4, "p": 3,
+                           "q": 0.2, "r": 0.5, "seed": 5, "key": ["id"]},
+        "output": {"mode": "table", "name": "census_anon"}})
+    sa.apply(spec, engine=duck)
+    p = Problem(duck, table("census_anon"), names, {c: IntervalHierarchy((1,)) for c in names}, ["L"],
+                [KPQRAnonymity("L", 4, 3, 0.2, 0.5)])
+    with Evaluator(p) as ev:
+        node = ev.check({c: 0 for c in names})
+    assert node.anonymous and node.rows == len(frame), node.models

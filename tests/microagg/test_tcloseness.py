@@ -393,3 +393,44 @@ def test_plain_mdav_fails_the_checker(duck, numeric_rows):
     node = check_masked(duck, records.x, labels, ["a", "b", "c"], "income", income,
                         [TCloseness("income", 0.05, "ordered")])
     assert not node.anonymous
+
+
+def test_attribute_defaults_to_the_only_confidential_one():
+    r = _records(30)
+    assert (tcloseness_tfirst(r, 3, t=0.3) == tcloseness_tfirst(r, 3, t=0.3, attribute="s")).all()
+    two = Records(x=r.x, names=r.names, sensitive={"s": r.sensitive["s"], "u": r.sensitive["s"]})
+    with pytest.raises(SpecError, match=r"several confidential attributes \(s, u\); name the one"):
+        tcloseness_merge(two, 3, t=0.3)
+    with pytest.raises(SpecError, match="no confidential attribute: declare one attribute with role"):
+        tcloseness_kfirst(Records(x=r.x, names=r.names), 3, t=0.3)
+
+
+@pytest.mark.parametrize("algorithm", ["tcloseness_merge", "tcloseness_kfirst", "tcloseness_tfirst"])
+def test_spec_through_the_pipeline_is_t_close(duck, algorithm):
+    """A spec with ``method: microaggregation`` writes a table that the SQL checker finds t-close."""
+    import sqlanon as sa
+    from sqlanon.compile.sql import table
+    from sqlanon.evaluate import Evaluator, Problem
+    from sqlanon.hierarchy import IntervalHierarchy
+
+    rng = np.random.default_rng(9)
+    n = 400
+    frame = pd.DataFrame({"id": range(n), "âge": rng.integers(18, 90, n), "hours": rng.integers(1, 80, n)})
+    frame["in'come"] = (frame["âge"] * 100 + rng.normal(0, 800, n)).round(-2)
+    duck.con.register("frame", frame)
+    duck.con.execute("CREATE TABLE people AS SELECT * FROM frame")
+    spec = sa.spec_from_dict({
+        "source": {"table": "people"},
+        "attributes": {"âge": {"role": "quasi_identifier"}, "hours": {"role": "quasi_identifier"},
+                       "in'come": {"role": "sensitive"}, "id": {"role": "insensitive"}},
+        "privacy": [{"k_anonymity": {"k": 3}}],
+        "transformation": {"method": "microaggregation", "algorithm": algorithm, "k": 3, "t": 0.15,
+                           "key": ["id"]},
+        "output": {"mode": "table", "name": "people_anon"}})
+    sa.apply(spec, engine=duck)
+    p = Problem(duck, table("people_anon"), ["âge", "hours"],
+                {"âge": IntervalHierarchy((1,)), "hours": IntervalHierarchy((1,))}, ["in'come"],
+                [TCloseness("in'come", 0.15, "ordered"), KAnonymity(3)])
+    with Evaluator(p) as ev:
+        node = ev.check({"âge": 0, "hours": 0})
+    assert node.anonymous and node.rows == n, node.models
