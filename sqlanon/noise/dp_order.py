@@ -89,8 +89,8 @@ def grouped_rows(relation: str, numeric: Mapping[str, Bounds], nominal: Mapping[
     if method == "insensitive":
         terms: list[exp.Expression] = []
         for xi, b in zip(x, numeric.values()):
-            z = exp.Paren(this=exp.Div(this=exp.Sub(this=xi.copy(), expression=lit(b.lower)),
-                                       expression=lit(b.width)))
+            shifted = exp.Paren(this=exp.Sub(this=xi.copy(), expression=lit(b.lower)))
+            z = exp.Paren(this=exp.Div(this=shifted, expression=lit(b.width)))
             terms.append(exp.Mul(this=z, expression=z.copy()))
         for p in positions:
             terms.append(exp.Mul(this=exp.Paren(this=p), expression=exp.Paren(this=p.copy())))
