@@ -375,9 +375,9 @@ def rr_keep_probability(epsilon: float, n_categories: int) -> float:
 
 
 def rr_epsilon(keep_probability: float, n_categories: int) -> float:
-    """The ε of K-ary randomized response with the given keep probability (∞ when p = 1)."""
+    """The ε of K-ary randomized response with the given keep probability (∞ when p is 0 or 1)."""
     p = keep_probability
-    if p >= 1.0:
+    if p >= 1.0 or p <= 0.0:
         return math.inf
     q = (1.0 - p) / (n_categories - 1)
     return abs(math.log(p / q))
