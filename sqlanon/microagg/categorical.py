@@ -258,7 +258,7 @@ def ordinal_ranks(values: Sequence[Any], order: Sequence[Any] | None = None, *,
         name: the attribute, for messages.
 
     Returns:
-        ``(ranks, domain)``: ``(n,)`` float64 ranks and the value of rank ``r`` at ``domain[r - 1]``.
+        ``(ranks, domain)``: ``(n,)`` float64 ranks; the value of rank ``r`` is ``domain[r - 1]``.
 
     Raises:
         SpecError: a NULL value, a value missing from ``order``, or values that cannot be sorted.
@@ -271,8 +271,8 @@ def ordinal_ranks(values: Sequence[Any], order: Sequence[Any] | None = None, *,
     """
     where = f"attributes.{name}" if name else ""
     if any(v is None for v in values):
-        raise SpecError(f"attribute {name!r} has NULL values; an ordinal attribute needs a value in "
-                        "every row to be ranked (filter or impute them first)", path=where)
+        raise SpecError(f"attribute {name!r} has NULL values; an ordinal attribute needs a value "
+                        "in every row to be ranked (filter or impute them first)", path=where)
     if order is None:
         try:
             domain = tuple(sorted(set(values)))

@@ -10,7 +10,8 @@ section 9.6, eq. 9.7:
   privacy setting must not read them from the data); pass them as ``bounds``, else the width is the
   data's ``max - min``. A constant attribute (width 0) adds nothing;
 * nominal attributes: ``dist`` is the semantic distance (eq. 9.6) and the normalizer the distance
-  between the domain boundaries of eq. 9.2/9.3 (:meth:`~sqlanon.microagg.semantic.Taxonomy.boundaries`);
+  between the domain boundaries of eq. 9.2/9.3
+  (:meth:`~sqlanon.microagg.semantic.Taxonomy.boundaries`);
   without a hierarchy, 0/1 equality with normalizer 1 (:mod:`sqlanon.microagg.categorical`).
 
 Only squared distances are computed: the square root changes no comparison. A nominal attribute
@@ -61,7 +62,8 @@ class MixedRecords:
             raise SpecError(f"x has shape {x.shape} but {len(records.names)} names are given",
                             path="records.x")
         if x.shape[1] == 0 and not records.nominal:
-            raise SpecError("there is no attribute to microaggregate", path="transformation.attributes")
+            raise SpecError("there is no attribute to microaggregate",
+                            path="transformation.attributes")
         self.n = records.n
         self.names = tuple(records.names)
         self.columns = [np.ascontiguousarray(x[:, j]) for j in range(x.shape[1])]
@@ -79,8 +81,8 @@ class MixedRecords:
                 raise SpecError(f"nominal attribute {name!r} has {len(codes)} codes for {self.n} "
                                 "rows", path=f"attributes.{name}")
             if len(codes) and (codes.min() < 0 or codes.max() >= len(column.values)):
-                raise SpecError(f"nominal attribute {name!r} has codes outside 0..{len(column.values) - 1}",
-                                path=f"attributes.{name}")
+                raise SpecError(f"nominal attribute {name!r} has codes outside "
+                                f"0..{len(column.values) - 1}", path=f"attributes.{name}")
             self.spaces.append(nominal_space(column, name))
             self.codes.append(codes)
         self._terms: list[dict[int, np.ndarray]] = [{} for _ in self.spaces]
@@ -89,7 +91,8 @@ class MixedRecords:
         for name in bounds:
             if name not in self.names:
                 raise SpecError(f"bounds are given for {name!r}, which is not a numeric attribute "
-                                f"({', '.join(self.names) or 'none'})" + did_you_mean(name, self.names),
+                                f"({', '.join(self.names) or 'none'})"
+                                + did_you_mean(name, self.names),
                                 path=f"transformation.bounds.{name}")
         widths = np.ones(len(self.names))
         for j, (name, column) in enumerate(zip(self.names, self.columns)):
@@ -132,7 +135,8 @@ class MixedRecords:
             cache[point] = term
         return term
 
-    def squared(self, point: Point, columns: list[np.ndarray], codes: list[np.ndarray]) -> np.ndarray:
+    def squared(self, point: Point, columns: list[np.ndarray], codes: list[np.ndarray]
+                ) -> np.ndarray:
         """Squared eq. 9.7 distances from ``point`` to rows given column-wise.
 
         Terms are added attribute by attribute, numeric ones first, each as ``t * t`` with

@@ -14,7 +14,8 @@ The classic MDAV loop, on the distance of eq. 9.7 (:mod:`sqlanon.microagg.hetero
   ``k - 1`` nearest unassigned rows form a group; if at least ``3k`` rows were unassigned at the
   start of the round, ``s`` = the row farthest from ``r`` among those still unassigned, and ``s``
   with its ``k - 1`` nearest form another group (the book picks ``s`` before ``r``'s group is taken;
-  the two agree unless ``s`` would be in that group, which only a tie at the largest distance allows);
+  the two agree unless ``s`` would be in that group, which only a tie at the largest distance
+  allows);
 * the rows left (``k .. 2k - 1``) form the last group;
 * ties: the farthest row is the first in row order; among rows at the same distance the nearest are
   taken in row order; a group always contains the row it is built around.

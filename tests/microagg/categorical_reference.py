@@ -83,13 +83,14 @@ def width(rows: Sequence[Sequence[str]]) -> float:
     return delta(a_b, a_t)
 
 
-def mdav_mixed(numeric: list[list[float]], nominal: list[tuple[list, list | None]], k: int) -> list[int]:
+def mdav_mixed(numeric: list[list[float]], nominal: list[tuple[list, list | None]], k: int
+               ) -> list[int]:
     """The book's MDAV loop on eq. 9.7, row by row.
 
     Args:
         numeric: columns of numbers.
-        nominal: per attribute, ``(values per row, hierarchy rows or None)``; without a hierarchy the
-            distance is 0/1 and the centroid the mode (ties: the smallest value).
+        nominal: per attribute, ``(values per row, hierarchy rows or None)``; without a hierarchy
+            the distance is 0/1 and the centroid the mode (ties: the smallest value).
     """
     n = len(numeric[0]) if numeric else len(nominal[0][0])
     widths = [(max(c) - min(c)) or 1.0 for c in numeric]

@@ -20,6 +20,7 @@ from sqlanon.microagg.categorical import (
     ordinal_ranks,
 )
 from sqlanon.microagg.registry import NominalColumn
+from sqlanon.microagg import semantic
 from sqlanon.microagg.semantic import Taxonomy
 from tests.microagg import categorical_reference as ref
 
@@ -45,7 +46,7 @@ def _concept(t: Taxonomy, *path: str) -> int:
     return node
 
 
-# -- eq. 9.6 on hand-worked pairs ---------------------------------------------------------------------
+# -- eq. 9.6 on hand-worked pairs ------------------------------------------------------------------
 
 @pytest.mark.parametrize(("a", "b", "expected"), [
     ("Bachelors", "Bachelors", 0.0),
@@ -75,7 +76,7 @@ def test_repeated_labels_are_one_concept_and_separate_tops_are_at_distance_one()
     assert t.distance(t.null, t.leaf["x"]) == 1.0 and t.distance(t.null, t.null) == 0.0
 
 
-# -- eq. 9.4 on hand-worked samples ---------------------------------------------------------------------
+# -- eq. 9.4 on hand-worked samples ----------------------------------------------------------------
 
 def test_marginality_values_and_centroid_of_a_mixed_sample():
     t = _tax()
@@ -112,7 +113,7 @@ def test_boundaries_on_a_hand_worked_taxonomy():
     assert width == pytest.approx(math.log2(13 / 7))
 
 
-# -- properties and brute force on random taxonomies ---------------------------------------------------
+# -- properties and brute force on random taxonomies -----------------------------------------------
 
 @settings(max_examples=60, deadline=None)
 @given(ref.taxonomies(), st.data())
@@ -122,7 +123,8 @@ def test_distances_match_sets_and_are_a_metric(rows, data):
     names = list(leaf)
     for a in names:
         for b in names:
-            assert t.distance(t.leaf[a], t.leaf[b]) == pytest.approx(ref.delta(leaf[a], leaf[b]), rel=1e-15)
+            want = ref.delta(leaf[a], leaf[b])
+            assert t.distance(t.leaf[a], t.leaf[b]) == pytest.approx(want, rel=1e-15)
     concepts = np.arange(len(t))
     d = t.distances(concepts[:, None], concepts[None, :])
     assert np.all((d >= 0) & (d <= 1)) and np.allclose(d, d.T) and np.all(np.diag(d) == 0)
@@ -143,7 +145,30 @@ def test_centroid_and_boundaries_match_brute_force(rows, data):
     assert t.boundaries()[2] == pytest.approx(ref.width(rows), rel=1e-12)
 
 
-# -- nominal_centroid on columns ----------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(ref.taxonomies(), st.data())
+def test_marginality_over_the_tree_equals_pairwise_sums(rows, data):
+    t = _tax(rows)
+    weights = np.array(data.draw(st.lists(st.integers(0, 5), min_size=len(t), max_size=len(t))),
+                       dtype=float)
+    pairwise = t.marginality(np.arange(len(t)), np.arange(len(t)), weights)
+    assert t.marginality_all(weights) == pytest.approx(pairwise, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_centroid_of_a_large_sample_matches_brute_force(seed):
+    """Enough distinct values for the sums over the tree to decide (see ``_DIRECT_PAIRS``)."""
+    rng = np.random.default_rng(seed)
+    rows = [(f"v{i}", f"g{i % 9}", f"h{i % 9 % 3}", "*") for i in range(120)]
+    t = _tax(rows)
+    picks = [f"v{i}" for i in rng.integers(0, 120, 150)]
+    sample = [t.leaf[v] for v in picks]
+    assert len(t.candidates(np.array(sample))) * len(sample) > semantic._DIRECT_PAIRS
+    want = ref.centroid([ref.leaves(rows)[v] for v in picks], ref.concept_order(rows))
+    assert tuple(t.label[i] for i in t.path(t.centroid(sample))) == want
+
+
+# -- nominal_centroid on columns -------------------------------------------------------------------
 
 def _column(values, hierarchy=None, rows=None):
     uniq = list(dict.fromkeys(values))
@@ -209,7 +234,7 @@ def test_unicode_and_quotes_in_labels():
     assert nominal_centroid(col, np.array([0, 1])) == "café \"x\""
 
 
-# -- ordinal ------------------------------------------------------------------------------------------
+# -- ordinal ---------------------------------------------------------------------------------------
 
 def test_ordinal_ranks_follow_the_declared_order_then_sorted_values():
     ranks, domain = ordinal_ranks(["high", "low", "mid", "low"], ("low", "mid", "high"))
@@ -241,7 +266,7 @@ def test_ordinal_centroid_is_the_lower_median(values):
     assert below < (len(values) + 1) / 2 and above <= len(values) / 2
 
 
-# -- the registry's hooks -----------------------------------------------------------------------------
+# -- the registry's hooks --------------------------------------------------------------------------
 
 def test_registered_algorithm_and_centroid():
     from sqlanon.microagg.mdav_mixed import mdav_mixed
