@@ -472,3 +472,74 @@ def test_command_line_apply_and_check(tmp_path):
     done = sqlanon("check", str(spec), "--database", str(db))
     assert done.returncode == 2
     assert "transformation.k: k = 41 is larger than the number of rows (40)" in done.stderr
+
+
+# -- hooks: nominal attributes through a registered partitioner, the centroid, the progress line -----
+
+def test_nominal_attributes_take_the_centroid_of_their_group(engine):
+    """A partitioner registered for nominal data: runs of k in (code, first numeric) order. The
+    pipeline writes each group's mode (ties to the value sorted first) and the numeric means."""
+    from sqlanon.microagg.registry import ALGORITHMS, TRAITS, register
+
+    @register("runs_by_code", nominal=True)
+    def runs_by_code(records, k):
+        codes = records.nominal["city"].codes
+        return ranked_labels(codes.astype(float) + 0.0, records.x[:, 0], k)
+
+    try:
+        df = frame(31)
+        df["city"] = [["Graz", "Linz", "Wien"][i % 3] if i % 5 else "Linz" for i in range(31)]
+        load(engine, df)
+        spec = spec_from_dict({
+            "source": {"table": "t"},
+            "attributes": {"id": "insensitive", "name": "insensitive", "income": "insensitive",
+                           "a": "quasi_identifier", "b": "insensitive", "c": "insensitive",
+                           "city": {"role": "quasi_identifier",
+                                    "hierarchy": {"map": {"Graz": ["*"], "Linz": ["*"], "Wien": ["*"]}}}},
+            "transformation": {"method": "microaggregation", "algorithm": "runs_by_code", "k": 4,
+                               "key": "id"}})
+        api.apply(spec, engine=engine)
+        d = df.sort_values("id")
+        codes = d["city"].map({"Graz": 0, "Linz": 1, "Wien": 2}).to_numpy()
+        labels = ranked_labels(codes.astype(float), d["a"].to_numpy(), 4)
+        got = read(engine, "t_anon")
+        for g in np.unique(labels):
+            members = d["city"].to_numpy()[labels == g]
+            values, counts = np.unique(members, return_counts=True)
+            assert set(got["city"][labels == g]) == {values[np.argmax(counts)]}
+            assert np.allclose(got["a"][labels == g], d["a"][labels == g].mean(), rtol=1e-12)
+    finally:
+        ALGORITHMS.pop("runs_by_code", None)
+        TRAITS.pop("runs_by_code", None)
+
+
+def test_mode_centroid_breaks_ties_to_the_first_value():
+    from sqlanon.microagg.registry import NominalColumn, mode_centroid
+
+    column = NominalColumn(np.array([2, 1, 1, 2, 0, 0, 2]), ("a", "b", "c"))
+    labels = np.array([0, 0, 0, 0, 1, 1, 1])
+    assert mode_centroid(column, labels, 2).tolist() == [1, 0]
+
+
+def test_progress_line_on_a_terminal(monkeypatch):
+    import io
+    import time
+
+    from sqlanon.microagg.progress import ProgressLine
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    with ProgressLine("mdav on 5 rows", after=0.0, every=0.01) as line:
+        line.update("block 2 of 3")
+        time.sleep(0.1)
+    assert "\rmdav on 5 rows: block 2 of 3, " in screen.getvalue()
+    assert screen.getvalue().endswith("\n")
+    quiet = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    with ProgressLine("mdav", after=0.0, every=0.01):
+        time.sleep(0.05)
+    assert quiet.getvalue() == ""
