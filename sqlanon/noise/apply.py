@@ -196,7 +196,7 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
         metrics = _quality(ds, opts, draw, staging, n)
         if not positional:
             engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
-                exp.Drop(this=exp.to_identifier(R.KEY, quoted=True), kind="COLUMN")]))
+                exp.Drop(tables=[col(R.KEY)], kind="COLUMN")]))
         if exists:
             engine.drop(name)
             engine.rename_table(staging, name)

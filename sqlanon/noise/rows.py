@@ -93,8 +93,8 @@ def attached(ds: Dataset, n: int, schema: pa.Schema, batches: Batches,
     _temporary_values(ds, name, schema, batches(n), keys)
     try:
         values = exp.alias_(table(name), VALUES, table=True, quoted=True)
-        on = exp.EQ(this=col("ctid", SOURCE),
-                    expression=exp.cast(col(KEY, VALUES), exp.DataType.build("tid")))
+        on = exp.EQ(this=exp.cast(col("ctid", SOURCE), exp.DataType.build("text")),
+                    expression=col(KEY, VALUES))
         yield exp.select().from_(source).join(values, on=on)
     finally:
         ds.engine.drop(name)
