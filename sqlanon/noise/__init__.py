@@ -6,7 +6,7 @@ __all__ = ["ReproducibleNoiseWarning", "make_rng"]
 
 # DP aggregates with a budget ledger, and DP microdata (docs/dp.md); loaded on first use.
 _LAZY = {
-    "dp_query": "sqlanon.noise.dp_query", "Count": "sqlanon.noise.aggregates",
+    "dp_query": "sqlanon.noise.dp_queries", "Count": "sqlanon.noise.aggregates",
     "Sum": "sqlanon.noise.aggregates", "Mean": "sqlanon.noise.aggregates",
     "Histogram": "sqlanon.noise.aggregates", "PrivacyLedger": "sqlanon.noise.ledger",
     "PrivacyBudgetError": "sqlanon.noise.ledger", "dp_microaggregate": "sqlanon.noise.dp_microdata",

@@ -59,7 +59,7 @@ def _aggregate(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sqlanon.noise.dp_query import dp_query
+    from sqlanon.noise.dp_queries import dp_query
 
     result = dp_query(args.database, args.table, _aggregate(args), epsilon=args.epsilon,
                       delta=args.delta, dataset=args.dataset, budget_epsilon=args.budget_epsilon,

@@ -20,7 +20,7 @@ lock and re-checks the condition against the committed totals (READ COMMITTED re
 two processes can never both pass the check on a stale total. DuckDB detects the write-write
 conflict on the row and aborts one transaction; the ledger retries it. A DuckDB *file* admits one
 writing process at a time: another process fails to open it until the first closes it, so
-:func:`sqlanon.noise.dp_query.open_database` retries the open (see docs/dp.md). A refused spend
+:func:`sqlanon.noise.dp_queries.open_database` retries the open (see docs/dp.md). A refused spend
 rolls back and leaves no trace.
 """
 

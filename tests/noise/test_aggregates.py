@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
 from sqlanon.noise.aggregates import Count, Histogram, Mean, Noise, Sum
-from sqlanon.noise.dp_query import dp_query
+from sqlanon.noise.dp_queries import dp_query
 from sqlanon.noise.ledger import PrivacyBudgetError, PrivacyLedger
 from sqlanon.noise.rng import ReproducibleNoiseWarning
 from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)

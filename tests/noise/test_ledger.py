@@ -157,7 +157,7 @@ def test_connections_of_one_process_in_conflict_never_overspend(tmp_path):
 SPENDER = textwrap.dedent("""
     import sys, time
     from sqlanon.noise.ledger import PrivacyBudgetError, PrivacyLedger
-    from sqlanon.noise.dp_query import open_database
+    from sqlanon.noise.dp_queries import open_database
     target, start, tries, eps = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     keep_open = target.startswith(("host=", "postgresql://"))
     engine = open_database(target, timeout=120) if keep_open else None
