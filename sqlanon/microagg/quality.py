@@ -40,11 +40,15 @@ def record_linkage(original: np.ndarray, released: np.ndarray) -> float:
     a = (released - mean) / sd
     own = np.sqrt(((o - a) ** 2).sum(axis=1))
     tree = cKDTree(o)
+    # released rows of one group are one point: find each point's nearest original once
+    points, inverse = np.unique(a, axis=0, return_inverse=True)
+    nearest = tree.query(points, k=1)[0][inverse.reshape(-1)]
     slack = 1e-9 * (1.0 + own)
-    within = tree.query_ball_point(a, r=own + slack, return_length=True)
-    closer = np.where(own > slack, tree.query_ball_point(a, r=np.maximum(own - slack, 0.0),
-                                                        return_length=True), 0)
-    credit = np.where(closer == 0, 1.0 / np.maximum(within, 1), 0.0)
+    linked = np.flatnonzero(own <= nearest + slack)
+    credit = np.zeros(n)
+    if len(linked):
+        ties = tree.query_ball_point(a[linked], r=own[linked] + slack[linked], return_length=True)
+        credit[linked] = 1.0 / np.maximum(ties, 1)
     return float(credit.sum() / n)
 
 
