@@ -18,6 +18,7 @@ checks nodes in SQL (:meth:`sqlanon.evaluate.Evaluator.check`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -324,10 +325,9 @@ class FastEvaluator:
             sizes = np.bincount(inv, weights=self._row_weights, minlength=k).astype(np.int64)
             hists = {}
             for a, (values, nvals, _) in self.sensitive.items():
-                hists[a] = np.bincount(inv * nvals + values, weights=self._row_weights,
-                                       minlength=k * nvals).reshape(k, nvals)
-            rep = np.empty(k, dtype=np.int64)
-            rep[inv] = self._row_ids  # any row of a class represents it
+                hists[a] = np.bincount(inv.astype(np.int64) * nvals + values,
+                                       weights=self._row_weights, minlength=k * nvals).reshape(k, nvals)
+            table_ = Classes(k, sizes, hists, inv, self.row_n, None)
         else:
             self.rolled_up += 1
             inv, k = self.grouping.group(node, base.rep)
@@ -335,9 +335,7 @@ class FastEvaluator:
             hists = {a: np.stack([np.bincount(inv, weights=h[:, v], minlength=k)
                                   for v in range(h.shape[1])], axis=1)
                      for a, h in base.hists.items()}
-            rep = np.empty(k, dtype=np.int64)
-            rep[inv] = base.rep
-        table_ = Classes(k, sizes, rep, hists)
+            table_ = Classes(k, sizes, hists, inv, base.sizes, base.rep)
         if self.rollup:
             self._cache[node] = table_
             if len(self._cache) > CACHE_SIZE:
@@ -487,11 +485,28 @@ class FastNodeEvaluator(NodeEvaluator):
 
 @dataclass
 class Classes:
-    """The equivalence classes of one node: sizes, one representative row each, sensitive histograms."""
+    """The equivalence classes of one node: sizes and sensitive histograms, and the class of each
+    member (a frequency row, or a class of the finer node the classes were rolled up from)."""
 
     k: int
     sizes: np.ndarray
-    rep: np.ndarray
     hists: dict[str, np.ndarray]
+    inv: np.ndarray
+    """The class of each member."""
+    member_sizes: np.ndarray
+    """The rows each member stands for (int64)."""
+    members: np.ndarray | None
+    """The frequency row representing each member (None: member ``i`` is row ``i``)."""
 
+    @functools.cached_property
+    def rep(self) -> np.ndarray:
+        """One frequency row of each class (built on first use: only roll-ups need it)."""
+        rep = np.empty(self.k, dtype=np.int64)
+        rep[self.inv] = np.arange(len(self.inv)) if self.members is None else self.members
+        return rep
 
+    def rows_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(frequency rows, rows each stands for)`` of the members of the classes marked in the
+        boolean array ``classes``: Σ over them equals Σ over those classes."""
+        idx = np.flatnonzero(classes[self.inv])
+        return (idx if self.members is None else self.members[idx]), self.member_sizes[idx]

@@ -61,9 +61,10 @@ class NodeMetrics:
         self.sizes, self.s, self.classes = c.sizes, suppressed, classes
 
     def _suppressed(self) -> tuple[np.ndarray, np.ndarray]:
-        """Sizes and representative rows of the suppressed classes."""
-        out = ~self.keep
-        return self.sizes[out], self.c.rep[out]
+        """Sizes and frequency rows of the members of the suppressed classes (the label of a
+        member's row is its class's label, so sums over members equal sums over classes)."""
+        rows, sizes = self.c.rows_of(~self.keep)
+        return sizes, rows
 
     def _losses(self, suppressed: int) -> list[float]:
         fe = self.fe
