@@ -161,6 +161,19 @@ def test_histogram_privacy_loss_stays_within_e_epsilon():
     assert h.release([("x", 10), ("y", 3)], Noise("laplace", eps, 0, rng))[1]["key"] == "y"
 
 
+def test_noisy_sum_privacy_loss_stays_within_e_epsilon():
+    # Neighbours: one more row holding the upper bound 10 (Δ = 10). Snapping puts the outputs on a
+    # grid, so their probabilities can be compared point by point.
+    eps, draws = 0.8, 300_000
+    noise = Noise("laplace", eps, 0.0, np.random.default_rng(13))
+    s = Sum("x", 0, 10)
+    a = noise.real(np.full(draws, 50.0), s.sensitivity)
+    b = noise.real(np.full(draws, 60.0), s.sensitivity)
+    worst, allowance = _max_log_ratio(a, b, min_count=3000)
+    assert worst <= eps + allowance
+    assert worst >= 0.5 * eps
+
+
 def test_noise_is_centred_on_the_exact_value():
     rng = np.random.default_rng(2)
     noise = Noise("laplace", 0.5, 0.0, rng)

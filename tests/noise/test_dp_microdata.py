@@ -220,6 +220,33 @@ def test_individual_ranking_privacy_loss_within_e_epsilon():
     assert worst >= 0.5 * eps  # the neighbours are told apart as much as allowed: the test can fail
 
 
+def test_insensitive_microaggregation_privacy_loss_within_e_epsilon():
+    # Two attributes, k = 2: replacing (8, 8) by (0, 0) changes the second group's means from (8, 8)
+    # to (4, 4). Each attribute gets ε/2 at the E11 sensitivity G·Δ/k; the joint output of the two
+    # groups' four noisy means has a probability ratio within e^ε.
+    eps, draws = 2.0, 200_000
+    out = {}
+    for name, pts in (("a", [(0, 0), (0, 0), (8, 8), (8, 8)]), ("b", [(0, 0), (0, 0), (0, 0), (8, 8)])):
+        engine = _engine_with([(i, *p) for i, p in enumerate(pts)], "id INTEGER, x DOUBLE, y DOUBLE")
+        bounds = {"x": (0, 8), "y": (0, 8)}
+        report = dp_microaggregate(engine, "t", "out", k=2, epsilon=eps, bounds=bounds,
+                                   method="insensitive", seed=1, trust_bounds=True)
+        assert [a.sensitivity for a in report.attributes] == [8.0, 8.0]  # G = 2 groups x 8 / 2
+        rows = _groups(engine, {a: Bounds(*b) for a, b in bounds.items()}, {}, 2, "insensitive")
+        starts = sorted({r[group_column()] for r in rows})
+        rng = np.random.default_rng(11)
+        columns = []
+        for i in range(2):
+            means = np.array([np.mean([r[value_column(i)] for r in rows if r[group_column()] == s])
+                              for s in starts])
+            columns.append(mechanisms.laplace(np.tile(means, draws), 8.0, eps / 2, rng,
+                                              bound=(0, 8)).reshape(draws, 2))
+        out[name] = np.hstack(columns)
+        engine.close()
+    worst, allowance = _max_log_ratio(out["a"], out["b"], min_count=1000)
+    assert worst <= eps + allowance
+
+
 def test_independent_draws_per_record_would_break_the_bound():
     # The note under Algorithm 10: noise drawn per record (k draws of each mean) is k times as
     # informative. The same ratio test detects it, so it has the power to fail.

@@ -17,6 +17,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.noise.ledger import LEDGER_TABLE, PrivacyBudgetError, PrivacyLedger
@@ -79,6 +81,32 @@ def test_delta_is_a_budget_of_its_own(ledger):
     with pytest.raises(PrivacyBudgetError, match=r"remaining epsilon=9, delta=0\.0000004"):
         ledger.spend("d", 1, 6e-7)
     assert ledger.state("d").spent.delta == Decimal("0.0000006")
+
+
+@settings(max_examples=30)
+@given(st.fractions(min_value=Fraction(1, 100), max_value=3, max_denominator=1000),
+       st.lists(st.fractions(min_value=Fraction(1, 1000), max_value=1, max_denominator=1000),
+                max_size=15))
+def test_spends_are_accepted_exactly_while_they_fit(budget, spends):
+    # Reference: exact rational arithmetic. A spend is accepted iff the running total stays within
+    # the budget; refused ones change nothing.
+    engine = DuckDBEngine()
+    ledger = PrivacyLedger(engine)
+    total = Decimal(budget.numerator) / Decimal(budget.denominator)
+    ledger.set_budget("d", total.quantize(Decimal("1e-18"), rounding="ROUND_FLOOR"))
+    limit = ledger.state("d").total.epsilon
+    spent = Decimal(0)
+    for x in spends:
+        cost = (Decimal(x.numerator) / Decimal(x.denominator)).quantize(Decimal("1e-18"),
+                                                                         rounding="ROUND_CEILING")
+        if spent + cost <= limit:
+            ledger.spend("d", x)
+            spent += cost
+        else:
+            with pytest.raises(PrivacyBudgetError):
+                ledger.spend("d", x)
+    assert ledger.state("d").spent.epsilon == spent == sum(e["epsilon"] for e in ledger.entries("d"))
+    engine.close()
 
 
 def test_a_refused_spend_leaves_no_trace(ledger):
