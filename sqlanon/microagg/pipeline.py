@@ -142,8 +142,12 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, temporar
                                 f"{settings.algorithm} needs a value in every row (impute or filter them "
                                 "first; nothing was written)", path=_attribute_paths(spec, attributes)[a])
     if in_sql:
-        return _sql_masking(spec, ds, settings, key, keyed, n, nulls)
-    return _pulled_masking(spec, ds, settings, key, keyed, kinds, n, group_table, temporary, progress)
+        m = _sql_masking(spec, ds, settings, key, keyed, n, nulls)
+    else:
+        m = _pulled_masking(spec, ds, settings, key, keyed, kinds, n, group_table, temporary, progress)
+    m.warnings += [f"privacy model {model} is not checked by microaggregation; the report gives the "
+                   "achieved k only" for model in spec.privacy if getattr(model, "name", "") != "k_anonymity"]
+    return m
 
 
 def _count(engine: Engine, relation: exp.Expression) -> int:

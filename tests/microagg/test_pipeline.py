@@ -543,3 +543,14 @@ def test_progress_line_on_a_terminal(monkeypatch):
     with ProgressLine("mdav", after=0.0, every=0.01):
         time.sleep(0.05)
     assert quiet.getvalue() == ""
+
+
+def test_k_from_the_k_anonymity_model_and_other_models_are_named_unchecked(engine):
+    load(engine, frame(40))
+    d = _spec_dict("mdav", "none", "x")
+    del d["transformation"]["k"]
+    d["privacy"] = [{"k_anonymity": {"k": 4}}, {"l_diversity": {"attribute": "income", "l": 2}}]
+    r = api.apply(spec_from_dict(d), engine=engine)
+    assert r.k == 4 and r.min_group_size == 4
+    assert r.warnings == ["privacy model distinct-2-diversity of income is not checked by "
+                          "microaggregation; the report gives the achieved k only"]
