@@ -69,7 +69,9 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
     report = {
         "strategy": result.strategy, "metric": metric, "value": result.metric,
         "seconds": result.seconds, "nodes_checked": result.checked, "nodes_tagged": result.tagged,
-        "nodes_pruned": result.pruned, "lattice_size": lattice_of(ev.p).size, "evaluated_in": where,
+        "nodes_pruned": result.pruned,
+        "nodes_rolled_up": nodes.fast.rolled_up if isinstance(nodes, FastNodeEvaluator) else 0,
+        "lattice_size": lattice_of(ev.p).size, "evaluated_in": where,
         "complete": result.complete,
         "optimal": strategy in ("optimal", "exhaustive", "heuristic") and result.complete,
         "alternatives": alternatives[:20],

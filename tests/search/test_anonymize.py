@@ -89,6 +89,10 @@ def test_command_line_writes_the_found_table(tmp_path, adult_dir):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert list(report["transformation"]["levels"].values()) == [0, 4, 1, 1, 3, 2, 2, 1, 0]
-    assert {"seconds", "nodes_checked", "nodes_tagged", "nodes_pruned"} <= set(report["search"])
+    search = report["search"]
+    assert {"seconds", "nodes_checked", "nodes_tagged", "nodes_pruned"} <= set(search)
+    assert 0 <= search["nodes_rolled_up"] <= search["nodes_checked"]
+    assert search["nodes_checked"] + search["nodes_tagged"] + search["nodes_pruned"] \
+        <= search["lattice_size"]
     con = duckdb.connect(str(tmp_path / "out.duckdb"))
     assert con.execute("SELECT count(*), count(DISTINCT age) FROM adult_anon").fetchone() == (30162, 1)
