@@ -137,7 +137,8 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     if spec.transformation.method == "noise":
         from sqlanon.noise.apply import apply_noise
 
-        return apply_noise(spec, engine=engine, database=database, dry_run=dry_run)
+        return apply_noise(spec, engine=engine, database=database, dry_run=dry_run,
+                           quality=metrics != ())
     with _checked_node(spec, engine, database) as (ds, ev, node):
         report = Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
         if not dry_run:

@@ -51,8 +51,10 @@ class NoiseReport:
 
 
 def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | None = None,
-                dry_run: bool = False) -> NoiseReport:
+                dry_run: bool = False, quality: bool = True) -> NoiseReport:
     """Perturb the spec's source as its transformation says and write the output.
+
+    ``quality`` False skips the utility and risk metrics (two more scans of both tables).
 
     Raises:
         SpecError: bad noise settings, attributes that are not columns of the right type, or an
@@ -75,7 +77,8 @@ def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | Non
         report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
         if dry_run:
             return report
-        report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types)
+        report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types,
+                                                                  quality)
         return report
     finally:
         ds.close()
@@ -170,7 +173,8 @@ def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
 
 
 def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
-           types: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+           types: dict[str, str], quality: bool
+           ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     draw, keys = _draw(ds, opts, rng, n, types)
     engine = ds.engine
     schema = R._schema(ds)
@@ -193,7 +197,8 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
             if opts.mechanism == "sampling":
                 select = select.where(col(noise_column(0), R.VALUES))
             engine.execute(exp.Create(this=table(staging, schema), kind="TABLE", expression=select))
-        metrics = _quality(ds, opts, draw, staging, n)
+        if quality:
+            metrics = _quality(ds, opts, draw, staging, n)
         if not positional:
             engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
                 exp.Drop(tables=[col(R.KEY)], kind="COLUMN")]))
@@ -205,7 +210,7 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
 
 
 def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int) -> dict[str, Any]:
-    if opts.mechanism == "sampling":
+    if opts.mechanism == "sampling" or n == 0:
         return {}
     if draw.categorical:
         return {a: categorical_quality(v, opts.mechanism) for a, v in draw.categorical.items()}

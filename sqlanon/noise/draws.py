@@ -69,14 +69,13 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
         sd = perturb.uncorrelated_sd(stats["variances"], p["alpha"])
 
         def batches(n: int) -> dict[str, Any]:
-            z = rng.standard_normal((n, m)) * sd
-            return {noise_column(i): z[:, i] for i in range(m)}
+            return {noise_column(i): rng.standard_normal(n) * sd[i] for i in range(m)}
     elif kind == "correlated":
         factor = perturb.correlated_factor(stats["covariance"], p["alpha"])
 
         def batches(n: int) -> dict[str, Any]:
-            z = rng.standard_normal((n, m)) @ factor.T
-            return {noise_column(i): z[:, i] for i in range(m)}
+            z = factor @ rng.standard_normal((m, n))        # one contiguous row per attribute
+            return {noise_column(i): z[i] for i in range(m)}
     elif kind == "gaussian":
         sigmas = [mech.gaussian_sigma(opts.sensitivity(a), p["epsilon"], p["delta"]) for a in attrs]
         guarantee = {"epsilon": p["epsilon"], "delta": p["delta"], "calibration": "analytic",

@@ -88,23 +88,31 @@ def uniform_full_precision(rng: np.random.Generator, size: int) -> np.ndarray:
     """Uniform draws on (0, 1) where every double u is drawn with probability ulp(u).
 
     This is the U* of Mironov 2012 §5.2: the binade [2^-e, 2^(1-e)) is chosen with probability
-    2^-e (trailing zeros of random words), then its 52 mantissa bits uniformly. ``rng.random()``
-    instead returns multiples of 2^-53 and never the small doubles whose logarithms the Laplace tail
-    needs.
+    2^-e (e − 1 = the trailing zeros of random words), then its 52 mantissa bits uniformly, and the
+    double is assembled from its bits. ``rng.random()`` instead returns multiples of 2^-53 and
+    never the small doubles whose logarithms the Laplace tail needs. Binades below 2^-1022
+    (probability 2^-1021) are folded into the lowest normal one.
     """
-    raw = rng.bit_generator.random_raw(size)
-    mantissa = (raw >> np.uint64(12)).astype(np.float64)           # top 52 bits
-    exponent = np.ones(size, dtype=np.float64)
-    pending = np.arange(size)
-    words = rng.bit_generator.random_raw(size)
-    while pending.size:
-        lowest = words & (~words + np.uint64(1))                    # lowest set bit, 0 if none
-        zero = lowest == 0
-        exponent[pending[~zero]] += np.log2(lowest[~zero].astype(np.float64))
-        exponent[pending[zero]] += 64.0
-        pending = pending[zero]
-        words = rng.bit_generator.random_raw(pending.size)
-    return np.ldexp(1.0 + mantissa * 2.0 ** -52, -exponent.astype(np.int64))
+    return _full_precision_bits(rng, rng.bit_generator.random_raw(size))
+
+
+def _full_precision_bits(rng: np.random.Generator, raw: np.ndarray) -> np.ndarray:
+    words = rng.bit_generator.random_raw(raw.size)
+    lowest = words & (~words + np.uint64(1))                        # lowest set bit, 0 if none
+    # A power of two converts to a double exactly, its exponent field being 1023 + its position p;
+    # U*'s exponent field is then 1023 − (p + 1) = 2045 − field.
+    field = np.uint64(2045) - (lowest.astype(np.float64).view(np.uint64) >> np.uint64(52))
+    empty = np.flatnonzero(lowest == 0)                             # 64 zero bits: probability 2^-64
+    zeros = np.full(empty.size, 64, dtype=np.int64)                 # trailing zeros seen so far
+    while empty.size:
+        more = rng.bit_generator.random_raw(empty.size)
+        low = more & (~more + np.uint64(1))
+        found = low != 0
+        position = (low[found].astype(np.float64).view(np.uint64) >> np.uint64(52)).astype(np.int64) - 1023
+        field[empty[found]] = np.maximum(1022 - zeros[found] - position, 1).astype(np.uint64)
+        empty, zeros = empty[~found], zeros[~found] + 64
+    bits = (field << np.uint64(52)) | (raw >> np.uint64(12))
+    return bits.view(np.float64)
 
 
 def random_signs(rng: np.random.Generator, size: int) -> np.ndarray:
@@ -118,7 +126,10 @@ def sample_laplace(rng: np.random.Generator, size: int, scale: float) -> np.ndar
     For tests and for building other samplers. Never add these to data directly: use
     :func:`laplace`, which snaps the sum.
     """
-    return random_signs(rng, size) * scale * np.log(uniform_full_precision(rng, size))
+    raw = rng.bit_generator.random_raw(size)
+    # the 12 low bits of the words are not part of U*'s mantissa: one of them gives the sign
+    sign = np.where(raw & np.uint64(1), scale, -scale)
+    return sign * np.log(_full_precision_bits(rng, raw))
 
 
 def snapping_parameters(sensitivity: float, epsilon: float, bound: float) -> tuple[float, float]:

@@ -10,6 +10,8 @@ See docs/noise.md for the measurements behind this choice.
 from __future__ import annotations
 
 import contextlib
+import queue
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -23,6 +25,7 @@ from sqlanon.dataset import Dataset
 from sqlanon.errors import UnsupportedError
 
 BATCH_ROWS = 1 << 20
+PREFETCH = 2
 KEY = internal("row")
 SOURCE = "s"
 VALUES = "v"
@@ -73,19 +76,14 @@ def attached(ds: Dataset, n: int, schema: pa.Schema, batches: Batches,
     source = exp.alias_(table(ds.name, _schema(ds)), SOURCE, table=True, quoted=True)
     name = internal("v_" + uuid.uuid4().hex[:12])
     if positional(ds):
-        def stream() -> Iterator[pa.RecordBatch]:
-            done = 0
-            while done < n:
-                size = min(BATCH_ROWS, n - done)
-                yield pa.RecordBatch.from_pydict(batches(size), schema=schema)
-                done += size
-
-        reader = pa.RecordBatchReader.from_batches(schema, stream())
+        stop = threading.Event()
+        reader = pa.RecordBatchReader.from_batches(schema, _prefetched(n, schema, batches, stop))
         ds.engine.con.register(name, reader)  # type: ignore[attr-defined]
         try:
             values = exp.alias_(table(name), VALUES, table=True, quoted=True)
             yield exp.select().from_(source).join(exp.Join(this=values, method="POSITIONAL"))
         finally:
+            stop.set()
             ds.engine.con.unregister(name)  # type: ignore[attr-defined]
         return
     if keys is None:
@@ -98,6 +96,46 @@ def attached(ds: Dataset, n: int, schema: pa.Schema, batches: Batches,
         yield exp.select().from_(source).join(values, on=on)
     finally:
         ds.engine.drop(name)
+
+
+def _prefetched(n: int, schema: pa.Schema, batches: Batches,
+                stop: threading.Event) -> Iterator[pa.RecordBatch]:
+    """The record batches of ``n`` rows, drawn by one thread ahead of the engine reading them.
+
+    Drawing overlaps with the engine's work (numpy releases the GIL while it fills arrays); one
+    thread keeps the draws in order, so a seed reproduces the same noise.
+    """
+    ready: queue.Queue[Any] = queue.Queue(maxsize=PREFETCH)
+
+    def offer(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            done = 0
+            while done < n:
+                size = min(BATCH_ROWS, n - done)
+                if not offer(pa.RecordBatch.from_pydict(batches(size), schema=schema)):
+                    return
+                done += size
+            offer(None)
+        except BaseException as error:  # handed to the reading thread, which raises it
+            offer(error)
+
+    threading.Thread(target=produce, name="sqlanon-noise", daemon=True).start()
+    while True:
+        item = ready.get()
+        if item is None:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
 
 
 _PG_TYPES = {pa.float64(): "DOUBLE PRECISION", pa.int64(): "BIGINT", pa.bool_(): "BOOLEAN",

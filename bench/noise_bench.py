@@ -1,0 +1,120 @@
+"""Noise on 5 numeric columns of N rows against a plain ``CREATE TABLE ... AS SELECT`` copy of them.
+
+The table ``big`` (5 DOUBLE columns, no key) is generated deterministically inside DuckDB from
+``hash(i)``. Each round runs, in turn:
+
+* ``copy``: the baseline, ``CREATE TABLE copy AS SELECT c1, ..., c5 FROM big``;
+* ``noise``: ``sqlanon.api.apply`` with ``transformation: {method: noise, mechanism: <--mechanism>}``
+  on all 5 columns, ``metrics=()`` (no utility report), output a new table. The noise is drawn in
+  numpy, streamed as Arrow batches of 2^20 rows and joined by position in one CREATE TABLE AS;
+* with ``--sql-random``, also ``sql_random``: the alternative sqlanon does not use, Gaussian noise of
+  the same variances from DuckDB's ``random()`` (Box–Muller) inside the same CREATE TABLE AS.
+
+Outputs are dropped between runs. The script prints every run's wall seconds, the medians and their
+ratio to the baseline's median. The database is a temporary DuckDB file (so 100M rows spill to disk
+instead of filling memory) unless ``--database`` names one (``:memory:`` allowed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+from sqlanon import api
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.noise.rng import ReproducibleNoiseWarning
+from sqlanon.spec import spec_from_dict
+
+COLUMNS = [f"c{i}" for i in range(1, 6)]
+
+
+def build(engine: DuckDBEngine, rows: int) -> None:
+    values = ", ".join(f"((hash(i * 5 + {j}) % 1000003) / 1000.0) AS {c}"
+                       for j, c in enumerate(COLUMNS))
+    engine.execute(f"CREATE OR REPLACE TABLE big AS SELECT {values} FROM range({int(rows)}) r(i)")
+
+
+def mechanism_options(mechanism: str) -> dict:
+    if mechanism in ("uncorrelated", "correlated"):
+        return {"alpha": 0.5}
+    if mechanism == "laplace":
+        return {"epsilon": 1.0, "sensitivity": 1.0, "bounds": {c: [0, 1000.003] for c in COLUMNS}}
+    if mechanism == "gaussian":
+        return {"epsilon": 1.0, "delta": 1e-6, "sensitivity": 1.0}
+    if mechanism in ("staircase",):
+        return {"epsilon": 1.0, "sensitivity": 1.0}
+    raise SystemExit(f"--mechanism must be uncorrelated, correlated, laplace, gaussian or staircase")
+
+
+def timed(run) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--mechanism", default="uncorrelated")
+    parser.add_argument("--sql-random", action="store_true",
+                        help="also time Gaussian noise from the engine's random() (not used by sqlanon)")
+    parser.add_argument("--database", default=None,
+                        help="DuckDB file (default: a temporary file, removed at the end)")
+    parser.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: DuckDB's)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="sqlanon_noise_bench_") as tmp:
+        database = args.database or str(Path(tmp) / "bench.duckdb")
+        engine = DuckDBEngine(database)
+        if args.threads:
+            engine.execute(f"SET threads = {int(args.threads)}")
+        start = time.perf_counter()
+        build(engine, args.rows)
+        print(f"rows {args.rows:,}, 5 DOUBLE columns, built in {time.perf_counter() - start:.1f} s; "
+              f"mechanism {args.mechanism}; database {database if args.database else 'temporary file'}")
+        spec = spec_from_dict({
+            "source": {"table": "big"},
+            "attributes": {c: {"role": "sensitive"} for c in COLUMNS},
+            "transformation": {"method": "noise", "mechanism": args.mechanism, "attributes": COLUMNS,
+                               **mechanism_options(args.mechanism)},
+            "output": {"mode": "table", "name": "noisy"}})
+        sds = [float(v) for v in engine.con.execute(
+            "SELECT " + ", ".join(f"stddev_samp({c})" for c in COLUMNS) + " FROM big").fetchone()]
+        random_sql = ", ".join(
+            f"{c} + {0.5 ** 0.5 * sd!r} * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) AS {c}"
+            for c, sd in zip(COLUMNS, sds))
+
+        def copy() -> None:
+            engine.execute("CREATE TABLE copy AS SELECT " + ", ".join(COLUMNS) + " FROM big")
+
+        def noise() -> None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+                api.apply(spec, engine=engine, metrics=())
+
+        def sql_random() -> None:
+            engine.execute(f"CREATE TABLE sqlrandom AS SELECT {random_sql} FROM big")
+
+        series = {"copy": (copy, "copy"), "noise": (noise, "noisy")}
+        if args.sql_random:
+            series["sql_random"] = (sql_random, "sqlrandom")
+        times: dict[str, list[float]] = {name: [] for name in series}
+        for _ in range(args.runs):
+            for name, (run, table) in series.items():
+                times[name].append(timed(run))
+                engine.execute(f"DROP TABLE {table}")
+        base = statistics.median(times["copy"])
+        for name, values in times.items():
+            median = statistics.median(values)
+            print(f"{name:>10}: runs " + ", ".join(f"{t:.2f}" for t in values)
+                  + f" s; median {median:.2f} s; ratio to copy {median / base:.2f}")
+        engine.close()
+
+
+if __name__ == "__main__":
+    main()
