@@ -3,12 +3,10 @@ and for categorical attributes the changed share and the frequency estimates.
 
 Numeric: SSE, IL1s and the changes of means, variances, covariances and correlations
 (:mod:`sqlanon.metrics.numeric`, computed in SQL over original and released values side by side).
-Distance-based record linkage (Domingo-Ferrer and Torra 2001; seed 000 ch. 4): an intruder holding
-the original records links each released record to its nearest original one (Euclidean distance on
-attributes standardized by the original mean and standard deviation); the risk is the share linked
-to their own record, a tie among k nearest counting 1/k. Above ``LINKAGE_ROWS`` rows it is measured
-on a systematic sample of that many rows, linked among themselves (an easier task for the intruder,
-so the figure errs on the side of risk).
+Distance-based record linkage (:func:`sqlanon.microagg.quality.record_linkage`; seed 000 ch. 4):
+the share of released records whose nearest original record is their own. Above ``LINKAGE_ROWS``
+rows it is measured on a systematic sample of that many rows, linked among themselves (an easier
+task for the intruder, so the figure errs on the side of risk).
 """
 
 from __future__ import annotations
@@ -17,12 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.spatial import cKDTree
 from sqlglot import exp
 
 from sqlanon.compile.sql import alias, as_double, col, internal, lit
 from sqlanon.engines.base import Engine
 from sqlanon.metrics.numeric import W, compare_pairs, original_column, released_column
+from sqlanon.microagg.quality import record_linkage
 from sqlanon.noise.pram import estimate_frequencies
 
 LINKAGE_ROWS = 100_000
@@ -39,26 +37,6 @@ def pairs_query(original: exp.Expression, released: exp.Expression, columns: Seq
     if on is None:
         return query.join(exp.Join(this=released, method="POSITIONAL"))
     return query.join(released, on=on)
-
-
-def record_linkage(original: np.ndarray, released: np.ndarray) -> float:
-    """The share of released rows whose nearest original row (standardized Euclidean) is their own."""
-    n = original.shape[0]
-    if n == 0:
-        return 0.0
-    mean = original.mean(axis=0)
-    sd = original.std(axis=0)
-    sd = np.where(sd > 0, sd, 1.0)
-    o = (original - mean) / sd
-    a = (released - mean) / sd
-    own = np.sqrt(((o - a) ** 2).sum(axis=1))
-    tree = cKDTree(o)
-    slack = 1e-9 * (1.0 + own)
-    within = tree.query_ball_point(a, r=own + slack, return_length=True)
-    closer = np.where(own > slack, tree.query_ball_point(a, r=np.maximum(own - slack, 0.0),
-                                                        return_length=True), 0)
-    credit = np.where(closer == 0, 1.0 / np.maximum(within, 1), 0.0)
-    return float(credit.sum() / n)
 
 
 def numeric_quality(engine: Engine, pairs: exp.Select, columns: Sequence[str], rows: int, *,
