@@ -141,28 +141,34 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
     eps_attr = float(epsilon) / (len(numeric_names) + len(nominal_names))
     work = internal(f"dp_{uuid.uuid4().hex[:10]}")
     releases: list[AttributeRelease] = []
-    noisy_tables: list[tuple[str, str, str]] = []   # (noise table, group column, value column)
+    released: list[tuple[str, str, list[Any]]] = []   # (group column, SQL type, value per group)
     engine.create_table_as(work, grouped_rows(source, public, domains, k, method=method),
                            temporary=True)
+    noise_table = internal(f"dpn_{uuid.uuid4().hex[:10]}")
+    expected_starts = [g * k for g in range(groups_total)]
     try:
         for i, (a, b) in enumerate(public.items()):
             g = group_column() if method == "insensitive" else group_column(value_column(i))
             starts, means = _group_means(engine, work, g, value_column(i))
+            _check_starts(starts, expected_starts)
             sensitivity = b.width / k * (len(starts) if method == "insensitive" else 1)
             noisy = mechanisms.laplace(means, sensitivity, eps_attr, rng, bound=(b.lower, b.upper))
-            noisy_tables.append(_upload(engine, starts, noisy.tolist(), "double", g))
+            released.append((g, "double", noisy.tolist()))
             releases.append(AttributeRelease(a, "numeric", eps_attr, sensitivity, eps_attr))
         for j, (c, d) in enumerate(domains.items()):
             g = group_column() if method == "insensitive" else group_column(label_column(j))
             starts, counts = _group_counts(engine, work, g, label_column(j), d)
+            _check_starts(starts, expected_starts)
             draws = len(starts) if method == "insensitive" else min(len(starts), len(d.leaves) - 1)
             labels = d.dp_centroids(counts, eps_attr / draws, rng)
-            noisy_tables.append(_upload(engine, starts, labels, "varchar", g))
+            released.append((g, "varchar", labels))
             releases.append(AttributeRelease(c, "nominal", eps_attr, d.diameter, eps_attr / draws))
-        _write_output(engine, work, output, numeric_names + nominal_names, noisy_tables, replace)
+        _upload(engine, noise_table, expected_starts, released)
+        _write_output(engine, work, noise_table, output, numeric_names + nominal_names,
+                      [g for g, _, _ in released], replace)
     finally:
-        for name in [work, *[t for t, _, _ in noisy_tables]]:
-            engine.drop(name)
+        engine.drop(work)
+        engine.drop(noise_table)
     return MicrodataReport(method, k, n, groups_total, float(epsilon), output, releases)
 
 
@@ -231,8 +237,8 @@ def _check_values(engine: Engine, source: str, numeric: list[str],
 def _group_means(engine: Engine, work: str, group: str, value: str) -> tuple[list[int], np.ndarray]:
     q = (exp.select(col(group), alias(exp.Avg(this=col(value)), "m")).from_(table(work))
          .group_by(col(group)).order_by(col(group)))
-    _, rows = engine.fetch(q)
-    return [int(r[0]) for r in rows], np.array([float(r[1]) for r in rows])
+    data = engine.fetch_numpy(q)
+    return [int(g) for g in data[group]], np.asarray(data["m"], dtype=np.float64)
 
 
 def _group_counts(engine: Engine, work: str, group: str, label: str, domain: NominalDomain
@@ -249,24 +255,35 @@ def _group_counts(engine: Engine, work: str, group: str, label: str, domain: Nom
     return starts, counts
 
 
-def _upload(engine: Engine, starts: list[int], values: list[Any], kind: str, group: str
-            ) -> tuple[str, str, str]:
-    name = internal(f"dpn_{uuid.uuid4().hex[:10]}")
+def _check_starts(starts: list[int], expected: list[int]) -> None:
+    if starts != expected:
+        from sqlanon.errors import InternalError
+
+        raise InternalError(f"DP microaggregation formed {len(starts)} groups, expected "
+                            f"{len(expected)} of the fixed sizes")
+
+
+def _upload(engine: Engine, name: str, starts: list[int],
+            released: list[tuple[str, str, list[Any]]]) -> None:
+    """One temporary table: the group start ``g`` and the noisy value ``v<i>`` of each attribute."""
     engine.execute(exp.Create(this=exp.Schema(this=table(name), expressions=[
         exp.ColumnDef(this=ident("g"), kind=exp.DataType.build("bigint")),
-        exp.ColumnDef(this=ident("v"), kind=exp.DataType.build(kind))]), kind="TABLE",
+        *[exp.ColumnDef(this=ident(f"v{i}"), kind=exp.DataType.build(kind))
+          for i, (_, kind, _) in enumerate(released)]]), kind="TABLE",
         properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
-    engine.insert_rows(name, list(zip(starts, values)))
-    return name, group, "v"
+    engine.insert_rows(name, list(zip(starts, *[values for _, _, values in released])))
 
 
-def _write_output(engine: Engine, work: str, output: str, names: list[str],
-                  noisy: list[tuple[str, str, str]], replace: bool) -> None:
-    source = exp.alias_(table(work), internal("w"), table=True, quoted=True)
-    q = exp.select(*[alias(col("v", internal(f"n{i}")), name) for i, name in enumerate(names)]
-                   ).from_(source)
-    for i, (t, group, _) in enumerate(noisy):
-        on = exp.EQ(this=col(group, internal("w")), expression=col("g", internal(f"n{i}")))
-        q = q.join(exp.alias_(table(t), internal(f"n{i}"), table=True, quoted=True), on=on)
+def _write_output(engine: Engine, work: str, noise: str, output: str, names: list[str],
+                  groups: list[str], replace: bool) -> None:
+    """``output`` = every row of ``work`` with its groups' noisy values, one join per group column."""
+    w = internal("w")
+    aliases = {g: internal(f"n{i}") for i, g in enumerate(dict.fromkeys(groups))}
+    q = exp.select(*[alias(col(f"v{i}", aliases[g]), name)
+                     for i, (name, g) in enumerate(zip(names, groups))]
+                   ).from_(exp.alias_(table(work), w, table=True, quoted=True))
+    for g, a in aliases.items():
+        q = q.join(exp.alias_(table(noise), a, table=True, quoted=True),
+                   on=exp.EQ(this=col(g, w), expression=col("g", a)))
     with engine.transaction():
         engine.create_table_as(output, q, replace=replace)
