@@ -104,6 +104,32 @@ class NominalSpace:
             allowed[self.point_of_code] = True
         return self.taxonomy.centroid(self.point_of_code[codes], counts, allowed)
 
+    def concept_weights(self, counts: np.ndarray) -> np.ndarray:
+        """``(concepts,)``: the rows on each concept, from the rows per value code."""
+        assert self.taxonomy is not None
+        return np.bincount(self.point_of_code, weights=counts, minlength=len(self.taxonomy))
+
+    def marginalities(self, counts: np.ndarray) -> np.ndarray:
+        """``(concepts,)``: eq. 9.4's sum of distances from every concept to a group's rows, the
+        group given as rows per value code (see :meth:`remove_rows` to keep it up to date)."""
+        assert self.taxonomy is not None
+        return self.taxonomy.marginality_all(self.concept_weights(counts))
+
+    def remove_rows(self, marginalities: np.ndarray, codes: np.ndarray) -> None:
+        """Update :meth:`marginalities` in place for rows of value ``codes`` leaving the group."""
+        assert self.taxonomy is not None
+        values, counts = np.unique(codes, return_counts=True)
+        nodes = self.point_of_code[values]
+        every = np.arange(len(self.taxonomy))
+        marginalities -= self.taxonomy.distances(every[:, None], nodes[None, :]) @ counts
+
+    def centroid_from_marginalities(self, marginalities: np.ndarray, counts: np.ndarray) -> int:
+        """:meth:`centroid_of_counts` of a group whose :meth:`marginalities` are known."""
+        assert self.taxonomy is not None
+        weights = self.concept_weights(counts)
+        candidates = self.taxonomy.candidates(np.flatnonzero(weights > 0))
+        return self.taxonomy.least_marginal(candidates, marginalities[candidates], weights)
+
     def centroid(self, codes: np.ndarray) -> int:
         """The centroid point of the rows whose value codes are ``codes``."""
         values, counts = np.unique(np.asarray(codes, dtype=np.int64), return_counts=True)

@@ -109,17 +109,23 @@ class MixedRecords:
         return Point(np.array([c[row] for c in self.columns]),
                      tuple(int(s.point_of_code[c[row]]) for s, c in zip(self.spaces, self.codes)))
 
-    def centroid(self, columns: list[np.ndarray], counts: list[np.ndarray]) -> Point:
+    def centroid(self, columns: list[np.ndarray], counts: list[np.ndarray],
+                 marginalities: list[np.ndarray | None] | None = None) -> Point:
         """The centroid of some rows: column means; eq. 9.4 (or the mode) per nominal attribute.
 
         Args:
             columns: the rows' numeric columns.
             counts: per nominal attribute, the rows' count of each value code.
+            marginalities: per nominal attribute with a hierarchy, the rows' marginalities if
+                known (:meth:`NominalSpace.marginalities`), else None.
         """
         size = len(columns[0]) if columns else int(counts[0].sum())
         mean = np.array([c.sum() / size for c in columns])
-        return Point(mean, tuple(s.centroid_of_counts(np.arange(len(n)), n)
-                                 for s, n in zip(self.spaces, counts)))
+        known = marginalities or [None] * len(self.spaces)
+        return Point(mean, tuple(
+            s.centroid_of_counts(np.arange(len(n)), n) if m is None
+            else s.centroid_from_marginalities(m, n)
+            for s, n, m in zip(self.spaces, counts, known)))
 
     def nominal_terms(self, attribute: int, point: int) -> np.ndarray:
         """``(values,)``: ``(δ(point, v) / normalizer)^2`` for each value code ``v``."""

@@ -88,6 +88,9 @@ class _Loop:
         self.codes = [c.copy() for c in space.codes]
         self.counts = [np.bincount(c, minlength=len(s.column.values)).astype(np.float64)
                        for c, s in zip(space.codes, space.spaces)]
+        # eq. 9.4 sums of the unassigned rows, kept up to date as groups leave (linear in the rows)
+        self.marginalities = [None if s.taxonomy is None else s.marginalities(n)
+                              for s, n in zip(space.spaces, self.counts)]
         self.labels = np.full(space.n, -1, dtype=np.int64)
         self.groups = 0
 
@@ -95,7 +98,7 @@ class _Loop:
         k = self.k
         while len(self.rows) >= 2 * k:
             both = len(self.rows) >= 3 * k
-            centre = self.space.centroid(self.columns, self.counts)
+            centre = self.space.centroid(self.columns, self.counts, self.marginalities)
             r = int(np.argmax(self.squared(centre)))
             from_r = self.around(r)
             if both:
@@ -118,8 +121,11 @@ class _Loop:
         self.groups += 1
         keep = np.ones(len(self.rows), dtype=bool)
         keep[taken] = False
-        for count, codes in zip(self.counts, self.codes):
+        for count, codes, space, m in zip(self.counts, self.codes, self.space.spaces,
+                                          self.marginalities):
             count -= np.bincount(codes[taken], minlength=len(count))
+            if m is not None:
+                space.remove_rows(m, codes[taken])
         self.rows = self.rows[keep]
         self.columns = [c[keep] for c in self.columns]
         self.codes = [c[keep] for c in self.codes]

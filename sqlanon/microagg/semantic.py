@@ -144,8 +144,12 @@ class Taxonomy:
 
     def common(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``|φ(a) ∩ φ(b)|`` for broadcastable arrays of concepts."""
-        same = (self.ancestors[a] == self.ancestors[b]) & (self.ancestors[a] >= 0)
-        return same.sum(axis=-1)
+        a, b = np.asarray(a), np.asarray(b)
+        count = np.zeros(np.broadcast_shapes(a.shape, b.shape), dtype=np.int64)
+        for level in range(self.ancestors.shape[1]):  # a loop over the few levels is fastest
+            up = self.ancestors[a, level]
+            count += (up == self.ancestors[b, level]) & (up >= 0)
+        return count
 
     def distances(self, a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
         """Eq. 9.6 between broadcastable arrays of concepts."""
@@ -251,16 +255,19 @@ class Taxonomy:
             keep = np.asarray(allowed, dtype=bool).copy()
             keep[sample[w > 0]] = True
             cands = cands[keep[cands]]
-        if len(cands) * len(sample) > _DIRECT_PAIRS:
-            per_concept = np.zeros(len(self))
-            np.add.at(per_concept, sample, w)
-            m = self.marginality_all(per_concept)[cands]
-        else:
-            m = self.marginality(cands, sample, w)
         count = np.zeros(len(self))
         np.add.at(count, sample, w)
+        if len(cands) * len(sample) > _DIRECT_PAIRS:
+            m = self.marginality_all(count)[cands]
+        else:
+            m = self.marginality(cands, sample, w)
+        return self.least_marginal(cands, m, count)
+
+    def least_marginal(self, candidates: np.ndarray, m: np.ndarray, count: np.ndarray) -> int:
+        """The candidate of least marginality ``m``, with :meth:`centroid`'s ties (``count``: the
+        sample's weight on each concept)."""
         margin = TIE_TOLERANCE * max(1.0, float(m.min()))
-        tied = cands[m <= m.min() + margin]
+        tied = candidates[m <= m.min() + margin]
         order = np.lexsort((tied, -self.depth[tied], -count[tied]))
         return int(tied[order[0]])
 
