@@ -21,8 +21,9 @@ import pandas as pd
 
 from sqlanon.microagg.emd import ClusterEMD, confidential_ranks
 from sqlanon.microagg.mdav import mdav_groups
+from sqlanon.microagg.qi_space import scaled
 from sqlanon.microagg.registry import NominalColumn, Records
-from sqlanon.microagg.tcloseness import scaled, tcloseness_kfirst, tcloseness_merge, tcloseness_tfirst
+from sqlanon.microagg.tcloseness import tcloseness_kfirst, tcloseness_merge, tcloseness_tfirst
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult" / "adult.csv"
 EDUCATION = ("Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad",

@@ -46,8 +46,9 @@ import numpy as np
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.microagg.emd import the_confidential_attribute
 from sqlanon.microagg.mdav import mdav_groups
+from sqlanon.microagg.qi_space import scaled
 from sqlanon.microagg.registry import NominalColumn, Records, register
-from sqlanon.microagg.tcloseness import labels_of, scaled
+from sqlanon.microagg.tcloseness import labels_of
 from sqlanon.microagg.validate import as_matrix
 
 

@@ -32,10 +32,13 @@ with the checker's exact definition, and any cluster beyond ``t`` is merged as i
 algorithm here returns a t-close partition.
 
 Options of every algorithm: ``t`` in (0, 1]; ``attribute``, the confidential attribute (a key of
-``Records.sensitive``; by default the only one there); ``distance``, ``ordered`` (default; numeric or ordinal values, the book's
-distance) or ``equal`` (nominal values); ``order``, the values of a text attribute lowest first, as
-the checker's ``order:``. Quasi-identifier distances are squared Euclidean on columns weighted by
-1/population variance (MDAV's scaling in sdcMicro).
+``Records.sensitive``; by default the only one there); ``distance``, ``ordered`` (default; numeric
+or ordinal values, the book's distance) or ``equal`` (nominal values); ``order``, the values of a
+text attribute lowest first, as the checker's ``order:``. Quasi-identifier distances
+(:mod:`sqlanon.microagg.qi_space`): squared Euclidean on columns weighted by 1/population variance
+(MDAV's scaling in sdcMicro) for numeric and ordinal quasi-identifiers; with nominal ones, the
+normalized heterogeneous distance (eq. 9.7) and marginality centroids (eq. 9.4), and Algorithm 4
+starts from MDAV on that distance (:mod:`sqlanon.microagg.mdav_mixed`).
 """
 
 from __future__ import annotations
@@ -43,44 +46,33 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from sqlanon.errors import SpecError
 from sqlanon.microagg.emd import ClusterEMD, confidential_ranks
-from sqlanon.microagg.mdav import mdav_groups, sdc_weights
+from sqlanon.microagg.mdav import mdav_groups
+from sqlanon.microagg.mdav_mixed import mdav_mixed
+from sqlanon.microagg.qi_space import MixedSpace, NumericSpace, qi_space
 from sqlanon.microagg.registry import Records, register
-from sqlanon.microagg.validate import as_matrix
+
+Space = NumericSpace | MixedSpace
 
 _POOL_CHUNK = 2048
 """Candidates whose swap gains Algorithm 5 evaluates at once."""
 
 
-def _squared(z: np.ndarray, q: np.ndarray) -> np.ndarray:
-    diff = z - q
-    return np.einsum("ij,ij->i", diff, diff)
-
-
-def scaled(x: np.ndarray) -> np.ndarray:
-    """Columns centred and multiplied by sqrt(1 / population variance), as MDAV weighs them."""
-    return (x - x.mean(axis=0)) * np.sqrt(sdc_weights(x))
-
-
 def prepared(records: Records, k: object, t: object, attribute: object, distance: str,
-             order: Sequence[object] | None, where: str) -> tuple[np.ndarray, ClusterEMD, float]:
-    """The checked inputs of an algorithm: the quasi-identifiers, the EMD of the attribute, t."""
-    if records.nominal:
-        raise SpecError(f"{where} needs numeric or ordinal quasi-identifiers; nominal ones "
-                        f"({', '.join(sorted(records.nominal))}) are not supported", path=f"{where}.x")
-    if len(records.x.shape) != 2 or not records.x.shape[1]:
-        raise SpecError(f"{where} needs at least one numeric or ordinal quasi-identifier",
-                        path=f"{where}.x")
+             order: Sequence[object] | None, where: str) -> tuple[Space, ClusterEMD, float]:
+    """The checked inputs of an algorithm: the quasi-identifier space, the attribute's EMD, t."""
     if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1:
         raise SpecError(f"t must be a number in (0, 1], got {t!r}", path="transformation.t")
-    t = float(t)
-    x = as_matrix(records.x, k, where)
+    if not records.nominal and (len(records.x.shape) != 2 or not records.x.shape[1]):
+        raise SpecError(f"{where} needs at least one quasi-identifier", path=f"{where}.x")
+    space = qi_space(records, k, where)
     ranks, r = confidential_ranks(records, attribute, distance, order)
-    return x, ClusterEMD(ranks, r, distance), t
+    return space, ClusterEMD(ranks, r, distance), float(t)
 
 
 def labels_of(groups: list[np.ndarray], n: int) -> np.ndarray:
@@ -91,52 +83,69 @@ def labels_of(groups: list[np.ndarray], n: int) -> np.ndarray:
     return labels
 
 
-def merge_until_close(z: np.ndarray, groups: list[np.ndarray], emd: ClusterEMD,
-                      t: float) -> list[np.ndarray]:
-    """Algorithm 4's loop: merge the farthest-from-t-close cluster with its QI-nearest cluster.
-
-    The cluster with the greatest EMD (first in list order on ties) merges with the cluster whose
-    centroid is nearest to its centroid; the merged cluster takes the first one's place. Stops when
-    no cluster's EMD exceeds ``t``.
-    """
-    groups = [np.asarray(g, dtype=np.int64) for g in groups]
-    g = len(groups)
-    num = np.array([emd.numerator(c) for c in groups], dtype=np.float64)
-    den = np.array([emd.denominator(len(c)) for c in groups], dtype=np.float64)
-    exact_over = np.array([emd.exceeds(c, t) for c in groups])
-    centroid = np.array([z[c].mean(axis=0) for c in groups]) if g else np.zeros((0, z.shape[1]))
-    size = np.array([len(c) for c in groups], dtype=np.float64)
-    alive = np.ones(g, dtype=bool)
-    while exact_over.any():
-        value = np.where(exact_over, num / den, -1.0)
-        a = int(np.argmax(value))
-        d = _squared(centroid, centroid[a])
+def _closest_group(space: Space, a: int, centroids: list[Any], labels: np.ndarray,
+                   alive: np.ndarray) -> int | None:
+    """The group nearest to group ``a``: by centroid distance (numeric quasi-identifiers), else the
+    group holding the row nearest to ``a``'s centroid (a nominal centroid may be a concept that no
+    row holds, so centroids are compared with rows)."""
+    if isinstance(space, NumericSpace):
+        d = space.centroid_distances(centroids[a], centroids)
         d[~alive] = np.inf
         d[a] = np.inf
         b = int(np.argmin(d))
-        if not np.isfinite(d[b]):
-            break  # one cluster holds every row: EMD 0, cannot happen with exact_over set
+        return b if np.isfinite(d[b]) else None
+    outside = np.flatnonzero(labels != a)
+    if not len(outside):
+        return None
+    return int(labels[outside[np.argmin(space.squared(centroids[a], outside))]])
+
+
+def merge_until_close(space: Space, groups: list[np.ndarray], emd: ClusterEMD,
+                      t: float) -> list[np.ndarray]:
+    """Algorithm 4's loop: merge the farthest-from-t-close cluster with its QI-nearest cluster.
+
+    The cluster with the greatest EMD (first in list order on ties) merges with the nearest cluster
+    (:func:`_closest_group`); the merged cluster takes the first one's place. Stops when no cluster's
+    EMD exceeds ``t``.
+    """
+    groups = [np.asarray(g, dtype=np.int64) for g in groups]
+    labels = labels_of(groups, space.n)
+    num = np.array([emd.numerator(c) for c in groups], dtype=np.float64)
+    den = np.array([emd.denominator(len(c)) for c in groups], dtype=np.float64)
+    over = np.array([emd.exceeds(c, t) for c in groups], dtype=bool)
+    if not over.any():
+        return groups
+    centroids = [space.centroid(c) for c in groups]
+    alive = np.ones(len(groups), dtype=bool)
+    while over.any():
+        a = int(np.argmax(np.where(over, num / den, -1.0)))
+        b = _closest_group(space, a, centroids, labels, alive)
+        if b is None:
+            break  # one cluster holds every row: its EMD is 0, so this cannot happen
         rows = np.concatenate([groups[a], groups[b]])
         groups[a], groups[b] = rows, np.empty(0, dtype=np.int64)
-        centroid[a] = (centroid[a] * size[a] + centroid[b] * size[b]) / (size[a] + size[b])
-        size[a] += size[b]
-        alive[b], exact_over[b] = False, False
+        labels[rows] = a
+        centroids[a] = space.centroid(rows)
+        alive[b], over[b] = False, False
         num[a], den[a] = emd.numerator(rows), emd.denominator(len(rows))
-        exact_over[a] = num[a] > t * den[a]
+        over[a] = num[a] > t * den[a]
     return [c for c, keep in zip(groups, alive) if keep]
 
 
-def kanonymity_first_groups(z: np.ndarray, k: int, emd: ClusterEMD, t: float) -> list[np.ndarray]:
+def _farthest(space: Space, point: Any, rows: np.ndarray) -> int:
+    return int(rows[np.argmax(space.squared(point, rows))])
+
+
+def kanonymity_first_groups(space: Space, k: int, emd: ClusterEMD, t: float) -> list[np.ndarray]:
     """Algorithm 5 (k-anonymity-first, t-closeness-aware microaggregation) without the final merge."""
-    n = len(z)
-    alive = np.ones(n, dtype=bool)
+    alive = np.ones(space.n, dtype=bool)
     groups: list[np.ndarray] = []
 
     def generate(x: int) -> np.ndarray:
         idx = np.flatnonzero(alive)
         if len(idx) < 2 * k:
             return idx
-        d = _squared(z[idx], z[x])
+        d = space.squared(space.point(x), idx)
         d[idx == x] = -1.0  # x is in its own cluster even among exact copies
         ordered = idx[np.argsort(d, kind="stable")]
         cluster, pool = ordered[:k].copy(), ordered[k:]
@@ -156,18 +165,16 @@ def kanonymity_first_groups(z: np.ndarray, k: int, emd: ClusterEMD, t: float) ->
             pos += a + 1
         return cluster
 
-    while alive.any():
-        idx = np.flatnonzero(alive)
-        x0 = int(idx[np.argmax(_squared(z[idx], z[idx].mean(axis=0)))])
-        cluster = generate(x0)
+    def add(cluster: np.ndarray) -> None:
         alive[cluster] = False
         groups.append(cluster)
+
+    while alive.any():
+        idx = np.flatnonzero(alive)
+        x0 = _farthest(space, space.centroid(idx), idx)
+        add(generate(x0))
         if alive.any():
-            idx = np.flatnonzero(alive)
-            x1 = int(idx[np.argmax(_squared(z[idx], z[x0]))])
-            cluster = generate(x1)
-            alive[cluster] = False
-            groups.append(cluster)
+            add(generate(_farthest(space, space.point(x0), np.flatnonzero(alive))))
     return groups
 
 
@@ -209,29 +216,29 @@ def subset_sizes(n: int, k: int) -> list[int]:
     return sizes
 
 
-def closeness_first_groups(z: np.ndarray, ranks: np.ndarray, k: int, t: float) -> list[np.ndarray]:
+def closeness_first_groups(space: Space, ranks: np.ndarray, k: int, t: float) -> list[np.ndarray]:
     """Algorithm 6 (t-closeness-first microaggregation), clusters in formation order."""
-    n = len(z)
+    n = space.n
     size = closeness_k(n, k, t)
-    by_value = np.argsort(ranks, kind="stable")
     sizes = subset_sizes(n, size)
     bounds = np.cumsum([0, *sizes])
     extra = [s - n // size for s in sizes]  # the listing's |S_i| > |S_1|, also right when k = 2
+    by_value = np.argsort(ranks, kind="stable")
     subsets = [by_value[bounds[i]:bounds[i + 1]] for i in range(size)]
     left = [np.ones(len(s), dtype=bool) for s in subsets]
     alive = np.ones(n, dtype=bool)
     groups: list[np.ndarray] = []
 
-    def take(i: int, centre: np.ndarray) -> int:
+    def take(i: int, centre: Any) -> int:
         members = np.flatnonzero(left[i])
-        j = int(members[np.argmin(_squared(z[subsets[i][members]], centre))])
+        j = int(members[np.argmin(space.squared(centre, subsets[i][members]))])
         left[i][j] = False
         row = int(subsets[i][j])
         alive[row] = False
         return row
 
     def build(x: int) -> np.ndarray:
-        centre = z[x].copy()
+        centre = space.point(x)
         cluster: list[int] = []
         for i in range(size):
             cluster.append(take(i, centre))
@@ -242,16 +249,22 @@ def closeness_first_groups(z: np.ndarray, ranks: np.ndarray, k: int, t: float) -
 
     while alive.any():
         idx = np.flatnonzero(alive)
-        x0 = int(idx[np.argmax(_squared(z[idx], z[idx].mean(axis=0)))])
+        x0 = _farthest(space, space.centroid(idx), idx)
         groups.append(build(x0))
         if alive.any():
-            idx = np.flatnonzero(alive)
-            x1 = int(idx[np.argmax(_squared(z[idx], z[x0]))])
-            groups.append(build(x1))
+            groups.append(build(_farthest(space, space.point(x0), np.flatnonzero(alive))))
     return groups
 
 
-@register("tcloseness_merge", sensitive=True)
+def _microaggregation(records: Records, space: Space, k: int) -> list[np.ndarray]:
+    """MDAV groups: sdcMicro's on numeric quasi-identifiers, eq. 9.7 MDAV on mixed ones."""
+    if isinstance(space, NumericSpace):
+        return mdav_groups(space.x, k)
+    labels = mdav_mixed(records, k)
+    return [np.flatnonzero(labels == g) for g in range(int(labels.max()) + 1)]
+
+
+@register("tcloseness_merge", nominal=True, sensitive=True)
 def tcloseness_merge(records: Records, k: int, *, t: float, attribute: str | None = None,
                      distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
     """Algorithm 4: MDAV (sdcMicro's) on the quasi-identifiers, then merging until t-close.
@@ -264,12 +277,12 @@ def tcloseness_merge(records: Records, k: int, *, t: float, attribute: str | Non
     Raises:
         SpecError: ``t`` outside (0, 1], ``k`` not in 1..n, the attribute missing, or bad data.
     """
-    x, emd, t = prepared(records, k, t, attribute, distance, order, "tcloseness_merge")
-    groups = merge_until_close(scaled(x), mdav_groups(x, k), emd, t)
-    return labels_of(groups, len(x))
+    space, emd, t = prepared(records, k, t, attribute, distance, order, "tcloseness_merge")
+    groups = merge_until_close(space, _microaggregation(records, space, k), emd, t)
+    return labels_of(groups, space.n)
 
 
-@register("tcloseness_kfirst", sensitive=True)
+@register("tcloseness_kfirst", nominal=True, sensitive=True)
 def tcloseness_kfirst(records: Records, k: int, *, t: float, attribute: str | None = None,
                       distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
     """Algorithm 5 (k-anonymity-first) as the microaggregation of Algorithm 4.
@@ -283,13 +296,12 @@ def tcloseness_kfirst(records: Records, k: int, *, t: float, attribute: str | No
     Raises:
         SpecError: ``t`` outside (0, 1], ``k`` not in 1..n, the attribute missing, or bad data.
     """
-    x, emd, t = prepared(records, k, t, attribute, distance, order, "tcloseness_kfirst")
-    z = scaled(x)
-    groups = merge_until_close(z, kanonymity_first_groups(z, k, emd, t), emd, t)
-    return labels_of(groups, len(x))
+    space, emd, t = prepared(records, k, t, attribute, distance, order, "tcloseness_kfirst")
+    groups = merge_until_close(space, kanonymity_first_groups(space, k, emd, t), emd, t)
+    return labels_of(groups, space.n)
 
 
-@register("tcloseness_tfirst", sensitive=True)
+@register("tcloseness_tfirst", nominal=True, sensitive=True)
 def tcloseness_tfirst(records: Records, k: int, *, t: float, attribute: str | None = None,
                       distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
     """Algorithm 6 (t-closeness-first), with clusters beyond ``t`` merged as in Algorithm 4.
@@ -304,7 +316,6 @@ def tcloseness_tfirst(records: Records, k: int, *, t: float, attribute: str | No
     Raises:
         SpecError: ``t`` outside (0, 1], ``k`` not in 1..n, the attribute missing, or bad data.
     """
-    x, emd, t = prepared(records, k, t, attribute, distance, order, "tcloseness_tfirst")
-    z = scaled(x)
-    groups = merge_until_close(z, closeness_first_groups(z, emd.ranks, k, t), emd, t)
-    return labels_of(groups, len(x))
+    space, emd, t = prepared(records, k, t, attribute, distance, order, "tcloseness_tfirst")
+    groups = merge_until_close(space, closeness_first_groups(space, emd.ranks, k, t), emd, t)
+    return labels_of(groups, space.n)

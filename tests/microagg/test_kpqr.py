@@ -17,7 +17,7 @@ from sqlanon.errors import SpecError
 from sqlanon.microagg.kpqr import kpqr
 from sqlanon.microagg.mdav import mdav
 from sqlanon.microagg.registry import NominalColumn, Records, get_algorithm, traits
-from sqlanon.microagg.tcloseness import scaled
+from sqlanon.microagg.qi_space import scaled
 from sqlanon.models.numeric_sensitive import KPQRAnonymity
 from tests.microagg.checked import check_masked
 

@@ -19,12 +19,12 @@ from sqlanon.errors import SpecError
 from sqlanon.microagg.emd import ClusterEMD, confidential_ranks
 from sqlanon.microagg.mdav import mdav as mdav_labels
 from sqlanon.microagg.mdav import mdav_groups
+from sqlanon.microagg.qi_space import NumericSpace, scaled
 from sqlanon.microagg.registry import NominalColumn, Records, get_algorithm, traits
 from sqlanon.microagg.tcloseness import (
     closeness_first_groups,
     closeness_k,
     kanonymity_first_groups,
-    scaled,
     size_for_t,
     subset_sizes,
     tcloseness_kfirst,
@@ -34,7 +34,7 @@ from sqlanon.microagg.tcloseness import (
 from sqlanon.models.k_anonymity import KAnonymity
 from sqlanon.models.t_closeness import TCloseness
 from tests.conftest import ADULT
-from tests.microagg.checked import check_masked
+from tests.microagg.checked import check_groups, check_masked
 
 ALGORITHMS = {"merge": tcloseness_merge, "kfirst": tcloseness_kfirst, "tfirst": tcloseness_tfirst}
 T_GRID = (0.05, 0.1, 0.2, 0.3)
@@ -137,7 +137,7 @@ def test_tfirst_on_distinct_values_meets_proposition_7_2_without_merging():
     values = rng.permutation(n).astype(float)
     t = (n - k) / (2 * (n - 1) * k)  # (7.3) gives exactly k for this t
     assert closeness_k(n, 2, t) == k
-    groups = closeness_first_groups(scaled(x), values.astype(np.int64), 2, t)
+    groups = closeness_first_groups(NumericSpace(x), values.astype(np.int64), 2, t)
     emd = ClusterEMD(values.astype(np.int64), n)
     assert sorted({len(g) for g in groups}) == [k]
     assert max(emd.emd(g) for g in groups) <= t + 1e-12
@@ -151,7 +151,7 @@ def test_tfirst_cluster_sizes_with_a_remainder():
     n = 103
     x = rng.normal(size=(n, 2))
     values = rng.permutation(n)
-    groups = closeness_first_groups(scaled(x), values, 5, 1.0)
+    groups = closeness_first_groups(NumericSpace(x), values, 5, 1.0)
     sizes = sorted(len(g) for g in groups)
     assert sum(sizes) == n and sizes.count(6) == n % 5 and set(sizes) == {5, 6}
 
@@ -199,7 +199,7 @@ def test_adult_occupation_equal_distance(duck, adult_rows, name, t):
 @pytest.fixture(scope="module")
 def numeric_rows():
     rng = np.random.default_rng(42)
-    n = 1500
+    n = 1000
     x = rng.normal(size=(n, 3)) * [1.0, 10.0, 100.0]
     income = np.round(np.exp(8 + 0.5 * x[:, 0] + 0.3 * rng.normal(size=n)), -1)
     return Records(x=x, names=("a", "b", "c"), sensitive={"income": income}), income
@@ -248,7 +248,7 @@ def test_kfirst_clusters_before_merging_have_k_rows():
     x = rng.normal(size=(n, 2))
     values = rng.integers(0, 30, n)
     _, ranks = np.unique(values, return_inverse=True)
-    groups = kanonymity_first_groups(scaled(x), k, ClusterEMD(ranks, ranks.max() + 1), 0.15)
+    groups = kanonymity_first_groups(NumericSpace(x), k, ClusterEMD(ranks, ranks.max() + 1), 0.15)
     sizes = [len(g) for g in groups]
     assert sum(sizes) == n and all(s == k for s in sizes[:-1]) and k <= sizes[-1] < 2 * k
     assert sorted(np.concatenate(groups).tolist()) == list(range(n))
@@ -261,8 +261,8 @@ def test_kfirst_swaps_lower_the_emd_against_plain_mdav_like_clusters():
     values = np.round(x[:, 0] * 4).astype(int)  # the attribute follows the first QI
     _, ranks = np.unique(values, return_inverse=True)
     emd = ClusterEMD(ranks, ranks.max() + 1)
-    strict = kanonymity_first_groups(scaled(x), k, emd, 0.0)
-    loose = kanonymity_first_groups(scaled(x), k, emd, 1.0)
+    strict = kanonymity_first_groups(NumericSpace(x), k, emd, 0.0)
+    loose = kanonymity_first_groups(NumericSpace(x), k, emd, 1.0)
     assert np.mean([emd.emd(g) for g in strict]) < np.mean([emd.emd(g) for g in loose])
 
 
@@ -361,16 +361,60 @@ def test_text_attribute_needs_an_order_for_the_ordered_distance():
     assert np.bincount(labels).min() >= 2
 
 
-def test_nominal_quasi_identifiers_and_missing_values_are_refused():
+def test_missing_quasi_identifier_values_are_refused():
     r = _records(4)
-    nominal = {"city": NominalColumn(np.zeros(4, dtype=np.int64), ("x",))}
-    with pytest.raises(SpecError, match="nominal ones \\(city\\) are not supported"):
-        tcloseness_merge(Records(x=r.x, names=r.names, nominal=nominal, sensitive=r.sensitive), 2,
-                         t=0.5, attribute="s")
     x = r.x.copy()
     x[2, 1] = np.nan
     with pytest.raises(SpecError, match="column 1 has a NaN value"):
         tcloseness_kfirst(Records(x=x, names=r.names, sensitive=r.sensitive), 2, t=0.5, attribute="s")
+    with pytest.raises(SpecError, match="needs at least one quasi-identifier"):
+        tcloseness_tfirst(Records(x=np.empty((4, 0)), names=(), sensitive=r.sensitive), 2, t=0.5)
+
+
+@pytest.fixture(scope="module")
+def adult_mixed():
+    from sqlanon.hierarchy import read_arx_csv
+
+    path = ADULT / "adult.csv"
+    if not path.exists():
+        pytest.skip(f"real data not available at {path}")
+    frame = pd.read_csv(path, sep=";", dtype=str).head(1000)
+    x = np.c_[frame["age"].astype(float), [EDUCATION.index(e) + 1 for e in frame["education"]]]
+    nominal = {}
+    for q in ("sex", "race", "marital-status", "workclass"):
+        values = tuple(sorted(frame[q].unique()))
+        codes = np.array([values.index(v) for v in frame[q]])
+        nominal[q] = NominalColumn(codes, values, read_arx_csv(ADULT / f"adult_hierarchy_{q}.csv"))
+    order = tuple(sorted(frame["occupation"].unique()))
+    codes = np.array([order.index(v) for v in frame["occupation"]])
+    records = Records(x=x, names=("age", "education"), nominal=nominal,
+                      sensitive={"occupation": NominalColumn(codes, order)})
+    return records, list(frame["occupation"]), order
+
+
+@pytest.mark.parametrize("t", (0.1, 0.2))
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_adult_with_nominal_quasi_identifiers_is_t_close(duck, adult_mixed, name, t):
+    """Nominal QIs with their hierarchies (eq. 9.7 distance): groups checked t-close in SQL."""
+    records, occupation, order = adult_mixed
+    labels = ALGORITHMS[name](records, 5, t=t, order=order)
+    node = check_groups(duck, labels, "occupation", occupation,
+                        [TCloseness("occupation", t, "ordered"), KAnonymity(5)], order=order)
+    assert node.anonymous, node.models
+    assert node.classes == labels.max() + 1
+
+
+def test_nominal_quasi_identifiers_shape_the_groups(adult_mixed):
+    """The nominal attributes count: dropping them changes the partition."""
+    records, _, order = adult_mixed
+    with_nominal = tcloseness_tfirst(records, 5, t=0.2, order=order)
+    numeric_only = tcloseness_tfirst(Records(x=records.x, names=records.names,
+                                             sensitive=records.sensitive), 5, t=0.2, order=order)
+    assert not (with_nominal == numeric_only).all()
+    sex = records.nominal["sex"].codes
+    mixed_pure = np.mean([len(set(sex[labels_rows])) == 1 for labels_rows in groups_of(with_nominal)])
+    numeric_pure = np.mean([len(set(sex[rows])) == 1 for rows in groups_of(numeric_only)])
+    assert mixed_pure > numeric_pure
 
 
 def test_null_confidential_values_rank_last_as_in_the_checker(duck):
