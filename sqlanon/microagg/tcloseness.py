@@ -7,7 +7,8 @@ enhanced utility preservation. IEEE TKDE 27(11), 2015):
 
 * ``tcloseness_merge`` (Algorithm 4): MDAV on the quasi-identifiers, then, while some cluster is
   farther than ``t`` from the table, the cluster with the greatest EMD is merged with the cluster
-  whose centroid is nearest to its own. Always t-close (merging never increases the worst EMD,
+  nearest to it (centroid distance; with nominal quasi-identifiers, the cluster holding the row
+  nearest to its centroid). Always t-close (merging never increases the worst EMD,
   Lemma 6.4; one cluster holding everything has EMD 0).
 * ``tcloseness_kfirst`` (Algorithm 5, k-anonymity-first): MDAV-like clusters of ``k`` nearest rows,
   each refined by swaps (the next nearest unclustered row ``y`` replaces the member ``y'`` that makes
@@ -29,7 +30,9 @@ Proposition 7.2 bounds the EMD of a t-closeness-first cluster for distinct value
 with ties in the confidential attribute (few distinct values, such as an occupation) or extra rows the
 bound is an approximation (the book says so for k ∤ n). The EMD of each cluster is therefore checked
 with the checker's exact definition, and any cluster beyond ``t`` is merged as in Algorithm 4, so every
-algorithm here returns a t-close partition.
+algorithm here returns a t-close partition. (On the first 10,000 rows of Adult, occupation or
+education confidential, 2-3 % of the t-closeness-first clusters exceed t = 0.05 or 0.1 before that
+merge, none at t >= 0.2.)
 
 Options of every algorithm: ``t`` in (0, 1]; ``attribute``, the confidential attribute (a key of
 ``Records.sensitive``; by default the only one there); ``distance``, ``ordered`` (default; numeric
@@ -267,7 +270,9 @@ def _microaggregation(records: Records, space: Space, k: int) -> list[np.ndarray
 @register("tcloseness_merge", nominal=True, sensitive=True)
 def tcloseness_merge(records: Records, k: int, *, t: float, attribute: str | None = None,
                      distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
-    """Algorithm 4: MDAV (sdcMicro's) on the quasi-identifiers, then merging until t-close.
+    """Algorithm 4: MDAV on the quasi-identifiers, then merging until t-close.
+
+    The MDAV is sdcMicro's on numeric quasi-identifiers, the eq. 9.7 one with nominal ones.
 
     Database Anonymization (2016), section 7.1, Algorithm 4.
 
