@@ -31,7 +31,7 @@ with ties in the confidential attribute (few distinct values, such as an occupat
 bound is an approximation (the book says so for k ∤ n). The EMD of each cluster is therefore checked
 with the checker's exact definition, and any cluster beyond ``t`` is merged as in Algorithm 4, so every
 algorithm here returns a t-close partition. (On the first 10,000 rows of Adult, occupation or
-education confidential, 2-3 % of the t-closeness-first clusters exceed t = 0.05 or 0.1 before that
+education confidential, 2-6 % of the t-closeness-first clusters exceed t = 0.05 or 0.1 before that
 merge, none at t >= 0.2.)
 
 Options of every algorithm: ``t`` in (0, 1]; ``attribute``, the confidential attribute (a key of
