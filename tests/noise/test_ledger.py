@@ -195,7 +195,9 @@ SPENDER = textwrap.dedent("""
     for _ in range(tries):
         e = engine or open_database(target, timeout=120)
         try:
-            PrivacyLedger(e).spend("shared", eps, description="concurrent")
+            ledger = PrivacyLedger(e)
+            ledger.set_budget("shared", 1)  # every process sets the same budget; the first one wins
+            ledger.spend("shared", eps, description="concurrent")
             ok += 1
         except PrivacyBudgetError:
             refused += 1
@@ -233,8 +235,6 @@ def _check_ledger(engine, budget: Decimal, results: list[tuple[int, int]], eps: 
 
 def test_processes_spending_on_one_duckdb_file_never_overspend(tmp_path):
     path = str(tmp_path / "shared.duckdb")
-    with DuckDBEngine(path) as engine:
-        PrivacyLedger(engine).set_budget("shared", 1)
     results = _spend_from_processes(path, processes=3, tries=6, eps="0.07")
     with DuckDBEngine(path) as engine:
         _check_ledger(engine, Decimal(1), results, Decimal("0.07"))
@@ -242,7 +242,7 @@ def test_processes_spending_on_one_duckdb_file_never_overspend(tmp_path):
 
 @pytest.mark.postgres
 def test_processes_spending_on_postgres_never_overspend(pg, pg_dsn):  # noqa: F811
-    PrivacyLedger(pg).set_budget("shared", 1)
+    # The ledger tables do not exist yet: the processes also race to create them.
     results = _spend_from_processes(pg_dsn, processes=4, tries=12, eps="0.03")
     _check_ledger(pg, Decimal(1), results, Decimal("0.03"))
 
