@@ -28,7 +28,7 @@ group's centroid is the value of its lower median rank. NULL has no rank and is 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -230,7 +230,8 @@ def _group_count(labels: np.ndarray, groups: int | None) -> int:
     return int(labels.max()) + 1 if groups is None else int(groups)
 
 
-def _group_counts(column: NominalColumn, labels: np.ndarray, groups: int):
+def _group_counts(column: NominalColumn, labels: np.ndarray, groups: int
+                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Per group: its distinct value codes and their counts (every group must have a row)."""
     labels = np.asarray(labels, dtype=np.int64)
     codes = np.asarray(column.codes, dtype=np.int64)

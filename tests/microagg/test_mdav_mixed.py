@@ -48,7 +48,7 @@ def _sizes_ok(labels: np.ndarray, k: int) -> None:
 
 @st.composite
 def mixed_data(draw):
-    n = draw(st.integers(1, 28))
+    n = draw(st.integers(1, 40))
     k = draw(st.integers(1, min(5, n)))
     numeric = [draw(st.lists(st.integers(-5, 9), min_size=n, max_size=n))
                for _ in range(draw(st.integers(0, 2)))]
@@ -149,7 +149,7 @@ def _adult_records(frame: pd.DataFrame) -> Records:
 
 
 def test_adult_prefix_equals_the_transcription(adult):
-    frame = adult.iloc[:120]
+    frame = adult.iloc[:400]
     labels = mdav_mixed(_adult_records(frame), 4)
     plain = [(frame[a].tolist(), [r.split(";") for r in
                                   (ADULT / f"adult_hierarchy_{a}.csv").read_text().splitlines()])
