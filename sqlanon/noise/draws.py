@@ -166,7 +166,7 @@ def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.nda
             columns[a] = pa.array(new[:, j], mask=np.isnan(new[:, j]), type=pa.float64())
     else:
         for a in attrs:
-            values = list(data[a])
+            values = _objects(data[a])
             if kind == "pram":
                 cats, rows = p["matrix"][a]
                 matrix = check_matrix(rows, len(cats))
@@ -215,6 +215,14 @@ def sampling(fraction: float, n: int, rng: np.random.Generator) -> Draw:
         return {noise_column(0): keep[start:start + size]}
 
     return Draw(pa.schema([(noise_column(0), pa.bool_())]), batches, {})
+
+
+def _objects(values: np.ndarray) -> list[Any]:
+    """Python values with NULL as None (DuckDB returns NULLs masked)."""
+    if isinstance(values, np.ma.MaskedArray):
+        return [None if missing else v for v, missing in
+                zip(values.data.tolist(), np.ma.getmaskarray(values).tolist())]
+    return values.tolist()
 
 
 def _floats(values: np.ndarray, attribute: str) -> np.ndarray:

@@ -60,12 +60,19 @@ def numeric_quality(engine: Engine, pairs: exp.Select, columns: Sequence[str], r
                 exp.EQ(this=exp.Mod(this=col(number), expression=lit(step)), expression=lit(0)))
         data = engine.fetch_numpy(sample)
         m = len(columns)
-        o = np.column_stack([np.asarray(data[original_column(i)], dtype=np.float64) for i in range(m)])
-        r = np.column_stack([np.asarray(data[released_column(i)], dtype=np.float64) for i in range(m)])
+        o = np.column_stack([_floats(data[original_column(i)]) for i in range(m)])
+        r = np.column_stack([_floats(data[released_column(i)]) for i in range(m)])
         complete = np.isfinite(o).all(axis=1) & np.isfinite(r).all(axis=1)
         out["record_linkage"] = record_linkage(o[complete], r[complete])
         out["record_linkage_rows"] = int(complete.sum())
     return out
+
+
+def _floats(values: np.ndarray) -> np.ndarray:
+    """A float column with NULL as NaN (DuckDB returns NULLs masked, PostgreSQL as None)."""
+    if isinstance(values, np.ma.MaskedArray):
+        return np.ma.filled(values.astype(np.float64), np.nan)
+    return np.array([np.nan if v is None else v for v in values.tolist()], dtype=np.float64)
 
 
 def categorical_quality(attribute: dict[str, Any], mechanism: str) -> dict[str, Any]:

@@ -266,3 +266,34 @@ def test_command_line_apply(tmp_path):
     assert report["outputs"]["rows"] == 500 and "sse" in report["metrics"]
     again = sqlanon()
     assert again.returncode != 0 and "already exists" in again.stderr
+
+
+def test_nulls_stay_null_and_are_left_out_of_the_metrics(engine):
+    engine.con.execute(f'UPDATE "{TABLE.replace(chr(34), chr(34) * 2)}" SET spend = NULL WHERE id % 10 = 0')
+    for mechanism, extra in (("correlated", {}), ("rank_swap", {"p": 5}),
+                             ("laplace", {"epsilon": 1, "sensitivity": 1,
+                                          "bounds": {INCOME: [0, 7000], "spend": [0, 7000]}})):
+        report = run(engine, {"mechanism": mechanism, "attributes": [INCOME, "spend"], **extra},
+                     {"mode": "table", "name": "out", "replace": True})
+        out = table(engine, "out")
+        assert (out["spend"].isna() == (out["id"] % 10 == 0)).all(), mechanism
+        assert report.metrics["record_linkage_rows"] == N - N // 10
+
+
+def test_an_empty_table(engine):
+    engine.con.execute("CREATE TABLE nothing AS SELECT 1.5 AS x FROM range(0)")
+    s = spec_from_dict({"source": {"table": "nothing"}, "attributes": {"x": {"role": "sensitive"}},
+                        "transformation": {"method": "noise", "mechanism": "laplace", "attributes": ["x"],
+                                           "epsilon": 1, "sensitivity": 1, "bounds": {"x": [0, 2]}},
+                        "output": {"mode": "table", "name": "still_nothing"}})
+    report = api.apply(s, engine=engine)
+    assert report.rows == 0 and report.outputs["rows"] == 0 and report.metrics == {}
+
+
+def test_categorical_nulls_stay_null(engine):
+    engine.con.execute(f'UPDATE "{TABLE.replace(chr(34), chr(34) * 2)}" SET cat = NULL WHERE id % 5 = 0')
+    report = run(engine, {"mechanism": "randomized_response", "attributes": ["cat"], "epsilon": 1.0,
+                          "categories": {"cat": ["a", "b", "c", "O'Brien;"]}})
+    out = table(engine, "out")
+    assert (out["cat"].isna() == (out["id"] % 5 == 0)).all()
+    assert sum(report.metrics["cat"]["frequencies_original"].values()) == N - N // 5
