@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from sqlanon.errors import HierarchyError, SpecError
+from sqlanon.errors import EngineError, HierarchyError, SpecError
 from sqlanon.hierarchy.base import Hierarchy, HierarchyTable
 from sqlanon.microagg.registry import CENTROIDS, NominalColumn
 from sqlanon.microagg.semantic import Taxonomy
@@ -61,7 +61,13 @@ class NominalSpace:
             self.point_of_code = np.arange(n_values, dtype=np.int64)
             self.width = 1.0
             return
-        table, keys = _leaf_table(column.hierarchy, column.values)
+        try:
+            table, keys = _leaf_table(column.hierarchy, column.values)
+        except EngineError as e:
+            raise HierarchyError(
+                f"attribute {name!r}: its hierarchy ({column.hierarchy.describe()}) cannot be "
+                f"evaluated over its values ({str(e.__cause__ or e).splitlines()[0]})",
+                path=f"attributes.{name}.hierarchy" if name else "") from e
         self.taxonomy = Taxonomy(table, null_leaf=getattr(column.hierarchy, "null_leaf", None))
         missing = [v for v, key in zip(column.values, keys)
                    if key not in self.taxonomy.leaf and not (key is None and v is None)]

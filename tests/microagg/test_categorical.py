@@ -227,6 +227,14 @@ def test_a_value_missing_from_the_hierarchy_is_named():
         nominal_centroid(_column(["a", "b"], h), np.array([], dtype=np.int64))
 
 
+def test_a_builder_hierarchy_that_cannot_take_the_values_is_named():
+    from sqlanon.hierarchy import IntervalHierarchy
+
+    col = _column(["abc", "x"], IntervalHierarchy(widths=(10, 20)))
+    with pytest.raises(HierarchyError, match=r"attributes\.age\.hierarchy: attribute 'age'.*intervals"):
+        NominalSpace(col, "age")
+
+
 def test_unicode_and_quotes_in_labels():
     rows = [["café \"x\"", "l'été", "*"], ["naïve", "l'été", "*"], ["日本", "アジア", "*"]]
     col = _column(["café \"x\"", "naïve", "日本", "naïve"], TableHierarchy(rows))
