@@ -119,7 +119,13 @@ class Count(Aggregate):
 
 @dataclass(frozen=True)
 class Sum(Aggregate):
-    """The sum of a numeric column clamped to public bounds (Δ = max(|lower|, |upper|))."""
+    """The sum of a numeric column clamped to public bounds (Δ = max(|lower|, |upper|)).
+
+    >>> from sqlanon.compile.render import render
+    >>> print(render(Sum("x", -1, 5).query("t"), "postgres"))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT CAST(COALESCE(SUM(CASE WHEN NOT "x" IS NULL THEN LEAST(GREATEST(CAST("x" AS
+    DOUBLE PRECISION), -1.0), 5.0) END), 0.0) AS DOUBLE PRECISION) AS "__sa_s" FROM "t"
+    """
 
     column: str
     lower: float

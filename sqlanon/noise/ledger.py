@@ -97,6 +97,9 @@ def amount(value: object, what: str, *, rounding: str = ROUND_CEILING) -> Decima
 
     Floats are taken by their shortest decimal form (``0.1`` is 0.1, not 0.1000000000000000055...).
 
+    >>> amount(0.1, "epsilon"), amount(Fraction(1, 3), "epsilon")
+    (Decimal('0.100000000000000000'), Decimal('0.333333333333333334'))
+
     Raises:
         PrivacyBudgetError: not a finite number >= 0 (the message names ``what``).
     """
