@@ -35,6 +35,7 @@ from sqlanon.compile.sql import count_star, internal
 from sqlanon.dataset import Dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import InternalError, SpecError, UnsupportedError, did_you_mean
+from sqlanon.metrics.numeric import is_numeric_type
 from sqlanon.microagg import blocking, masking, rows
 from sqlanon.microagg.progress import ProgressLine
 from sqlanon.microagg.projection import projection_axis, projection_query
@@ -118,10 +119,10 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, temporar
     in_sql = settings.in_sql
     pulled_traits = None if in_sql else traits(settings.algorithm)
     if in_sql:
-        for i, a in enumerate(attributes):
-            if kinds[a] != rows.NUMERIC:
-                raise SpecError(f"{a!r} is not numeric (type {types[a]}); {settings.algorithm} averages "
-                                "numbers (declare `type: integer` or `decimal` if it holds numbers)",
+        for a in attributes:
+            if not is_numeric_type(types[a]):
+                raise SpecError(f"{a!r} is not numeric (type {types[a]}); {settings.algorithm} orders and "
+                                "averages numbers in SQL (cast the column to a number first)",
                                 path=_attribute_paths(spec, attributes)[a])
     else:
         rows.check_kinds(spec, attributes, kinds, nominal_ok=bool(pulled_traits and pulled_traits.nominal),

@@ -398,8 +398,17 @@ def test_text_attribute_is_refused_by_sql_methods(engine):
     df["a"] = df["a"].astype(str)
     load(engine, df)
     with pytest.raises(SpecError, match=r"attributes\.a: 'a' is not numeric \(type VARCHAR\); "
-                                        r"individual_ranking averages numbers"):
+                                        r"individual_ranking orders and averages numbers in SQL"):
         api.apply(spec_for("individual_ranking"), engine=engine)
+
+
+def test_numbers_stored_as_text_declared_decimal_are_microaggregated_by_mdav(engine):
+    df = frame(30)
+    load(engine, df.assign(a=df["a"].map(repr)))
+    d = _spec_dict("mdav", "table", "out")
+    d["attributes"]["a"] = {"role": "quasi_identifier", "type": "decimal"}
+    api.apply(spec_from_dict(d), engine=engine)
+    np.testing.assert_allclose(read(engine, "out")[ATTRS].to_numpy(), expected("mdav", df), rtol=1e-12)
 
 
 def test_existing_output_and_group_table_are_not_overwritten(engine):
