@@ -305,3 +305,17 @@ def test_cli_end_to_end(tmp_path):
     assert json.loads(mean.stdout)["budget"]["remaining"]["epsilon"] == 0
     with DuckDBEngine(str(db)) as engine:
         assert len(PrivacyLedger(engine).entries("visits")) == 3
+
+
+@pytest.mark.postgres
+def test_cli_on_postgres(pg, pg_dsn, tmp_path):  # noqa: F811
+    pg.execute("CREATE TABLE visits (age INTEGER)")
+    pg.insert_rows("visits", [(a,) for a in range(50)])
+    ok = _cli("--database", pg_dsn, "--table", "visits", "--sum", "age", "--bounds", "0", "100",
+              "--epsilon", "0.6", "--budget-epsilon", "1", "--dataset", "clinic", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["budget"]["dataset"] == "clinic"
+    refused = _cli("--database", pg_dsn, "--table", "visits", "--count", "--epsilon", "0.6",
+                   "--dataset", "clinic", cwd=tmp_path)
+    assert refused.returncode == 2 and "would exceed the budget of dataset 'clinic'" in refused.stderr
+    assert PrivacyLedger(pg).state("clinic").spent.epsilon == Decimal("0.6")
