@@ -62,8 +62,9 @@ from sqlanon.microagg.registry import Records, register
 
 Space = NumericSpace | MixedSpace
 
-_POOL_CHUNK = 2048
-"""Candidates whose swap gains Algorithm 5 evaluates at once."""
+_FIRST_CHUNK, _POOL_CHUNK = 32, 4096
+"""Candidates whose swap gains Algorithm 5 evaluates at once: a few after each swap (the next
+improving one is usually near), doubling while none improves."""
 
 
 def prepared(records: Records, k: object, t: object, attribute: object, distance: str,
@@ -86,21 +87,48 @@ def labels_of(groups: list[np.ndarray], n: int) -> np.ndarray:
     return labels
 
 
-def _closest_group(space: Space, a: int, centroids: list[Any], labels: np.ndarray,
-                   alive: np.ndarray) -> int | None:
-    """The group nearest to group ``a``: by centroid distance (numeric quasi-identifiers), else the
-    group holding the row nearest to ``a``'s centroid (a nominal centroid may be a concept that no
-    row holds, so centroids are compared with rows)."""
-    if isinstance(space, NumericSpace):
-        d = space.centroid_distances(centroids[a], centroids)
-        d[~alive] = np.inf
-        d[a] = np.inf
-        b = int(np.argmin(d))
-        return b if np.isfinite(d[b]) else None
-    outside = np.flatnonzero(labels != a)
-    if not len(outside):
-        return None
-    return int(labels[outside[np.argmin(space.squared(centroids[a], outside))]])
+class _Centroids:
+    """Cluster centroids for Algorithm 4's nearest-cluster question.
+
+    Numeric quasi-identifiers: a matrix of centroids, compared with each other and updated as size-
+    weighted means on a merge. With nominal ones the nearest cluster is the one holding the row
+    nearest to the centroid (a nominal centroid may be a concept that no row holds, so centroids are
+    compared with rows, not with each other).
+    """
+
+    def __init__(self, space: Space, groups: list[np.ndarray]) -> None:
+        self.space = space
+        self.labels = labels_of(groups, space.n)
+        self.sizes = np.array([len(g) for g in groups], dtype=np.float64)
+        self.alive = np.ones(len(groups), dtype=bool)
+        if isinstance(space, NumericSpace):
+            self.matrix = np.array([space.centroid(g) for g in groups])
+        else:
+            self.points = [space.centroid(g) for g in groups]
+
+    def closest(self, a: int) -> int | None:
+        if isinstance(self.space, NumericSpace):
+            diff = self.matrix - self.matrix[a]
+            d = np.einsum("ij,ij->i", diff, diff)
+            d[~self.alive] = np.inf
+            d[a] = np.inf
+            b = int(np.argmin(d))
+            return b if np.isfinite(d[b]) else None
+        outside = np.flatnonzero(self.labels != a)
+        if not len(outside):
+            return None
+        return int(self.labels[outside[np.argmin(self.space.squared(self.points[a], outside))]])
+
+    def merge(self, a: int, b: int, rows: np.ndarray) -> None:
+        """Cluster ``b`` joins ``a``, which now holds ``rows``."""
+        self.labels[rows] = a
+        if isinstance(self.space, NumericSpace):
+            total = self.sizes[a] + self.sizes[b]
+            self.matrix[a] = (self.matrix[a] * self.sizes[a] + self.matrix[b] * self.sizes[b]) / total
+        else:
+            self.points[a] = self.space.centroid(rows)
+        self.sizes[a] += self.sizes[b]
+        self.alive[b] = False
 
 
 def merge_until_close(space: Space, groups: list[np.ndarray], emd: ClusterEMD,
@@ -108,31 +136,28 @@ def merge_until_close(space: Space, groups: list[np.ndarray], emd: ClusterEMD,
     """Algorithm 4's loop: merge the farthest-from-t-close cluster with its QI-nearest cluster.
 
     The cluster with the greatest EMD (first in list order on ties) merges with the nearest cluster
-    (:func:`_closest_group`); the merged cluster takes the first one's place. Stops when no cluster's
+    (:class:`_Centroids`); the merged cluster takes the first one's place. Stops when no cluster's
     EMD exceeds ``t``.
     """
     groups = [np.asarray(g, dtype=np.int64) for g in groups]
-    labels = labels_of(groups, space.n)
     num = np.array([emd.numerator(c) for c in groups], dtype=np.float64)
     den = np.array([emd.denominator(len(c)) for c in groups], dtype=np.float64)
     over = np.array([emd.exceeds(c, t) for c in groups], dtype=bool)
     if not over.any():
         return groups
-    centroids = [space.centroid(c) for c in groups]
-    alive = np.ones(len(groups), dtype=bool)
+    centroids = _Centroids(space, groups)
     while over.any():
         a = int(np.argmax(np.where(over, num / den, -1.0)))
-        b = _closest_group(space, a, centroids, labels, alive)
+        b = centroids.closest(a)
         if b is None:
             break  # one cluster holds every row: its EMD is 0, so this cannot happen
         rows = np.concatenate([groups[a], groups[b]])
         groups[a], groups[b] = rows, np.empty(0, dtype=np.int64)
-        labels[rows] = a
-        centroids[a] = space.centroid(rows)
-        alive[b], over[b] = False, False
+        centroids.merge(a, b, rows)
+        over[b] = False
         num[a], den[a] = emd.numerator(rows), emd.denominator(len(rows))
         over[a] = num[a] > t * den[a]
-    return [c for c, keep in zip(groups, alive) if keep]
+    return [c for c, keep in zip(groups, centroids.alive) if keep]
 
 
 def _farthest(space: Space, point: Any, rows: np.ndarray) -> int:
@@ -153,14 +178,16 @@ def kanonymity_first_groups(space: Space, k: int, emd: ClusterEMD, t: float) -> 
         ordered = idx[np.argsort(d, kind="stable")]
         cluster, pool = ordered[:k].copy(), ordered[k:]
         num, den = emd.numerator(cluster), emd.denominator(k)
-        pos = 0
+        pos, width = 0, _FIRST_CHUNK
         while num > t * den and pos < len(pool):
-            chunk = pool[pos:pos + _POOL_CHUNK]
+            chunk = pool[pos:pos + width]
             deltas = emd.swap_deltas(cluster, chunk)
             better = np.flatnonzero(deltas.min(axis=1) < 0)
             if not len(better):
                 pos += len(chunk)
+                width = min(2 * width, _POOL_CHUNK)
                 continue
+            width = _FIRST_CHUNK
             a = int(better[0])
             b = int(np.argmin(deltas[a]))
             cluster[b] = chunk[a]
