@@ -31,12 +31,11 @@ median rank (:func:`~sqlanon.microagg.categorical.ordinal_centroid`) and nominal
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
 from sqlanon.errors import SpecError
-from sqlanon.microagg.heterogeneous import MixedRecords
+from sqlanon.microagg.heterogeneous import MixedRecords, Point
 from sqlanon.microagg.registry import Records, register
 
 def nearest(d: np.ndarray, k: int) -> np.ndarray:
@@ -108,7 +107,7 @@ class _Loop:
             self.labels[self.rows] = self.groups
         return self.labels
 
-    def squared(self, point: Any) -> np.ndarray:
+    def squared(self, point: Point) -> np.ndarray:
         return self.space.squared(point, self.columns, self.codes)
 
     def around(self, position: int) -> np.ndarray:
