@@ -62,8 +62,12 @@ def open_database(target: str, *, timeout: float = 30.0) -> Engine:
         try:
             return connect(target)
         except Exception as e:
-            if "lock" not in str(e).lower() or time.monotonic() > deadline:
+            if "lock" not in str(e).lower():
                 raise
+            if time.monotonic() > deadline:
+                raise EngineError(f"the database {target!r} stayed locked by another process for "
+                                  f"{timeout:g} s; retry when it is closed, or raise lock_timeout "
+                                  f"({e})") from e
             time.sleep(pause)
             pause = min(pause * 1.5, 0.25)
 

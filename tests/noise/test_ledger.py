@@ -259,3 +259,20 @@ def test_postgres_ledger_semantics(pg):  # noqa: F811
         ledger.spend("d", 0.001)
     assert ledger.state("d").spent == ledger.state("d").total
     assert [e["description"] for e in ledger.entries("d")][0] == "it's"
+
+
+def test_a_duckdb_file_held_by_another_process_is_waited_for_then_reported(tmp_path):
+    from sqlanon.errors import EngineError
+    from sqlanon.noise.dp_queries import open_database
+
+    path = str(tmp_path / "held.duckdb")
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time\n"
+                               f"c = duckdb.connect({path!r}); print('open', flush=True)\n"
+                               "time.sleep(float(sys.argv[1]))", "1.5"],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "open"
+    with pytest.raises(EngineError, match="stayed locked by another process for 0.3 s"):
+        open_database(path, timeout=0.3)
+    engine = open_database(path, timeout=60)  # the holder exits after 1.5 s
+    engine.close()
+    holder.wait(timeout=60)
