@@ -10,7 +10,8 @@ Two ways to form blocks, each guaranteeing every block has at least ``k`` rows:
 
 * ``block_by: [columns]`` -- strata: the rows sharing the values of those columns (NULL is a value).
   Strata with fewer than ``k`` rows are pooled into one block; when the pool itself has fewer than
-  ``k`` rows it joins the smallest stratum that has ``k`` or more.
+  ``k`` rows it joins the smallest stratum that has ``k`` or more (of equal ones, the first in the
+  order of their values as text, NULL last).
 * ``block_size: N`` (``N >= k``) -- the rows ordered by their projection (:func:`projection_scores`,
   ties by row order) are cut into consecutive blocks of ``N``; the ``n mod N`` rows left over form
   the last block when they are ``k`` or more, else they join the block before them.

@@ -148,8 +148,11 @@ def pull(engine: Engine, relation: exp.Expression, key: RowKey, columns: Sequenc
 
 
 def _plain(values: np.ndarray) -> np.ndarray:
+    """A fetched column as a plain array; NULLs (masked entries) become None in an object array."""
     if isinstance(values, np.ma.MaskedArray):
-        return values.filled(None) if values.dtype == object else values.data
+        if not np.ma.getmaskarray(values).any():
+            return np.asarray(values.data)
+        return values.astype(object).filled(None)
     return values
 
 

@@ -220,21 +220,25 @@ def test_vmdav_gamma_reaches_the_algorithm(engine):
 
 # -- blocking -----------------------------------------------------------------------------------------
 
-def test_block_by_runs_mdav_within_each_stratum(engine):
+@pytest.mark.parametrize("labels", [("north", "south", "tiny"), (1.0, 2.0, 7.0)])
+def test_block_by_runs_mdav_within_each_stratum(engine, labels):
     df = frame(90)
-    df["region"] = np.where(df["id"] % 3 == 0, "north", np.where(df["id"] % 3 == 1, "south", None))
-    df.loc[df.index[:2], "region"] = "tiny"  # a stratum below k joins the pool of small strata
+    north, south, tiny = labels
+    df["region"] = pd.Series(np.where(df["id"] % 3 == 0, north, np.where(df["id"] % 3 == 1, south, None)),
+                             dtype=object if isinstance(north, str) else "Float64")
+    df.loc[df.index[df["id"] % 3 == 0][:2], "region"] = tiny  # below k: pooled, then joins the
+    # smallest stratum (north: 30 - 2 rows)
     load(engine, df)
     r = api.apply(spec_for("mdav", block_by=["region"]), engine=engine)
     d = df.sort_values("id").reset_index(drop=True)
     x = d[ATTRS].to_numpy()
     want = np.empty_like(x)
-    strata = d["region"].fillna("<null>")
+    strata = d["region"].astype(object).where(d["region"].notna(), "<null>").astype(str)
     big = [s for s in strata.unique() if (strata == s).sum() >= 3]
     for s in big:
         rows = np.flatnonzero(strata == s)
-        if (strata == "tiny").sum() < 3 and s == min(big, key=lambda b: ((strata == b).sum(), 0)):
-            rows = np.sort(np.concatenate([rows, np.flatnonzero(strata == "tiny")]))
+        if s == min(big, key=lambda b: (strata == b).sum()):
+            rows = np.sort(np.concatenate([rows, np.flatnonzero(strata == str(tiny))]))
         want[rows] = microaggregate(x[rows], 3).masked
     np.testing.assert_allclose(read(engine, "t_anon")[ATTRS].to_numpy(), want, rtol=1e-12)
     assert r.transformation["block_by"] == ["region"]
