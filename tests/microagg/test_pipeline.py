@@ -494,8 +494,10 @@ def test_nominal_attributes_take_the_centroid_of_their_group(engine):
     pipeline writes each group's mode (ties to the value sorted first) and the numeric means."""
     from sqlanon.microagg.registry import ALGORITHMS, TRAITS, register
 
-    @register("runs_by_code", nominal=True)
+    @register("runs_by_code", nominal=True, sensitive=True)
     def runs_by_code(records, k):
+        assert records.names == ("a",) and list(records.sensitive) == ["income"]
+        assert records.sensitive["income"].tolist() == df.sort_values("id")["income"].tolist()
         codes = records.nominal["city"].codes
         return ranked_labels(codes.astype(float) + 0.0, records.x[:, 0], k)
 
@@ -505,7 +507,7 @@ def test_nominal_attributes_take_the_centroid_of_their_group(engine):
         load(engine, df)
         spec = spec_from_dict({
             "source": {"table": "t"},
-            "attributes": {"id": "insensitive", "name": "insensitive", "income": "insensitive",
+            "attributes": {"id": "insensitive", "name": "insensitive", "income": "sensitive",
                            "a": "quasi_identifier", "b": "insensitive", "c": "insensitive",
                            "city": {"role": "quasi_identifier",
                                     "hierarchy": {"map": {"Graz": ["*"], "Linz": ["*"], "Wien": ["*"]}}}},

@@ -114,3 +114,21 @@ def test_failed_in_place_leaves_the_table_as_it_was(pg):
     leftovers = pg.fetch("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() "
                          "AND tablename LIKE '\\_\\_sa\\_%'")[1][0][0]
     assert leftovers == 0
+
+
+@pytest.mark.parametrize("algorithm", ["individual_ranking", "projection"])
+def test_printed_postgres_sql_runs_on_postgres(pg, algorithm):
+    df = rounded(frame(40))
+    load(pg, df, TABLE)
+    with DuckDBEngine() as duck:
+        load(duck, df, TABLE)
+        d = spec_from_dict({"source": {"table": TABLE},
+                            "attributes": {"id": "insensitive", "name": "identifier", "income": "sensitive",
+                                           **{a: "quasi_identifier" for a in ATTRS}},
+                            "transformation": {"method": "microaggregation", "algorithm": algorithm,
+                                               "k": 4, "key": "id"},
+                            "output": {"mode": "sql", "dialect": "postgres"}})
+        sql = api.apply(d, engine=duck).outputs["sql"]
+    pg.execute(f'CREATE TABLE "printed" AS {sql.strip().rstrip(";")}')
+    got = released(pg, "printed")
+    np.testing.assert_allclose(got[ATTRS].to_numpy(dtype=float), expected(algorithm, df, k=4), rtol=1e-9)
