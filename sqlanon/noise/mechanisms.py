@@ -18,7 +18,7 @@ gaps to leak through.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -97,22 +97,27 @@ def uniform_full_precision(rng: np.random.Generator, size: int) -> np.ndarray:
 
 
 def _full_precision_bits(rng: np.random.Generator, raw: np.ndarray) -> np.ndarray:
-    words = rng.bit_generator.random_raw(raw.size)
+    field = binade_fields(rng.bit_generator.random_raw(raw.size), rng.bit_generator.random_raw)
+    return ((field << np.uint64(52)) | (raw >> np.uint64(12))).view(np.float64)
+
+
+def binade_fields(words: np.ndarray, more: Callable[[int], np.ndarray]) -> np.ndarray:
+    """The exponent fields of U*: 1023 − e where e − 1 counts the trailing zero bits of ``words``
+    (continued into ``more(k)`` fresh words while all 64 bits are zero), at least 1."""
     lowest = words & (~words + np.uint64(1))                        # lowest set bit, 0 if none
     # A power of two converts to a double exactly, its exponent field being 1023 + its position p;
-    # U*'s exponent field is then 1023 − (p + 1) = 2045 − field.
+    # U*'s exponent field is then 1023 − (p + 1) = 2045 − that field.
     field = np.uint64(2045) - (lowest.astype(np.float64).view(np.uint64) >> np.uint64(52))
-    empty = np.flatnonzero(lowest == 0)                             # 64 zero bits: probability 2^-64
+    empty = np.flatnonzero(lowest == 0)                             # probability 2^-64 each
     zeros = np.full(empty.size, 64, dtype=np.int64)                 # trailing zeros seen so far
     while empty.size:
-        more = rng.bit_generator.random_raw(empty.size)
-        low = more & (~more + np.uint64(1))
+        extra = more(empty.size)
+        low = extra & (~extra + np.uint64(1))
         found = low != 0
         position = (low[found].astype(np.float64).view(np.uint64) >> np.uint64(52)).astype(np.int64) - 1023
         field[empty[found]] = np.maximum(1022 - zeros[found] - position, 1).astype(np.uint64)
         empty, zeros = empty[~found], zeros[~found] + 64
-    bits = (field << np.uint64(52)) | (raw >> np.uint64(12))
-    return bits.view(np.float64)
+    return field
 
 
 def random_signs(rng: np.random.Generator, size: int) -> np.ndarray:

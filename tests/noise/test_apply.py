@@ -297,3 +297,18 @@ def test_categorical_nulls_stay_null(engine):
     out = table(engine, "out")
     assert (out["cat"].isna() == (out["id"] % 5 == 0)).all()
     assert sum(report.metrics["cat"]["frequencies_original"].values()) == N - N // 5
+
+
+def test_snapping_in_sql_equals_the_numpy_mechanism_for_the_same_draws(engine):
+    run(engine, {"mechanism": "laplace", "attributes": ["spend"], "epsilon": 0.7, "sensitivity": 3,
+                 "bounds": {"spend": [100, 3000]}, "seed": 21})
+    sql = table(engine, "out")["spend"].to_numpy()
+    values = table(engine, TABLE)["spend"].to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+        from sqlanon.noise.rng import make_rng
+
+        python = mech.laplace(values, 3, 0.7, make_rng(21), bound=(100, 3000))
+    # ROUND (SQL, half away from zero) and rint (half to even) differ only on exact ties, which
+    # continuous noise does not produce
+    np.testing.assert_array_equal(sql, python)

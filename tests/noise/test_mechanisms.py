@@ -346,3 +346,12 @@ def test_non_finite_values_and_bad_bounds_are_refused():
         m.laplace([1.0], -2.0, 1.0, seeded(0), bound=10)
     with pytest.raises(SpecError, match="gamma"):
         m.staircase([1.0], 1.0, 1.0, seeded(0), gamma=1.5)
+
+
+def test_binade_fields_count_trailing_zeros_across_words():
+    words = np.array([0, 1, 2, 8, 0], dtype=np.uint64)
+    supply = iter([np.array([4, 0], dtype=np.uint64), np.array([0], dtype=np.uint64),
+                   np.array([1 << 63], dtype=np.uint64)])
+    fields = m.binade_fields(words, lambda k: next(supply)[:k])
+    # e − 1 trailing zeros -> field 1023 − e: 66 zeros, 0, 1, 3, and 64 + 64 + 64 + 63 zeros
+    assert fields.tolist() == [1023 - 67, 1022, 1021, 1019, 1023 - 256]
