@@ -478,3 +478,20 @@ def test_spec_through_the_pipeline_is_t_close(duck, algorithm):
     with Evaluator(p) as ev:
         node = ev.check({"âge": 0, "hours": 0})
     assert node.anonymous and node.rows == n, node.models
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_hostile_confidential_values_with_an_order(duck, name):
+    """Text values with quotes, semicolons and unicode, ordered by an `order` list, checked in SQL."""
+    order = ["low'; DROP TABLE t; --", 'mid "quoted"', "hoch ✓ größe", "top\\slash"]
+    rng = np.random.default_rng(4)
+    n = 120
+    x = rng.normal(size=(n, 2))
+    codes = np.clip((x[:, 0] + 2).astype(int), 0, 3)
+    values = tuple(order[::-1])  # codes index a list in another order than the ranking
+    column = NominalColumn(np.array([values.index(order[c]) for c in codes]), values)
+    records = Records(x=x, names=("a", "b"), sensitive={"d": column})
+    labels = ALGORITHMS[name](records, 3, t=0.15, order=order)
+    node = check_masked(duck, x, labels, ["a", "b"], "d", [order[c] for c in codes],
+                        [TCloseness("d", 0.15, "ordered"), KAnonymity(3)], order=order)
+    assert node.anonymous, node.models
