@@ -114,12 +114,16 @@ def _attributes(options: Mapping[str, Any], roles: Mapping[str, str]) -> tuple[s
 
 def _partitioner_options(algorithm: str, options: Mapping[str, Any]) -> dict[str, Any]:
     extra = {k: v for k, v in options.items() if k not in GENERIC_KEYS}
-    if not extra:
-        return {}
     if algorithm in SQL_METHODS:
-        key = next(iter(extra))
-        raise SpecError(f"{key!r} does not apply to algorithm {algorithm}", path=f"transformation.{key}")
+        if extra:
+            key = next(iter(extra))
+            raise SpecError(f"{key!r} does not apply to algorithm {algorithm}",
+                            path=f"transformation.{key}")
+        return {}
     params = inspect.signature(get_algorithm(algorithm)).parameters
+    for name, p in params.items():
+        if p.kind == p.KEYWORD_ONLY and p.default is p.empty and name not in extra:
+            raise SpecError(f"algorithm {algorithm} needs {name!r}", path=f"transformation.{name}")
     takes_any = any(p.kind == p.VAR_KEYWORD for p in params.values())
     accepted = [n for n, p in params.items() if p.kind == p.KEYWORD_ONLY or
                 (p.kind == p.POSITIONAL_OR_KEYWORD and n not in ("records", "k"))]
