@@ -574,17 +574,17 @@ def test_k_from_the_k_anonymity_model_and_other_models_are_named_unchecked(engin
 def test_a_partitioners_required_option_is_asked_for_by_name():
     from sqlanon.microagg.registry import ALGORITHMS, TRAITS, register
 
-    @register("needs_level")
-    def needs_level(records, k, *, t: float):
+    @register("needs_t")
+    def needs_t(records, k, *, t: float):
         return np.zeros(records.n, dtype=np.int64)
 
     try:
-        with pytest.raises(SpecError, match=r"transformation\.t: algorithm needs_level needs 't'"):
-            spec_for("needs_level")
+        with pytest.raises(SpecError, match=r"transformation\.t: algorithm needs_t needs 't'"):
+            spec_for("needs_t")
         with pytest.raises(SpecError, match=r"transformation\.gamma: 'gamma' does not apply to algorithm "
-                                            r"needs_level \(its options: t\)"):
-            spec_for("needs_level", t=0.5, gamma=0.3)
-        assert spec_for("needs_level", t=0.5).microaggregation.options == {"t": 0.5}
+                                            r"needs_t \(its options: t\)"):
+            spec_for("needs_t", t=0.5, gamma=0.3)
+        assert spec_for("needs_t", t=0.5).microaggregation.options == {"t": 0.5}
     finally:
-        ALGORITHMS.pop("needs_level", None)
-        TRAITS.pop("needs_level", None)
+        ALGORITHMS.pop("needs_t", None)
+        TRAITS.pop("needs_t", None)
