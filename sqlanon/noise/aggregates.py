@@ -70,6 +70,17 @@ class Noise:
             return np.rint(noisy).astype(np.int64)
         return mechanisms.discrete_laplace(values, sensitivity, self.epsilon, self.rng)
 
+    def describe(self, part: str, sensitivity: float, *, integer: bool) -> dict[str, Any]:
+        """The public parameters of one noisy value: what a user needs to judge its accuracy."""
+        out: dict[str, Any] = {"part": part, "sensitivity": sensitivity, "epsilon": self.epsilon}
+        if self.mechanism == "gaussian":
+            out.update(mechanism="gaussian", delta=self.delta,
+                       sigma=mechanisms.gaussian_sigma(sensitivity, self.epsilon, self.delta))
+        else:
+            out.update(mechanism="discrete laplace" if integer else "laplace (snapping)",
+                       scale=sensitivity / self.epsilon)
+        return out
+
     def real(self, values: np.ndarray, sensitivity: float) -> np.ndarray:
         if self.mechanism == "gaussian":
             return mechanisms.gaussian(values, sensitivity, self.epsilon, self.delta, self.rng)
@@ -97,6 +108,10 @@ class Aggregate:
     def release(self, row: list[tuple[Any, ...]], noise: Noise) -> Any:
         raise NotImplementedError
 
+    def noise_parameters(self, noise: Noise) -> list[dict[str, Any]]:
+        """The mechanism, sensitivity and scale of each noisy part of the answer."""
+        raise NotImplementedError
+
     def describe(self) -> str:
         raise NotImplementedError
 
@@ -112,6 +127,9 @@ class Count(Aggregate):
 
     def release(self, rows: list[tuple[Any, ...]], noise: Noise) -> int:
         return int(noise.integer(np.array([int(rows[0][0])]), 1)[0])
+
+    def noise_parameters(self, noise: Noise) -> list[dict[str, Any]]:
+        return [noise.describe("count", 1, integer=True)]
 
     def describe(self) -> str:
         return "count(*)"
@@ -155,6 +173,9 @@ class Sum(Aggregate):
             return 0.0
         return float(noise.real(np.array([float(rows[0][0])]), self.sensitivity)[0])
 
+    def noise_parameters(self, noise: Noise) -> list[dict[str, Any]]:
+        return [noise.describe("sum", self.sensitivity, integer=False)]
+
     def describe(self) -> str:
         return f"sum({self.column!r} clamped to [{self.lower:g}, {self.upper:g}])"
 
@@ -196,6 +217,12 @@ class Mean(Aggregate):
                                     (float(self.upper) - float(self.lower)) / 2.0)[0])
         noisy_n = max(int(half.integer(np.array([n]), 1)[0]), 1)
         return float(min(max(self.midpoint + noisy_sum / noisy_n, self.lower), self.upper))
+
+    def noise_parameters(self, noise: Noise) -> list[dict[str, Any]]:
+        half = noise.split(2)
+        width = (float(self.upper) - float(self.lower)) / 2.0
+        return [half.describe("centred sum", width, integer=False),
+                half.describe("count", 1, integer=True)]
 
     def describe(self) -> str:
         return f"mean({self.column!r} clamped to [{self.lower:g}, {self.upper:g}])"
@@ -259,6 +286,9 @@ class Histogram(Aggregate):
         noisy = noise.integer(counts, 1)
         return [{"key": dict(zip(self.group_by, k)) if len(self.group_by) > 1 else k[0],
                  "count": int(c)} for k, c in zip(self.keys, noisy)]
+
+    def noise_parameters(self, noise: Noise) -> list[dict[str, Any]]:
+        return [noise.describe("count per key", 1, integer=True)]
 
     def describe(self) -> str:
         return f"histogram over {list(self.group_by)!r} of {len(self.keys)} public keys"

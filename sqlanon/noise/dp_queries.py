@@ -39,10 +39,12 @@ class DPResult:
     delta: float
     mechanism: str
     ledger: LedgerState
+    noise: list[dict[str, Any]]
+    """Per noisy part: mechanism, sensitivity, ε (and δ) and the scale (or σ) of the noise."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"aggregate": self.aggregate, "query": self.description, "value": self.value,
-                "mechanism": self.mechanism,
+                "mechanism": self.mechanism, "noise": self.noise,
                 "spent": {"epsilon": self.epsilon, "delta": self.delta},
                 "budget": self.ledger.as_dict()}
 
@@ -131,8 +133,10 @@ def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta
     query = aggregate.query(table)
     rows, state = ledger.spend(name, epsilon, delta, description=description,
                                then=lambda: engine.fetch(query)[1])
-    value = aggregate.release(rows, Noise(mechanism, eps, float(delta), rng))
-    return DPResult(aggregate.kind, description, value, eps, float(delta), mechanism, state)
+    noise = Noise(mechanism, eps, float(delta), rng)
+    value = aggregate.release(rows, noise)
+    return DPResult(aggregate.kind, description, value, eps, float(delta), mechanism, state,
+                    aggregate.noise_parameters(noise))
 
 
 def _check_columns(engine: Engine, table: str, needed: tuple[str, ...]) -> None:

@@ -202,8 +202,14 @@ def test_dp_query_spends_and_reports(duck_table):
     assert d["budget"]["remaining"]["epsilon"] == pytest.approx(0.6)
     assert [x["key"] for x in d["value"]] == ["a", "b'c", "ü", "d;e", "none"]
     assert all(isinstance(x["count"], int) for x in d["value"])
+    assert d["noise"] == [{"part": "count per key", "sensitivity": 1, "epsilon": 0.4,
+                           "mechanism": "discrete laplace", "scale": 2.5}]
+    mean = dp_query(engine, TABLE, Mean(VALUE, 0, 100), epsilon=0.4, seed=7).as_dict()["noise"]
+    assert [(n["part"], n["sensitivity"], n["scale"]) for n in mean] == [
+        ("centred sum", 50.0, 250.0), ("count", 1, 5.0)]
     entries = PrivacyLedger(engine).entries(TABLE)
-    assert len(entries) == 1 and "histogram" in entries[0]["description"]
+    assert len(entries) == 2 and "histogram" in entries[0]["description"]
+    assert entries[1]["description"].startswith("mean(")
 
 
 def test_over_budget_query_is_refused_and_spends_nothing(duck_table):
@@ -250,6 +256,7 @@ def test_gaussian_spends_delta(duck_table):
                  budget_epsilon=1, budget_delta=1e-5, seed=3)
     assert isinstance(r.value, int)
     assert r.ledger.spent.delta * 10 == r.ledger.total.delta
+    assert r.noise[0]["mechanism"] == "gaussian" and r.noise[0]["sigma"] > 1
 
 
 def test_a_seed_warns_that_the_noise_is_reproducible(duck_table):
