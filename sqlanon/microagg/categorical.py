@@ -86,7 +86,9 @@ class NominalSpace:
         """``(values,)``: the distance from ``point`` to each distinct value of the column."""
         if self.taxonomy is None:
             return (self.point_of_code != point).astype(np.float64)
-        return self.taxonomy.distances(point, self.point_of_code)
+        t = self.taxonomy
+        common = t.common_with_all(np.array([point]))[0, self.point_of_code]
+        return t.table[t.depth[point], t.depth[self.point_of_code], common]
 
     def centroid_of_counts(self, codes: np.ndarray, counts: np.ndarray, *,
                            values_only: bool = False) -> int:
@@ -124,10 +126,11 @@ class NominalSpace:
     def remove_rows(self, marginalities: np.ndarray, codes: np.ndarray) -> None:
         """Update :meth:`marginalities` in place for rows of value ``codes`` leaving the group."""
         assert self.taxonomy is not None
+        t = self.taxonomy
         values, counts = np.unique(codes, return_counts=True)
         nodes = self.point_of_code[values]
-        every = np.arange(len(self.taxonomy))
-        marginalities -= self.taxonomy.distances(every[:, None], nodes[None, :]) @ counts
+        delta = t.table[t.depth[nodes][:, None], t.depth[None, :], t.common_with_all(nodes)]
+        marginalities -= counts @ delta
 
     def centroid_from_marginalities(self, marginalities: np.ndarray, counts: np.ndarray) -> int:
         """:meth:`centroid_of_counts` of a group whose :meth:`marginalities` are known."""

@@ -151,6 +151,33 @@ class Taxonomy:
             count += (up == self.ancestors[b, level]) & (up >= 0)
         return count
 
+    def common_with_all(self, nodes: np.ndarray) -> np.ndarray:
+        """``(len(nodes), concepts)``: ``|φ(u) ∩ φ(a)|`` for each of ``nodes`` and every concept.
+
+        In depth-first order every subtree is a run of concepts, so each ancestor of ``u`` adds 1
+        over one run: a difference array and a running sum, O(concepts) per node.
+        """
+        order, start, end = self._runs
+        nodes = np.atleast_1d(np.asarray(nodes, dtype=np.int64))
+        paths = self.ancestors[nodes]
+        row, level = np.nonzero(paths >= 0)
+        up = paths[row, level]
+        diff = np.zeros((len(nodes), len(self) + 1), dtype=np.int64)
+        np.add.at(diff, (row, start[up]), 1)
+        np.add.at(diff, (row, end[up]), -1)
+        out = np.empty((len(nodes), len(self)), dtype=np.int64)
+        out[:, order] = np.cumsum(diff[:, :-1], axis=1)
+        return out
+
+    @cached_property
+    def _runs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Concepts in depth-first order, and each subtree's run ``[start, end)`` in that order."""
+        order = np.lexsort(self.ancestors.T[::-1])  # -1 sorts first: a concept before its subtree
+        start = np.empty(len(self), dtype=np.int64)
+        start[order] = np.arange(len(self))
+        size = np.asarray(self._subtrees.sum(axis=1)).ravel().astype(np.int64)
+        return order, start, start + size
+
     def distances(self, a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
         """Eq. 9.6 between broadcastable arrays of concepts."""
         a, b = np.asarray(a), np.asarray(b)

@@ -46,6 +46,11 @@ def _concept(t: Taxonomy, *path: str) -> int:
     return node
 
 
+def _key(t: Taxonomy, node: int) -> tuple:
+    """A concept as the reference module names it: its labels from the top down."""
+    return tuple(t.label[i] for i in t.path(node))
+
+
 # -- eq. 9.6 on hand-worked pairs ------------------------------------------------------------------
 
 @pytest.mark.parametrize(("a", "b", "expected"), [
@@ -126,6 +131,11 @@ def test_distances_match_sets_and_are_a_metric(rows, data):
             want = ref.delta(leaf[a], leaf[b])
             assert t.distance(t.leaf[a], t.leaf[b]) == pytest.approx(want, rel=1e-15)
     concepts = np.arange(len(t))
+    by_runs = t.common_with_all(concepts)  # the depth-first runs give the same shared ancestors
+    assert (by_runs == t.common(concepts[:, None], concepts[None, :])).all()
+    named = [a for a in concepts if t.label[a] is not None]  # NULL has no path of labels
+    assert all(by_runs[a, b] == len(ref.phi(_key(t, a)) & ref.phi(_key(t, b)))
+               for a in named for b in named)
     d = t.distances(concepts[:, None], concepts[None, :])
     assert np.all((d >= 0) & (d <= 1)) and np.allclose(d, d.T) and np.all(np.diag(d) == 0)
     assert np.all(d[d.nonzero()] > 0) and np.count_nonzero(d) == len(t) * (len(t) - 1)
@@ -231,7 +241,8 @@ def test_a_builder_hierarchy_that_cannot_take_the_values_is_named():
     from sqlanon.hierarchy import IntervalHierarchy
 
     col = _column(["abc", "x"], IntervalHierarchy(widths=(10, 20)))
-    with pytest.raises(HierarchyError, match=r"attributes\.age\.hierarchy: attribute 'age'.*intervals"):
+    with pytest.raises(HierarchyError,
+                       match=r"attributes\.age\.hierarchy: attribute 'age'.*intervals"):
         NominalSpace(col, "age")
 
 
