@@ -588,3 +588,20 @@ def test_a_partitioners_required_option_is_asked_for_by_name():
     finally:
         ALGORITHMS.pop("needs_t", None)
         TRAITS.pop("needs_t", None)
+
+
+def test_file_source_sql_of_a_pulled_algorithm_needs_a_database_file(tmp_path):
+    csv = tmp_path / "people.csv"
+    frame(20).to_csv(csv, index=False)
+    d = _spec_dict("mdav", "sql", "out")
+    d["source"] = {"file": str(csv)}
+    with pytest.raises(SpecError, match=r"output\.database: the SQL of algorithm mdav reads its group "
+                                        r"table 'out__groups', which would be created in an in-memory"):
+        api.apply(spec_from_dict(d), database=None)
+    d["output"] = {"mode": "sql", "name": "out", "database": str(tmp_path / "out.duckdb")}
+    report = api.apply(spec_from_dict(d))
+    assert report.outputs["group_table"] == "out__groups" and report.anonymous
+    with DuckDBEngine(str(tmp_path / "out.duckdb")) as e:
+        assert e.row_count("out__groups") == 20
+    d["output"] = {"mode": "none"}
+    assert api.check(spec_from_dict(d)).as_dict()["achieved_k"] == 3
