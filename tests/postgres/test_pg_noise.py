@@ -80,3 +80,16 @@ def test_failed_in_place_rolls_back(people):
         run(people, {"mechanism": "randomized_response", "attributes": ["id"], "keep_probability": 0.0,
                      "categories": {"id": list(range(N)) + ["x"]}}, {"mode": "in_place"})
     assert rows(people, TABLE) == before
+
+
+def test_laplace_and_sampling_to_new_tables(people):
+    report = run(people, {"mechanism": "laplace", "attributes": ["x;y"], "epsilon": 1.0,
+                          "sensitivity": 1.5, "bounds": {"x;y": [0, 150]}},
+                 {"mode": "table", "name": "lap"})
+    grid = report.guarantee["grid"]["x;y"]
+    out = np.array([r[1] for r in rows(people, "lap")])
+    assert out.min() >= 0 and out.max() <= 150
+    assert np.all(np.isclose(((out - 75) / grid + 0.5) % 1, 0.5) | np.isin(out, [0.0, 150.0]))
+    run(people, {"mechanism": "sampling", "fraction": 0.25}, {"mode": "table", "name": "part"})
+    part = rows(people, "part")
+    assert len(part) == N // 4 and set(part) <= set(rows(people, TABLE))
