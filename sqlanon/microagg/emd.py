@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -116,6 +117,15 @@ def _as_numbers(values: Sequence[Any]) -> np.ndarray | None:
     return np.array(out)
 
 
+def threshold(t: float) -> Fraction:
+    """``t`` as the decimal number it prints as (0.6 is 3/5, not the double just below it).
+
+    An EMD equal to the t a user wrote is t-close, as the checker's EMD <= t (computed in doubles,
+    with a slack of 1e-12) finds it.
+    """
+    return Fraction(repr(float(t)))
+
+
 @dataclass
 class ClusterEMD:
     """EMD of clusters (given as row numbers) to the table, for one confidential attribute."""
@@ -174,10 +184,15 @@ class ClusterEMD:
             return 0.0
         return self.numerator(rows) / self.denominator(len(rows))
 
-    def exceeds(self, rows: np.ndarray, t: float) -> bool:
-        """Whether EMD(rows) > t (the checker's inclusive EMD <= t fails)."""
+    def beyond(self, numerator: int, size: int, t: Fraction) -> bool:
+        """Whether the EMD ``numerator / denominator(size)`` exceeds ``t``, exactly."""
+        return numerator * t.denominator > t.numerator * self.denominator(size)
+
+    def exceeds(self, rows: np.ndarray, t: float | Fraction) -> bool:
+        """Whether EMD(rows) > t, exactly (t as :func:`threshold` reads it)."""
         rows = np.asarray(rows, dtype=np.int64)
-        return self.numerator(rows) > t * self.denominator(len(rows))
+        bound = t if isinstance(t, Fraction) else threshold(t)
+        return self.beyond(self.numerator(rows), len(rows), bound)
 
     def swap_deltas(self, cluster: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         """Numerator change of replacing each member of ``cluster`` by each candidate row.

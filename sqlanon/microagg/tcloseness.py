@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from sqlanon.errors import SpecError
-from sqlanon.microagg.emd import ClusterEMD, confidential_ranks
+from sqlanon.microagg.emd import ClusterEMD, confidential_ranks, threshold
 from sqlanon.microagg.mdav import mdav_groups
 from sqlanon.microagg.mdav_mixed import mdav_mixed
 from sqlanon.microagg.qi_space import MixedSpace, NumericSpace, qi_space
@@ -139,10 +139,12 @@ def merge_until_close(space: Space, groups: list[np.ndarray], emd: ClusterEMD,
     (:class:`_Centroids`); the merged cluster takes the first one's place. Stops when no cluster's
     EMD exceeds ``t``.
     """
+    bound = threshold(t)
     groups = [np.asarray(g, dtype=np.int64) for g in groups]
-    num = np.array([emd.numerator(c) for c in groups], dtype=np.float64)
+    nums = [emd.numerator(c) for c in groups]
+    num = np.array(nums, dtype=np.float64)
     den = np.array([emd.denominator(len(c)) for c in groups], dtype=np.float64)
-    over = np.array([emd.exceeds(c, t) for c in groups], dtype=bool)
+    over = np.array([emd.beyond(v, len(c), bound) for v, c in zip(nums, groups)], dtype=bool)
     if not over.any():
         return groups
     centroids = _Centroids(space, groups)
@@ -155,8 +157,9 @@ def merge_until_close(space: Space, groups: list[np.ndarray], emd: ClusterEMD,
         groups[a], groups[b] = rows, np.empty(0, dtype=np.int64)
         centroids.merge(a, b, rows)
         over[b] = False
-        num[a], den[a] = emd.numerator(rows), emd.denominator(len(rows))
-        over[a] = num[a] > t * den[a]
+        merged = emd.numerator(rows)
+        num[a], den[a] = merged, emd.denominator(len(rows))
+        over[a] = emd.beyond(merged, len(rows), bound)
     return [c for c, keep in zip(groups, centroids.alive) if keep]
 
 
@@ -166,6 +169,7 @@ def _farthest(space: Space, point: Any, rows: np.ndarray) -> int:
 
 def kanonymity_first_groups(space: Space, k: int, emd: ClusterEMD, t: float) -> list[np.ndarray]:
     """Algorithm 5 (k-anonymity-first, t-closeness-aware microaggregation) without the final merge."""
+    bound = threshold(t)
     alive = np.ones(space.n, dtype=bool)
     groups: list[np.ndarray] = []
 
@@ -177,9 +181,9 @@ def kanonymity_first_groups(space: Space, k: int, emd: ClusterEMD, t: float) -> 
         d[idx == x] = -1.0  # x is in its own cluster even among exact copies
         ordered = idx[np.argsort(d, kind="stable")]
         cluster, pool = ordered[:k].copy(), ordered[k:]
-        num, den = emd.numerator(cluster), emd.denominator(k)
+        num = emd.numerator(cluster)
         pos, width = 0, _FIRST_CHUNK
-        while num > t * den and pos < len(pool):
+        while emd.beyond(num, k, bound) and pos < len(pool):
             chunk = pool[pos:pos + width]
             deltas = emd.swap_deltas(cluster, chunk)
             better = np.flatnonzero(deltas.min(axis=1) < 0)

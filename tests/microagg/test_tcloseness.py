@@ -25,6 +25,7 @@ from sqlanon.microagg.tcloseness import (
     closeness_first_groups,
     closeness_k,
     kanonymity_first_groups,
+    merge_until_close,
     size_for_t,
     subset_sizes,
     tcloseness_kfirst,
@@ -495,3 +496,34 @@ def test_hostile_confidential_values_with_an_order(duck, name):
     node = check_masked(duck, x, labels, ["a", "b"], "d", [order[c] for c in codes],
                         [TCloseness("d", 0.15, "ordered"), KAnonymity(3)], order=order)
     assert node.anonymous, node.models
+
+
+# --- the implementation against a line-by-line transcription of the book's listings ----------------
+
+@settings(max_examples=60)
+@given(st.integers(2, 28), st.integers(1, 6), st.integers(1, 6), st.floats(0.02, 1.0),
+       st.sampled_from(["ordered", "equal"]), st.integers(0, 2**16))
+def test_algorithms_equal_their_transcription(n, k, distinct, t, distance, seed):
+    from tests.microagg import tcloseness_reference as ref
+
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 2))
+    values = rng.integers(0, distinct, n)
+    space = NumericSpace(x)
+    _, ranks = np.unique(values, return_inverse=True)
+    emd = ClusterEMD(ranks, int(ranks.max()) + 1, distance)
+
+    def same(a, b):
+        assert sorted(map(sorted, (list(map(int, g)) for g in a))) == sorted(map(sorted, b))
+
+    kfirst = kanonymity_first_groups(space, k, emd, t)
+    assert [list(map(int, g)) for g in kfirst] == ref.algorithm_5(space, values.tolist(), k, t, distance)
+    tfirst = closeness_first_groups(space, ranks, k, t)
+    assert [list(map(int, g)) for g in tfirst] == ref.algorithm_6(space, ranks.tolist(),
+                                                                   closeness_k(n, k, t))
+    same(merge_until_close(space, kfirst, emd, t),
+         ref.algorithm_4(space, values.tolist(), [list(map(int, g)) for g in kfirst], t, distance))
+    same(merge_until_close(space, mdav_groups(x, k), emd, t),
+         ref.algorithm_4(space, values.tolist(), [list(map(int, g)) for g in mdav_groups(x, k)], t,
+                         distance))
