@@ -80,7 +80,7 @@ def _write_with_group_table(spec: Spec, ds: Dataset, *, progress: bool, before: 
     engine = ds.engine
     name = modes.output_name(spec, ds)
     groups = name + pipeline.GROUPS_SUFFIX
-    if getattr(engine, "database", None) == ":memory:":
+    if spec.source.file and getattr(engine, "database", None) == ":memory:":
         raise SpecError(f"the SQL of algorithm {spec.microaggregation.algorithm} reads its group table "
                         f"{groups!r}, which would be created in an in-memory database that disappears; "
                         "set output.database to a DuckDB file (or use mode table)",
