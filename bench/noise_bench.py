@@ -18,6 +18,7 @@ instead of filling memory) unless ``--database`` names one (``:memory:`` allowed
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import tempfile
 import time
@@ -66,6 +67,8 @@ def main() -> None:
     parser.add_argument("--database", default=None,
                         help="DuckDB file (default: a temporary file, removed at the end)")
     parser.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: DuckDB's)")
+    parser.add_argument("--memory-limit", default=None,
+                        help="DuckDB memory_limit, e.g. 8GB (default: DuckDB's, 80%% of RAM)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="sqlanon_noise_bench_") as tmp:
@@ -73,6 +76,8 @@ def main() -> None:
         engine = DuckDBEngine(database)
         if args.threads:
             engine.execute(f"SET threads = {int(args.threads)}")
+        if args.memory_limit:
+            engine.con.execute(f"SET memory_limit = '{args.memory_limit.replace(chr(39), '')}'")
         start = time.perf_counter()
         build(engine, args.rows)
         print(f"rows {args.rows:,}, 5 DOUBLE columns, built in {time.perf_counter() - start:.1f} s; "
@@ -113,6 +118,8 @@ def main() -> None:
             median = statistics.median(values)
             print(f"{name:>10}: runs " + ", ".join(f"{t:.2f}" for t in values)
                   + f" s; median {median:.2f} s; ratio to copy {median / base:.2f}")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+        print(f"peak resident memory of the process: {peak:.1f} GB")
         engine.close()
 
 

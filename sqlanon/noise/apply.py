@@ -123,7 +123,7 @@ def _check_columns(spec: Spec, ds: Dataset, opts: NoiseOptions) -> dict[str, str
 def _statistics(ds: Dataset, opts: NoiseOptions) -> dict[str, Any]:
     """Sample variances (uncorrelated) or the sample covariance over complete rows (correlated)."""
     attrs = opts.attributes
-    source = table(ds.name, R._schema(ds))
+    source = table(ds.name, R.schema_of(ds))
     if opts.mechanism == "uncorrelated":
         row = ds.engine.fetch(exp.select(*[exp.Variance(this=as_double(col(a))) for a in attrs])
                               .from_(source))[1][0]
@@ -177,7 +177,7 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
            ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     draw, keys = _draw(ds, opts, rng, n, types)
     engine = ds.engine
-    schema = R._schema(ds)
+    schema = R.schema_of(ds)
     in_place = spec.output.mode == "in_place"
     name = ds.name if in_place else (spec.output.name or f"{ds.name}_anon")
     exists = in_place or engine.relation_exists(name)
@@ -203,9 +203,12 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
             engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
                 exp.Drop(tables=[col(R.KEY)], kind="COLUMN")]))
         if exists:
-            engine.drop(name)
-            engine.rename_table(staging, name)
-    outputs = {"mode": spec.output.mode, "relation": name, "rows": engine.row_count(name)}
+            engine.execute(exp.Drop(tables=[table(name, schema)], kind="TABLE"))
+            engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
+                exp.AlterRename(this=exp.Table(this=exp.to_identifier(name, quoted=True)))]))
+    rows = int(engine.fetch_one(exp.select(alias(exp.Count(this=exp.Star()), "n"))
+                                .from_(table(name, schema)))["n"])
+    outputs = {"mode": spec.output.mode, "relation": name, "rows": rows}
     return outputs, metrics, draw.guarantee
 
 
@@ -214,7 +217,7 @@ def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int)
         return {}
     if draw.categorical:
         return {a: categorical_quality(v, opts.mechanism) for a, v in draw.categorical.items()}
-    schema = R._schema(ds)
+    schema = R.schema_of(ds)
     original = exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True)
     result = exp.alias_(table(released, schema), RELEASED, table=True, quoted=True)
     on = None

@@ -52,15 +52,15 @@ def read_columns(ds: Dataset, columns: list[str]) -> dict[str, np.ndarray]:
     projection = [col(c) for c in columns]
     if not positional(ds):
         projection.insert(0, alias(_key_expression(), KEY))
-    return ds.engine.fetch_numpy(exp.select(*projection).from_(table(ds.name, _schema(ds))))
+    return ds.engine.fetch_numpy(exp.select(*projection).from_(table(ds.name, schema_of(ds))))
 
 
 def row_count(ds: Dataset) -> int:
-    q = exp.select(alias(exp.Count(this=exp.Star()), "n")).from_(table(ds.name, _schema(ds)))
+    q = exp.select(alias(exp.Count(this=exp.Star()), "n")).from_(table(ds.name, schema_of(ds)))
     return int(ds.engine.fetch_one(q)["n"])
 
 
-def _schema(ds: Dataset) -> str | None:
+def schema_of(ds: Dataset) -> str | None:
     return ds.relation.args.get("db").name if ds.relation.args.get("db") else None
 
 
@@ -73,7 +73,7 @@ def attached(ds: Dataset, n: int, schema: pa.Schema, batches: Batches,
     belong to the table's rows in order (PostgreSQL: to ``keys``, as read by :func:`read_columns`).
     The caller adds the projection.
     """
-    source = exp.alias_(table(ds.name, _schema(ds)), SOURCE, table=True, quoted=True)
+    source = exp.alias_(table(ds.name, schema_of(ds)), SOURCE, table=True, quoted=True)
     name = internal("v_" + uuid.uuid4().hex[:12])
     if positional(ds):
         stop = threading.Event()

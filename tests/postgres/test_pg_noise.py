@@ -93,3 +93,4 @@ def test_laplace_and_sampling_to_new_tables(people):
     run(people, {"mechanism": "sampling", "fraction": 0.25}, {"mode": "table", "name": "part"})
     part = rows(people, "part")
     assert len(part) == N // 4 and set(part) <= set(rows(people, TABLE))
+
