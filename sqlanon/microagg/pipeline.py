@@ -103,7 +103,7 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, temporar
     """Check the source, group its rows and return the released rows as SQL.
 
     Pulled algorithms create their group table (``group_table``, default a temporary
-    ``__sa_groups_<random>``); the caller drops it (:func:`dropping`).
+    ``__sa_groups_<random>``); the caller drops it (:func:`drop_group_table`).
 
     Raises:
         SpecError: an attribute is not numeric (and not ordinal or nominal with a hierarchy where the
@@ -176,7 +176,7 @@ def _sql_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, ke
     k = settings.k
     present = {a: n - nulls[a] for a in settings.attributes}
     counts = {a: m // k for a, m in present.items()}
-    sizes = [k for m in present.values() if m >= k] + [k + m % k for m in present.values() if m >= k]
+    sizes = [size for m in present.values() for size in _run_sizes(m, k)]
     warnings = [f"{a!r}: {nulls[a]} NULL value{'s' if nulls[a] != 1 else ''} stay NULL"
                 + (f"; fewer than k = {k} values are present, so every value becomes NULL" if m < k else "")
                 for a, m in present.items() if nulls[a]]
@@ -185,6 +185,15 @@ def _sql_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, ke
     return Masking(settings, columns, key, keyed, released, output_source, n, groups,
                    min(sizes) if sizes else 0, max(sizes) if sizes else 0,
                    list(settings.attributes), warnings=warnings)
+
+
+def _run_sizes(m: int, k: int) -> tuple[int, ...]:
+    """Group sizes of ``m`` ranked values in runs of ``k``, the remainder joining the last run."""
+    if m < k:
+        return ()
+    if m < 2 * k:
+        return (m,)
+    return (k, k + m % k)
 
 
 def _partition(records: Records, settings: MicroaggregationSettings, line: ProgressLine,
