@@ -52,9 +52,10 @@ def confidential_ranks(records: Records, attribute: object, distance: str,
                        order: Sequence[object] | None = None) -> tuple[np.ndarray, int]:
     """Dense ranks ``0..r-1`` of the confidential attribute per row, and r.
 
-    ``attribute`` None means the records' only confidential attribute. Numeric values rank by value (NaN, i.e. NULL, last). Nominal ones rank by ``order`` (values
-    lowest first, NULL last), or by value when every value is a number; with the ``equal`` distance
-    any fixed order of the distinct values serves.
+    ``attribute`` None means the records' only confidential attribute. Numeric values rank by
+    value (NaN, i.e. NULL, last). Nominal ones rank by ``order`` (values lowest first, NULL last), or
+    by value when every value is a number; with the ``equal`` distance any fixed order of the
+    distinct values serves.
 
     Raises:
         SpecError: the attribute is missing, the distance is unknown, or the ordered distance has no
@@ -101,7 +102,8 @@ def _nominal_keys(column: NominalColumn, attribute: str, distance: str,
     if distance == "equal":
         return np.arange(len(values), dtype=np.int64)
     raise SpecError(f"the ordered distance needs an order for text attribute {attribute!r}: pass "
-                    "`order` (its values lowest first) or use distance `equal`", path="transformation.order")
+                    "`order` (its values lowest first) or use distance `equal`",
+                    path="transformation.order")
 
 
 def _as_numbers(values: Sequence[Any]) -> np.ndarray | None:

@@ -34,7 +34,8 @@ def farthest(space, point, rows: list[int]) -> int:
     return rows[int(np.argmax(d))]
 
 
-def algorithm_4(space, values: list, groups: list[list[int]], t: float, distance: str) -> list[list[int]]:
+def algorithm_4(space, values: list, groups: list[list[int]], t: float,
+                distance: str) -> list[list[int]]:
     """while some cluster has EMD > t: merge the worst one with the one whose centroid is nearest."""
     clusters = [list(g) for g in groups]
     while True:

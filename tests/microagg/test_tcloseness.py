@@ -356,7 +356,8 @@ def test_text_attribute_needs_an_order_for_the_ordered_distance():
         tcloseness_tfirst(records, 2, t=0.5, attribute="d")
     with pytest.raises(SpecError, match=r"1 value\(s\) of 'd' are missing from `order`"):
         tcloseness_tfirst(records, 2, t=0.5, attribute="d", order=["flu", "cold"])
-    with pytest.raises(SpecError, match="unknown distance 'orderd'; use one of ordered, equal. Did you mean 'ordered'"):
+    with pytest.raises(SpecError, match="unknown distance 'orderd'; use one of ordered, equal. "
+                                        "Did you mean 'ordered'"):
         tcloseness_tfirst(records, 2, t=0.5, attribute="d", distance="orderd")
     labels = tcloseness_tfirst(records, 2, t=1.0, attribute="d", order=["cold", "flu", "hiv"])
     assert np.bincount(labels).min() >= 2
@@ -460,7 +461,8 @@ def test_spec_through_the_pipeline_is_t_close(duck, algorithm):
 
     rng = np.random.default_rng(9)
     n = 400
-    frame = pd.DataFrame({"id": range(n), "âge": rng.integers(18, 90, n), "hours": rng.integers(1, 80, n)})
+    frame = pd.DataFrame({"id": range(n), "âge": rng.integers(18, 90, n),
+                          "hours": rng.integers(1, 80, n)})
     frame["in'come"] = (frame["âge"] * 100 + rng.normal(0, 800, n)).round(-2)
     duck.con.register("frame", frame)
     duck.con.execute("CREATE TABLE people AS SELECT * FROM frame")
