@@ -209,7 +209,24 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
     rows = int(engine.fetch_one(exp.select(alias(exp.Count(this=exp.Star()), "n"))
                                 .from_(table(name, schema)))["n"])
     outputs = {"mode": spec.output.mode, "relation": name, "rows": rows}
-    return outputs, metrics, draw.guarantee
+    return outputs, metrics, _per_record(draw.guarantee, opts.attributes)
+
+
+def _per_record(guarantee: dict[str, Any], attributes: tuple[str, ...]) -> dict[str, Any]:
+    """Adds what a whole record's perturbed values guarantee together.
+
+    Each value is private for its own attribute; a changed record changes all its m values, so by
+    sequential composition they are (Σε, Σδ)-DP together (seed 000 Thm 8.2 with erratum E7), and
+    the records compose in parallel (Thm 8.3).
+    """
+    out = dict(guarantee)
+    if "epsilon" in guarantee:
+        out["epsilon_per_record"] = guarantee["epsilon"] * len(attributes)
+        if "delta" in guarantee:
+            out["delta_per_record"] = guarantee["delta"] * len(attributes)
+    elif guarantee and all(isinstance(g, dict) and "epsilon" in g for g in guarantee.values()):
+        out["epsilon_per_record"] = sum(g["epsilon"] for g in guarantee.values())
+    return out
 
 
 def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import warnings
@@ -312,3 +313,17 @@ def test_snapping_in_sql_equals_the_numpy_mechanism_for_the_same_draws(engine):
     # ROUND (SQL, half away from zero) and rint (half to even) differ only on exact ties, which
     # continuous noise does not produce
     np.testing.assert_array_equal(sql, python)
+
+
+def test_guarantee_per_record_composes_the_attributes(engine):
+    report = run(engine, {"mechanism": "gaussian", "attributes": [INCOME, "spend"], "epsilon": 0.5,
+                          "delta": 1e-6, "sensitivity": 2})
+    g = report.guarantee
+    assert g["epsilon_per_record"] == pytest.approx(1.0) and g["delta_per_record"] == pytest.approx(2e-6)
+    assert g["sigma"][INCOME] == pytest.approx(mech.gaussian_sigma(2, 0.5, 1e-6))
+    report = run(engine, {"mechanism": "randomized_response", "attributes": ["cat"],
+                          "keep_probability": 0.7, "categories": {"cat": ["a", "b", "c", "O'Brien;"]}},
+                 {"mode": "table", "name": "rr"})
+    assert report.guarantee["epsilon_per_record"] == pytest.approx(math.log(0.7 / (0.3 / 3)))
+    report = run(engine, {"mechanism": "rank_swap", "attributes": ["spend"]}, {"mode": "table", "name": "rs"})
+    assert report.guarantee == {}  # no formal guarantee claimed
