@@ -116,6 +116,12 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     spec = _spec(spec)
     if spec.transformation.method == "microaggregation":
         return _microaggregation(spec, engine, database, "check", metrics=metrics != ())
+    if spec.transformation.method == "noise":
+        from sqlanon.errors import SpecError
+
+        raise SpecError("check has nothing to measure before the noise is drawn: run apply, whose "
+                        "report gives the utility and risk of the noisy table (apply --dry-run only "
+                        "validates)", path="transformation.method", source=spec.path)
     with _checked_node(spec, engine, database) as (_, ev, node):
         return Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
 

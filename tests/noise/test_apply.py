@@ -327,3 +327,11 @@ def test_guarantee_per_record_composes_the_attributes(engine):
     assert report.guarantee["epsilon_per_record"] == pytest.approx(math.log(0.7 / (0.3 / 3)))
     report = run(engine, {"mechanism": "rank_swap", "attributes": ["spend"]}, {"mode": "table", "name": "rs"})
     assert report.guarantee == {}  # no formal guarantee claimed
+
+
+def test_check_refuses_and_dry_run_writes_nothing(engine):
+    s = spec({"mechanism": "uncorrelated", "attributes": ["spend"]})
+    with pytest.raises(SpecError, match="transformation.method: check has nothing to measure"):
+        api.check(s, engine=engine)
+    report = api.apply(s, engine=engine, dry_run=True)
+    assert report.rows == N and report.outputs == {} and not engine.relation_exists("out")
