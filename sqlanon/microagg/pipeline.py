@@ -50,6 +50,8 @@ GROUPS_SUFFIX = "__groups"
 """A view or printed SQL of a pulled algorithm reads its group table ``<output name>__groups``."""
 PULL_PROGRESS_ROWS = 20_000
 """Runs on more rows than this draw a progress line on a terminal."""
+RECORD_LINKAGE_MAX_ROWS = 2_000_000
+"""Record linkage (rows pulled into memory) is computed up to this many rows."""
 
 
 @dataclass
@@ -312,10 +314,18 @@ def output_query(spec: Spec, m: Masking, target: DialectProfile) -> OutputQuery:
     return masking.output_rows(spec, m.output_source, m.columns, target)
 
 
-def quality(ds: Dataset, m: Masking, *, linkage: bool = True) -> dict[str, Any]:
-    """SSE, SST, 100·SSE/SST, IL1s and record linkage over the numeric attributes (none: empty)."""
+def quality(ds: Dataset, m: Masking) -> dict[str, Any]:
+    """SSE, SST, 100·SSE/SST, IL1s and record linkage over the numeric attributes (none: empty).
+
+    Record linkage pulls every row's original and released values; above
+    :data:`RECORD_LINKAGE_MAX_ROWS` rows it is left out, with a warning.
+    """
     if not m.numeric:
         return {}
+    linkage = m.rows <= RECORD_LINKAGE_MAX_ROWS
+    if not linkage:
+        m.warnings.append(f"record_linkage is left out above {RECORD_LINKAGE_MAX_ROWS:,} rows (it pulls "
+                          "every row into memory)")
     return information_loss(ds.engine, m.keyed, m.released, m.numeric, m.key.columns, linkage=linkage)
 
 

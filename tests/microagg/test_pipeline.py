@@ -616,3 +616,13 @@ def test_sql_methods_report_the_sizes_of_their_runs(engine, algorithm, n, k, siz
     api.apply(spec_for(algorithm, k=k), engine=engine)
     counts = engine.con.execute("SELECT count(*) FROM t_anon GROUP BY a").fetchall()
     assert (min(counts)[0], max(counts)[0]) == sizes  # the released values form those groups
+
+
+def test_record_linkage_left_out_above_its_row_limit(engine, monkeypatch):
+    from sqlanon.microagg import pipeline
+
+    load(engine, frame(30))
+    monkeypatch.setattr(pipeline, "RECORD_LINKAGE_MAX_ROWS", 29)
+    r = api.check(spec_for("mdav"), engine=engine)
+    assert "record_linkage" not in r.metrics and "sse" in r.metrics
+    assert r.warnings == ["record_linkage is left out above 29 rows (it pulls every row into memory)"]
