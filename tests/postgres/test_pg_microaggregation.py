@@ -132,3 +132,15 @@ def test_printed_postgres_sql_runs_on_postgres(pg, algorithm):
     pg.execute(f'CREATE TABLE "printed" AS {sql.strip().rstrip(";")}')
     got = released(pg, "printed")
     np.testing.assert_allclose(got[ATTRS].to_numpy(dtype=float), expected(algorithm, df, k=4), rtol=1e-9)
+
+
+@pytest.mark.parametrize("algorithm", ["mdav", "projection", "individual_ranking"])
+def test_median_equals_duckdb(pg, algorithm):
+    df = rounded(frame(41))
+    load(pg, df, TABLE)
+    api.apply(spec(algorithm, "table", statistic="median"), engine=pg)
+    with DuckDBEngine() as duck:
+        load(duck, df, TABLE)
+        api.apply(spec(algorithm, "table", statistic="median"), engine=duck)
+        want = released(duck, "out")[ATTRS].to_numpy(dtype=float)
+    np.testing.assert_allclose(released(pg, "out")[ATTRS].to_numpy(dtype=float), want, rtol=1e-9)
