@@ -346,6 +346,7 @@ def test_hostile_table_and_column_names(engine, algorithm, mode):
     ({"projection": "pca"}, r"transformation\.projection: projection applies to algorithm projection"),
     ({"levels": {"a": 1}}, r"transformation\.levels"),
     ({"search": "optimal"}, r"transformation\.search: 'search' applies to the generalization search"),
+    ({"suppression_limit": 0.1}, r"transformation\.suppression_limit: microaggregation suppresses no rows"),
 ])
 def test_bad_settings_are_refused_when_the_spec_is_built(changes, message):
     with pytest.raises(SpecError, match=message):
