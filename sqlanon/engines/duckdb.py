@@ -85,7 +85,7 @@ class DuckDBEngine(Engine):
     def relation_exists(self, relation: str) -> bool:
         n = self.con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
-            "AND table_schema = current_schema()", [relation]).fetchone()[0]
+            "AND table_schema = current_schema()", [relation]).fetchall()[0][0]  # no pending result
         return n > 0
 
     def register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any] | None = None

@@ -188,15 +188,15 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
     staging = internal("noise_" + name[:40]) if exists else name
     positional = R.positional(ds)
     metrics: dict[str, Any] = {}
-    with engine.transaction():
-        with R.attached(ds, n, draw.schema, draw.batches, keys) as skeleton:
-            select = skeleton.select(*_projection(spec, ds, draw), append=False)
-            if not positional:
-                select = select.select(alias(exp.cast(col("ctid", R.SOURCE),
-                                                      exp.DataType.build("text")), R.KEY))
-            if opts.mechanism == "sampling":
-                select = select.where(col(noise_column(0), R.VALUES))
-            engine.execute(exp.Create(this=table(staging, schema), kind="TABLE", expression=select))
+    # the values are attached outside the transaction, so that they are released after a rollback
+    with R.attached(ds, n, draw.schema, draw.batches, keys) as skeleton, engine.transaction():
+        select = skeleton.select(*_projection(spec, ds, draw), append=False)
+        if not positional:
+            select = select.select(alias(exp.cast(col("ctid", R.SOURCE), exp.DataType.build("text")),
+                                         R.KEY))
+        if opts.mechanism == "sampling":
+            select = select.where(col(noise_column(0), R.VALUES))
+        engine.execute(exp.Create(this=table(staging, schema), kind="TABLE", expression=select))
         if quality:
             metrics = _quality(ds, opts, draw, staging, n)
         if not positional:

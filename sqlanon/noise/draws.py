@@ -189,7 +189,11 @@ def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.nda
             released = pram_codes(codes, matrix, rng)
             categorical[a] = {"categories": cats, "original": codes, "released": released,
                               "matrix": matrix}
-            columns[a] = pa.array([cats[c] if c >= 0 else None for c in released.tolist()])
+            try:
+                columns[a] = pa.array([cats[c] if c >= 0 else None for c in released.tolist()])
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+                raise SpecError(f"the categories of {a!r} mix types ({err}); list them all as "
+                                "text or all as numbers", path="transformation.attributes") from err
     schema = pa.schema([(noise_column(i), columns[a].type) for i, a in enumerate(attrs)])
     exprs = {a: exp.cast(_value(i), exp.DataType.build(types[a], dialect=dialect))
              if kind != "condensation" else _value(i) for i, a in enumerate(attrs)}

@@ -13,7 +13,7 @@ import pytest
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import SpecError
+from sqlanon.errors import EngineError, SpecError
 from sqlanon.noise import mechanisms as mech
 from sqlanon.noise.rng import ReproducibleNoiseWarning
 from sqlanon.spec.load import spec_from_dict
@@ -194,10 +194,11 @@ def test_in_place_replaces_the_source(engine):
 
 def test_failed_in_place_write_leaves_the_source_untouched(engine):
     before = table(engine, TABLE)
-    with pytest.raises(Exception, match="(?i)conver|cast"):
-        # released categories are cast back to the column's INTEGER type: 'x' cannot be
+    with pytest.raises(EngineError, match="(?i)conver|cast"):
+        # released categories are cast back to the column's INTEGER type inside the transaction:
+        # 10^12 does not fit
         run(engine, {"mechanism": "randomized_response", "attributes": ["age"], "keep_probability": 0.0,
-                     "categories": {"age": list(range(18, 78)) + ["x"]}}, {"mode": "in_place"})
+                     "categories": {"age": list(range(18, 78)) + [10 ** 12]}}, {"mode": "in_place"})
     assert table(engine, TABLE).equals(before)
     assert not [r for r in engine.con.execute("SHOW TABLES").fetchall() if r[0].startswith("__sa_")]
 
@@ -335,3 +336,9 @@ def test_check_refuses_and_dry_run_writes_nothing(engine):
         api.check(s, engine=engine)
     report = api.apply(s, engine=engine, dry_run=True)
     assert report.rows == N and report.outputs == {} and not engine.relation_exists("out")
+
+
+def test_categories_of_mixed_types_are_refused(engine):
+    with pytest.raises(SpecError, match="categories of 'age' mix types"):
+        run(engine, {"mechanism": "randomized_response", "attributes": ["age"], "keep_probability": 0.0,
+                     "categories": {"age": list(range(18, 78)) + ["x"]}})
