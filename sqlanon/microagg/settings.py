@@ -136,7 +136,8 @@ def _partitioner_options(algorithm: str, options: Mapping[str, Any]) -> dict[str
 
 
 def microaggregation_settings(options: Mapping[str, Any], roles: Mapping[str, str],
-                              privacy: Sequence[Any] = (), levels: Mapping[str, int] | None = None
+                              privacy: Sequence[Any] = (), levels: Mapping[str, int] | None = None,
+                              suppression: tuple[float, str] = (0.0, "remove")
                               ) -> MicroaggregationSettings:
     """Validate ``transformation`` options for ``method: microaggregation``.
 
@@ -145,6 +146,7 @@ def microaggregation_settings(options: Mapping[str, Any], roles: Mapping[str, st
         roles: attribute name -> role, in declaration order.
         privacy: the spec's privacy models (a ``k_anonymity`` model supplies ``k`` when unset).
         levels: ``transformation.levels``; must be empty.
+        suppression: ``transformation.suppression_limit`` and ``suppressed``; must be the defaults.
 
     Raises:
         SpecError: naming the key and the rule broken.
@@ -152,6 +154,10 @@ def microaggregation_settings(options: Mapping[str, Any], roles: Mapping[str, st
     if levels:
         raise SpecError("levels apply to method generalization; microaggregation replaces values by "
                         "group statistics", path="transformation.levels")
+    if suppression != (0.0, "remove"):
+        key = "suppression_limit" if suppression[0] else "suppressed"
+        raise SpecError("microaggregation suppresses no rows; suppression applies to generalization",
+                        path=f"transformation.{key}")
     for key in NOT_FOR_MICROAGGREGATION:
         if key in options:
             raise SpecError(f"{key!r} applies to the generalization search, not to microaggregation",

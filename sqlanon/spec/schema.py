@@ -298,12 +298,9 @@ class Spec:
         from sqlanon.microagg.settings import microaggregation_settings
 
         t = self.transformation
-        if t.suppression_limit or t.suppressed != "remove":
-            key = "suppression_limit" if t.suppression_limit else "suppressed"
-            raise SpecError("microaggregation suppresses no rows; suppression applies to generalization",
-                            path=f"transformation.{key}")
         return microaggregation_settings(t.options, {a.name: a.role for a in self.attributes.values()},
-                                         self.privacy, t.levels)
+                                         self.privacy, t.levels,
+                                         suppression=(t.suppression_limit, t.suppressed))
 
     def _check_levels(self) -> None:
         for name, level in self.transformation.levels.items():
