@@ -3,7 +3,7 @@
 DuckDB: values are streamed as Arrow record batches and matched to the table by ``POSITIONAL JOIN``
 (the table is scanned in its stored order, the same order in which :func:`read_columns` pulled it),
 so no key is needed and memory stays at one batch. PostgreSQL has no positional join: rows are
-matched on ``ctid``, the values going through a temporary table (fine for tables of moderate size).
+matched on ``ctid``, the values going through a temporary table loaded by ``COPY``.
 See docs/noise.md for the measurements behind this choice.
 """
 
@@ -154,5 +154,7 @@ def _temporary_values(ds: Dataset, name: str, schema: pa.Schema, data: dict[str,
                                  kind="TABLE", properties=exp.Properties(
                                      expressions=[exp.TemporaryProperty()])))
     arrays = [pa.array(data[f.name], type=f.type).to_pylist() for f in schema]
-    rows = list(zip([str(k) for k in keys], *arrays))
-    ds.engine.insert_rows(name, rows)
+    quoted = table(name).sql("postgres")  # an internal name, quoted by sqlglot
+    with ds.engine.con.cursor() as cur, cur.copy(f"COPY {quoted} FROM STDIN") as copy:  # type: ignore[attr-defined]
+        for row in zip([str(k) for k in keys], *arrays):
+            copy.write_row(row)
