@@ -168,8 +168,9 @@ def laplace(values: Any, sensitivity: float, epsilon: float, rng: np.random.Gene
     fair sign; round to the nearest multiple of Λ, the smallest power of two ≥ λ; clamp to [−B, B];
     multiply back by Δ (post-processing). Mironov's Theorem 1 gives (1/λ + 2^-49·B/λ)-DP for
     λ < B < 2^46·λ; λ is set to (1 + 2^-49·B)/ε so the guarantee is ε itself (B is taken as at least
-    4/ε in the analysis). Outputs lie on the grid Δ·Λ or at a bound. The proof assumes a correctly
-    rounded logarithm; numpy's is accurate to within one ulp but not proven correctly rounded.
+    4/ε in the analysis). Outputs lie on the grid c + Δ·Λ·ℤ (c the centre of the bounds, 0 for a
+    symmetric B) or at a bound. The proof assumes a correctly rounded logarithm; numpy's is
+    accurate to within one ulp but not proven correctly rounded.
 
     Args:
         bound: B (the interval [−B, B]) or a public ``(low, high)`` interval, which is shifted to be
