@@ -10,6 +10,8 @@ _LAZY = {
     "Sum": "sqlanon.noise.aggregates", "Mean": "sqlanon.noise.aggregates",
     "Histogram": "sqlanon.noise.aggregates", "PrivacyLedger": "sqlanon.noise.ledger",
     "PrivacyBudgetError": "sqlanon.noise.ledger", "dp_microaggregate": "sqlanon.noise.dp_microdata",
+    # noise and perturbation applied to a table (docs/noise.md)
+    "apply_noise": "sqlanon.noise.apply", "NoiseReport": "sqlanon.noise.apply",
 }
 __all__ += list(_LAZY)
 
