@@ -71,17 +71,24 @@ def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | Non
                         "table (with output.database)", path="output.mode", source=spec.path)
     ds = open_dataset(spec, engine, database=database)
     try:
-        types = _check_columns(spec, ds, opts)
-        rng = make_rng(opts.seed)
-        n = R.row_count(ds)
-        report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
-        if dry_run:
-            return report
-        report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types,
-                                                                  quality)
-        return report
+        return _apply(spec, ds, opts, dry_run, quality)
+    except SpecError as e:
+        if e.source is not None or spec.path is None:
+            raise
+        raise type(e)(e.rule, path=e.path, source=spec.path) from None
     finally:
         ds.close()
+
+
+def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool) -> NoiseReport:
+    types = _check_columns(spec, ds, opts)
+    rng = make_rng(opts.seed)
+    n = R.row_count(ds)
+    report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
+    if dry_run:
+        return report
+    report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types, quality)
+    return report
 
 
 def _options(spec: Spec) -> NoiseOptions:

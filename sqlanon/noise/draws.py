@@ -185,7 +185,12 @@ def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.nda
                 counts = np.bincount(codes[codes >= 0], minlength=len(cats))
                 matrix = invariant_matrix_theta(counts, p["theta"]) if "theta" in p else \
                     invariant_matrix(counts, rng, pd=p["pd"], alpha=p["alpha"])
-            codes = category_codes(values, cats)
+            try:
+                codes = category_codes(values, cats)
+            except SpecError as err:
+                key = "matrix" if kind == "pram" else "categories"
+                raise SpecError(f"{err.rule} listed for {a!r}",
+                                path=f"transformation.{key}.{a}") from None
             released = pram_codes(codes, matrix, rng)
             categorical[a] = {"categories": cats, "original": codes, "released": released,
                               "matrix": matrix}

@@ -342,3 +342,10 @@ def test_categories_of_mixed_types_are_refused(engine):
     with pytest.raises(SpecError, match="categories of 'age' mix types"):
         run(engine, {"mechanism": "randomized_response", "attributes": ["age"], "keep_probability": 0.0,
                      "categories": {"age": list(range(18, 78)) + ["x"]}})
+
+
+def test_values_outside_a_pram_matrix_name_the_attribute(engine):
+    with pytest.raises(SpecError, match=r"transformation.matrix.cat: 1000 value\(s\) are not among"):
+        run(engine, {"mechanism": "pram", "attributes": ["cat"],
+                     "matrix": {"cat": {"a": {"a": 1}, "b": {"b": 1}, "c": {"c": 1}}}})
+    assert not engine.relation_exists("out")
