@@ -4,9 +4,10 @@ The table ``big`` (5 DOUBLE columns, no key) is generated deterministically insi
 ``hash(i)``. Each round runs, in turn:
 
 * ``copy``: the baseline, ``CREATE TABLE copy AS SELECT c1, ..., c5 FROM big``;
-* ``noise``: ``sqlanon.api.apply`` with ``transformation: {method: noise, mechanism: <--mechanism>}``
-  on all 5 columns, ``metrics=()`` (no utility report), output a new table. The noise is drawn in
-  numpy, streamed as Arrow batches of 2^20 rows and joined by position in one CREATE TABLE AS;
+* one series per ``--mechanism`` (comma-separated, default ``uncorrelated``): ``sqlanon.api.apply``
+  with ``transformation: {method: noise, mechanism: ...}`` on all 5 columns, ``metrics=()`` (no
+  utility report), output a new table. The noise is drawn in numpy, streamed as Arrow batches of
+  2^20 rows and joined by position in one CREATE TABLE AS;
 * with ``--sql-random``, also ``sql_random``: the alternative sqlanon does not use, Gaussian noise of
   the same variances from DuckDB's ``random()`` (Box–Muller) inside the same CREATE TABLE AS.
 
@@ -24,6 +25,7 @@ import statistics
 import tempfile
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 from sqlanon import api
@@ -49,7 +51,7 @@ def mechanism_options(mechanism: str) -> dict:
         return {"epsilon": 1.0, "delta": 1e-6, "sensitivity": 1.0}
     if mechanism in ("staircase",):
         return {"epsilon": 1.0, "sensitivity": 1.0}
-    raise SystemExit(f"--mechanism must be uncorrelated, correlated, laplace, gaussian or staircase")
+    raise SystemExit("--mechanism takes uncorrelated, correlated, laplace, gaussian, staircase")
 
 
 def timed(run) -> float:
@@ -62,7 +64,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--mechanism", default="uncorrelated")
+    parser.add_argument("--mechanism", default="uncorrelated",
+                        help="comma-separated: uncorrelated, correlated, laplace, gaussian, staircase")
     parser.add_argument("--sql-random", action="store_true",
                         help="also time Gaussian noise from the engine's random() (not used by sqlanon)")
     parser.add_argument("--database", default=None,
@@ -82,13 +85,14 @@ def main() -> None:
         start = time.perf_counter()
         build(engine, args.rows)
         print(f"rows {args.rows:,}, 5 DOUBLE columns, built in {time.perf_counter() - start:.1f} s; "
-              f"mechanism {args.mechanism}; database {database if args.database else 'temporary file'}")
-        spec = spec_from_dict({
+              f"database {database if args.database else 'temporary file'}")
+        mechanisms = [m.strip() for m in args.mechanism.split(",") if m.strip()]
+        specs = {m: spec_from_dict({
             "source": {"table": "big"},
             "attributes": {c: {"role": "sensitive"} for c in COLUMNS},
-            "transformation": {"method": "noise", "mechanism": args.mechanism, "attributes": COLUMNS,
-                               **mechanism_options(args.mechanism)},
-            "output": {"mode": "table", "name": "noisy"}})
+            "transformation": {"method": "noise", "mechanism": m, "attributes": COLUMNS,
+                               **mechanism_options(m)},
+            "output": {"mode": "table", "name": "noisy"}}) for m in mechanisms}
         sds = [float(v) for v in engine.con.execute(
             "SELECT " + ", ".join(f"stddev_samp({c})" for c in COLUMNS) + " FROM big").fetchone()]
         random_sql = ", ".join(
@@ -98,7 +102,7 @@ def main() -> None:
         def copy() -> None:
             engine.execute("CREATE TABLE copy AS SELECT " + ", ".join(COLUMNS) + " FROM big")
 
-        def noise() -> None:
+        def noise(spec) -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ReproducibleNoiseWarning)
                 api.apply(spec, engine=engine, metrics=())
@@ -106,9 +110,19 @@ def main() -> None:
         def sql_random() -> None:
             engine.execute(f"CREATE TABLE sqlrandom AS SELECT {random_sql} FROM big")
 
-        series = {"copy": (copy, "copy"), "noise": (noise, "noisy")}
+        series = {"copy": (copy, "copy")}
+        for m, spec in specs.items():
+            series[m] = (lambda spec=spec: noise(spec), "noisy")
         if args.sql_random:
             series["sql_random"] = (sql_random, "sqlrandom")
+        # first calls import modules (pyarrow, numpy paths): warm up on a small table, untimed
+        engine.execute("CREATE TABLE warm AS SELECT * FROM big LIMIT 1000")
+        for spec in specs.values():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+                api.apply(replace(spec, source=replace(spec.source, table="warm")), engine=engine,
+                          metrics=())
+            engine.execute("DROP TABLE noisy")
         times: dict[str, list[float]] = {name: [] for name in series}
         for _ in range(args.runs):
             for name, (run, table) in series.items():
@@ -117,7 +131,7 @@ def main() -> None:
         base = statistics.median(times["copy"])
         for name, values in times.items():
             median = statistics.median(values)
-            print(f"{name:>10}: runs " + ", ".join(f"{t:.2f}" for t in values)
+            print(f"{name:>12}: runs " + ", ".join(f"{t:.2f}" for t in values)
                   + f" s; median {median:.2f} s; ratio to copy {median / base:.2f}")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
         print(f"peak resident memory of the process: {peak:.1f} GB")
