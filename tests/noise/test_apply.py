@@ -349,3 +349,24 @@ def test_values_outside_a_pram_matrix_name_the_attribute(engine):
         run(engine, {"mechanism": "pram", "attributes": ["cat"],
                      "matrix": {"cat": {"a": {"a": 1}, "b": {"b": 1}, "c": {"c": 1}}}})
     assert not engine.relation_exists("out")
+
+
+def test_file_source_into_a_database_file(tmp_path):
+    csv = tmp_path / "in.csv"
+    csv.write_text("id;x\n" + "".join(f"{i};{i * 0.5}\n" for i in range(300)), encoding="utf-8")
+    db = tmp_path / "out.duckdb"
+    s = spec_from_dict({"source": {"file": str(csv), "delimiter": ";"},
+                        "attributes": {"x": {"role": "sensitive"}},
+                        "transformation": {"method": "noise", "mechanism": "rank_swap", "attributes": ["x"],
+                                           "p": 10},
+                        "output": {"mode": "table", "name": "swapped", "database": str(db)}})
+    report = api.apply(s)
+    assert report.outputs["rows"] == 300
+    e = DuckDBEngine(str(db))
+    try:
+        out = e.con.execute("SELECT id, x FROM swapped ORDER BY id").fetchall()
+    finally:
+        e.close()
+    assert [r[0] for r in out] == list(range(300))
+    assert sorted(r[1] for r in out) == [i * 0.5 for i in range(300)]
+    assert csv.read_text(encoding="utf-8").startswith("id;x\n0;0.0\n")  # the input is only read
