@@ -16,7 +16,7 @@ from sqlanon.noise import mechanisms as mech
 from sqlanon.noise import perturb
 from sqlanon.noise.condensation import condensation
 from sqlanon.noise.options import NoiseOptions
-from sqlanon.noise.pram import (category_codes, check_matrix, estimate_frequencies, invariant_matrix,
+from sqlanon.noise.pram import (category_codes, check_matrix, invariant_matrix,
                                 invariant_matrix_theta, pram_codes)
 from sqlanon.noise.rows import SOURCE, VALUES
 from sqlanon.noise.swap import rank_swap_column
