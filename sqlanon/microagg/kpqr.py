@@ -31,6 +31,8 @@ Decisions where the paper is silent or differs from its own definition:
   fails merges with the group whose centroid is nearest to its own, as t-closeness Algorithm 4 merges
   clusters. One group holding everything satisfies the model whenever it is feasible (the table holds
   at least p distinct values and r <= 1), so the repair ends.
+* Variances are compared with MinVar less 1e-12 of the table's variance (the checker allows 1e-9 of
+  the ratio), so a group exactly at r·Var(L) passes whichever way its variance rounds.
 * Distances are squared Euclidean on quasi-identifiers weighted by 1/population variance (the paper
   standardizes them). The random start uses a cryptographically seeded generator unless ``seed`` is
   given.
@@ -50,6 +52,10 @@ from sqlanon.microagg.qi_space import scaled
 from sqlanon.microagg.registry import NominalColumn, Records, register
 from sqlanon.microagg.tcloseness import labels_of
 from sqlanon.microagg.validate import as_matrix
+
+
+VARIANCE_SLACK = 1e-12
+"""Relative slack (of the table's variance) of the comparisons with MinVar."""
 
 
 def _number(value: object, name: str, low: float, high: float, *, low_open: bool = False) -> float:
@@ -97,27 +103,39 @@ def confidential_numbers(records: Records, attribute: object) -> np.ndarray:
 
 @dataclass
 class _Group:
-    """A growing group and the running sums of its (centred) confidential values."""
+    """A growing group: its rows, distinct values, and the mean and squared deviations (Welford).
+
+    Welford's update keeps a group of equal values at variance exactly 0, so "raises the variance"
+    is never decided on rounding noise.
+    """
 
     rows: list[int] = field(default_factory=list)
     values: set[float] = field(default_factory=set)
-    s1: float = 0.0
-    s2: float = 0.0
+    mean: float = 0.0
+    m2: float = 0.0
 
-    def add(self, row: int, value: float, centred: float) -> None:
+    def add(self, row: int, value: float) -> None:
         self.rows.append(row)
         self.values.add(value)
-        self.s1 += centred
-        self.s2 += centred * centred
+        delta = value - self.mean
+        self.mean += delta / len(self.rows)
+        self.m2 += delta * (value - self.mean)
 
     @property
     def variance(self) -> float:
-        c = len(self.rows)
-        return self.s2 / c - (self.s1 / c) ** 2 if c else 0.0
+        return self.m2 / len(self.rows) if self.rows else 0.0
 
-    def variance_with(self, centred: np.ndarray) -> np.ndarray:
-        c = len(self.rows) + 1
-        return (self.s2 + centred * centred) / c - ((self.s1 + centred) / c) ** 2
+    def variance_with(self, values: np.ndarray) -> np.ndarray:
+        """The population variance after adding each of ``values`` alone."""
+        c = len(self.rows)
+        d = values - self.mean
+        return (self.m2 + d * d * c / (c + 1)) / (c + 1)
+
+    def raised_by(self, values: np.ndarray) -> np.ndarray:
+        """Whether adding each of ``values`` raises the variance: c²(v − mean)² > (c + 1)·m2."""
+        c = len(self.rows)
+        d = values - self.mean
+        return c * c * d * d > (c + 1) * self.m2
 
 
 def _variance(values: np.ndarray) -> float:
@@ -129,11 +147,12 @@ class _Heuristic:
                  rng: np.random.Generator) -> None:
         self.x, self.z, self.k, self.p = x, scaled(x), k, p
         self.values = values
-        self.centred = values - values.mean()
         _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
         self.rare = (counts / len(values) < q)[inverse.reshape(-1)]
         self.table_variance = _variance(values)
-        self.min_var = r * self.table_variance
+        # MinVar less a slack far below the checker's (1e-9 of the ratio): a group exactly at
+        # r·Var(L) passes however its variance rounds
+        self.min_var = r * self.table_variance - VARIANCE_SLACK * self.table_variance
         self.r = r
         self.rng = rng
 
@@ -170,14 +189,13 @@ class _Heuristic:
 
             while len(group.values) < self.p:
                 new = ~np.isin(self.values[pool], list(group.values))
-                raises = group.variance_with(self.centred[pool]) > group.variance
-                if not pick(new & raises, new):
+                if not pick(new & group.raised_by(self.values[pool]), new):
                     break
             while group.variance < self.min_var:
-                if not pick(group.variance_with(self.centred[pool]) > group.variance):
+                if not pick(group.raised_by(self.values[pool])):
                     break
             while len(group.rows) < self.k:
-                if not pick(group.variance_with(self.centred[pool]) >= self.min_var, free):
+                if not pick(group.variance_with(self.values[pool]) >= self.min_var, free):
                     break
             left = np.flatnonzero(sensitive)
             if len(left) and (_variance(self.values[left]) < self.min_var
@@ -192,7 +210,7 @@ class _Heuristic:
         return groups
 
     def _move(self, group: _Group, row: int, alive: np.ndarray, sensitive: np.ndarray) -> None:
-        group.add(row, float(self.values[row]), float(self.centred[row]))
+        group.add(row, float(self.values[row]))
         alive[row] = False
         sensitive[row] = False
 

@@ -230,3 +230,23 @@ def test_spec_through_the_pipeline_passes_the_checker(duck):
     with Evaluator(p) as ev:
         node = ev.check({c: 0 for c in names})
     assert node.anonymous and node.rows == len(frame), node.models
+
+
+@settings(max_examples=80)
+@given(st.integers(4, 40), st.integers(2, 7), st.integers(2, 8), st.integers(2, 5),
+       st.sampled_from([0.1, 0.2, 0.5, 1.0]), st.sampled_from([0.0, 0.2, 0.5, 0.9]),
+       st.integers(0, 2**16))
+def test_heuristic_equals_its_transcription(n, k, distinct, p, q, r, seed):
+    from tests.microagg import kpqr_reference as ref
+
+    rng = np.random.default_rng(seed)
+    k = min(k, n)
+    x = rng.normal(size=(n, 2))
+    levels = rng.normal(size=distinct) * 10
+    values = levels[rng.integers(0, distinct, n)]
+    p = min(p, k, len(np.unique(values)))
+    labels = kpqr(Records(x=x, names=("a", "b"), sensitive={"s": values}), k, attribute="s", p=p,
+                  q=q, r=r, seed=seed)
+    expected = ref.heuristic(x, values, k, p, q, r, seed)
+    assert sorted(sorted(np.flatnonzero(labels == g).tolist()) for g in range(labels.max() + 1)) \
+        == sorted(sorted(g) for g in expected)
