@@ -153,7 +153,6 @@ class _Heuristic:
         # MinVar less a slack far below the checker's (1e-9 of the ratio): a group exactly at
         # r·Var(L) passes however its variance rounds
         self.min_var = r * self.table_variance - VARIANCE_SLACK * self.table_variance
-        self.r = r
         self.rng = rng
 
     def group_ok(self, rows: np.ndarray) -> bool:
