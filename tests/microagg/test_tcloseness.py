@@ -563,3 +563,34 @@ def test_spec_with_nominal_quasi_identifiers_through_the_pipeline(duck):
     with Evaluator(p) as ev:
         node = ev.check({q: 0 for q in qis})
     assert node.anonymous and node.rows == 2000, node.models
+
+
+@pytest.fixture(scope="module")
+def adult_education():
+    from sqlanon.hierarchy import read_arx_csv
+
+    path = ADULT / "adult.csv"
+    if not path.exists():
+        pytest.skip(f"real data not available at {path}")
+    frame = pd.read_csv(path, sep=";", dtype=str).iloc[5000:6000]
+    nominal = {}
+    for q in ("sex", "race", "marital-status"):
+        values = tuple(sorted(frame[q].unique()))
+        codes = np.array([values.index(v) for v in frame[q]])
+        nominal[q] = NominalColumn(codes, values, read_arx_csv(ADULT / f"adult_hierarchy_{q}.csv"))
+    values = tuple(sorted(frame["education"].unique()))
+    codes = np.array([values.index(v) for v in frame["education"]])
+    records = Records(x=frame[["age"]].astype(float).to_numpy(), names=("age",), nominal=nominal,
+                      sensitive={"education": NominalColumn(codes, values)})
+    return records, list(frame["education"])
+
+
+@pytest.mark.parametrize("t", T_GRID)
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_adult_education_ordinal_is_t_close(duck, adult_education, name, t):
+    """Education confidential in its own order (Preschool .. Doctorate); age and nominal QIs."""
+    records, education = adult_education
+    labels = ALGORITHMS[name](records, 4, t=t, order=EDUCATION)
+    node = check_groups(duck, labels, "education", education,
+                        [TCloseness("education", t, "ordered"), KAnonymity(4)], order=EDUCATION)
+    assert node.anonymous, node.models
