@@ -219,14 +219,15 @@ def _partition(records: Records, settings: MicroaggregationSettings, line: Progr
 
 
 def _checked(labels: np.ndarray, n: int, settings: MicroaggregationSettings) -> np.ndarray:
-    """The partitioner kept its contract: one group per row, every group at least k rows."""
+    """The partitioner kept its contract (one group per row, every group at least k rows); the groups
+    renumbered 0..g-1 in the order of their numbers."""
     if labels.shape != (n,) or not np.issubdtype(labels.dtype, np.integer):
         raise InternalError(f"algorithm {settings.algorithm} returned {labels.shape} {labels.dtype}, "
                             f"not ({n},) integer group numbers")
     if n and group_sizes(labels).min() < settings.k:
         raise InternalError(f"algorithm {settings.algorithm} formed a group of fewer than k = "
                             f"{settings.k} rows")
-    return labels.astype(np.int64)
+    return np.unique(labels, return_inverse=True)[1].reshape(-1).astype(np.int64)  # numbered 0..g-1
 
 
 def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, key: rows.RowKey,
