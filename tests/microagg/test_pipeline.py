@@ -627,3 +627,34 @@ def test_record_linkage_left_out_above_its_row_limit(engine, monkeypatch):
     r = api.check(spec_for("mdav"), engine=engine)
     assert "record_linkage" not in r.metrics and "sse" in r.metrics
     assert r.warnings == ["record_linkage is left out above 29 rows (it pulls every row into memory)"]
+
+
+def test_partitioner_contract_is_enforced(engine):
+    from sqlanon.errors import InternalError
+    from sqlanon.microagg.registry import ALGORITHMS, TRAITS, register
+
+    @register("halves")
+    def halves(records, k):  # any numbers will do; the pipeline renumbers them
+        return np.where(np.arange(records.n) < records.n // 2, 100, 7)
+
+    @register("too_small")
+    def too_small(records, k):
+        return np.arange(records.n) % (records.n // 2)
+
+    try:
+        load(engine, frame(12))
+        levels = ["lo", "hi"]
+        engine.execute('ALTER TABLE t ADD COLUMN grade VARCHAR')
+        engine.execute("UPDATE t SET grade = CASE WHEN id % 2 = 0 THEN 'lo' ELSE 'hi' END")
+        d = _spec_dict("halves", "table", "out")
+        d["attributes"]["grade"] = {"role": "quasi_identifier", "type": "ordinal", "order": levels}
+        r = api.apply(spec_from_dict(d), engine=engine)
+        assert r.groups == 2 and (r.min_group_size, r.max_group_size) == (6, 6)
+        got = read(engine, "out")
+        assert got["a"].nunique() == 2 and got["grade"].nunique() <= 2
+        with pytest.raises(InternalError, match="too_small formed a group of fewer than k = 3 rows"):
+            api.apply(spec_for("too_small"), engine=engine)
+    finally:
+        for name in ("halves", "too_small"):
+            ALGORITHMS.pop(name, None)
+            TRAITS.pop(name, None)
