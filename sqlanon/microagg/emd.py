@@ -7,7 +7,8 @@ partition built here is verified by the checker:
   distance |i − j|/(r − 1), ``EMD = 1/(r−1) · Σ_{i<r−1} |F_C(i) − F_X(i)|`` with F the cumulative
   shares (Domingo-Ferrer, Sánchez, Soria-Comas, Database Anonymization, 2016, section 6.2, with the
   inner sum running over j ≤ i as corrected in erratum E1);
-* ``equal``: every two distinct values at distance 1, ``EMD = ½ Σ_v |p_v − q_v|``.
+* ``equal``: every two distinct values at distance 1, ``EMD = ½ Σ_v |p_v − q_v|``;
+* ``hierarchical``: :mod:`sqlanon.microagg.emd_hierarchical`.
 
 For a cluster of m rows in a table of n rows, both are ratios of integers: the ordered one is
 ``Σ_i |j_i·n − m·G_i| / (m·n·(r−1))`` (j_i: cluster rows with rank ≤ i, G_i: table rows with rank ≤ i),
@@ -28,7 +29,7 @@ import numpy as np
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.microagg.registry import NominalColumn, Records
 
-DISTANCES = ("ordered", "equal")
+DISTANCES = ("ordered", "equal", "hierarchical")
 
 
 def the_confidential_attribute(records: Records, attribute: object) -> object:
@@ -99,7 +100,7 @@ def _nominal_keys(column: NominalColumn, attribute: str, distance: str,
     numbers = _as_numbers(values)
     if numbers is not None:
         return numbers
-    if distance == "equal":
+    if distance != "ordered":
         return np.arange(len(values), dtype=np.int64)
     raise SpecError(f"the ordered distance needs an order for text attribute {attribute!r}: pass "
                     "`order` (its values lowest first) or use distance `equal`",

@@ -36,7 +36,8 @@ merge, none at t >= 0.2.)
 
 Options of every algorithm: ``t`` in (0, 1]; ``attribute``, the confidential attribute (a key of
 ``Records.sensitive``; by default the only one there); ``distance``, ``ordered`` (default; numeric
-or ordinal values, the book's distance) or ``equal`` (nominal values); ``order``, the values of a
+or ordinal values, the book's distance), ``equal`` (nominal values) or ``hierarchical`` (nominal
+values with a hierarchy, :mod:`sqlanon.microagg.emd_hierarchical`); ``order``, the values of a
 text attribute lowest first, as the checker's ``order:``. Quasi-identifier distances
 (:mod:`sqlanon.microagg.qi_space`): squared Euclidean on columns weighted by 1/population variance
 (MDAV's scaling in sdcMicro) for numeric and ordinal quasi-identifiers; with nominal ones, the
@@ -55,6 +56,7 @@ import numpy as np
 
 from sqlanon.errors import SpecError
 from sqlanon.microagg.emd import ClusterEMD, confidential_ranks, threshold
+from sqlanon.microagg.emd_hierarchical import hierarchical_emd
 from sqlanon.microagg.mdav import mdav_groups
 from sqlanon.microagg.mdav_mixed import mdav_mixed
 from sqlanon.microagg.qi_space import MixedSpace, NumericSpace, qi_space
@@ -75,6 +77,8 @@ def prepared(records: Records, k: object, t: object, attribute: object, distance
     if not records.nominal and (len(records.x.shape) != 2 or not records.x.shape[1]):
         raise SpecError(f"{where} needs at least one quasi-identifier", path=f"{where}.x")
     space = qi_space(records, k, where)
+    if distance == "hierarchical":
+        return space, hierarchical_emd(records, attribute), float(t)
     ranks, r = confidential_ranks(records, attribute, distance, order)
     return space, ClusterEMD(ranks, r, distance), float(t)
 

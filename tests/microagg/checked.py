@@ -13,7 +13,7 @@ import pandas as pd
 
 from sqlanon.compile.sql import table
 from sqlanon.evaluate import Evaluator, NodeCheck, Problem
-from sqlanon.hierarchy import IntervalHierarchy
+from sqlanon.hierarchy import Hierarchy, IntervalHierarchy
 from sqlanon.models.base import PrivacyModel
 
 MASKED = "masked 'table\"; --"
@@ -44,13 +44,15 @@ def check_masked(duck, x: np.ndarray, labels: np.ndarray, names: Sequence[str], 
 
 
 def check_groups(duck, labels: np.ndarray, attribute: str, values: Sequence[object],
-                 models: list[PrivacyModel], order: Sequence[object] | None = None) -> NodeCheck:
+                 models: list[PrivacyModel], order: Sequence[object] | None = None,
+                 hierarchy: Hierarchy | None = None) -> NodeCheck:
     """Check ``models`` on the partition itself: the group number is the only quasi-identifier."""
     frame = pd.DataFrame({"group": labels, attribute: list(values)})
     duck.con.register("groups_frame", frame)
     duck.con.execute("CREATE OR REPLACE TABLE partition AS SELECT * FROM groups_frame")
     duck.con.unregister("groups_frame")
     p = Problem(duck, table("partition"), ["group"], {"group": IntervalHierarchy((1,))}, [attribute],
-                models, value_order={attribute: list(order)} if order is not None else {})
+                models, value_order={attribute: list(order)} if order is not None else {},
+                sensitive_hierarchies={attribute: hierarchy} if hierarchy is not None else {})
     with Evaluator(p) as ev:
         return ev.check({"group": 0})

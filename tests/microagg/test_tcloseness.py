@@ -356,8 +356,8 @@ def test_text_attribute_needs_an_order_for_the_ordered_distance():
         tcloseness_tfirst(records, 2, t=0.5, attribute="d")
     with pytest.raises(SpecError, match=r"1 value\(s\) of 'd' are missing from `order`"):
         tcloseness_tfirst(records, 2, t=0.5, attribute="d", order=["flu", "cold"])
-    with pytest.raises(SpecError, match="unknown distance 'orderd'; use one of ordered, equal. "
-                                        "Did you mean 'ordered'"):
+    with pytest.raises(SpecError, match="unknown distance 'orderd'; use one of ordered, equal, "
+                                        "hierarchical. Did you mean 'ordered'"):
         tcloseness_tfirst(records, 2, t=0.5, attribute="d", distance="orderd")
     labels = tcloseness_tfirst(records, 2, t=1.0, attribute="d", order=["cold", "flu", "hiv"])
     assert np.bincount(labels).min() >= 2
@@ -594,3 +594,104 @@ def test_adult_education_ordinal_is_t_close(duck, adult_education, name, t):
     node = check_groups(duck, labels, "education", education,
                         [TCloseness("education", t, "ordered"), KAnonymity(4)], order=EDUCATION)
     assert node.anonymous, node.models
+
+
+# --- the hierarchical ground distance --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def adult_occupation_tree():
+    from sqlanon.hierarchy import read_arx_csv
+
+    path = ADULT / "adult.csv"
+    if not path.exists():
+        pytest.skip(f"real data not available at {path}")
+    frame = pd.read_csv(path, sep=";", dtype=str).iloc[10000:11500]
+    tree = read_arx_csv(ADULT / "adult_hierarchy_occupation.csv")
+    values = tuple(sorted(frame["occupation"].unique()))
+    codes = np.array([values.index(v) for v in frame["occupation"]])
+    x = np.c_[frame["age"].astype(float), [EDUCATION.index(e) + 1 for e in frame["education"]]]
+    records = Records(x=x, names=("age", "education"),
+                      sensitive={"occupation": NominalColumn(codes, values, tree)})
+    return records, list(frame["occupation"]), tree
+
+
+def test_hierarchical_emd_equals_the_checker_per_class(duck, adult_occupation_tree):
+    from sqlanon.microagg.emd_hierarchical import hierarchical_emd
+    from sqlanon.models.distance_statistics import HierarchicalDistance
+    from tests.models.conftest import class_rows
+
+    from sqlanon.compile.sql import table
+    from sqlanon.evaluate import Evaluator, Problem
+    from sqlanon.hierarchy import IntervalHierarchy
+
+    records, occupation, tree = adult_occupation_tree
+    emd = hierarchical_emd(records, "occupation")
+    labels = np.random.default_rng(0).integers(0, 30, records.n)
+    duck.con.register("frame", pd.DataFrame({"g": labels, "occupation": occupation}))
+    duck.con.execute("CREATE TABLE partition AS SELECT * FROM frame")
+    p = Problem(duck, table("partition"), ["g"], {"g": IntervalHierarchy((1,))}, ["occupation"],
+                [TCloseness("occupation", 1.0, "hierarchical")],
+                sensitive_hierarchies={"occupation": tree})
+    with Evaluator(p) as ev:
+        rows = class_rows(duck, ev.check({"g": 0}), ["g"])
+    column = HierarchicalDistance("occupation").column
+    assert len(rows) == 30
+    for (g,), row in rows.items():
+        assert emd.emd(np.flatnonzero(labels == g)) == pytest.approx(row[column], abs=1e-12)
+    cluster, candidates = np.flatnonzero(labels == 3)[:6], np.flatnonzero(labels == 5)[:15]
+    deltas = emd.swap_deltas(cluster, candidates)
+    for a, y in enumerate(candidates):
+        for b in range(len(cluster)):
+            swapped = np.r_[cluster[:b], y, cluster[b + 1:]]
+            assert deltas[a, b] == emd.numerator(swapped) - emd.numerator(cluster)
+
+
+@pytest.mark.parametrize("t", (0.1, 0.2))
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_adult_occupation_hierarchical_is_t_close(duck, adult_occupation_tree, name, t):
+    records, occupation, tree = adult_occupation_tree
+    labels = ALGORITHMS[name](records, 5, t=t, distance="hierarchical")
+    node = check_groups(duck, labels, "occupation", occupation,
+                        [TCloseness("occupation", t, "hierarchical"), KAnonymity(5)], hierarchy=tree)
+    assert node.anonymous, node.models
+
+
+def test_hierarchical_distance_needs_a_hierarchy_covering_the_values():
+    from sqlanon.errors import HierarchyError
+    from sqlanon.hierarchy import TableHierarchy
+
+    r = _records(6)
+    flat = NominalColumn(np.array([0, 1, 2, 0, 1, 2]), ("flu", "cold", "hiv"))
+    with pytest.raises(SpecError, match=r"attributes\.d\.hierarchy: the hierarchical distance needs a "
+                                        r"hierarchy for 'd'"):
+        tcloseness_merge(Records(x=r.x, names=r.names, sensitive={"d": flat}), 2, t=0.5,
+                         distance="hierarchical")
+    partial = TableHierarchy([["flu", "resp", "*"], ["cold", "resp", "*"]])
+    column = NominalColumn(flat.codes, flat.values, partial)
+    with pytest.raises(HierarchyError, match="a value of sensitive attribute 'd' is missing from its"):
+        tcloseness_tfirst(Records(x=r.x, names=r.names, sensitive={"d": column}), 2, t=0.5,
+                          distance="hierarchical")
+
+
+@settings(max_examples=15)
+@given(tables(), st.sampled_from(sorted(ALGORITHMS)), st.integers(1, 4))
+def test_property_hierarchical_checker_agrees(table, name, fan_out):
+    from sqlanon.engines.duckdb import DuckDBEngine
+    from sqlanon.hierarchy import TableHierarchy
+
+    x, values, k, t = table
+    labels_of_values = [f"v'{int(v)};" for v in values]
+    distinct = sorted(set(labels_of_values))
+    tree = TableHierarchy([[v, f"g{i // fan_out}", "*"] for i, v in enumerate(distinct)])
+    codes = np.array([distinct.index(v) for v in labels_of_values])
+    records = Records(x=x, names=tuple(f"q{i}" for i in range(x.shape[1])),
+                      sensitive={"s": NominalColumn(codes, tuple(distinct), tree)})
+    labels = ALGORITHMS[name](records, k, t=t, distance="hierarchical")
+    assert np.bincount(labels).min() >= k
+    duck = DuckDBEngine()
+    try:
+        node = check_groups(duck, labels, "s", labels_of_values,
+                            [TCloseness("s", t, "hierarchical"), KAnonymity(k)], hierarchy=tree)
+    finally:
+        duck.close()
+    assert node.anonymous
