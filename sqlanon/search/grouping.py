@@ -37,22 +37,36 @@ def combine(parts: Sequence[tuple[np.ndarray, int]], length: int, space_limit: i
             ) -> tuple[np.ndarray, int]:
     """Class numbers (``0..count-1``, by rank of the mixed-radix key) of rows with the given codes.
 
-    ``parts`` holds per attribute (or block) the rows' codes and their radix. Keys are built in place;
-    whenever the next factor would make the key space larger than twice the rows (or
-    ``space_limit``), the key so far is re-numbered densely, so the space stays small enough to count
-    with ``bincount``.
+    ``parts`` holds per attribute (or block) the rows' codes and their radix.
+    """
+    key, space, numbered = mixed_key(parts, length, space_limit)
+    return (key, space) if numbered else dense(key, space)
+
+
+def mixed_key(parts: Sequence[tuple[np.ndarray, int]], length: int, space_limit: int = 0
+              ) -> tuple[np.ndarray, int, bool]:
+    """The rows' mixed-radix key: ``(key, space, numbered)``; every value is below ``space``, and
+    ``numbered`` says the values are already ``0..space-1`` with none missing.
+
+    Keys are built in place; whenever the next factor would make the key space larger than twice the
+    rows (or ``space_limit``), the key so far is re-numbered densely by counting; once even a dense
+    key times the next radix exceeds that, the key grows in 64 bits and is sorted once, at the end or
+    before it would overflow. Ranks are kept throughout: the key orders rows as their codes do.
     """
     limit = max(2 * length + 64, space_limit)
     key: np.ndarray | None = None
-    space = 1
+    space, numbered = 1, False
     for codes, radix in parts:
         if radix == 1:
             continue
         if key is None:
             key, space, owned = codes, radix, False
             continue
-        if space * radix > limit:
-            key, space = dense(key, space)
+        if space * radix > limit and space <= limit and not numbered:
+            key, space = dense(key, space)  # counting keeps the space small
+            owned = True
+        elif space >= 2**62 // radix:  # the key would overflow: number it by sorting
+            key, space = _sorted(key)
             owned = True
         wide = np.int32 if space * radix < 2**31 else np.int64  # half the memory traffic when it fits
         key = key.astype(wide, copy=not owned or key.dtype != wide)
@@ -60,12 +74,19 @@ def combine(parts: Sequence[tuple[np.ndarray, int]], length: int, space_limit: i
         np.multiply(key, radix, out=key)
         np.add(key, codes, out=key)
         space *= radix
+        numbered = False
     if key is None:
-        return np.zeros(length, dtype=np.int32), 1 if length else 0
-    if space > limit:  # a single attribute with more labels than twice the rows
-        uniq, inv = np.unique(key, return_inverse=True)
-        return inv.reshape(-1), len(uniq)
-    return dense(key, space)
+        return np.zeros(length, dtype=np.int32), 1 if length else 0, True
+    if space > limit:  # too many combinations to count: sort once at the end
+        key, space = _sorted(key)
+        numbered = True
+    return key, space, numbered
+
+
+def _sorted(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """Number the distinct values of ``key`` by rank, by sorting."""
+    uniq, inv = np.unique(key, return_inverse=True)
+    return inv.reshape(-1), len(uniq)
 
 
 def blocks_of(heights: Sequence[int], most: int = BLOCK_COMBINATIONS) -> list[list[int]]:
@@ -115,12 +136,18 @@ class Grouping:
             self._bytes -= dropped.nbytes
         return found
 
-    def group(self, node: Sequence[int], rep: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-        """``(class of each row, number of classes)`` at ``node``; with ``rep``, of the rows
-        ``rep`` (one representative per class of a finer node) instead of every row."""
+    def keyed(self, node: Sequence[int], rep: np.ndarray | None = None
+              ) -> tuple[np.ndarray, int, bool]:
+        """:func:`mixed_key` of the rows at ``node``; with ``rep``, of the rows ``rep`` (one
+        representative per class of a finer node) instead of every row."""
         parts = []
         for b, block in enumerate(self.blocks):
             codes, radix = self._block(b, tuple(node[i] for i in block))
             parts.append((codes if rep is None else codes[rep], radix))
         # representatives keep the space of all rows: their codes number labels among all rows
-        return combine(parts, self.rows if rep is None else len(rep), 2 * self.rows + 64)
+        return mixed_key(parts, self.rows if rep is None else len(rep), 2 * self.rows + 64)
+
+    def group(self, node: Sequence[int], rep: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+        """``(class of each row, number of classes)`` at ``node`` (or of the rows ``rep``)."""
+        key, space, numbered = self.keyed(node, rep)
+        return (key, space) if numbered else dense(key, space)
