@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.compile.sql import alias, as_double, col, internal, table
+from sqlanon.compile.sql import alias, as_double, col, internal, lit, table
 from sqlanon.dataset import Dataset, open_dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
@@ -128,24 +128,38 @@ def _check_columns(spec: Spec, ds: Dataset, opts: NoiseOptions) -> dict[str, str
 
 
 def _statistics(ds: Dataset, opts: NoiseOptions) -> dict[str, Any]:
-    """Sample variances (uncorrelated) or the sample covariance over complete rows (correlated)."""
-    attrs = opts.attributes
-    source = table(ds.name, R.schema_of(ds))
+    """Sample variances (uncorrelated, each over its non-NULL values) or the sample covariance
+    over complete rows (correlated), by the two-pass algorithm: means first, then sums of centred
+    products (stable, and several times faster in DuckDB than VARIANCE/COVAR_SAMP)."""
+    attrs = list(opts.attributes)
     if opts.mechanism == "uncorrelated":
-        row = ds.engine.fetch(exp.select(*[exp.Variance(this=as_double(col(a))) for a in attrs])
-                              .from_(source))[1][0]
-        return {"variances": np.array([0.0 if v is None else float(v) for v in row])}
+        return {"variances": np.array([_covariance(ds, [a])[0, 0] for a in attrs])}
     if opts.mechanism == "correlated":
-        pairs = [(i, j) for i in range(len(attrs)) for j in range(i, len(attrs))]
-        complete = exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs])
-        row = ds.engine.fetch(exp.select(*[
-            exp.CovarSamp(this=as_double(col(attrs[i])), expression=as_double(col(attrs[j])))
-            for i, j in pairs]).from_(source).where(complete))[1][0]
-        cov = np.zeros((len(attrs), len(attrs)))
-        for (i, j), v in zip(pairs, row):
-            cov[i, j] = cov[j, i] = 0.0 if v is None else float(v)
-        return {"covariance": cov}
+        return {"covariance": _covariance(ds, attrs)}
     return {}
+
+
+def _covariance(ds: Dataset, attrs: list[str]) -> np.ndarray:
+    source = table(ds.name, R.schema_of(ds))
+    complete = exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs])
+    first = ds.engine.fetch(exp.select(exp.Count(this=exp.Star()),
+                                       *[exp.Sum(this=as_double(col(a))) for a in attrs])
+                            .from_(source).where(complete))[1][0]
+    n = int(first[0])
+    m = len(attrs)
+    if n < 2:
+        return np.zeros((m, m))
+    means = [float(v) / n for v in first[1:]]
+    centred = [exp.Paren(this=exp.Sub(this=as_double(col(a)), expression=lit(mu)))
+               for a, mu in zip(attrs, means)]
+    pairs = [(i, j) for i in range(m) for j in range(i, m)]
+    sums = ds.engine.fetch(exp.select(*[
+        exp.Sum(this=exp.Mul(this=centred[i].copy(), expression=centred[j].copy())) for i, j in pairs])
+        .from_(source).where(complete))[1][0]
+    cov = np.zeros((m, m))
+    for (i, j), v in zip(pairs, sums):
+        cov[i, j] = cov[j, i] = float(v) / (n - 1)
+    return cov
 
 
 def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,

@@ -370,3 +370,18 @@ def test_file_source_into_a_database_file(tmp_path):
     assert [r[0] for r in out] == list(range(300))
     assert sorted(r[1] for r in out) == [i * 0.5 for i in range(300)]
     assert csv.read_text(encoding="utf-8").startswith("id;x\n0;0.0\n")  # the input is only read
+
+
+def test_noise_statistics_match_numpy(engine):
+    from sqlanon.dataset import open_dataset
+    from sqlanon.noise.apply import _statistics
+    from sqlanon.noise.options import parse
+
+    engine.con.execute(f'UPDATE "{TABLE.replace(chr(34), chr(34) * 2)}" SET spend = NULL WHERE id % 9 = 0')
+    s = spec({"mechanism": "correlated", "attributes": [INCOME, "spend"]})
+    ds = open_dataset(s, engine)
+    src = table(engine, TABLE)[[INCOME, "spend"]].astype(float)
+    cov = _statistics(ds, parse({"mechanism": "correlated", "attributes": [INCOME, "spend"]}))["covariance"]
+    np.testing.assert_allclose(cov, np.cov(src.dropna().to_numpy(), rowvar=False), rtol=1e-12)
+    var = _statistics(ds, parse({"mechanism": "uncorrelated", "attributes": [INCOME, "spend"]}))["variances"]
+    np.testing.assert_allclose(var, [src[INCOME].var(), src["spend"].dropna().var()], rtol=1e-12)
