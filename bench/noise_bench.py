@@ -9,7 +9,9 @@ The table ``big`` (5 DOUBLE columns, no key) is generated deterministically insi
   utility report), output a new table. The noise is drawn in numpy, streamed as Arrow batches of
   2^20 rows and joined by position in one CREATE TABLE AS;
 * with ``--sql-random``, also ``sql_random``: the alternative sqlanon does not use, Gaussian noise of
-  the same variances from DuckDB's ``random()`` (Box–Muller) inside the same CREATE TABLE AS.
+  the same variances from DuckDB's ``random()`` (Box–Muller) inside the same CREATE TABLE AS;
+* with ``--floor``, also ``zeros_joined``: the same positional CREATE TABLE AS with an Arrow stream
+  of zeros, nothing drawn: what joining per-row values costs by itself.
 
 Outputs are dropped between runs. The script prints every run's wall seconds, the medians and their
 ratio to the baseline's median, and the process's peak resident memory. The database is a temporary
@@ -27,6 +29,9 @@ import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
@@ -68,6 +73,8 @@ def main() -> None:
                         help="comma-separated: uncorrelated, correlated, laplace, gaussian, staircase")
     parser.add_argument("--sql-random", action="store_true",
                         help="also time Gaussian noise from the engine's random() (not used by sqlanon)")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time the positional join of an Arrow stream of zeros")
     parser.add_argument("--database", default=None,
                         help="DuckDB file (default: a temporary file, removed at the end)")
     parser.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: DuckDB's)")
@@ -110,11 +117,30 @@ def main() -> None:
         def sql_random() -> None:
             engine.execute(f"CREATE TABLE sqlrandom AS SELECT {random_sql} FROM big")
 
+        zeros = np.zeros(1 << 20)
+        zero_schema = pa.schema([(f"z{i}", pa.float64()) for i in range(len(COLUMNS))])
+
+        def zeros_joined() -> None:
+            def batches():
+                done = 0
+                while done < args.rows:
+                    size = min(1 << 20, args.rows - done)
+                    yield pa.RecordBatch.from_arrays([zeros[:size]] * len(COLUMNS), schema=zero_schema)
+                    done += size
+
+            engine.con.register("zero_stream", pa.RecordBatchReader.from_batches(zero_schema, batches()))
+            engine.execute("CREATE TABLE zeros_joined AS SELECT " + ", ".join(
+                f"b.{c} + z.z{i} AS {c}" for i, c in enumerate(COLUMNS))
+                + " FROM big AS b POSITIONAL JOIN zero_stream AS z")
+            engine.con.unregister("zero_stream")
+
         series = {"copy": (copy, "copy")}
         for m, spec in specs.items():
             series[m] = (lambda spec=spec: noise(spec), "noisy")
         if args.sql_random:
             series["sql_random"] = (sql_random, "sqlrandom")
+        if args.floor:
+            series["zeros_joined"] = (zeros_joined, "zeros_joined")
         # first calls import modules (pyarrow, numpy paths): warm up on a small table, untimed
         engine.execute("CREATE TABLE warm AS SELECT * FROM big LIMIT 1000")
         for spec in specs.values():
@@ -131,7 +157,7 @@ def main() -> None:
         base = statistics.median(times["copy"])
         for name, values in times.items():
             median = statistics.median(values)
-            print(f"{name:>12}: runs " + ", ".join(f"{t:.2f}" for t in values)
+            print(f"{name:>13}: runs " + ", ".join(f"{t:.2f}" for t in values)
                   + f" s; median {median:.2f} s; ratio to copy {median / base:.2f}")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
         print(f"peak resident memory of the process: {peak:.1f} GB")
