@@ -2,7 +2,7 @@
 
 DuckDB: values are streamed as Arrow record batches and matched to the table by ``POSITIONAL JOIN``
 (the table is scanned in its stored order, the same order in which :func:`read_columns` pulled it),
-so no key is needed and memory stays at one batch. PostgreSQL has no positional join: rows are
+so no key is needed and memory stays at a few batches. PostgreSQL has no positional join: rows are
 matched on ``ctid``, the values going through a temporary table loaded by ``COPY``.
 See docs/noise.md for the measurements behind this choice.
 """
@@ -35,8 +35,17 @@ Batches = Callable[[int], dict[str, np.ndarray | pa.Array]]
 
 
 def positional(ds: Dataset) -> bool:
-    """Whether the engine joins by position (DuckDB) rather than by a row key (PostgreSQL)."""
+    """Whether the engine joins by position (DuckDB) rather than by a row key (PostgreSQL).
+
+    Raises:
+        UnsupportedError: another engine, or a DuckDB session that does not preserve insertion
+            order (pulled rows would not come back in the order the join scans them).
+    """
     if ds.engine.name == "duckdb":
+        con = ds.engine.con  # type: ignore[attr-defined]
+        if not con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()[0][0]:
+            raise UnsupportedError("noise matches rows by position, which needs the DuckDB setting "
+                                   "preserve_insertion_order = true")
         return True
     if ds.engine.name == "postgres":
         return False

@@ -385,3 +385,12 @@ def test_noise_statistics_match_numpy(engine):
     np.testing.assert_allclose(cov, np.cov(src.dropna().to_numpy(), rowvar=False), rtol=1e-12)
     var = _statistics(ds, parse({"mechanism": "uncorrelated", "attributes": [INCOME, "spend"]}))["variances"]
     np.testing.assert_allclose(var, [src[INCOME].var(), src["spend"].dropna().var()], rtol=1e-12)
+
+
+def test_refuses_a_session_that_does_not_preserve_row_order(engine):
+    from sqlanon.errors import UnsupportedError
+
+    engine.con.execute("SET preserve_insertion_order = false")
+    with pytest.raises(UnsupportedError, match="preserve_insertion_order"):
+        run(engine, {"mechanism": "rank_swap", "attributes": ["spend"]})
+    assert not engine.relation_exists("out")
