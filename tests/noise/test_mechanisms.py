@@ -60,11 +60,11 @@ def test_bad_seed_is_refused(seed):
 # -- the uniform and Laplace samplers -------------------------------------------------------------
 
 def test_full_precision_uniform_is_uniform_and_reaches_small_binades():
-    u = m.uniform_full_precision(seeded(1), 400_000)
+    u = m.uniform_full_precision(seeded(1), 2_000_000)
     assert 0.0 < u.min() and u.max() < 1.0
     assert stats.kstest(u, "uniform").pvalue > 0.001
-    # Pr(u < 2^-k) = 2^-k: the binades below 2^-53, which rng.random() never produces, are hit.
-    for k in (1, 4, 8, 12):
+    # Pr(u < 2^-k) = 2^-k, also past the 11 bits of a word's own zero run (k ≥ 12)
+    for k in (1, 4, 8, 11, 12, 14, 16):
         hits = np.count_nonzero(u < 2.0 ** -k)
         assert stats.binomtest(hits, u.size, 2.0 ** -k).pvalue > 0.001
 
@@ -360,3 +360,11 @@ def test_binade_fields_count_trailing_zeros_across_words():
     fields = m.binade_fields(words, lambda k: next(supply)[:k])
     # e − 1 trailing zeros -> field 1023 − e: 66 zeros, 0, 1, 3, and 64 + 64 + 64 + 63 zeros
     assert fields.tolist() == [1023 - 67, 1022, 1021, 1019, 1023 - 256]
+
+
+def test_binade_fields_continue_a_short_run_into_fresh_words():
+    words = np.array([0, 1, 0b100, 0b10000000000], dtype=np.uint64)  # 11-bit runs
+    fresh = iter([np.array([8], dtype=np.uint64)])
+    fields = m.binade_fields(words, lambda k: next(fresh)[:k], width=11)
+    # 11 + 3 zeros, 0, 2, 10 -> e = 15, 1, 3, 11
+    assert fields.tolist() == [1023 - 15, 1022, 1020, 1023 - 11]
