@@ -21,6 +21,8 @@ count (individual ranking alone keeps them: a NULL stays NULL and is ranked apar
 
 from __future__ import annotations
 
+import inspect
+
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -198,10 +200,32 @@ def _run_sizes(m: int, k: int) -> tuple[int, ...]:
     return (k, k + m % k)
 
 
-def _partition(records: Records, settings: MicroaggregationSettings, line: ProgressLine,
-               block_values: list[np.ndarray]) -> np.ndarray:
-    algorithm = get_algorithm(settings.algorithm)
+def _confidential_defaults(spec: Spec, settings: MicroaggregationSettings,
+                           sensitive: list[str]) -> dict[str, Any]:
+    """Options a confidential-attribute algorithm takes from the spec unless set: the attribute's
+    declared ``order`` and the ``distance`` of the spec's t-closeness model on it, so that the release
+    is built for the distance the model checks."""
+    from sqlanon.models.t_closeness import TCloseness
+
     options = settings.partitioner_options
+    params = inspect.signature(get_algorithm(settings.algorithm)).parameters
+    attribute = options.get("attribute") or (sensitive[0] if len(sensitive) == 1 else None)
+    if attribute is None or attribute not in spec.attributes:
+        return {}
+    out: dict[str, Any] = {}
+    order = spec.attributes[attribute].order
+    if "order" in params and "order" not in options and order:
+        out["order"] = tuple(order)
+    models = [m for m in spec.privacy if isinstance(m, TCloseness) and m.attribute == attribute]
+    if "distance" in params and "distance" not in options and models:
+        out["distance"] = models[0].distance
+    return out
+
+
+def _partition(records: Records, settings: MicroaggregationSettings, line: ProgressLine,
+               block_values: list[np.ndarray], defaults: dict[str, Any] | None = None) -> np.ndarray:
+    algorithm = get_algorithm(settings.algorithm)
+    options = {**(defaults or {}), **settings.partitioner_options}
 
     def run(r: Records) -> np.ndarray:
         return _checked(np.asarray(algorithm(r, settings.k, **options)), r.n, settings)
@@ -253,7 +277,8 @@ def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings,
                 one = Records(np.ascontiguousarray(records.x[:, [j]]), (a,))
                 labels_of[a] = _partition(one, settings, line, block_values)
         else:
-            shared = _partition(records, settings, line, block_values)
+            shared = _partition(records, settings, line, block_values,
+                                _confidential_defaults(spec, settings, sensitive) if sensitive else None)
             labels_of = {a: shared for a in attributes}
     numeric = tuple(a for a in attributes if kinds[a] == rows.NUMERIC)
     valued = tuple(a for a in attributes if kinds[a] != rows.NUMERIC)

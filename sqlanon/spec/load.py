@@ -37,7 +37,8 @@ TRANSFORMATION_KEYS = ("method", "levels", "suppression_limit", "suppressed", "s
                        "weights", "algorithm", "k", "attributes", "time_limit", "t", "p", "q", "r",
                        "gamma", "seed", "statistic", "projection", "block_by", "block_size", "key",
                        "centroid", "mechanism", "alpha", "epsilon", "delta", "sensitivity", "bounds",
-                       "matrix", "categories", "pd", "theta", "fraction", "keep_probability", "linkage")
+                       "matrix", "categories", "pd", "theta", "fraction", "keep_probability", "linkage",
+                       "attribute", "distance", "order")
 OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database", "replace")
 
 

@@ -695,3 +695,37 @@ def test_property_hierarchical_checker_agrees(table, name, fan_out):
     finally:
         duck.close()
     assert node.anonymous
+
+
+@pytest.mark.parametrize("distance", ["ordered", "equal"])
+def test_spec_order_and_model_distance_reach_the_algorithm(duck, distance):
+    """A text confidential attribute declared with an `order`, and the spec's t-closeness model's
+    distance: the pipeline passes both to the algorithm, and the release passes that model."""
+    import sqlanon as sa
+    from sqlanon.compile.sql import table
+    from sqlanon.evaluate import Evaluator, Problem
+    from sqlanon.hierarchy import IntervalHierarchy
+
+    levels = ["low'; --", "médium", 'high "x"']
+    rng = np.random.default_rng(11)
+    n = 300
+    frame = pd.DataFrame({"id": range(n), "age": rng.integers(18, 90, n)})
+    frame["band"] = [levels[min(2, a // 30)] for a in frame["age"]]  # tied to the QI: not t-close
+    duck.con.register("frame", frame)
+    duck.con.execute("CREATE TABLE bands AS SELECT * FROM frame")
+    spec = sa.spec_from_dict({
+        "source": {"table": "bands"},
+        "attributes": {"age": {"role": "quasi_identifier"}, "id": {"role": "insensitive"},
+                       "band": {"role": "sensitive", "type": "ordinal", "order": levels}},
+        "privacy": [{"k_anonymity": {"k": 3}},
+                    {"t_closeness": {"attribute": "band", "t": 0.1, "distance": distance}}],
+        "transformation": {"method": "microaggregation", "algorithm": "tcloseness_tfirst", "k": 3,
+                           "t": 0.1, "key": ["id"]},
+        "output": {"mode": "table", "name": "bands_anon"}})
+    sa.apply(spec, engine=duck)
+    model = TCloseness("band", 0.1, distance)
+    p = Problem(duck, table("bands_anon"), ["age"], {"age": IntervalHierarchy((1,))}, ["band"],
+                [model, KAnonymity(3)], value_order={"band": list(levels)})
+    with Evaluator(p) as ev:
+        node = ev.check({"age": 0})
+    assert node.anonymous and node.rows == n, node.models
