@@ -7,15 +7,20 @@ function), plus ``x4`` reduced modulo 1000 so that it has many ties.
 Baseline, measured in the same run on the same table: the same five sorts without the aggregation,
 ``CREATE TEMP TABLE ... AS SELECT id, x0..x4, ROW_NUMBER() OVER (ORDER BY x_j, id) ...``. The measured
 query is ``CREATE TEMP TABLE ... AS <individual_ranking(k = 3, key = id)>``. Runs alternate (baseline,
-ranking, ...) after one warm-up each; the script prints every run, the medians and their ratio.
+ranking, ...) after one warm-up each; the script prints every run, the medians and their ratio. The
+source table lives in a DuckDB file in a temporary directory, which also takes what DuckDB spills; each
+output is dropped after its run (untimed).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 import duckdb
 from sqlglot import exp
@@ -44,9 +49,13 @@ def sorts_only() -> exp.Select:
 
 
 def timed(con: duckdb.DuckDBPyConnection, sql: str) -> float:
+    """Seconds to run ``sql`` (a CREATE TABLE AS); the table is dropped afterwards, untimed."""
     t = time.perf_counter()
     con.execute(sql)
-    return time.perf_counter() - t
+    seconds = time.perf_counter() - t
+    con.execute("DROP TABLE IF EXISTS out_sorts")
+    con.execute("DROP TABLE IF EXISTS out_ranking")
+    return seconds
 
 
 def main() -> None:
@@ -58,8 +67,19 @@ def main() -> None:
     p.add_argument("--statistic", default="mean", choices=["mean", "median"])
     a = p.parse_args()
 
-    con = duckdb.connect()
+    work = Path(tempfile.mkdtemp(prefix="sqlanon-ranking-"))
+    try:
+        run(a, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(a: argparse.Namespace, work: Path) -> None:
+    # a database file and a spill folder in a temporary directory: at 100M rows the table and the
+    # sorts outgrow memory, and DuckDB would otherwise spill into the working directory
+    con = duckdb.connect(str(work / "ranking.duckdb"))
     con.execute(f"SET threads = {int(a.threads)}")
+    con.execute(f"SET temp_directory = '{work / 'spill'}'")
     make_table(con, a.rows)
     base = "CREATE OR REPLACE TEMP TABLE out_sorts AS " + render(sorts_only(), "duckdb")
     query = individual_ranking("data", ["id", *ATTRIBUTES], ATTRIBUTES, a.k, key=["id"],
