@@ -365,8 +365,10 @@ class FastEvaluator:
         return oks
 
     def evaluate(self, node: Sequence[int], *, metric_always: bool = True,
-                 bound: bool = True) -> FastResult:
+                 bound: bool = True, metric: bool = True) -> FastResult:
         """Check one node (levels in QI order): anonymity, ARX's statistics, metric and lower bound.
+
+        ``metric=False`` computes no metric at all (the caller knows the node cannot matter).
 
         ``metric_always=False`` computes the metric only for an anonymous node; ``bound=False`` skips
         the lower bound (the search may know it already, :meth:`FastNodeEvaluator.prior_bounds`).
@@ -390,7 +392,7 @@ class FastEvaluator:
         if self.metric_name is not None and (anonymous or metric_always or bound):
             s = outlier_rows if anonymous else 0
             ctx = NodeMetrics(self, node, c, keep, s, classes)
-            if anonymous or metric_always:
+            if metric and (anonymous or metric_always):
                 value = ctx.metric(self.metric_name)
             if bound:
                 lower = value if value is not None and s == 0 and self.metric_name in LOSSES \
@@ -440,6 +442,8 @@ class FastNodeEvaluator(NodeEvaluator):
         self.prefers_few_checks = self.fast.rows <= FEW_CHECKS_MAX_ROWS
         self._prior = False
         """Whether the search took :meth:`prior_bounds`: checks then skip what those bounds tell."""
+        self._bounds: np.ndarray | None = None
+        self._lattice: Lattice | None = None
 
     def prior_bounds(self, lattice: Lattice) -> np.ndarray | None:
         """ARX's bound with nothing suppressed, for the metrics where it depends on the levels alone.
@@ -454,6 +458,7 @@ class FastNodeEvaluator(NodeEvaluator):
         if name not in LEVEL_ONLY or not lattice.enumerable:
             return None
         self._prior = True
+        self._lattice = lattice
         terms = [[attribute_term(fe, name, i, level) for level in range(h + 1)]
                  for i, h in enumerate(fe.heights)]
         ids = np.arange(lattice.size, dtype=np.int64)
@@ -466,11 +471,20 @@ class FastNodeEvaluator(NodeEvaluator):
             else:
                 total += np.asarray(t)[level]
             step *= h + 1
-        return total - 1.0 if name == "loss" else total
+        self._bounds = total - 1.0 if name == "loss" else total
+        return self._bounds
+
+    def _beyond_ceiling(self, node: Node) -> bool:
+        """Whether the node's bound known before checking is clearly above :attr:`ceiling`, so its
+        metric cannot matter (on large tables only, where computing it costs a pass)."""
+        if self._bounds is None or self.prefers_few_checks or math.isinf(self.ceiling):
+            return False
+        margin = 1e-9 * max(1.0, abs(self.ceiling))  # far wider than the search's tie tolerance
+        return float(self._bounds[self._lattice.node_id(node)]) > self.ceiling + margin
 
     def _evaluate(self, node: Node) -> NodeResult:
         r = self.fast.evaluate(node, metric_always=self.metric_monotone and not self._prior,
-                               bound=not self._prior)
+                               bound=not self._prior, metric=not self._beyond_ceiling(node))
         part = all(r.violating_rows[i] <= self.fast.max_suppressed for i in self._monotone_models)
         value = r.metric if r.anonymous or self.metric_monotone else None
         return NodeResult(node, r.anonymous, part or r.anonymous, value, r.lower_bound)

@@ -45,6 +45,14 @@ class Budgeted(NodeEvaluator):
     def prior_bounds(self, lattice: Lattice) -> np.ndarray | None:
         return self.inner.prior_bounds(lattice)
 
+    @property
+    def ceiling(self) -> float:  # type: ignore[override]
+        return self.inner.ceiling
+
+    @ceiling.setter
+    def ceiling(self, value: float) -> None:
+        self.inner.ceiling = value
+
     def _evaluate(self, node: Node) -> NodeResult:
         if (self.deadline is not None and time.perf_counter() >= self.deadline) or (
                 self.max_checks is not None and self.checked >= self.max_checks):

@@ -6,6 +6,8 @@ touching them.
 
 from __future__ import annotations
 
+import math
+
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -66,18 +68,27 @@ class NodeEvaluator(abc.ABC):
     partly_monotone: bool = True
     metric_monotone: bool = True
     has_metric: bool = False
+    ceiling: float = math.inf
+    """A value the search no longer needs metrics above: an evaluator may report ``metric`` None
+    for an anonymous node whose bound known before checking exceeds it (the optimal search sets it
+    to the best value found so far)."""
     prefers_few_checks: bool = False
     """Whether a check costs about the same wherever it is, so strategies should minimize their
     number (rather than favour checks that can reuse a finer node's classes)."""
 
     def __init__(self) -> None:
         self._memo: dict[Node, NodeResult] = {}
+        self._checks = 0
 
     def evaluate(self, node: Node) -> NodeResult:
         node = tuple(node)
-        if node not in self._memo:
-            self._memo[node] = self._evaluate(node)
-        return self._memo[node]
+        found = self._memo.get(node)
+        if found is None:
+            found = self._evaluate(node)
+            self._checks += 1
+            if not (self.has_metric and found.anonymous and found.metric is None):
+                self._memo[node] = found  # a metric skipped beyond the ceiling is not an answer to keep
+        return found
 
     def known(self, node: Node) -> NodeResult | None:
         """The result if the node was checked already."""
@@ -86,7 +97,7 @@ class NodeEvaluator(abc.ABC):
     @property
     def checked(self) -> int:
         """Nodes checked so far."""
-        return len(self._memo)
+        return self._checks
 
     @abc.abstractmethod
     def _evaluate(self, node: Node) -> NodeResult: ...

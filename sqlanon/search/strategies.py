@@ -220,6 +220,9 @@ class _Search:
             return None, None, []
         if not self.ev.has_metric:
             return min(nodes, key=self.order), None, []
+        nodes = [n for n in nodes if self.results[n].metric is not None]  # None: beyond the ceiling
+        if not nodes:
+            return None, None, []
         value = min(self.results[n].metric for n in nodes)
         ties = sorted((n for n in nodes if tied(self.results[n].metric, value)), key=self.order)
         return ties[0], value, ties
@@ -334,6 +337,7 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     if not evaluator.has_metric:
         raise SpecError("the optimal search needs a metric to minimize", path="metric")
     s = _Search(lattice, evaluator, "optimal")
+    evaluator.ceiling = math.inf
     bounds = evaluator.prior_bounds(lattice)
     pruned = lattice.mask(PRUNED)
     best = [math.inf]
@@ -355,6 +359,7 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     def seen(r: NodeResult) -> None:
         if r.anonymous and r.metric is not None and r.metric < best[0]:
             best[0] = r.metric
+            evaluator.ceiling = best[0]
             if bounds is None:
                 for done in s.results.values():
                     if beyond(done.lower_bound):

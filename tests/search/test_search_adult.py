@@ -50,3 +50,39 @@ def test_adult_t_closeness_optimum_is_arx(adult_engine, adult_hierarchies, dista
         check = ev.check(dict(zip(QIS8, result.node)), limit)
     assert result.node == node and result.metric == loss and result.ties == [node]
     assert check.anonymous  # the SQL checker agrees
+
+
+@pytest.mark.parametrize("limit, metric, node, value", [
+    (0.0, "loss", (0, 4, 1, 1, 3, 2, 2, 1, 0), 0.5731509655590044),
+    (0.02, "loss", (0, 3, 0, 2, 2, 1, 1, 2, 0), 0.3137130352819242),
+    (0.02, "precision", None, None),
+    (0.02, "entropy", None, None),
+])
+def test_metrics_skipped_beyond_the_ceiling_change_no_answer(adult_engine, adult_hierarchies,
+                                                             monkeypatch, limit, metric, node, value):
+    """On large tables the optimal search computes no metric for nodes whose prior bound exceeds the
+    best value so far; forced on Adult, the answer, its ties and the nodes checked are unchanged."""
+    import sqlanon.search.fast as fast
+
+    problem = Problem(adult_engine, table("adult"), list(ADULT_QIS), adult_hierarchies, [],
+                      [KAnonymity(5)])
+    with Evaluator(problem) as ev:
+        plain = search(lattice_of(problem), FastNodeEvaluator(ev, limit, metric), "optimal")
+        monkeypatch.setattr(fast, "FEW_CHECKS_MAX_ROWS", 0)  # Adult is now a "large" table
+        large = FastNodeEvaluator(ev, limit, metric)
+        computed = []
+        inner = large.fast.evaluate
+        large.fast.evaluate = lambda n, **kw: computed.append(kw["metric"]) or inner(n, **kw)
+        ceiling = search(lattice_of(problem), large, "optimal")
+        monkeypatch.setattr(fast, "FEW_CHECKS_MAX_ROWS", -1)
+        unlimited = FastNodeEvaluator(ev, limit, metric)
+        unlimited.ceiling = float("inf")
+        unlimited._beyond_ceiling = lambda node: False
+        reference = search(lattice_of(problem), unlimited, "optimal")
+    assert not all(computed)  # some metrics were skipped
+    assert (ceiling.node, ceiling.metric, ceiling.ties) == (reference.node, reference.metric,
+                                                            reference.ties)
+    assert ceiling.checked == reference.checked
+    assert ceiling.metric == plain.metric and ceiling.ties == plain.ties
+    if node is not None:
+        assert ceiling.node == node and ceiling.metric == value
