@@ -145,8 +145,10 @@ def _retryable(error: BaseException) -> bool:
         if e is None:
             continue
         name = type(e).__name__
+        # DuplicateObject/DuplicateTable: PostgreSQL's CREATE TABLE IF NOT EXISTS racing another
+        # process on the table's row type; the next attempt sees the table
         if name in ("TransactionException", "SerializationFailure", "DeadlockDetected",
-                    "UniqueViolation", "LockNotAvailable"):
+                    "UniqueViolation", "LockNotAvailable", "DuplicateObject", "DuplicateTable"):
             return True
         if "Conflict on" in str(e) or "could not serialize" in str(e):
             return True

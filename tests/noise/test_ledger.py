@@ -276,3 +276,19 @@ def test_a_duckdb_file_held_by_another_process_is_waited_for_then_reported(tmp_p
     engine = open_database(path, timeout=60)  # the holder exits after 1.5 s
     engine.close()
     holder.wait(timeout=60)
+
+
+def test_table_creation_races_on_postgres_are_retried():
+    """Two processes running CREATE TABLE IF NOT EXISTS at once: PostgreSQL may report the row type
+    as a duplicate object; the ledger tries again (and then finds the table)."""
+    from psycopg import errors
+
+    from sqlanon.errors import EngineError
+    from sqlanon.noise.ledger import _retryable
+
+    for error in (errors.DuplicateObject("type already exists"), errors.DuplicateTable("exists"),
+                  errors.UniqueViolation("duplicate key value")):
+        wrapped = EngineError("statement failed")
+        wrapped.__cause__ = error
+        assert _retryable(error) and _retryable(wrapped)
+    assert not _retryable(errors.UndefinedTable("no such table"))
