@@ -32,13 +32,20 @@ from sqlanon.microagg.registry import NominalColumn, Records
 DISTANCES = ("ordered", "equal", "hierarchical")
 
 
-def the_confidential_attribute(records: Records, attribute: object) -> object:
+def the_confidential_attribute(records: Records, attribute: object) -> str:
     """``attribute``, or when it is None the records' only confidential attribute.
 
     Raises:
-        SpecError: None while the records hold no or several confidential attributes.
+        SpecError: None while the records hold no or several confidential attributes, or an
+            attribute the records do not hold.
     """
     if attribute is not None:
+        if not isinstance(attribute, str) or attribute not in records.sensitive:
+            known = ", ".join(sorted(records.sensitive)) or "none"
+            raise SpecError(f"confidential attribute {attribute!r} is not among the records' "
+                            f"sensitive attributes ({known})"
+                            + did_you_mean(str(attribute), records.sensitive),
+                            path="transformation.attribute")
         return attribute
     if len(records.sensitive) == 1:
         return next(iter(records.sensitive))
@@ -66,11 +73,6 @@ def confidential_ranks(records: Records, attribute: object, distance: str,
         raise SpecError(f"unknown distance {distance!r}; use one of {', '.join(DISTANCES)}."
                         + did_you_mean(str(distance), DISTANCES), path="transformation.distance")
     attribute = the_confidential_attribute(records, attribute)
-    if not isinstance(attribute, str) or attribute not in records.sensitive:
-        known = ", ".join(sorted(records.sensitive)) or "none"
-        raise SpecError(f"confidential attribute {attribute!r} is not among the records' sensitive "
-                        f"attributes ({known})" + did_you_mean(str(attribute), records.sensitive),
-                        path="transformation.attribute")
     column = records.sensitive[attribute]
     if isinstance(column, NominalColumn):
         keys = _nominal_keys(column, attribute, distance, order)
