@@ -20,7 +20,6 @@ from sqlanon.compile.sql import alias, col, internal, lit, table
 from sqlanon.engines.base import Engine
 from sqlanon.microagg.group_sql import GROUP, statistics_query, value_name
 from sqlanon.microagg.rows import RowKey, as_relation
-from sqlanon.outputs.identifiers import identifier_expression
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.spec.schema import Spec
 
@@ -107,15 +106,7 @@ def output_rows(spec: Spec, released: exp.Expression, columns: Sequence[str],
     projections = []
     rel = internal("r")
     for c in columns:
-        attribute = spec.attributes.get(c)
-        value: exp.Expression | None = col(c, rel)
-        if attribute is not None and attribute.role == "identifier":
-            value = identifier_expression(attribute, col(c, rel), target, spec.path)
-        elif attribute is None:
-            out.undeclared.append(c)
-        if value is None:
-            out.dropped.append(c)
-            continue
-        projections.append(alias(value, c))
+        if (column := out.released(spec, c, col(c, rel), target)) is not None:
+            projections.append(column)
     out.query = exp.select(*projections).from_(as_relation(released, rel))
     return out

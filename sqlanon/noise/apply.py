@@ -23,7 +23,7 @@ from sqlanon.noise.draws import Draw, additive, noise_column, per_row, sampling
 from sqlanon.noise.options import ADDITIVE, CATEGORICAL, NoiseOptions, parse
 from sqlanon.noise.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
 from sqlanon.noise.rng import make_rng
-from sqlanon.outputs.identifiers import identifier_expression
+from sqlanon.outputs.query import OutputQuery
 from sqlanon.spec.schema import Spec
 
 _INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "INT", "INT2", "INT4", "INT8", "BIGINT",
@@ -179,17 +179,12 @@ def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
 
 
 def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
-    out = []
+    released, out = OutputQuery(exp.select()), []
     for c in ds.column_names:
-        attribute = spec.attributes.get(c)
         if c in draw.expressions:
-            value: exp.Expression | None = draw.expressions[c]
-        elif attribute is not None and attribute.role == "identifier":
-            value = identifier_expression(attribute, col(c, R.SOURCE), ds.engine.dialect, spec.path)
-        else:
-            value = col(c, R.SOURCE)
-        if value is not None:
-            out.append(alias(value, c))
+            out.append(alias(draw.expressions[c], c))
+        elif (value := released.released(spec, c, col(c, R.SOURCE), ds.engine.dialect)) is not None:
+            out.append(value)
     return out
 
 

@@ -43,6 +43,21 @@ class OutputQuery:
     undeclared: list[str] = field(default_factory=list)
     """Source columns the spec does not mention, copied unchanged."""
 
+    def released(self, spec: Spec, name: str, value: exp.Expression,
+                 target: DialectProfile) -> exp.Expression | None:
+        """Column ``name`` (read as ``value``) as released when no transformation rewrites it:
+        identifiers by their action (None, and noted, when dropped), undeclared columns copied and
+        noted."""
+        attribute = spec.attributes.get(name)
+        if attribute is not None and attribute.role == "identifier":
+            value = identifier_expression(attribute, value, target, spec.path)
+        elif attribute is None:
+            self.undeclared.append(name)
+        if value is None:
+            self.dropped.append(name)
+            return None
+        return alias(value, name)
+
     @property
     def warnings(self) -> list[str]:
         if not self.undeclared:
@@ -117,19 +132,13 @@ def output_query(spec: Spec, columns: Sequence[str], evaluator: Evaluator, node:
     out = OutputQuery(exp.select())
     projections: list[exp.Expression] = []
     for c in columns:
-        attribute = spec.attributes.get(c)
-        value: exp.Expression | None = col(c, ROWS)
         if c in p.qis:
+            value: exp.Expression = col(c, ROWS)
             if mask:
                 value = exp.Case().when(keep.copy(), as_text(col(c, ROWS))).else_(lit(TOP))
-        elif attribute is not None and attribute.role == "identifier":
-            value = identifier_expression(attribute, col(c, ROWS), target, spec.path)
-        elif attribute is None:
-            out.undeclared.append(c)
-        if value is None:
-            out.dropped.append(c)
-            continue
-        projections.append(alias(value, c))
+            projections.append(alias(value, c))
+        elif (released := out.released(spec, c, col(c, ROWS), target)) is not None:
+            projections.append(released)
     query = exp.select(*projections).from_(exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True)).join(
         exp.alias_(verdict, CLASS, table=True, quoted=True), on=nullsafe_join(ROWS, CLASS, p.qis),
         join_type="inner")
