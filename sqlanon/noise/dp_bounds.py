@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from sqlanon.compile.sql import alias, as_double, col, table
-from sqlanon.errors import SpecError
+from sqlanon.errors import EngineError, SpecError, did_you_mean
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine
@@ -127,3 +127,23 @@ def check_not_data_range(engine: Engine, relation: str, bounds: Mapping[str, Bou
                 "on the records and breaks differential privacy. Give the attribute's public range "
                 "(what values it can take), or pass trust_bounds=True (CLI: --trust-bounds) if these "
                 "bounds are public knowledge", path=f"bounds.{a}")
+
+
+def require_columns(engine: Engine, relation: str, needed: list[str] | tuple[str, ...], *,
+                    relation_path: str, column_path: str) -> None:
+    """Refuse a table that does not exist or lacks a needed column (named, with a did-you-mean).
+
+    Raises:
+        SpecError: at ``relation_path`` or ``column_path``.
+    """
+    if not isinstance(relation, str) or not relation:
+        raise SpecError(f"the table must be a non-empty name, got {relation!r}", path=relation_path)
+    try:
+        present = [c for c, _ in engine.columns(relation)]
+    except EngineError:
+        raise SpecError(f"no table or view named {relation!r} in the database",
+                        path=relation_path) from None
+    for c in needed:
+        if c not in present:
+            raise SpecError(f"{c!r} is not a column of {relation!r}" + did_you_mean(c, present),
+                            path=column_path)

@@ -51,7 +51,7 @@ from sqlglot import exp
 from sqlanon.compile.sql import INTERNAL_PREFIX, alias, as_text, col, count_star, ident, internal, lit, table
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.noise import mechanisms
-from sqlanon.noise.dp_bounds import check_not_data_range, parse_all_bounds
+from sqlanon.noise.dp_bounds import check_not_data_range, parse_all_bounds, require_columns
 from sqlanon.noise.dp_order import METHODS, group_column, grouped_rows, label_column, value_column
 from sqlanon.noise.dp_taxonomy import NominalDomain
 from sqlanon.noise.rng import make_rng
@@ -127,7 +127,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
     public = parse_all_bounds(bounds if bounds is not None else {}, numeric_names) if numeric_names \
         else {}
     domains = {c: NominalDomain.from_hierarchy(c, h) for c, h in (categorical or {}).items()}
-    _check_columns(engine, source, numeric_names + nominal_names)
+    require_columns(engine, source, numeric_names + nominal_names, relation_path="source",
+                    column_path="attributes")
     if engine.relation_exists(output) and not replace:
         raise SpecError(f"the output table {output!r} exists; pass replace=True to overwrite it",
                         path="output")
@@ -207,19 +208,6 @@ def _check_arguments(k: object, epsilon: object, method: str, numeric: list[str]
         if not isinstance(name, str) or not name or name.startswith(INTERNAL_PREFIX):
             raise SpecError(f"{name!r} is not a valid name (names starting with {INTERNAL_PREFIX!r} "
                             "are reserved)", path="attributes")
-
-
-def _check_columns(engine: Engine, source: str, needed: list[str]) -> None:
-    from sqlanon.errors import EngineError
-
-    try:
-        present = [c for c, _ in engine.columns(source)]
-    except EngineError:
-        raise SpecError(f"no table or view named {source!r}", path="source") from None
-    for c in needed:
-        if c not in present:
-            raise SpecError(f"{c!r} is not a column of {source!r}" + did_you_mean(c, present),
-                            path="attributes")
 
 
 def _check_values(engine: Engine, source: str, numeric: list[str],

@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlanon.errors import EngineError, SpecError, did_you_mean
+from sqlanon.errors import EngineError, SpecError
 from sqlanon.noise.aggregates import Aggregate, Noise, check_mechanism
-from sqlanon.noise.dp_bounds import check_not_data_range
+from sqlanon.noise.dp_bounds import check_not_data_range, require_columns
 from sqlanon.noise.ledger import LedgerState, PrivacyLedger, amount
 from sqlanon.noise.rng import make_rng
 
@@ -122,7 +122,7 @@ def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta
     eps = float(amount(epsilon, "epsilon"))
     if eps <= 0:
         raise SpecError(f"epsilon must be > 0, got {epsilon!r}", path="epsilon")
-    _check_columns(engine, table, aggregate.columns())
+    require_columns(engine, table, aggregate.columns(), relation_path="table", column_path="column")
     check_not_data_range(engine, table, aggregate.bounds(), trust_bounds=trust_bounds)
     rng = make_rng(seed)
     ledger = PrivacyLedger(engine)
@@ -137,16 +137,3 @@ def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta
     value = aggregate.release(rows, noise)
     return DPResult(aggregate.kind, description, value, eps, float(delta), mechanism, state,
                     aggregate.noise_parameters(noise))
-
-
-def _check_columns(engine: Engine, table: str, needed: tuple[str, ...]) -> None:
-    if not isinstance(table, str) or not table:
-        raise SpecError(f"the table must be a non-empty name, got {table!r}", path="table")
-    try:
-        present = [c for c, _ in engine.columns(table)]
-    except EngineError:
-        raise SpecError(f"no table or view named {table!r} in the database", path="table") from None
-    for c in needed:
-        if c not in present:
-            raise SpecError(f"{c!r} is not a column of {table!r}" + did_you_mean(c, present),
-                            path="column")
