@@ -136,19 +136,12 @@ class Count(Aggregate):
 
 
 @dataclass(frozen=True)
-class Sum(Aggregate):
-    """The sum of a numeric column clamped to public bounds (Δ = max(|lower|, |upper|)).
-
-    >>> from sqlanon.compile.render import render
-    >>> print(render(Sum("x", -1, 5).query("t"), "postgres"))  # doctest: +NORMALIZE_WHITESPACE
-    SELECT CAST(COALESCE(SUM(CASE WHEN NOT "x" IS NULL THEN LEAST(GREATEST(CAST("x" AS
-    DOUBLE PRECISION), -1.0), 5.0) END), 0.0) AS DOUBLE PRECISION) AS "__sa_s" FROM "t"
-    """
+class _Clamped(Aggregate):
+    """An aggregate of one numeric column clamped to public bounds (checked when built)."""
 
     column: str
     lower: float
     upper: float
-    kind: ClassVar[str] = "sum"
 
     def __post_init__(self) -> None:
         parse_bounds((self.lower, self.upper), self.column)
@@ -158,6 +151,19 @@ class Sum(Aggregate):
 
     def bounds(self) -> dict[str, Bounds]:
         return {self.column: Bounds(float(self.lower), float(self.upper))}
+
+
+@dataclass(frozen=True)
+class Sum(_Clamped):
+    """The sum of a numeric column clamped to public bounds (Δ = max(|lower|, |upper|)).
+
+    >>> from sqlanon.compile.render import render
+    >>> print(render(Sum("x", -1, 5).query("t"), "postgres"))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT CAST(COALESCE(SUM(CASE WHEN NOT "x" IS NULL THEN LEAST(GREATEST(CAST("x" AS
+    DOUBLE PRECISION), -1.0), 5.0) END), 0.0) AS DOUBLE PRECISION) AS "__sa_s" FROM "t"
+    """
+
+    kind: ClassVar[str] = "sum"
 
     @property
     def sensitivity(self) -> float:
@@ -181,22 +187,10 @@ class Sum(Aggregate):
 
 
 @dataclass(frozen=True)
-class Mean(Aggregate):
+class Mean(_Clamped):
     """The mean of a numeric column clamped to public bounds: noisy centred sum / noisy count."""
 
-    column: str
-    lower: float
-    upper: float
     kind: ClassVar[str] = "mean"
-
-    def __post_init__(self) -> None:
-        parse_bounds((self.lower, self.upper), self.column)
-
-    def columns(self) -> tuple[str, ...]:
-        return (self.column,)
-
-    def bounds(self) -> dict[str, Bounds]:
-        return {self.column: Bounds(float(self.lower), float(self.upper))}
 
     @property
     def midpoint(self) -> float:
