@@ -43,6 +43,7 @@ from sqlanon.search.fast_models import alpha_k, close, diverse, emd_hierarchical
 from sqlanon.search.grouping import Grouping
 from sqlanon.search.lattice import Lattice, Node
 from sqlanon.search.nodes import NodeEvaluator, NodeResult
+from sqlanon.search.pages import on_regular_pages
 
 LOSSES = ("loss", "loss_arithmetic", "precision")
 """Metrics whose lower bound is the metric itself when nothing is suppressed."""
@@ -142,6 +143,7 @@ class FastEvaluator:
         self.max_suppressed = suppression_budget(self.limit, self.n)
 
     # -- loading ----------------------------------------------------------------------------------
+    @on_regular_pages
     def _load(self, ev: Evaluator) -> None:
         p = ev.p
         sens = list(dict.fromkeys(m.attribute for m in self.models if not isinstance(m, KAnonymity)))
@@ -364,6 +366,7 @@ class FastEvaluator:
                                   self.n))
         return oks
 
+    @on_regular_pages
     def evaluate(self, node: Sequence[int], *, metric_always: bool = True,
                  bound: bool = True, metric: bool = True) -> FastResult:
         """Check one node (levels in QI order): anonymity, ARX's statistics, metric and lower bound.
