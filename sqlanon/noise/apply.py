@@ -7,6 +7,7 @@ replaces the source inside one transaction, so a failure leaves the source as it
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from sqlanon.dataset import Dataset, open_dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.metrics.numeric import is_numeric_type
+from sqlanon.noise import blocks as B
 from sqlanon.noise import rows as R
 from sqlanon.noise.draws import Draw, additive, noise_column, per_row, sampling
 from sqlanon.noise.options import ADDITIVE, CATEGORICAL, NoiseOptions, parse
@@ -25,6 +27,9 @@ from sqlanon.noise.quality import ORIGINAL, RELEASED, categorical_quality, numer
 from sqlanon.noise.rng import make_rng
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.spec.schema import Spec
+
+CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
+"""Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.noise.blocks)."""
 
 _INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "INT", "INT2", "INT4", "INT8", "BIGINT",
                             "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"})
@@ -133,10 +138,27 @@ def _statistics(ds: Dataset, opts: NoiseOptions) -> dict[str, Any]:
     products (stable, and several times faster in DuckDB than VARIANCE/COVAR_SAMP)."""
     attrs = list(opts.attributes)
     if opts.mechanism == "uncorrelated":
-        return {"variances": np.array([_covariance(ds, [a])[0, 0] for a in attrs])}
+        return {"variances": _variances(ds, attrs)}
     if opts.mechanism == "correlated":
         return {"covariance": _covariance(ds, attrs)}
     return {}
+
+
+def _variances(ds: Dataset, attrs: list[str]) -> np.ndarray:
+    """Each attribute's sample variance over its non-NULL values, all attributes in two scans."""
+    source = table(ds.name, R.schema_of(ds))
+    first = ds.engine.fetch(exp.select(*[exp.Count(this=col(a)) for a in attrs],
+                                       *[exp.Sum(this=as_double(col(a))) for a in attrs])
+                            .from_(source))[1][0]
+    m = len(attrs)
+    counts = [int(c) for c in first[:m]]
+    means = [float(v) / c if c else 0.0 for v, c in zip(first[m:], counts)]
+    centred = [exp.Paren(this=exp.Sub(this=as_double(col(a)), expression=lit(mu)))
+               for a, mu in zip(attrs, means)]
+    squares = ds.engine.fetch(exp.select(*[exp.Sum(this=exp.Mul(this=c.copy(), expression=c.copy()))
+                                           for c in centred]).from_(source))[1][0]
+    return np.array([float(v) / (c - 1) if c >= 2 and v is not None else 0.0
+                     for v, c in zip(squares, counts)])
 
 
 def _covariance(ds: Dataset, attrs: list[str]) -> np.ndarray:
@@ -201,6 +223,22 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
         raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
                         " true` is set (or choose another output.name)", path="output.name",
                         source=spec.path)
+    blocks = B.blocks_of(ds) if draw.independent is not None and opts.mechanism != "sampling" \
+        else None
+    if blocks is not None:
+        metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality)
+    else:
+        metrics = _write_joined(spec, ds, opts, draw, keys, n, name, exists, quality)
+    rows = int(engine.fetch_one(exp.select(alias(exp.Count(this=exp.Star()), "n"))
+                                .from_(table(name, schema)))["n"])
+    outputs = {"mode": spec.output.mode, "relation": name, "rows": rows}
+    return outputs, metrics, _per_record(draw.guarantee, opts.attributes)
+
+
+def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys: np.ndarray | None,
+                  n: int, name: str, exists: bool, quality: bool) -> dict[str, Any]:
+    """One CREATE TABLE AS joining the values to the rows (by position, or by key on PostgreSQL)."""
+    engine, schema = ds.engine, R.schema_of(ds)
     staging = internal("noise_" + name[:40]) if exists else name
     positional = R.positional(ds)
     metrics: dict[str, Any] = {}
@@ -222,10 +260,33 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
             engine.execute(exp.Drop(tables=[table(name, schema)], kind="TABLE"))
             engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
                 exp.AlterRename(this=exp.Table(this=exp.to_identifier(name, quoted=True)))]))
-    rows = int(engine.fetch_one(exp.select(alias(exp.Count(this=exp.Star()), "n"))
-                                .from_(table(name, schema)))["n"])
-    outputs = {"mode": spec.output.mode, "relation": name, "rows": rows}
-    return outputs, metrics, _per_record(draw.guarantee, opts.attributes)
+    return metrics
+
+
+def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: np.random.Generator,
+                  n: int, blocks: list[B.Block], name: str, exists: bool, quality: bool
+                  ) -> dict[str, Any]:
+    """Row blocks written in parallel into a staging table, renamed into place in one transaction."""
+    engine, schema = ds.engine, R.schema_of(ds)
+    staging = internal("noise_" + uuid.uuid4().hex[:12])
+    assert draw.independent is not None
+    B.write_blocks(ds, staging, blocks, draw.schema, draw.independent, rng,
+                   lambda skeleton: skeleton.select(*_projection(spec, ds, draw), append=False),
+                   uncompressed=frozenset(opts.attributes) if opts.mechanism in CONTINUOUS
+                   else frozenset())
+    metrics: dict[str, Any] = {}
+    try:
+        with engine.transaction():
+            if quality:
+                metrics = _quality(ds, opts, draw, staging, n)
+            if exists:
+                engine.execute(exp.Drop(tables=[table(name, schema)], kind="TABLE"))
+            engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
+                exp.AlterRename(this=exp.Table(this=exp.to_identifier(name, quoted=True)))]))
+    except BaseException:
+        engine.execute(exp.Drop(tables=[table(staging, schema)], kind="TABLE", exists=True))
+        raise
+    return metrics
 
 
 def _per_record(guarantee: dict[str, Any], attributes: tuple[str, ...]) -> dict[str, Any]:

@@ -36,6 +36,9 @@ class Draw:
     guarantee: dict[str, Any] = field(default_factory=dict)
     categorical: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per categorical attribute: categories, original and released codes, and the matrix used."""
+    independent: Callable[[np.random.Generator], Callable[[int], dict[str, Any]]] | None = None
+    """For noise that ignores the values: ``batches`` drawn from any given generator, so that blocks
+    of rows can be drawn apart (:mod:`sqlanon.noise.blocks`)."""
 
 
 def _source(c: str) -> exp.Expression:
@@ -68,43 +71,61 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
     if kind == "uncorrelated":
         sd = perturb.uncorrelated_sd(stats["variances"], p["alpha"])
 
-        def batches(n: int) -> dict[str, Any]:
-            return {noise_column(i): rng.standard_normal(n) * sd[i] for i in range(m)}
+        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+            def batches(n: int) -> dict[str, Any]:
+                return {noise_column(i): _scaled(g.standard_normal(n), sd[i]) for i in range(m)}
+            return batches
     elif kind == "correlated":
         factor = perturb.correlated_factor(stats["covariance"], p["alpha"])
 
-        def batches(n: int) -> dict[str, Any]:
-            z = factor @ rng.standard_normal((m, n))        # one contiguous row per attribute
-            return {noise_column(i): z[i] for i in range(m)}
+        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+            def batches(n: int) -> dict[str, Any]:
+                # einsum's own loop, not BLAS: BLAS threads spinning beside the engine's cost more
+                # than the product (correlated noise on 10M rows: 1.04 s against 0.72 s)
+                z = np.einsum("ij,jn->in", factor, g.standard_normal((m, n)), optimize=False)
+                return {noise_column(i): z[i] for i in range(m)}
+            return batches
     elif kind == "gaussian":
         sigmas = [mech.gaussian_sigma(opts.sensitivity(a), p["epsilon"], p["delta"]) for a in attrs]
         guarantee = {"epsilon": p["epsilon"], "delta": p["delta"], "calibration": "analytic",
                      "sigma": dict(zip(attrs, sigmas))}
 
-        def batches(n: int) -> dict[str, Any]:
-            return {noise_column(i): rng.normal(0.0, s, n) for i, s in enumerate(sigmas)}
+        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+            def batches(n: int) -> dict[str, Any]:
+                return {noise_column(i): _scaled(g.standard_normal(n), s) for i, s in enumerate(sigmas)}
+            return batches
     elif kind == "staircase":
         gamma = p.get("gamma", mech.staircase_optimal_gamma(p["epsilon"]))
         guarantee = {"epsilon": p["epsilon"], "gamma": gamma}
 
-        def batches(n: int) -> dict[str, Any]:
-            return {noise_column(i): mech.sample_staircase(rng, (n,), opts.sensitivity(a),
-                                                           p["epsilon"], gamma)
-                    for i, a in enumerate(attrs)}
+        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+            def batches(n: int) -> dict[str, Any]:
+                return {noise_column(i): mech.sample_staircase(g, (n,), opts.sensitivity(a),
+                                                               p["epsilon"], gamma)
+                        for i, a in enumerate(attrs)}
+            return batches
     elif kind == "discrete_laplace":
         schema = _float_schema(m, pa.int64())
         exprs = {a: exp.Add(this=exp.cast(_source(a), exp.DataType.build("bigint")),
                             expression=_value(i)) for i, a in enumerate(attrs)}
         guarantee = {"epsilon": p["epsilon"]}
 
-        def batches(n: int) -> dict[str, Any]:
-            return {noise_column(i): mech.sample_discrete_laplace(
-                rng, (n,), p["epsilon"] / opts.sensitivity(a)) for i, a in enumerate(attrs)}
+        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+            def batches(n: int) -> dict[str, Any]:
+                return {noise_column(i): mech.sample_discrete_laplace(
+                    g, (n,), p["epsilon"] / opts.sensitivity(a)) for i, a in enumerate(attrs)}
+            return batches
     elif kind == "laplace":
         return _snapping(opts, rng)
     else:  # pragma: no cover - options.parse admits only known mechanisms
         raise SpecError(f"unknown additive mechanism {kind!r}", path="transformation.mechanism")
-    return Draw(schema, batches, exprs, guarantee)
+    return Draw(schema, make(rng), exprs, guarantee, independent=make)
+
+
+def _scaled(z: np.ndarray, factor: float) -> np.ndarray:
+    """``z · factor`` in place (the draws are fresh arrays)."""
+    z *= factor
+    return z
 
 
 def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
@@ -134,11 +155,14 @@ def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
         exprs[a] = exp.Add(this=exp.Mul(this=_clamp(snapped, -bound, bound),
                                         expression=lit(delta_f)), expression=lit(centre))
 
-    def batches(n: int) -> dict[str, Any]:
-        return {noise_column(i): mech.sample_laplace(rng, n, s) for i, s in enumerate(scales)}
+    def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+        def batches(n: int) -> dict[str, Any]:
+            return {noise_column(i): mech.sample_laplace(g, n, s) for i, s in enumerate(scales)}
+        return batches
 
-    return Draw(_float_schema(len(opts.attributes)), batches, exprs,
-                {"epsilon": eps, "method": "snapping (Mironov 2012)", "grid": grids})
+    return Draw(_float_schema(len(opts.attributes)), make(rng), exprs,
+                {"epsilon": eps, "method": "snapping (Mironov 2012)", "grid": grids},
+                independent=make)
 
 
 def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.ndarray],

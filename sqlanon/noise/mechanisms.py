@@ -137,8 +137,11 @@ def sample_laplace(rng: np.random.Generator, size: int, scale: float) -> np.ndar
     :func:`laplace`, which snaps the sum.
     """
     raw = rng.bit_generator.random_raw(size)
-    sign = np.where(raw & np.uint64(1), scale, -scale)              # bit 0, unused by U*
-    return sign * np.log(_full_precision_bits(rng, raw))
+    out = np.log(_full_precision_bits(rng, raw))                    # < 0: U* lies in (0, 1)
+    # bit 0, unused by U*, is the sign: set, it flips ln(U*) to −ln(U*) (exact, as is · scale)
+    out.view(np.uint64)[...] ^= (~raw & np.uint64(1)) << np.uint64(63)
+    out *= scale
+    return out
 
 
 def snapping_parameters(sensitivity: float, epsilon: float, bound: float) -> tuple[float, float]:
