@@ -6,8 +6,8 @@ The table ``big`` (5 DOUBLE columns, no key) is generated deterministically insi
 * ``copy``: the baseline, ``CREATE TABLE copy AS SELECT c1, ..., c5 FROM big``;
 * one series per ``--mechanism`` (comma-separated, default ``uncorrelated``): ``sqlanon.api.apply``
   with ``transformation: {method: noise, mechanism: ...}`` on all 5 columns, ``metrics=()`` (no
-  utility report), output a new table. The noise is drawn in numpy, streamed as Arrow batches of
-  2^20 rows and joined by position in one CREATE TABLE AS;
+  utility report), output a new table. The noise is drawn in numpy and joined by position to row
+  blocks of 2^20 row ids, written in parallel (``sqlanon.noise.blocks``);
 * with ``--sql-random``, also ``sql_random``: the alternative sqlanon does not use, Gaussian noise of
   the same variances from DuckDB's ``random()`` (Box–Muller) inside the same CREATE TABLE AS;
 * with ``--floor``, also ``zeros_joined``: the same positional CREATE TABLE AS with an Arrow stream
