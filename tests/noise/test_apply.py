@@ -395,3 +395,29 @@ def test_refuses_a_session_that_does_not_preserve_row_order(engine):
     with pytest.raises(UnsupportedError, match="preserve_insertion_order"):
         run(engine, {"mechanism": "rank_swap", "attributes": ["spend"]})
     assert not engine.relation_exists("out")
+
+
+def test_one_scan_moments_stay_accurate_far_from_zero_and_sorted():
+    """Values near 1e9 with a spread of 1, sorted (the shift comes from the first, extreme rows),
+    and a column NULL in its first 2,000 rows (its shift falls back to the mean)."""
+    from sqlanon.compile.sql import table as sql_table
+    from sqlanon.dataset import Dataset
+    from sqlanon.noise.apply import _statistics
+    from sqlanon.noise.options import parse
+
+    e = DuckDBEngine()
+    try:
+        e.con.execute("""CREATE TABLE t AS SELECT 1e9 + sqrt(i) / 100 AS a,
+                         CASE WHEN i < 2000 THEN NULL ELSE -5e8 + (i % 97) * 0.25 END AS b
+                         FROM range(50000) r(i) ORDER BY i""")
+        ds = Dataset(e, sql_table("t"), "t", e.columns("t"))
+        data = e.con.execute("SELECT a, b FROM t").fetchnumpy()
+        a = np.asarray(data["a"], dtype=float)
+        b = np.asarray(np.ma.filled(data["b"].astype(float), np.nan))
+        var = _statistics(ds, parse({"mechanism": "uncorrelated", "attributes": ["a", "b"]}))["variances"]
+        np.testing.assert_allclose(var, [a.var(ddof=1), np.nanvar(b, ddof=1)], rtol=1e-9)
+        cov = _statistics(ds, parse({"mechanism": "correlated", "attributes": ["a", "b"]}))["covariance"]
+        keep = ~np.isnan(b)
+        np.testing.assert_allclose(cov, np.cov(np.stack([a[keep], b[keep]]), ddof=1), rtol=1e-9)
+    finally:
+        e.close()
