@@ -77,13 +77,14 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
             return batches
     elif kind == "correlated":
         factor = perturb.correlated_factor(stats["covariance"], p["alpha"])
+        # noise_i = Σ_j L_ij·z_j is computed by the engine on standard normal draws: in its
+        # vectors, cheaper than m² passes over whole numpy arrays (10M rows: 0.99 → see bench)
+        exprs = {a: exp.Add(this=as_double(_source(a)), expression=exp.Paren(this=_combination(
+            factor[i], [_value(j) for j in range(m)]))) for i, a in enumerate(attrs)}
 
         def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
             def batches(n: int) -> dict[str, Any]:
-                # einsum's own loop, not BLAS: BLAS threads spinning beside the engine's cost more
-                # than the product (correlated noise on 10M rows: 1.04 s against 0.72 s)
-                z = np.einsum("ij,jn->in", factor, g.standard_normal((m, n)), optimize=False)
-                return {noise_column(i): z[i] for i in range(m)}
+                return {noise_column(i): g.standard_normal(n) for i in range(m)}
             return batches
     elif kind == "gaussian":
         sigmas = [mech.gaussian_sigma(opts.sensitivity(a), p["epsilon"], p["delta"]) for a in attrs]
@@ -120,6 +121,23 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
     else:  # pragma: no cover - options.parse admits only known mechanisms
         raise SpecError(f"unknown additive mechanism {kind!r}", path="transformation.mechanism")
     return Draw(schema, make(rng), exprs, guarantee, independent=make)
+
+
+def _exact_double(value: float) -> exp.Expression:
+    """A DOUBLE literal equal to ``value`` bit for bit (text → double is correctly rounded; a plain
+    decimal literal would become a DECIMAL first)."""
+    return exp.cast(exp.Literal.string(repr(float(value))), exp.DataType.build("double"))
+
+
+def _combination(coefficients: np.ndarray, values: list[exp.Expression]) -> exp.Expression:
+    """Σ c_j·v_j over the non-zero coefficients, in order (0 when there are none)."""
+    terms = [exp.Mul(this=_exact_double(c), expression=v) for c, v in zip(coefficients, values) if c]
+    if not terms:
+        return _exact_double(0.0)
+    out: exp.Expression = terms[0]
+    for t in terms[1:]:
+        out = exp.Add(this=out, expression=t)
+    return out
 
 
 def _scaled(z: np.ndarray, factor: float) -> np.ndarray:
