@@ -50,7 +50,17 @@ def _value(i: int) -> exp.Expression:
 
 
 def _clamp(x: exp.Expression, low: float, high: float) -> exp.Expression:
-    return exp.Greatest(this=exp.Least(this=x, expressions=[lit(high)]), expressions=[lit(low)])
+    """x clamped to [low, high]; NULL x gives ``low`` (engines' GREATEST/LEAST skip NULLs): the
+    caller keeps NULLs with :func:`_null_if_null`. Asking for NULL propagation instead makes sqlglot
+    nest a CASE per call, repeating x: snapping on 10M rows took 0.67 s against 0.37 s for x + c."""
+    return exp.Greatest(this=exp.Least(this=x, expressions=[lit(high)], ignore_nulls=True),
+                        expressions=[lit(low)], ignore_nulls=True)
+
+
+def _null_if_null(source: exp.Expression, value: exp.Expression) -> exp.Expression:
+    """NULL where ``source`` is NULL, else ``value``."""
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=source, expression=exp.Null()), true=exp.Null())],
+                    default=value)
 
 
 def _float_schema(m: int, kind: pa.DataType = pa.float64()) -> pa.Schema:
@@ -78,7 +88,7 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
     elif kind == "correlated":
         factor = perturb.correlated_factor(stats["covariance"], p["alpha"])
         # noise_i = Σ_j L_ij·z_j is computed by the engine on standard normal draws: in its
-        # vectors, cheaper than m² passes over whole numpy arrays (10M rows: 0.99 → see bench)
+        # vectors, cheaper than m² passes over whole numpy arrays (bench/README.md#noise)
         exprs = {a: exp.Add(this=as_double(_source(a)), expression=exp.Paren(this=_combination(
             factor[i], [_value(j) for j in range(m)]))) for i, a in enumerate(attrs)}
 
@@ -170,8 +180,9 @@ def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
         snapped = exp.Mul(this=exp.Round(this=exp.Div(this=exp.Paren(this=noisy),
                                                       expression=lit(grid))),
                           expression=lit(grid))
-        exprs[a] = exp.Add(this=exp.Mul(this=_clamp(snapped, -bound, bound),
-                                        expression=lit(delta_f)), expression=lit(centre))
+        exprs[a] = _null_if_null(_source(a), exp.Add(
+            this=exp.Mul(this=_clamp(snapped, -bound, bound), expression=lit(delta_f)),
+            expression=lit(centre)))
 
     def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
         def batches(n: int) -> dict[str, Any]:
