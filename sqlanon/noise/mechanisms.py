@@ -130,17 +130,24 @@ def random_signs(rng: np.random.Generator, size: int) -> np.ndarray:
     return np.where(rng.bit_generator.random_raw(size) >> np.uint64(63), 1.0, -1.0)
 
 
+_SAMPLE_CHUNK = 1 << 16
+
+
 def sample_laplace(rng: np.random.Generator, size: int, scale: float) -> np.ndarray:
     """Raw Laplace(0, scale) draws S·scale·ln(U*) (Mironov's sampler before snapping).
 
     For tests and for building other samplers. Never add these to data directly: use
     :func:`laplace`, which snaps the sum.
     """
-    raw = rng.bit_generator.random_raw(size)
-    out = np.log(_full_precision_bits(rng, raw))                    # < 0: U* lies in (0, 1)
-    # bit 0, unused by U*, is the sign: set, it flips ln(U*) to −ln(U*) (exact, as is · scale)
-    out.view(np.uint64)[...] ^= (~raw & np.uint64(1)) << np.uint64(63)
-    out *= scale
+    out = np.empty(size)
+    # in pieces whose temporaries stay in cache: the bit operations below are a dozen passes each
+    # (5.5 ns a draw in pieces of 2^16 against 6.3–12 ns over arrays of 2^20)
+    for low in range(0, size, _SAMPLE_CHUNK):
+        raw = rng.bit_generator.random_raw(min(_SAMPLE_CHUNK, size - low))
+        part = np.log(_full_precision_bits(rng, raw))               # < 0: U* lies in (0, 1)
+        # bit 0, unused by U*, is the sign: set, it flips ln(U*) to −ln(U*) (exact, as is · scale)
+        part.view(np.uint64)[...] ^= (~raw & np.uint64(1)) << np.uint64(63)
+        np.multiply(part, scale, out=out[low:low + len(raw)])
     return out
 
 
