@@ -22,7 +22,8 @@ from sqlanon.metrics.numeric import is_numeric_type
 from sqlanon.noise import blocks as B
 from sqlanon.noise import rows as R
 from sqlanon.noise.draws import Draw, additive, noise_column, per_row, sampling
-from sqlanon.noise.options import ADDITIVE, CATEGORICAL, NoiseOptions, parse
+from sqlanon.noise.dp_microdata import dp_microaggregate
+from sqlanon.noise.options import ADDITIVE, CATEGORICAL, DP_MICRODATA, NoiseOptions, parse
 from sqlanon.noise.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
 from sqlanon.noise.rng import make_rng
 from sqlanon.outputs.query import OutputQuery
@@ -71,6 +72,10 @@ def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | Non
                         f"not {spec.output.mode} (SQL text or a view would have to draw it with the "
                         "engine's random(), which is neither cryptographically seeded nor seedable)",
                         path="output.mode", source=spec.path)
+    if opts.mechanism == DP_MICRODATA and spec.output.mode != "table":
+        raise SpecError("dp_microaggregation writes only the released attributes (any other column "
+                        "would be released unprotected), so it cannot replace the source: use mode "
+                        "table", path="output.mode", source=spec.path)
     if spec.output.mode == "in_place" and spec.source.file:
         raise SpecError("in_place replaces a database table; a file source is never written. Use mode "
                         "table (with output.database)", path="output.mode", source=spec.path)
@@ -86,6 +91,8 @@ def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | Non
 
 
 def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool) -> NoiseReport:
+    if opts.mechanism == DP_MICRODATA:
+        return _dp_microdata(spec, ds, opts, dry_run)
     types = _check_columns(spec, ds, opts)
     rng = make_rng(opts.seed)
     n = R.row_count(ds)
@@ -93,6 +100,37 @@ def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: 
     if dry_run:
         return report
     report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types, quality)
+    return report
+
+
+def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool) -> NoiseReport:
+    """ε-DP microdata: numeric attributes (those with bounds) and nominal ones (their hierarchy is
+    the taxonomy); see :mod:`sqlanon.noise.dp_microdata`. No utility metrics: the output's rows are
+    in group order, not the source's."""
+    p = opts.params
+    categorical = {}
+    for a in opts.attributes:
+        if a in p["bounds"]:
+            continue
+        attribute = spec.attributes.get(a)
+        if attribute is None or attribute.hierarchy is None:
+            raise SpecError(f"{a!r} has no bounds, so it is nominal, and a nominal attribute needs a "
+                            "taxonomy: give it a hierarchy covering its whole domain (or give a "
+                            "numeric attribute its public bounds under transformation.bounds)",
+                            path=f"attributes.{a}.hierarchy", source=spec.path)
+        categorical[a] = attribute.hierarchy
+    n = R.row_count(ds)
+    report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
+    if dry_run:
+        return report
+    name = spec.output.name or f"{ds.name}_anon"
+    released = dp_microaggregate(ds.engine, ds.name, name, k=p["k"], epsilon=p["epsilon"],
+                                 bounds=p["bounds"], categorical=categorical, method=p["order"],
+                                 seed=opts.seed, trust_bounds=p["trust_bounds"],
+                                 replace=spec.output.replace)
+    report.guarantee = {key: v for key, v in released.as_dict().items() if key != "output"}
+    report.guarantee["neighbours"] = "substitution of one record"
+    report.outputs = {"mode": "table", "relation": name, "rows": released.rows}
     return report
 
 

@@ -14,7 +14,10 @@ ADDITIVE = ("uncorrelated", "correlated", "laplace", "discrete_laplace", "gaussi
 """Mechanisms whose noise does not depend on the values: drawn in numpy, added in SQL."""
 PER_ROW = ("rank_swap", "pram", "invariant_pram", "randomized_response", "condensation")
 """Mechanisms that read the values: columns pulled, transformed in numpy, written back."""
-MECHANISMS = ADDITIVE + PER_ROW + ("sampling",)
+DP_MICRODATA = "dp_microaggregation"
+"""ε-DP microdata through microaggregation (:func:`sqlanon.noise.dp_microdata.dp_microaggregate`)."""
+MECHANISMS = ADDITIVE + PER_ROW + ("sampling", DP_MICRODATA)
+DP_ORDERS = ("individual_ranking", "insensitive")
 CATEGORICAL = ("pram", "invariant_pram", "randomized_response")
 
 _KEYS = {
@@ -30,6 +33,7 @@ _KEYS = {
     "randomized_response": ("epsilon", "keep_probability", "categories"),
     "condensation": ("k",),
     "sampling": ("fraction",),
+    DP_MICRODATA: ("k", "epsilon", "bounds", "order", "trust_bounds"),
 }
 _COMMON = ("mechanism", "attributes", "seed", "linkage")
 
@@ -220,6 +224,8 @@ def parse(options: Mapping[str, Any]) -> NoiseOptions:
         p["k"] = _number(options.get("k"), "k", low=1, integer=True)
     if mechanism == "sampling":
         p["fraction"] = _number(options.get("fraction"), "fraction", low=0, low_open=True, high=1)
+    if mechanism == DP_MICRODATA:
+        p.update(_dp_microdata(options, attributes))
 
     seed = options.get("seed")
     if seed is not None:
@@ -228,6 +234,33 @@ def parse(options: Mapping[str, Any]) -> NoiseOptions:
     if not isinstance(linkage, bool):
         raise SpecError(f"must be true or false, got {linkage!r}", path=_where("linkage"))
     return NoiseOptions(mechanism, attributes, p, seed, linkage)
+
+
+def _dp_microdata(options: Mapping[str, Any], attributes: tuple[str, ...]) -> dict[str, Any]:
+    """k, ε, the order, and public bounds for the numeric attributes (the others are nominal)."""
+    out: dict[str, Any] = {
+        "k": _number(options.get("k"), "k", low=2, integer=True),
+        "epsilon": _checked(check_epsilon, options.get("epsilon"), "epsilon")}
+    order = options.get("order", "individual_ranking")
+    if order not in DP_ORDERS:
+        raise SpecError(f"must be one of {', '.join(DP_ORDERS)}, got {order!r}."
+                        + did_you_mean(str(order), DP_ORDERS), path=_where("order"))
+    out["order"] = order
+    bounds = options.get("bounds") or {}
+    if not isinstance(bounds, Mapping):
+        raise SpecError("must map each numeric attribute to its public [low, high]",
+                        path=_where("bounds"))
+    numeric = tuple(a for a in attributes if a in bounds)
+    extra = [str(a) for a in bounds if a not in attributes]
+    if extra:
+        raise SpecError(f"names {extra[0]!r}, which is not in transformation.attributes",
+                        path=_where("bounds"))
+    out["bounds"] = _bounds(dict(bounds), numeric) if numeric else {}
+    trust = options.get("trust_bounds", False)
+    if not isinstance(trust, bool):
+        raise SpecError(f"must be true or false, got {trust!r}", path=_where("trust_bounds"))
+    out["trust_bounds"] = trust
+    return out
 
 
 def _checked(check: Any, value: Any, key: str) -> float:

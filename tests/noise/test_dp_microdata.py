@@ -382,3 +382,102 @@ def test_groups_are_the_same_on_postgres(pg):  # noqa: F811
     report = dp_microaggregate(pg, "t", "t_dp", k=5, epsilon=2, bounds=BOUNDS,
                                categorical={"illness": DISEASES}, method="insensitive", seed=1)
     assert pg.row_count("t_dp") == 60 and report.groups == 12
+
+
+# -- through a spec: `transformation: {method: noise, mechanism: dp_microaggregation}` ------------
+
+def _dp_spec(output=None, **settings):
+    from sqlanon.spec.load import spec_from_dict
+
+    transformation = {"method": "noise", "mechanism": "dp_microaggregation",
+                      "attributes": ["age", 'in"come', "illness"], "k": 5, "epsilon": 2.0,
+                      "bounds": {"age": [0, 120], 'in"come': [0, 10_000]}, "seed": 11, **settings}
+    return spec_from_dict({
+        "source": {"table": "t"},
+        "attributes": {"id": {"role": "identifier"}, "age": {"role": "sensitive"},
+                       'in"come': {"role": "sensitive"},
+                       "illness": {"role": "sensitive", "hierarchy": {"map": {
+                           "flu": ["respiratory", "*"], "cold": ["respiratory", "*"],
+                           "ulcer": ["stomach", "*"], "gastritis": ["stomach", "*"],
+                           "it's; x": ["other", "*"]}}}},
+        "transformation": transformation,
+        "output": output or {"mode": "table", "name": "t_dp"}})
+
+
+@pytest.mark.parametrize("order", ["individual_ranking", "insensitive"])
+def test_spec_release_equals_the_function_with_the_same_seed(order):
+    from sqlanon import api
+
+    engine = _engine_with(_people(), COLS)
+    report = api.apply(_dp_spec(order=order), engine=engine).as_dict()
+    direct = dp_microaggregate(engine, "t", "direct", k=5, epsilon=2.0, bounds=BOUNDS,
+                               categorical={"illness": DISEASES}, method=order, seed=11)
+    q = 'SELECT age, "in""come", illness FROM {} ORDER BY ALL'
+    assert engine.fetch(q.format("t_dp"))[1] == engine.fetch(q.format("direct"))[1]
+    assert [c for c, _ in engine.columns("t_dp")] == ["age", 'in"come', "illness"]
+    g = report["guarantee"]
+    assert g["method"] == order and g["k"] == 5 and g["epsilon"] == 2.0
+    assert g["neighbours"] == "substitution of one record"
+    assert [a["attribute"] for a in g["attributes"]] == ["age", 'in"come', "illness"]
+    assert report["outputs"] == {"mode": "table", "relation": "t_dp", "rows": 60}
+
+
+def test_spec_release_refusals():
+    from sqlanon import api
+
+    engine = _engine_with(_people(), COLS)
+    with pytest.raises(SpecError, match="use mode table") as e:
+        api.apply(_dp_spec({"mode": "in_place"}), engine=engine)
+    assert e.value.path == "output.mode"
+    with pytest.raises(SpecError, match="nominal attribute needs a taxonomy") as e:
+        api.apply(_dp_spec(bounds={"age": [0, 120]}), engine=engine)
+    assert e.value.path == 'attributes.in"come.hierarchy'
+    with pytest.raises(SpecError, match="must be one of individual_ranking, insensitive") as e:
+        api.apply(_dp_spec(order="insensitve"), engine=engine)
+    assert "Did you mean 'insensitive'" in str(e.value)
+    with pytest.raises(SpecError, match="integer >= 2"):
+        api.apply(_dp_spec(k=1), engine=engine)
+    with pytest.raises(SpecError, match="not in transformation.attributes"):
+        api.apply(_dp_spec(bounds={"age": [0, 120], "weight": [0, 300]}), engine=engine)
+    with pytest.raises(SpecError, match="does not apply to mechanism dp_microaggregation"):
+        api.apply(_dp_spec(alpha=0.5), engine=engine)
+    assert not engine.relation_exists("t_dp")
+
+
+def test_spec_release_from_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    db = tmp_path / "people.duckdb"
+    engine = DuckDBEngine(str(db))
+    engine.con.execute(f"CREATE TABLE t ({COLS})")
+    engine.con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", [list(r) for r in _people()])
+    engine.close()
+    (tmp_path / "spec.yaml").write_text(f"""
+source: {{table: t, database: {db}}}
+attributes:
+  id: {{role: identifier}}
+  age: {{role: sensitive}}
+  illness: {{role: sensitive, hierarchy: {{map: {{flu: [respiratory, '*'], cold: [respiratory, '*'],
+            ulcer: [stomach, '*'], gastritis: [stomach, '*'], "it's; x": [other, '*']}}}}}}
+transformation:
+  method: noise
+  mechanism: dp_microaggregation
+  attributes: [age, illness]
+  k: 4
+  epsilon: 1.5
+  bounds: {{age: [0, 120]}}
+output: {{mode: table, name: t_dp}}
+""", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "sqlanon", "apply", "spec.yaml", "--json"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    import json
+
+    out = json.loads(run.stdout)
+    assert out["guarantee"]["k"] == 4 and out["outputs"]["rows"] == 60
+    engine = DuckDBEngine(str(db))
+    try:
+        assert [c for c, _ in engine.columns("t_dp")] == ["age", "illness"]
+    finally:
+        engine.close()
