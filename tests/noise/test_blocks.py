@@ -195,3 +195,81 @@ def test_continuous_noise_is_stored_uncompressed_on_plain_tables(tmp_path, monke
         assert e.con.execute("SELECT DISTINCT m::VARCHAR FROM out").fetchall() == [("o'k",)]
     finally:
         e.close()
+
+
+KILLED_CHILD = r"""
+import sys, time, warnings
+from pathlib import Path
+from sqlanon import api
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.noise import blocks as B
+from sqlanon.spec.load import spec_from_dict
+
+database, marker, where = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+B.BLOCK_ROWS = 1000
+warnings.simplefilter("ignore")
+real = B._stream
+calls = []
+
+def pausing(rows, schema, batches):  # stops for good inside the fourth block
+    calls.append(rows)
+    if where == "block" and len(calls) == 4:
+        marker.write_text("blocks")
+        time.sleep(600)
+    yield from real(rows, schema, batches)
+
+class Pausing(DuckDBEngine):  # or stops right after the source was dropped, before the rename
+    def _execute(self, sql):
+        super()._execute(sql)
+        if where == "drop" and sql.startswith("DROP TABLE") and "__sa_noise" not in sql:
+            marker.write_text("dropped")
+            time.sleep(600)
+
+B._stream = pausing
+spec = {"source": {"table": "rows"},
+        "attributes": {"id": {"role": "insensitive"}, "x": {"role": "sensitive"}},
+        "transformation": {"method": "noise", "mechanism": "gaussian", "attributes": ["x"],
+                           "sensitivity": 1, "epsilon": 1, "delta": 1e-6},
+        "output": {"mode": "in_place"}}
+api.apply(spec_from_dict(spec), engine=Pausing(database))
+"""
+
+
+@pytest.mark.parametrize("where", ["block", "drop"])
+def test_in_place_noise_survives_sigkill(tmp_path, where):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    database = tmp_path / "rows.duckdb"
+    with DuckDBEngine(str(database)) as e:
+        e.con.execute("CREATE TABLE rows AS SELECT i AS id, (i * 10)::DOUBLE AS x FROM range(10500) r(i)")
+    marker, script = tmp_path / "marker", tmp_path / "child.py"
+    script.write_text(KILLED_CHILD)
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.Popen([sys.executable, str(script), str(database), str(marker), where],
+                             env=dict(os.environ, PYTHONPATH=str(root)),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            if child.poll() is not None:
+                pytest.fail(f"the child ended early: {child.stderr.read().decode()}")
+            assert time.monotonic() < deadline, "the child never reached the pause"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.stdout.close()
+        child.stderr.close()
+    with DuckDBEngine(str(database)) as e:
+        ids, xs = zip(*e.con.execute("SELECT id, x FROM rows").fetchall())
+        assert list(ids) == list(range(10500)) and list(xs) == [i * 10.0 for i in range(10500)]
+        tables = {r[0] for r in e.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        # at most a staging table is left behind, under its internal name
+        assert "rows" in tables and all(t == "rows" or t.startswith("__sa_noise_") for t in tables)
