@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlanon.compile.sql import as_double, col, internal, lit
+from sqlanon.compile.sql import as_double, col, internal
 from sqlanon.errors import SpecError
 from sqlanon.noise import mechanisms as mech
 from sqlanon.noise import perturb
@@ -50,17 +50,15 @@ def _value(i: int) -> exp.Expression:
 
 
 def _clamp(x: exp.Expression, low: float, high: float) -> exp.Expression:
-    """x clamped to [low, high]; NULL x gives ``low`` (engines' GREATEST/LEAST skip NULLs): the
-    caller keeps NULLs with :func:`_null_if_null`. Asking for NULL propagation instead makes sqlglot
-    nest a CASE per call, repeating x: snapping on 10M rows took 0.67 s against 0.37 s for x + c."""
-    return exp.Greatest(this=exp.Least(this=x, expressions=[lit(high)], ignore_nulls=True),
-                        expressions=[lit(low)], ignore_nulls=True)
+    """x clamped to [low, high] by CASE (NULL stays NULL: both comparisons are NULL then).
 
-
-def _null_if_null(source: exp.Expression, value: exp.Expression) -> exp.Expression:
-    """NULL where ``source`` is NULL, else ``value``."""
-    return exp.Case(ifs=[exp.If(this=exp.Is(this=source, expression=exp.Null()), true=exp.Null())],
-                    default=value)
+    Not GREATEST/LEAST: those skip NULLs (and sqlglot nests a CASE per call to keep them), and cost
+    twice the comparisons in DuckDB (snapping one column of 10M rows: 25 ms against 59 ms).
+    """
+    hi, lo = _exact_double(high), _exact_double(low)
+    return exp.Case(ifs=[exp.If(this=exp.GT(this=x.copy(), expression=hi), true=hi.copy()),
+                         exp.If(this=exp.LT(this=x.copy(), expression=lo), true=lo.copy())],
+                    default=x.copy())
 
 
 def _float_schema(m: int, kind: pa.DataType = pa.float64()) -> pa.Schema:
@@ -173,16 +171,19 @@ def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
         scale, grid = mech.snapping_parameters(1.0, eps, bound)
         scales.append(scale)
         grids[a] = grid * delta_f
-        scaled = _clamp(exp.Div(this=exp.Paren(this=exp.Sub(this=as_double(_source(a)),
-                                                            expression=lit(centre))),
-                                expression=lit(delta_f)), -bound, bound)
-        noisy = exp.Add(this=scaled, expression=_value(i))
-        snapped = exp.Mul(this=exp.Round(this=exp.Div(this=exp.Paren(this=noisy),
-                                                      expression=lit(grid))),
-                          expression=lit(grid))
-        exprs[a] = _null_if_null(_source(a), exp.Add(
-            this=exp.Mul(this=_clamp(snapped, -bound, bound), expression=lit(delta_f)),
-            expression=lit(centre)))
+        units: exp.Expression = exp.Paren(this=exp.Sub(this=as_double(_source(a)),
+                                                       expression=_exact_double(centre)))
+        if delta_f != 1.0:  # x/1 and x·1 are x exactly: skipped
+            units = exp.Div(this=units, expression=_exact_double(delta_f))
+        noisy = exp.Paren(this=exp.Add(this=_clamp(units, -bound, bound), expression=_value(i)))
+        # Λ is a power of two: multiplying by 1/Λ is exactly dividing by it, and cheaper
+        snapped = exp.Mul(this=exp.Round(this=exp.Mul(this=noisy,
+                                                      expression=_exact_double(1.0 / grid))),
+                          expression=_exact_double(grid))
+        released = _clamp(snapped, -bound, bound)
+        if delta_f != 1.0:
+            released = exp.Mul(this=released, expression=_exact_double(delta_f))
+        exprs[a] = exp.Add(this=released, expression=_exact_double(centre))
 
     def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
         def batches(n: int) -> dict[str, Any]:
