@@ -16,6 +16,7 @@ from sqlanon.noise import blocks as B
 from sqlanon.noise import mechanisms as mech
 from sqlanon.noise.rng import ReproducibleNoiseWarning, make_rng
 from sqlanon.spec.load import spec_from_dict
+from tests.processes import kill_when_marked
 
 TABLE = "r'ows; ✓"
 N = 10_500
@@ -237,36 +238,12 @@ api.apply(spec_from_dict(spec), engine=Pausing(database))
 
 @pytest.mark.parametrize("where", ["block", "drop"])
 def test_in_place_noise_survives_sigkill(tmp_path, where):
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
     database = tmp_path / "rows.duckdb"
     with DuckDBEngine(str(database)) as e:
         e.con.execute("CREATE TABLE rows AS SELECT i AS id, (i * 10)::DOUBLE AS x FROM range(10500) r(i)")
     marker, script = tmp_path / "marker", tmp_path / "child.py"
     script.write_text(KILLED_CHILD)
-    root = Path(__file__).resolve().parents[2]
-    child = subprocess.Popen([sys.executable, str(script), str(database), str(marker), where],
-                             env=dict(os.environ, PYTHONPATH=str(root)),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not marker.exists():
-            if child.poll() is not None:
-                pytest.fail(f"the child ended early: {child.stderr.read().decode()}")
-            assert time.monotonic() < deadline, "the child never reached the pause"
-            time.sleep(0.05)
-        child.send_signal(signal.SIGKILL)
-        assert child.wait(30) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-        child.stdout.close()
-        child.stderr.close()
+    kill_when_marked(script, [str(database), str(marker), where], marker)
     with DuckDBEngine(str(database)) as e:
         ids, xs = zip(*e.con.execute("SELECT id, x FROM rows").fetchall())
         assert list(ids) == list(range(10500)) and list(xs) == [i * 10.0 for i in range(10500)]

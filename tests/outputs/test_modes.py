@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import sqlglot
 from tests.outputs.people import KEPT, ROWS, canon, load_people, people_spec, sorted_rows
+from tests.processes import kill_when_marked
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import EngineError, SpecError
 from sqlanon.spec import spec_from_dict
 
-ROOT = Path(__file__).resolve().parents[2]
 QIS = ["age", "zip", "sex"]
 
 
@@ -162,24 +156,8 @@ def test_in_place_survives_sigkill_mid_operation(tmp_path):
     marker = tmp_path / "marker"
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    child = subprocess.Popen([sys.executable, str(script), str(database), str(marker),
-                              json.dumps(people_spec(output={"mode": "in_place"}))],
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not marker.exists():
-            if child.poll() is not None:
-                pytest.fail(f"the child ended before the drop: {child.stderr.read().decode()}")
-            assert time.monotonic() < deadline, "the child never reached the drop"
-            time.sleep(0.05)
-        child.send_signal(signal.SIGKILL)
-        assert child.wait(30) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-        child.stdout.close()
-        child.stderr.close()
+    kill_when_marked(script, [str(database), str(marker),
+                              json.dumps(people_spec(output={"mode": "in_place"}))], marker)
     with DuckDBEngine(str(database)) as e:
         assert sorted_rows(e, "people") == canon(ROWS)
         assert e.fetch("SELECT table_name FROM information_schema.tables")[1] == [("people",)]

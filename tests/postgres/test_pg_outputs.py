@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from tests.outputs.people import KEPT, MASKED, ROWS, canon, load_people, people_spec, sorted_rows
+from tests.processes import kill_when_marked
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
@@ -26,7 +21,6 @@ from sqlanon.spec import spec_from_dict
 
 pytestmark = pytest.mark.postgres
 
-ROOT = Path(__file__).resolve().parents[2]
 QIS = ["age", "zip", "sex"]
 SALT = "pg-salt"
 
@@ -122,24 +116,8 @@ def test_in_place_survives_sigkill_mid_operation(people, pg_dsn, tmp_path):
     marker = tmp_path / "marker"
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    child = subprocess.Popen([sys.executable, str(script), pg_dsn, str(marker),
-                              json.dumps(people_spec(output={"mode": "in_place"}))],
-                             env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not marker.exists():
-            if child.poll() is not None:
-                pytest.fail(f"the child ended before the drop: {child.stderr.read().decode()}")
-            assert time.monotonic() < deadline, "the child never reached the drop"
-            time.sleep(0.05)
-        child.send_signal(signal.SIGKILL)
-        assert child.wait(30) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-        child.stdout.close()
-        child.stderr.close()
+    kill_when_marked(script, [pg_dsn, str(marker),
+                              json.dumps(people_spec(output={"mode": "in_place"}))], marker)
     # a new connection: the server rolls the dead session's transaction back (it may take a moment
     # to notice the closed socket; the table lock makes this query wait until then)
     fresh = PostgresEngine(pg_dsn)

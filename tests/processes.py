@@ -1,0 +1,38 @@
+"""Run a Python script in a child process and SIGKILL it once it says it has reached a point."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def kill_when_marked(script: Path, args: list[str], marker: Path, *, timeout: float = 60) -> None:
+    """Start ``python script args...``; once ``marker`` exists, SIGKILL the child.
+
+    Fails the test if the child ends, or never writes the marker, before being killed.
+    """
+    child = subprocess.Popen([sys.executable, str(script), *args],
+                             env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + timeout
+        while not marker.exists():
+            if child.poll() is not None:
+                pytest.fail(f"the child ended before the marker: {child.stderr.read().decode()}")
+            assert time.monotonic() < deadline, "the child never reached the marker"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.stdout.close()
+        child.stderr.close()
