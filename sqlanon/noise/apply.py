@@ -92,7 +92,7 @@ def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | Non
 
 def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool) -> NoiseReport:
     if opts.mechanism == DP_MICRODATA:
-        return _dp_microdata(spec, ds, opts, dry_run)
+        return _dp_microdata(spec, ds, opts, dry_run, quality)
     types = _check_columns(spec, ds, opts)
     rng = make_rng(opts.seed)
     n = R.row_count(ds)
@@ -103,10 +103,10 @@ def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: 
     return report
 
 
-def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool) -> NoiseReport:
+def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
+                  quality: bool) -> NoiseReport:
     """ε-DP microdata: numeric attributes (those with bounds) and nominal ones (their hierarchy is
-    the taxonomy); see :mod:`sqlanon.noise.dp_microdata`. No utility metrics: the output's rows are
-    in group order, not the source's."""
+    the taxonomy); see :mod:`sqlanon.noise.dp_microdata`. The metrics compare the numeric ones."""
     p = opts.params
     categorical = {}
     for a in opts.attributes:
@@ -127,8 +127,11 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool) ->
     released = dp_microaggregate(ds.engine, ds.name, name, k=p["k"], epsilon=p["epsilon"],
                                  bounds=p["bounds"], categorical=categorical, method=p["order"],
                                  seed=opts.seed, trust_bounds=p["trust_bounds"],
-                                 replace=spec.output.replace)
-    report.guarantee = {key: v for key, v in released.as_dict().items() if key != "output"}
+                                 replace=spec.output.replace, quality=quality,
+                                 linkage=opts.linkage)
+    report.guarantee = {key: v for key, v in released.as_dict().items()
+                        if key not in ("output", "metrics")}
+    report.metrics = released.metrics
     report.guarantee["neighbours"] = "substitution of one record"
     report.outputs = {"mode": "table", "relation": name, "rows": released.rows}
     return report

@@ -48,12 +48,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.compile.sql import INTERNAL_PREFIX, alias, as_text, col, count_star, ident, internal, lit, table
+from sqlanon.compile.sql import (INTERNAL_PREFIX, alias, as_double, as_text, col, count_star, ident,
+                                 internal, lit, table)
+from sqlanon.metrics.numeric import W, original_column, released_column
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.noise import mechanisms
 from sqlanon.noise.dp_bounds import check_not_data_range, parse_all_bounds, require_columns
 from sqlanon.noise.dp_order import METHODS, group_column, grouped_rows, label_column, value_column
 from sqlanon.noise.dp_taxonomy import NominalDomain
+from sqlanon.noise.quality import numeric_quality
 from sqlanon.noise.rng import make_rng
 
 if TYPE_CHECKING:
@@ -89,18 +92,22 @@ class MicrodataReport:
     epsilon: float
     output: str
     attributes: list[AttributeRelease] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    """Utility and risk of the numeric attributes (:func:`sqlanon.noise.quality.numeric_quality`):
+    released against original values, record by record. Computed from the data, so not private."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"method": self.method, "k": self.k, "rows": self.rows, "groups": self.groups,
                 "epsilon": self.epsilon, "output": self.output,
-                "attributes": [a.as_dict() for a in self.attributes]}
+                "attributes": [a.as_dict() for a in self.attributes], "metrics": self.metrics}
 
 
 def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsilon: float,
                       bounds: Mapping[str, Any] | None = None,
                       categorical: Mapping[str, Any] | None = None,
                       method: str = "individual_ranking", seed: int | None = None,
-                      trust_bounds: bool = False, replace: bool = False) -> MicrodataReport:
+                      trust_bounds: bool = False, replace: bool = False, quality: bool = True,
+                      linkage: bool = True) -> MicrodataReport:
     """Write an ε-DP version of ``source``'s attributes to the table ``output``.
 
     Args:
@@ -116,6 +123,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
         seed: reproducible noise (warns); by default cryptographically seeded.
         trust_bounds: accept bounds equal to the data's exact minimum and maximum.
         replace: replace ``output`` if it exists.
+        quality: compare the released numeric values with the original ones (SSE, IL1s, moment
+            changes; ``linkage``: distance-based record linkage) in the report's ``metrics``.
 
     Raises:
         SpecError: missing or data-derived bounds, unknown columns, NULLs or values outside a
@@ -143,7 +152,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
     work = internal(f"dp_{uuid.uuid4().hex[:10]}")
     releases: list[AttributeRelease] = []
     released: list[tuple[str, str, list[Any]]] = []   # (group column, SQL type, value per group)
-    engine.create_table_as(work, grouped_rows(source, public, domains, k, method=method),
+    engine.create_table_as(work, grouped_rows(source, public, domains, k, method=method,
+                                              keep=numeric_names if quality else ()),
                            temporary=True)
     noise_table = internal(f"dpn_{uuid.uuid4().hex[:10]}")
     expected_starts = [g * k for g in range(groups_total)]
@@ -166,12 +176,19 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
             released.append((g, "varchar", labels))
             releases.append(AttributeRelease(c, "nominal", eps_attr, d.diameter, eps_attr / draws))
         _upload(engine, noise_table, expected_starts, released)
-        _write_output(engine, work, noise_table, output, numeric_names + nominal_names,
-                      [g for g, _, _ in released], replace)
+        groups = [g for g, _, _ in released]
+        with engine.transaction():
+            engine.create_table_as(output, _released(work, noise_table, numeric_names + nominal_names,
+                                                     groups), replace=replace)
+        metrics = {}
+        if quality and numeric_names:
+            pairs = _released(work, noise_table, numeric_names, groups[:len(numeric_names)],
+                              originals=True)
+            metrics = numeric_quality(engine, pairs, numeric_names, n, linkage=linkage)
     finally:
         engine.drop(work)
         engine.drop(noise_table)
-    return MicrodataReport(method, k, n, groups_total, float(epsilon), output, releases)
+    return MicrodataReport(method, k, n, groups_total, float(epsilon), output, releases, metrics)
 
 
 def vector_epsilon(epsilon: float, coordinates: int, half_width: float) -> float:
@@ -277,16 +294,24 @@ def _upload(engine: Engine, name: str, starts: list[int],
     engine.insert_rows(name, list(zip(starts, *[values for _, _, values in released])))
 
 
-def _write_output(engine: Engine, work: str, noise: str, output: str, names: list[str],
-                  groups: list[str], replace: bool) -> None:
-    """``output`` = every row of ``work`` with its groups' noisy values, one join per group column."""
+def _released(work: str, noise: str, names: list[str], groups: list[str], *,
+              originals: bool = False) -> exp.Select:
+    """Every row of ``work`` with its groups' noisy values, one join per group column.
+
+    ``originals``: instead, the pairs :func:`sqlanon.noise.quality.numeric_quality` compares (the
+    original numeric values were kept in ``work`` under their own names).
+    """
     w = internal("w")
     aliases = {g: internal(f"n{i}") for i, g in enumerate(dict.fromkeys(groups))}
-    q = exp.select(*[alias(col(f"v{i}", aliases[g]), name)
-                     for i, (name, g) in enumerate(zip(names, groups))]
-                   ).from_(exp.alias_(table(work), w, table=True, quoted=True))
+    noisy = [col(f"v{i}", aliases[g]) for i, g in enumerate(groups)]
+    if originals:
+        projection = [alias(as_double(col(a, w)), original_column(i)) for i, a in enumerate(names)]
+        projection += [alias(v, released_column(i)) for i, v in enumerate(noisy)]
+        projection.append(alias(lit(1), W))
+    else:
+        projection = [alias(v, name) for v, name in zip(noisy, names)]
+    q = exp.select(*projection).from_(exp.alias_(table(work), w, table=True, quoted=True))
     for g, a in aliases.items():
         q = q.join(exp.alias_(table(noise), a, table=True, quoted=True),
                    on=exp.EQ(this=col(g, w), expression=col("g", a)))
-    with engine.transaction():
-        engine.create_table_as(output, q, replace=replace)
+    return q

@@ -481,3 +481,26 @@ output: {{mode: table, name: t_dp}}
         assert [c for c, _ in engine.columns("t_dp")] == ["age", "illness"]
     finally:
         engine.close()
+
+
+def test_release_reports_utility_against_the_original_values():
+    from sqlanon import api
+
+    engine = _engine_with(_people(), COLS)
+    report = dp_microaggregate(engine, "t", "t_dp", k=5, epsilon=1e6, bounds=BOUNDS,
+                               categorical={"illness": DISEASES}, seed=3)
+    m = report.metrics
+    original = np.array([[p[1], p[2]] for p in _people()], dtype=float)
+    # with a huge ε the release is the group means: SSE is the within-group sum of squares of the
+    # sorted values cut into groups of k (60 rows, k = 5: no remainder)
+    within = sum(((g - g.mean()) ** 2).sum() for a in range(2)
+                 for g in np.sort(original[:, a]).reshape(-1, 5))   # Algorithm 10's groups of 5
+    assert m["sse"] == pytest.approx(within, rel=1e-3)
+    assert m["sst"] == pytest.approx(((original - original.mean(axis=0)) ** 2).sum())
+    assert abs(m["mean_change"]["age"]) < 0.01 and 0 <= m["record_linkage"] <= 1
+    assert m["record_linkage_rows"] == 60
+    spec = api.apply(_dp_spec(output={"mode": "table", "name": "t_dp2"}), engine=engine).as_dict()
+    assert set(spec["metrics"]) >= {"sse", "il1s", "record_linkage"} and "metrics" not in spec["guarantee"]
+    quiet = dp_microaggregate(engine, "t", "t_dp3", k=5, epsilon=1.0, bounds=BOUNDS, seed=3,
+                              quality=False)
+    assert quiet.metrics == {}
