@@ -6,8 +6,9 @@ distinct). Public bounds: [-6, 6] for every column (a declared domain, not the d
 
 Microdata: ``dp_microaggregate`` (k = 5, ε = 1, all five columns, no utility report) with
 ``individual_ranking`` and ``insensitive``; baseline ``CREATE TABLE copy AS SELECT x1..x5 FROM
-data`` (the plain copy of the released columns). Queries: ``dp_query`` for a count, a sum and a mean, each against the plain
-aggregate statement over the same table (the ledger's transaction and the noise are the difference).
+data`` (the plain copy of the released columns). Queries: ``dp_query`` for a count, a sum and a
+mean, each against the plain aggregate statement over the same table (the ledger's transaction and
+the noise are the difference).
 Runs alternate baseline and subject after one warm-up each; the script prints every run, the medians
 and the ratios.
 """
