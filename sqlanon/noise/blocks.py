@@ -108,29 +108,51 @@ _PLAIN_TYPE = re.compile(r"[A-Z][A-Z0-9 ]*(\(\d+(, ?\d+)?\))?")
 """A DuckDB type name that can be written back into DDL as it is (no names or values inside)."""
 
 
+def _rebuilt(kind: str) -> exp.DataType | None:
+    """The type DuckDB describes as ``kind`` as a sqlglot type, if its text holds no names or values."""
+    if not _PLAIN_TYPE.fullmatch(kind):
+        return None
+    try:
+        return exp.DataType.build(kind, dialect="duckdb")
+    except Exception:  # noqa: BLE001 - a type sqlglot does not know: keep DuckDB's table
+        return None
+
+
 def _store_uncompressed(ds: Dataset, target: exp.Table, columns: frozenset[str]) -> None:
     """Recreate the empty ``target`` with ``columns`` (where DOUBLE) stored uncompressed.
 
     Continuous noise leaves doubles DuckDB's floating-point compression saves little on (ALPRD:
     17 % on 10M noisy rows) at a high cost: writing them uncompressed took 0.36–0.40 s against
-    0.51 s (docs/noise.md). Types carrying names or values (ENUM, STRUCT, ...) cannot be rebuilt
-    from their text safely; then the table stays as DuckDB made it.
+    0.51 s (docs/noise.md). The table is rebuilt from its column types only where DuckDB describes
+    the rebuilt table with exactly the same types; otherwise (types carrying names or values, such
+    as ENUM or STRUCT, or types that do not survive the round trip) it stays as DuckDB made it.
     """
     con = ds.engine.con  # type: ignore[attr-defined]
-    described = con.execute(f"DESCRIBE {target.sql(dialect='duckdb')}").fetchall()
-    if not any(name in columns and kind == "DOUBLE" for name, kind, *_ in described) \
-            or not all(_PLAIN_TYPE.fullmatch(kind) for _, kind, *_ in described):
+
+    def described(t: exp.Table) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in con.execute(f"DESCRIBE {t.sql(dialect='duckdb')}").fetchall()]
+
+    columns_now = described(target)
+    if not any(name in columns and kind == "DOUBLE" for name, kind in columns_now):
         return
     definitions = []
-    for name, kind, *_ in described:
-        definition = exp.ColumnDef(this=exp.to_identifier(name, quoted=True),
-                                   kind=exp.DataType.build(kind, dialect="duckdb"))
-        sql = definition.sql(dialect="duckdb")
+    for name, kind in columns_now:
+        rebuilt = _rebuilt(kind)
+        if rebuilt is None:
+            return
+        sql = exp.ColumnDef(this=exp.to_identifier(name, quoted=True), kind=rebuilt).sql(dialect="duckdb")
         if name in columns and kind == "DOUBLE":
             sql += " USING COMPRESSION uncompressed"  # no sqlglot node; a fixed keyword
         definitions.append(sql)
+    candidate = exp.Table(this=exp.to_identifier(target.name + "_u", quoted=True),
+                          db=target.args.get("db"))
+    con.execute(f"CREATE TABLE {candidate.sql(dialect='duckdb')} ({', '.join(definitions)})")
+    if described(candidate) != columns_now:
+        ds.engine.execute(exp.Drop(tables=[candidate], kind="TABLE"))
+        return
     ds.engine.execute(exp.Drop(tables=[target], kind="TABLE"))
-    con.execute(f"CREATE TABLE {target.sql(dialect='duckdb')} ({', '.join(definitions)})")
+    ds.engine.execute(exp.Alter(this=candidate, kind="TABLE", actions=[
+        exp.AlterRename(this=exp.Table(this=exp.to_identifier(target.name, quoted=True)))]))
 
 
 def _rollback(cur: Any) -> None:

@@ -250,3 +250,21 @@ def test_in_place_noise_survives_sigkill(tmp_path, where):
         tables = {r[0] for r in e.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         # at most a staging table is left behind, under its internal name
         assert "rows" in tables and all(t == "rows" or t.startswith("__sa_noise_") for t in tables)
+
+
+def test_uncompressed_storage_keeps_every_column_type(tmp_path, monkeypatch):
+    monkeypatch.setattr(B, "BLOCK_ROWS", 1 << 14)
+    e = DuckDBEngine(str(tmp_path / "db.duckdb"))
+    try:
+        e.con.execute(f"""CREATE TABLE "{TABLE}" AS SELECT i AS id, (i * 10)::DOUBLE AS x,
+            (i % 7)::DOUBLE AS y, 'v' || i AS "na;me", (i / 3)::DECIMAL(18,3) AS d, i::FLOAT AS f,
+            TIMESTAMPTZ '2024-01-01 00:00:00+00' AS tz, i::UHUGEINT AS uh FROM range(30000) r(i)""")
+        before = e.con.execute(f'DESCRIBE "{TABLE}"').fetchall()
+        apply(e)
+        after = e.con.execute('DESCRIBE out').fetchall()
+        assert [(r[0], r[1]) for r in after] == [(r[0], r[1]) for r in before]
+        assert _compression(e, "out")["x"] == "Uncompressed"
+        names = {r[0] for r in e.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        assert names == {TABLE, "out"}
+    finally:
+        e.close()
