@@ -51,6 +51,18 @@ def test_seeded_generator_warns_and_reproduces():
     np.testing.assert_array_equal(a, b)
 
 
+def test_the_generator_is_aes_in_counter_mode_and_takes_any_seed():
+    from randomgen import AESCounter
+
+    assert isinstance(make_rng().bit_generator, AESCounter)
+    with pytest.warns(ReproducibleNoiseWarning):
+        big = make_rng(2**200 + 3)
+    assert isinstance(big.bit_generator, AESCounter) and 0 <= big.random() < 1
+    with pytest.warns(ReproducibleNoiseWarning):
+        first, again = make_rng(1).bit_generator.random_raw(4), make_rng(1).bit_generator.random_raw(4)
+    np.testing.assert_array_equal(first, again)
+
+
 @pytest.mark.parametrize("seed", [-1, 1.5, "7", True])
 def test_bad_seed_is_refused(seed):
     with pytest.raises(SpecError, match="seed"):
