@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sqlanon import api
+from sqlanon.errors import EngineError
 from sqlanon.noise.rng import ReproducibleNoiseWarning
 from sqlanon.spec import spec_from_dict
 
@@ -76,9 +77,12 @@ def test_rank_swap_and_pram_to_a_new_table(people):
 
 def test_failed_in_place_rolls_back(people):
     before = rows(people, TABLE)
-    with pytest.raises(Exception):
+    with pytest.raises(EngineError, match="(?i)out of range"):
+        # every id is replaced (keep 0), each with probability about 1/2 by a category beyond the
+        # INTEGER range: the cast back fails inside the in-place transaction
         run(people, {"mechanism": "randomized_response", "attributes": ["id"], "keep_probability": 0.0,
-                     "categories": {"id": list(range(N)) + ["x"]}}, {"mode": "in_place"})
+                     "categories": {"id": list(range(N)) + [10 ** 12 + i for i in range(N)]}},
+            {"mode": "in_place"})
     assert rows(people, TABLE) == before
 
 
