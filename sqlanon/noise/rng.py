@@ -24,8 +24,8 @@ def make_rng(seed: int | None = None) -> np.random.Generator:
     outputs (Bouillaguet, Martinez, Sauvage, "Practical seed-recovery for the PCG pseudo-random
     number generator", 2020), and with it every other draw. The key comes, through numpy's
     SeedSequence, from 128 bits of the operating system's cryptographic source (:mod:`secrets`), so
-    the noise cannot be guessed from a clock or a counter either. With AES-NI it is as fast as
-    PCG64 (a Gaussian draw 8.5 ns against 7.8 ns, a raw 64-bit word 1.4 ns against 2.1 ns).
+    the noise cannot be guessed from a clock or a counter either. With AES-NI it is nearly as fast
+    as PCG64 (a Gaussian draw 8.5 ns against 7.8 ns, a raw 64-bit word 1.4 ns against 2.1 ns).
 
     With an integer seed the draws are reproducible and a :class:`ReproducibleNoiseWarning` is
     emitted: the output is then *not* private against whoever knows the seed.
