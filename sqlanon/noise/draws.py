@@ -78,11 +78,8 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
 
     if kind == "uncorrelated":
         sd = perturb.uncorrelated_sd(stats["variances"], p["alpha"])
-
-        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
-            def batches(n: int) -> dict[str, Any]:
-                return {noise_column(i): _scaled(g.standard_normal(n), sd[i]) for i in range(m)}
-            return batches
+        exprs = _scaled_by_engine(attrs, sd)
+        make = _standard_normals(m)
     elif kind == "correlated":
         factor = perturb.correlated_factor(stats["covariance"], p["alpha"])
         # noise_i = Σ_j L_ij·z_j is computed by the engine on standard normal draws: in its
@@ -90,19 +87,14 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
         exprs = {a: exp.Add(this=as_double(_source(a)), expression=exp.Paren(this=_combination(
             factor[i], [_value(j) for j in range(m)]))) for i, a in enumerate(attrs)}
 
-        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
-            def batches(n: int) -> dict[str, Any]:
-                return {noise_column(i): g.standard_normal(n) for i in range(m)}
-            return batches
+        make = _standard_normals(m)
     elif kind == "gaussian":
         sigmas = [mech.gaussian_sigma(opts.sensitivity(a), p["epsilon"], p["delta"]) for a in attrs]
         guarantee = {"epsilon": p["epsilon"], "delta": p["delta"], "calibration": "analytic",
                      "sigma": dict(zip(attrs, sigmas))}
 
-        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
-            def batches(n: int) -> dict[str, Any]:
-                return {noise_column(i): _scaled(g.standard_normal(n), s) for i, s in enumerate(sigmas)}
-            return batches
+        exprs = _scaled_by_engine(attrs, sigmas)
+        make = _standard_normals(m)
     elif kind == "staircase":
         gamma = p.get("gamma", mech.staircase_optimal_gamma(p["epsilon"]))
         guarantee = {"epsilon": p["epsilon"], "gamma": gamma}
@@ -148,10 +140,21 @@ def _combination(coefficients: np.ndarray, values: list[exp.Expression]) -> exp.
     return out
 
 
-def _scaled(z: np.ndarray, factor: float) -> np.ndarray:
-    """``z · factor`` in place (the draws are fresh arrays)."""
-    z *= factor
-    return z
+def _standard_normals(m: int) -> Callable[[np.random.Generator], Callable[[int], dict[str, Any]]]:
+    """Batches of m independent N(0, 1) columns; scales are applied by the engine."""
+    def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+        def batches(n: int) -> dict[str, Any]:
+            return {noise_column(i): g.standard_normal(n) for i in range(m)}
+        return batches
+    return make
+
+
+def _scaled_by_engine(attrs: tuple[str, ...], scales: Any) -> dict[str, exp.Expression]:
+    """x + s·z per attribute: the product in the engine's vectors rather than a numpy pass over
+    each batch (the same double either way)."""
+    return {a: exp.Add(this=as_double(_source(a)),
+                       expression=exp.Mul(this=_exact_double(float(s)), expression=_value(i)))
+            for i, (a, s) in enumerate(zip(attrs, scales))}
 
 
 def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
