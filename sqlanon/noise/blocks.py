@@ -140,7 +140,8 @@ def _store_uncompressed(ds: Dataset, target: exp.Table, columns: frozenset[str])
         rebuilt = _rebuilt(kind)
         if rebuilt is None:
             return
-        sql = exp.ColumnDef(this=exp.to_identifier(name, quoted=True), kind=rebuilt).sql(dialect="duckdb")
+        sql = exp.ColumnDef(this=exp.to_identifier(name, quoted=True),
+                            kind=rebuilt).sql(dialect="duckdb")
         if name in columns and kind == "DOUBLE":
             sql += " USING COMPRESSION uncompressed"  # no sqlglot node; a fixed keyword
         definitions.append(sql)
