@@ -70,7 +70,8 @@ def sdc_weights(x: np.ndarray) -> np.ndarray:
         square = np.cumsum(col * col)[-1] / n
         variance = square - mean * mean
         if variance != 0.0:
-            w[j] = 1.0 / variance
+            with np.errstate(over="ignore"):  # a subnormal variance: refused just below
+                w[j] = 1.0 / variance
         if not np.isfinite(w[j]) or (w[j] < 0 and col.max() != col.min()):
             raise SpecError(f"column {j}: its variance cannot be computed in double precision "
                             f"(values too large or too close to constant); rescale it", path="mdav.x")
