@@ -159,18 +159,32 @@ def test_tfirst_cluster_sizes_with_a_remainder():
 
 # --- verified by the SQL checker -------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def adult_rows():
+def _adult_frame(rows: slice) -> pd.DataFrame:
+    """Rows of the real Adult file as text (the test is skipped where the file is absent)."""
     path = ADULT / "adult.csv"
     if not path.exists():
         pytest.skip(f"real data not available at {path}")
-    frame = pd.read_csv(path, sep=";", dtype=str).head(2000)
-    x = np.c_[frame["age"].astype(float), [EDUCATION.index(e) + 1 for e in frame["education"]]]
-    values = tuple(sorted(frame["occupation"].unique()))
-    codes = np.array([values.index(v) for v in frame["occupation"]])
-    records = Records(x=x, names=("age", "education"),
-                      sensitive={"occupation": NominalColumn(codes, values)})
-    return records, list(frame["occupation"]), values
+    return pd.read_csv(path, sep=";", dtype=str).iloc[rows]
+
+
+def _nominal(values: pd.Series, hierarchy=None) -> NominalColumn:
+    """A column coded by its sorted distinct values."""
+    order = tuple(sorted(values.unique()))
+    return NominalColumn(np.array([order.index(v) for v in values]), order, hierarchy)
+
+
+def _age_education(frame: pd.DataFrame) -> np.ndarray:
+    return np.c_[frame["age"].astype(float), [EDUCATION.index(e) + 1 for e in frame["education"]]]
+
+
+@pytest.fixture(scope="module")
+def adult_rows():
+    frame = _adult_frame(slice(0, 2000))
+    occupation = _nominal(frame["occupation"])
+    records = Records(x=_age_education(frame), names=("age", "education"),
+                      sensitive={"occupation": occupation})
+    return records, list(frame["occupation"]), occupation.values
+
 
 
 @pytest.mark.parametrize("t", T_GRID)
@@ -377,21 +391,13 @@ def test_missing_quasi_identifier_values_are_refused():
 def adult_mixed():
     from sqlanon.hierarchy import read_arx_csv
 
-    path = ADULT / "adult.csv"
-    if not path.exists():
-        pytest.skip(f"real data not available at {path}")
-    frame = pd.read_csv(path, sep=";", dtype=str).head(1000)
-    x = np.c_[frame["age"].astype(float), [EDUCATION.index(e) + 1 for e in frame["education"]]]
-    nominal = {}
-    for q in ("sex", "race", "marital-status", "workclass"):
-        values = tuple(sorted(frame[q].unique()))
-        codes = np.array([values.index(v) for v in frame[q]])
-        nominal[q] = NominalColumn(codes, values, read_arx_csv(ADULT / f"adult_hierarchy_{q}.csv"))
-    order = tuple(sorted(frame["occupation"].unique()))
-    codes = np.array([order.index(v) for v in frame["occupation"]])
-    records = Records(x=x, names=("age", "education"), nominal=nominal,
-                      sensitive={"occupation": NominalColumn(codes, order)})
-    return records, list(frame["occupation"]), order
+    frame = _adult_frame(slice(0, 1000))
+    nominal = {q: _nominal(frame[q], read_arx_csv(ADULT / f"adult_hierarchy_{q}.csv"))
+               for q in ("sex", "race", "marital-status", "workclass")}
+    occupation = _nominal(frame["occupation"])
+    records = Records(x=_age_education(frame), names=("age", "education"), nominal=nominal,
+                      sensitive={"occupation": occupation})
+    return records, list(frame["occupation"]), occupation.values
 
 
 @pytest.mark.parametrize("t", (0.1, 0.2))
@@ -569,19 +575,11 @@ def test_spec_with_nominal_quasi_identifiers_through_the_pipeline(duck):
 def adult_education():
     from sqlanon.hierarchy import read_arx_csv
 
-    path = ADULT / "adult.csv"
-    if not path.exists():
-        pytest.skip(f"real data not available at {path}")
-    frame = pd.read_csv(path, sep=";", dtype=str).iloc[5000:6000]
-    nominal = {}
-    for q in ("sex", "race", "marital-status"):
-        values = tuple(sorted(frame[q].unique()))
-        codes = np.array([values.index(v) for v in frame[q]])
-        nominal[q] = NominalColumn(codes, values, read_arx_csv(ADULT / f"adult_hierarchy_{q}.csv"))
-    values = tuple(sorted(frame["education"].unique()))
-    codes = np.array([values.index(v) for v in frame["education"]])
+    frame = _adult_frame(slice(5000, 6000))
+    nominal = {q: _nominal(frame[q], read_arx_csv(ADULT / f"adult_hierarchy_{q}.csv"))
+               for q in ("sex", "race", "marital-status")}
     records = Records(x=frame[["age"]].astype(float).to_numpy(), names=("age",), nominal=nominal,
-                      sensitive={"education": NominalColumn(codes, values)})
+                      sensitive={"education": _nominal(frame["education"])})
     return records, list(frame["education"])
 
 
@@ -602,16 +600,10 @@ def test_adult_education_ordinal_is_t_close(duck, adult_education, name, t):
 def adult_occupation_tree():
     from sqlanon.hierarchy import read_arx_csv
 
-    path = ADULT / "adult.csv"
-    if not path.exists():
-        pytest.skip(f"real data not available at {path}")
-    frame = pd.read_csv(path, sep=";", dtype=str).iloc[10000:11500]
+    frame = _adult_frame(slice(10000, 11500))
     tree = read_arx_csv(ADULT / "adult_hierarchy_occupation.csv")
-    values = tuple(sorted(frame["occupation"].unique()))
-    codes = np.array([values.index(v) for v in frame["occupation"]])
-    x = np.c_[frame["age"].astype(float), [EDUCATION.index(e) + 1 for e in frame["education"]]]
-    records = Records(x=x, names=("age", "education"),
-                      sensitive={"occupation": NominalColumn(codes, values, tree)})
+    records = Records(x=_age_education(frame), names=("age", "education"),
+                      sensitive={"occupation": _nominal(frame["occupation"], tree)})
     return records, list(frame["occupation"]), tree
 
 
