@@ -147,15 +147,18 @@ class Engine(abc.ABC):
     def create_view(self, name: str, query: exp.Expression, *, replace: bool = False) -> None:
         self.execute(exp.Create(this=table(name), kind="VIEW", expression=query, replace=replace))
 
-    def drop(self, name: str, *, kind: str = "TABLE", if_exists: bool = True) -> None:
-        self.execute(exp.Drop(tables=[table(name)], kind=kind, exists=if_exists))
+    def drop(self, name: str, *, kind: str = "TABLE", if_exists: bool = True,
+             schema: str | None = None) -> None:
+        self.execute(exp.Drop(tables=[table(name, schema)], kind=kind, exists=if_exists))
 
-    def rename_table(self, old: str, new: str) -> None:
-        self.execute(exp.Alter(this=table(old), kind="TABLE",
+    def rename_table(self, old: str, new: str, *, schema: str | None = None) -> None:
+        """Rename ``old`` (in ``schema``) to ``new``, which stays in the same schema."""
+        self.execute(exp.Alter(this=table(old, schema), kind="TABLE",
                                actions=[exp.AlterRename(this=exp.Table(this=ident(new)))]))
 
-    def row_count(self, relation: str) -> int:
-        q = exp.select(exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True)).from_(table(relation))
+    def row_count(self, relation: str, *, schema: str | None = None) -> int:
+        q = exp.select(exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True)) \
+            .from_(table(relation, schema))
         return int(self.fetch_one(q)["n"])
 
     def __enter__(self) -> Engine:

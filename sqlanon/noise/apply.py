@@ -95,7 +95,7 @@ def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: 
         return _dp_microdata(spec, ds, opts, dry_run, quality)
     types = _check_columns(spec, ds, opts)
     rng = make_rng(opts.seed)
-    n = R.row_count(ds)
+    n = ds.engine.row_count(ds.name, schema=R.schema_of(ds))
     report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
     if dry_run:
         return report
@@ -119,7 +119,7 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
                             "numeric attribute its public bounds under transformation.bounds)",
                             path=f"attributes.{a}.hierarchy", source=spec.path)
         categorical[a] = attribute.hierarchy
-    n = R.row_count(ds)
+    n = ds.engine.row_count(ds.name, schema=R.schema_of(ds))
     report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
     if dry_run:
         return report
@@ -276,15 +276,13 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
         raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
                         " true` is set (or choose another output.name)", path="output.name",
                         source=spec.path)
-    blocks = B.blocks_of(ds) if draw.independent is not None and opts.mechanism != "sampling" \
-        else None
+    blocks = B.blocks_of(ds) if draw.independent is not None else None
     if blocks is not None:
         metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality)
     else:
         metrics = _write_joined(spec, ds, opts, draw, keys, n, name, exists, quality)
-    rows = int(engine.fetch_one(exp.select(alias(exp.Count(this=exp.Star()), "n"))
-                                .from_(table(name, schema)))["n"])
-    outputs = {"mode": spec.output.mode, "relation": name, "rows": rows}
+    outputs = {"mode": spec.output.mode, "relation": name,
+               "rows": engine.row_count(name, schema=schema)}
     return outputs, metrics, _per_record(draw.guarantee, opts.attributes)
 
 
@@ -310,9 +308,8 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
             engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
                 exp.Drop(tables=[col(R.KEY)], kind="COLUMN")]))
         if exists:
-            engine.execute(exp.Drop(tables=[table(name, schema)], kind="TABLE"))
-            engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
-                exp.AlterRename(this=exp.Table(this=exp.to_identifier(name, quoted=True)))]))
+            engine.drop(name, if_exists=False, schema=schema)
+            engine.rename_table(staging, name, schema=schema)
     return metrics
 
 
@@ -333,11 +330,10 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
             if quality:
                 metrics = _quality(ds, opts, draw, staging, n)
             if exists:
-                engine.execute(exp.Drop(tables=[table(name, schema)], kind="TABLE"))
-            engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
-                exp.AlterRename(this=exp.Table(this=exp.to_identifier(name, quoted=True)))]))
+                engine.drop(name, if_exists=False, schema=schema)
+            engine.rename_table(staging, name, schema=schema)
     except BaseException:
-        engine.execute(exp.Drop(tables=[table(staging, schema)], kind="TABLE", exists=True))
+        engine.drop(staging, schema=schema)
         raise
     return metrics
 

@@ -145,15 +145,14 @@ def _store_uncompressed(ds: Dataset, target: exp.Table, columns: frozenset[str])
         if name in columns and kind == "DOUBLE":
             sql += " USING COMPRESSION uncompressed"  # no sqlglot node; a fixed keyword
         definitions.append(sql)
-    candidate = exp.Table(this=exp.to_identifier(target.name + "_u", quoted=True),
-                          db=target.args.get("db"))
+    schema = schema_of(ds)
+    candidate = table(target.name + "_u", schema)
     con.execute(f"CREATE TABLE {candidate.sql(dialect='duckdb')} ({', '.join(definitions)})")
     if described(candidate) != columns_now:
-        ds.engine.execute(exp.Drop(tables=[candidate], kind="TABLE"))
+        ds.engine.drop(candidate.name, schema=schema)
         return
-    ds.engine.execute(exp.Drop(tables=[target], kind="TABLE"))
-    ds.engine.execute(exp.Alter(this=candidate, kind="TABLE", actions=[
-        exp.AlterRename(this=exp.Table(this=exp.to_identifier(target.name, quoted=True)))]))
+    ds.engine.drop(target.name, schema=schema)
+    ds.engine.rename_table(candidate.name, target.name, schema=schema)
 
 
 def _rollback(cur: Any) -> None:
@@ -238,10 +237,10 @@ def write_blocks(ds: Dataset, target: str, blocks: list[Block], schema: pa.Schem
         failed.set()
         for t in pool:
             t.join()
-        ds.engine.execute(exp.Drop(tables=[target_table], kind="TABLE", exists=True))
+        ds.engine.drop(target, schema=schema_of(ds))
         raise
     if errors:
-        ds.engine.execute(exp.Drop(tables=[target_table], kind="TABLE", exists=True))
+        ds.engine.drop(target, schema=schema_of(ds))
         error = errors[0]
         if isinstance(error, EngineError):
             raise error

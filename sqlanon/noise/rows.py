@@ -64,11 +64,6 @@ def read_columns(ds: Dataset, columns: list[str]) -> dict[str, np.ndarray]:
     return ds.engine.fetch_numpy(exp.select(*projection).from_(table(ds.name, schema_of(ds))))
 
 
-def row_count(ds: Dataset) -> int:
-    q = exp.select(alias(exp.Count(this=exp.Star()), "n")).from_(table(ds.name, schema_of(ds)))
-    return int(ds.engine.fetch_one(q)["n"])
-
-
 def schema_of(ds: Dataset) -> str | None:
     return ds.relation.args.get("db").name if ds.relation.args.get("db") else None
 
