@@ -78,22 +78,16 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
 
     if kind == "uncorrelated":
         sd = perturb.uncorrelated_sd(stats["variances"], p["alpha"])
-        exprs = _scaled_by_engine(attrs, sd)
+        exprs = _linear(attrs, np.diag(sd))
         make = _standard_normals(m)
     elif kind == "correlated":
-        factor = perturb.correlated_factor(stats["covariance"], p["alpha"])
-        # noise_i = Σ_j L_ij·z_j is computed by the engine on standard normal draws: in its
-        # vectors, cheaper than m² passes over whole numpy arrays (bench/README.md#noise)
-        exprs = {a: exp.Add(this=as_double(_source(a)), expression=exp.Paren(this=_combination(
-            factor[i], [_value(j) for j in range(m)]))) for i, a in enumerate(attrs)}
-
+        exprs = _linear(attrs, perturb.correlated_factor(stats["covariance"], p["alpha"]))
         make = _standard_normals(m)
     elif kind == "gaussian":
         sigmas = [mech.gaussian_sigma(opts.sensitivity(a), p["epsilon"], p["delta"]) for a in attrs]
         guarantee = {"epsilon": p["epsilon"], "delta": p["delta"], "calibration": "analytic",
                      "sigma": dict(zip(attrs, sigmas))}
-
-        exprs = _scaled_by_engine(attrs, sigmas)
+        exprs = _linear(attrs, np.diag(sigmas))
         make = _standard_normals(m)
     elif kind == "staircase":
         gamma = p.get("gamma", mech.staircase_optimal_gamma(p["epsilon"]))
@@ -131,7 +125,8 @@ def _exact_double(value: float) -> exp.Expression:
 
 def _combination(coefficients: np.ndarray, values: list[exp.Expression]) -> exp.Expression:
     """Σ c_j·v_j over the non-zero coefficients, in order (0 when there are none)."""
-    terms = [exp.Mul(this=_exact_double(c), expression=v) for c, v in zip(coefficients, values) if c]
+    terms = [exp.Mul(this=_exact_double(c), expression=v.copy())
+             for c, v in zip(coefficients, values) if c]
     if not terms:
         return _exact_double(0.0)
     out: exp.Expression = terms[0]
@@ -149,12 +144,14 @@ def _standard_normals(m: int) -> Callable[[np.random.Generator], Callable[[int],
     return make
 
 
-def _scaled_by_engine(attrs: tuple[str, ...], scales: Any) -> dict[str, exp.Expression]:
-    """x + s·z per attribute: the product in the engine's vectors rather than a numpy pass over
-    each batch (the same double either way)."""
+def _linear(attrs: tuple[str, ...], factor: np.ndarray) -> dict[str, exp.Expression]:
+    """x_i + Σ_j L_ij·z_j on standard normal draws z: the engine applies the factor (a diagonal
+    one for independent noise) in its vectors, cheaper than passes over whole numpy arrays
+    (bench/README.md#noise)."""
+    values = [_value(j) for j in range(len(attrs))]
     return {a: exp.Add(this=as_double(_source(a)),
-                       expression=exp.Mul(this=_exact_double(float(s)), expression=_value(i)))
-            for i, (a, s) in enumerate(zip(attrs, scales))}
+                       expression=exp.Paren(this=_combination(factor[i], values)))
+            for i, a in enumerate(attrs)}
 
 
 def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
