@@ -158,9 +158,13 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
     noise_table = internal(f"dpn_{uuid.uuid4().hex[:10]}")
     expected_starts = [g * k for g in range(groups_total)]
     try:
+        numeric_groups = [group_column() if method == "insensitive" else group_column(value_column(i))
+                          for i in range(len(public))]
+        all_means = _group_means(engine, work, numeric_groups,
+                                 [value_column(i) for i in range(len(public))])
         for i, (a, b) in enumerate(public.items()):
-            g = group_column() if method == "insensitive" else group_column(value_column(i))
-            starts, means = _group_means(engine, work, g, value_column(i))
+            g = numeric_groups[i]
+            starts, means = all_means[i]
             _check_starts(starts, expected_starts)
             sensitivity = b.width / k * (len(starts) if method == "insensitive" else 1)
             eps_draw = vector_epsilon(eps_attr, len(starts), b.width / 2 / sensitivity)
@@ -254,11 +258,30 @@ def _check_values(engine: Engine, source: str, numeric: list[str],
     return n
 
 
-def _group_means(engine: Engine, work: str, group: str, value: str) -> tuple[list[int], np.ndarray]:
-    q = (exp.select(col(group), alias(exp.Avg(this=col(value)), "m")).from_(table(work))
-         .group_by(col(group)).order_by(col(group)))
+def _group_means(engine: Engine, work: str, groups: list[str], values: list[str]
+                 ) -> list[tuple[list[int], np.ndarray]]:
+    """Per value column, its groups' starts and means, all from one scan of ``work``.
+
+    Each value column has its group column (shared by all under ``insensitive``); one GROUPING SETS
+    query groups by each distinct group column, and a row belongs to the set whose column is set
+    (group starts are never NULL).
+    """
+    if not groups:
+        return []
+    distinct = list(dict.fromkeys(groups))
+    means = [alias(exp.Avg(this=col(v)), f"m{i}") for i, v in enumerate(values)]
+    q = exp.select(*[col(g) for g in distinct], *means).from_(table(work)).group_by(
+        exp.GroupingSets(expressions=[exp.Paren(this=col(g)) for g in distinct]))
     data = engine.fetch_numpy(q)
-    return [int(g) for g in data[group]], np.asarray(data["m"], dtype=np.float64)
+    out = []
+    for i, g in enumerate(groups):
+        starts = np.ma.getdata(data[g])
+        mine = ~np.ma.getmaskarray(data[g]) if np.ma.isMaskedArray(data[g]) else \
+            np.array([v is not None for v in starts])
+        order = np.argsort(starts[mine].astype(np.int64), kind="stable")
+        out.append(([int(v) for v in starts[mine][order]],
+                    np.asarray(np.ma.getdata(data[f"m{i}"])[mine][order], dtype=np.float64)))
+    return out
 
 
 def _group_counts(engine: Engine, work: str, group: str, label: str, domain: NominalDomain
