@@ -379,9 +379,11 @@ def test_groups_are_the_same_on_postgres(pg):  # noqa: F811
         mine = sorted(duck.fetch(q)[1])
         theirs = sorted(pg.fetch(q)[1])
         assert mine == theirs
-    report = dp_microaggregate(pg, "t", "t_dp", k=5, epsilon=2, bounds=BOUNDS,
-                               categorical={"illness": DISEASES}, method="insensitive", seed=1)
-    assert pg.row_count("t_dp") == 60 and report.groups == 12
+    for method in ("insensitive", "individual_ranking"):
+        report = dp_microaggregate(pg, "t", "t_dp", k=5, epsilon=2, bounds=BOUNDS,
+                                   categorical={"illness": DISEASES}, method=method, seed=1,
+                                   replace=True)
+        assert pg.row_count("t_dp") == 60 and report.groups == 12
 
 
 # -- through a spec: `transformation: {method: noise, mechanism: dp_microaggregation}` ------------
