@@ -16,7 +16,8 @@ histogram     ``COUNT(*)`` joined to the public keys         discrete Laplace pe
 
 With ``mechanism="gaussian"`` (δ > 0) the same sensitivities are used as l2 sensitivities (for a
 histogram one row changes one count by 1, so l1 = l2 = 1) and the analytic Gaussian mechanism adds
-the noise; counts are then rounded (post-processing).
+the noise on a grid (:func:`~sqlanon.noise.mechanisms.gaussian`): counts get integer noise, sums
+are released on a power-of-two grid about Δ/1024 fine.
 
 NULLs: a sum ignores NULL values (they add 0), a mean averages the non-NULL values (its count is
 ``COUNT(x)``), a histogram does not count rows whose key columns are NULL or outside the keys.
@@ -74,8 +75,10 @@ class Noise:
         """The public parameters of one noisy value: what a user needs to judge its accuracy."""
         out: dict[str, Any] = {"part": part, "sensitivity": sensitivity, "epsilon": self.epsilon}
         if self.mechanism == "gaussian":
-            out.update(mechanism="gaussian", delta=self.delta,
-                       sigma=mechanisms.gaussian_sigma(sensitivity, self.epsilon, self.delta))
+            # real values are released one at a time; integer ones need no rounding whatever d
+            grid, sigma = mechanisms.gaussian_parameters(sensitivity, self.epsilon, self.delta,
+                                                         integer=integer)
+            out.update(mechanism="gaussian", delta=self.delta, sigma=sigma, grid=grid)
         else:
             out.update(mechanism="discrete laplace" if integer else "laplace (snapping)",
                        scale=sensitivity / self.epsilon)

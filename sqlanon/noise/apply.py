@@ -243,7 +243,8 @@ def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
     if opts.mechanism in ADDITIVE:
         if not R.positional(ds):
             keys = R.read_columns(ds, [])[R.KEY]
-        return additive(opts, rng, _statistics(ds, opts)), keys
+        integers = frozenset(a for a in opts.attributes if types[a].upper() in _INTEGER_TYPES)
+        return additive(opts, rng, _statistics(ds, opts), integers), keys
     if opts.mechanism == "sampling":
         if not R.positional(ds):
             keys = R.read_columns(ds, [])[R.KEY]

@@ -65,8 +65,12 @@ def _float_schema(m: int, kind: pa.DataType = pa.float64()) -> pa.Schema:
     return pa.schema([(noise_column(i), kind) for i in range(m)])
 
 
-def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]) -> Draw:
-    """Noise that does not depend on the values (given ``stats``: variances or the covariance)."""
+def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any],
+             integers: frozenset[str] = frozenset()) -> Draw:
+    """Noise that does not depend on the values (given ``stats``: variances or the covariance).
+
+    ``integers``: the attributes of an integer type, which the DP mechanisms release on the grid 1.
+    """
     attrs = opts.attributes
     m = len(attrs)
     p = opts.params
@@ -84,20 +88,31 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
         exprs = _linear(attrs, perturb.correlated_factor(stats["covariance"], p["alpha"]))
         make = _standard_normals(m)
     elif kind == "gaussian":
-        sigmas = [mech.gaussian_sigma(opts.sensitivity(a), p["epsilon"], p["delta"]) for a in attrs]
+        grids, sigmas = zip(*(mech.gaussian_parameters(opts.sensitivity(a), p["epsilon"],
+                                                       p["delta"], integer=a in integers)
+                              for a in attrs))
         guarantee = {"epsilon": p["epsilon"], "delta": p["delta"], "calibration": "analytic",
-                     "sigma": dict(zip(attrs, sigmas))}
-        exprs = _linear(attrs, np.diag(sigmas))
+                     "sigma": dict(zip(attrs, sigmas)), "grid": dict(zip(attrs, grids))}
+        # the engine rounds σ/γ·z half up: a function of the draw alone, so the noise stays
+        # independent of the values (see mechanisms.gaussian)
+        exprs = {a: _on_grid(a, grid, _round_half_up(exp.Mul(this=_exact_double(sigma / grid),
+                                                             expression=_value(i))),
+                             a in integers)
+                 for i, (a, grid, sigma) in enumerate(zip(attrs, grids, sigmas))}
         make = _standard_normals(m)
     elif kind == "staircase":
         gamma = p.get("gamma", mech.staircase_optimal_gamma(p["epsilon"]))
-        guarantee = {"epsilon": p["epsilon"], "gamma": gamma}
+        grids, sensitivities = zip(*(mech.release_grid(opts.sensitivity(a), integer=a in integers)
+                                     for a in attrs))
+        guarantee = {"epsilon": p["epsilon"], "gamma": gamma, "grid": dict(zip(attrs, grids))}
+        exprs = {a: _on_grid(a, grid, _value(i), a in integers)
+                 for i, (a, grid) in enumerate(zip(attrs, grids))}
 
         def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
             def batches(n: int) -> dict[str, Any]:
-                return {noise_column(i): mech.sample_staircase(g, (n,), opts.sensitivity(a),
-                                                               p["epsilon"], gamma)
-                        for i, a in enumerate(attrs)}
+                return {noise_column(i): mech.round_half_up(
+                            mech.sample_staircase(g, (n,), sens, p["epsilon"], gamma) / grid)
+                        for i, (sens, grid) in enumerate(zip(sensitivities, grids))}
             return batches
     elif kind == "discrete_laplace":
         schema = _float_schema(m, pa.int64())
@@ -115,6 +130,23 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
     else:  # pragma: no cover - options.parse admits only known mechanisms
         raise SpecError(f"unknown additive mechanism {kind!r}", path="transformation.mechanism")
     return Draw(schema, make(rng), exprs, guarantee, independent=make)
+
+
+def _round_half_up(x: exp.Expression) -> exp.Expression:
+    return exp.Floor(this=exp.Add(this=x, expression=_exact_double(0.5)))
+
+
+def _on_grid(attribute: str, grid: float, steps: exp.Expression, integer: bool) -> exp.Expression:
+    """γ·(x/γ rounded + steps): the value on the grid γ moved by an integer number of steps.
+
+    γ is a power of two, so dividing and multiplying by it are exact; an integer column is on the
+    grid 1 already."""
+    x = as_double(_source(attribute))
+    if integer and grid == 1.0:
+        return exp.Add(this=x, expression=steps)
+    on_grid = exp.Add(this=exp.Round(this=exp.Mul(this=x, expression=_exact_double(1.0 / grid))),
+                      expression=steps)
+    return exp.Mul(this=exp.Paren(this=on_grid), expression=_exact_double(grid))
 
 
 def _exact_double(value: float) -> exp.Expression:

@@ -12,7 +12,10 @@ Adding textbook floating-point Laplace noise to a value leaks it: the set of dou
 depends on the value's low-order bits. Snapping clamps, adds Laplace noise drawn from a uniform
 variate with the full precision of a double, and rounds to a power-of-two grid Λ, so the possible
 outputs are the same for every input. The discrete mechanisms produce integers, whose support has no
-gaps to leak through.
+gaps to leak through. The Gaussian and staircase mechanisms release on a power-of-two grid γ
+(:func:`granularity`): the value is rounded to the grid, and the noise, calibrated to the
+sensitivity plus the rounding's γ, is rounded to the grid too, so their outputs are grid points
+whatever the input's low-order bits.
 """
 
 from __future__ import annotations
@@ -282,18 +285,71 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
 
 def gaussian(values: Any, sensitivity: float, epsilon: float, delta: float,
              rng: np.random.Generator) -> np.ndarray:
-    """(ε, δ)-DP Gaussian mechanism with the analytic calibration (:func:`gaussian_sigma`).
+    """(ε, δ)-DP Gaussian mechanism with the analytic calibration, released on a grid.
 
-    ``sensitivity`` is the global **l2** sensitivity of the released vector. Noise is numpy's
-    normal sampler; unlike :func:`laplace` it is not snapped, so the floating-point caveat of
-    Mironov 2012 applies to it as to any textbook continuous sampler.
+    ``sensitivity`` is the global **l2** sensitivity Δ of the released vector (its d values
+    together). Floating-point safety: x + N computed in doubles would leak x's low-order bits
+    (Mironov 2012), so the release is γ·(k + R): k = x/γ rounded to an integer, R = N/γ rounded
+    with N ~ N(0, σ²), γ = :func:`granularity` (Δ, d). That is the exact Gaussian mechanism
+    k·γ + N on the rounded vector, whose l2 sensitivity is at most Δ + γ·√d (each coordinate
+    moves by at most γ/2 twice), followed by rounding to the grid (post-processing); σ is
+    calibrated (:func:`gaussian_sigma`) to Δ + γ·√d, at most 1/1024 above Δ. Integer values
+    (an integer dtype) with an integer Δ are on the grid γ = 1 already: they are not rounded, Δ is
+    not raised, and the outputs are integers. The outputs are multiples of γ for every input; the
+    probabilities of the grid points are those of the rounded normal up to the accuracy of
+    numpy's normal sampler.
 
     Raises:
         SpecError: ε or Δ not positive, δ outside (0, 1), or non-finite values.
     """
-    sigma = gaussian_sigma(sensitivity, epsilon, delta)
+    grid, sigma = gaussian_parameters(sensitivity, epsilon, delta, int(np.size(values)),
+                                      integer=_is_integer(values))
     x = _float_values(values)
-    return x + rng.normal(0.0, sigma, size=x.shape)
+    noise = rng.standard_normal(x.shape) * (sigma / grid)
+    return (np.rint(x / grid) + round_half_up(noise)) * grid
+
+
+def granularity(sensitivity: float, coordinates: int = 1) -> float:
+    """γ, the grid of the Gaussian and staircase releases: the largest power of two not above
+    Δ/(1024·√d) for a d-value release, so that rounding to it raises the sensitivity by at most
+    Δ/1024."""
+    return 2.0 ** math.floor(math.log2(sensitivity / (1024.0 * math.sqrt(coordinates))))
+
+
+def release_grid(sensitivity: float, coordinates: int = 1, *, integer: bool = False
+                 ) -> tuple[float, float]:
+    """The grid γ of a release of ``coordinates`` values and the l2 sensitivity of those values
+    once rounded to it, Δ + γ·√d (per coordinate the rounding moves each of two neighbours' values
+    by at most γ/2).
+
+    ``integer``: the values are integers (an integer type, a public fact) and Δ is an integer, so
+    they lie on the grid γ = 1 already and keep their sensitivity. The choice never depends on the
+    values themselves.
+    """
+    if integer and float(sensitivity).is_integer():
+        return 1.0, sensitivity
+    d = max(1, int(coordinates))
+    grid = granularity(sensitivity, d)
+    return grid, sensitivity + grid * math.sqrt(d)
+
+
+def gaussian_parameters(sensitivity: float, epsilon: float, delta: float, coordinates: int = 1,
+                        *, integer: bool = False) -> tuple[float, float]:
+    """The grid γ and the σ of :func:`gaussian` for a release of ``coordinates`` values."""
+    grid, released = release_grid(_positive(sensitivity, "sensitivity"), coordinates,
+                                  integer=integer)
+    return grid, gaussian_sigma(released, epsilon, delta)
+
+
+def _is_integer(values: Any) -> bool:
+    return np.asarray(values).dtype.kind in "iu"
+
+
+def round_half_up(scaled: np.ndarray) -> np.ndarray:
+    """⌊q + 1/2⌋ computed exactly: k·γ + round(N/γ)·γ is then exactly k·γ + N rounded to the grid
+    (rounding half up commutes with integer shifts; numpy's rint, half to even, does not)."""
+    low = np.floor(scaled)
+    return low + (scaled - low >= 0.5)
 
 
 # ----------------------------------------------------------------------------- staircase
@@ -333,6 +389,11 @@ def staircase(values: Any, sensitivity: float, epsilon: float, rng: np.random.Ge
     B choosing the inner or outer part of the step. ``gamma`` defaults to
     :func:`staircase_optimal_gamma` (least expected absolute noise).
 
+    Floating-point safety as in :func:`gaussian`: each value is rounded to the grid
+    γ = :func:`granularity` (Δ), the noise is drawn for the sensitivity Δ + γ and rounded (half up)
+    to the grid, so the outputs are multiples of γ whatever the input (integer values with an
+    integer Δ keep γ = 1 and Δ).
+
     Raises:
         SpecError: ε or Δ not positive, γ outside [0, 1], or non-finite values.
     """
@@ -342,8 +403,11 @@ def staircase(values: Any, sensitivity: float, epsilon: float, rng: np.random.Ge
         gamma = staircase_optimal_gamma(eps)
     elif isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 <= gamma <= 1.0:
         raise SpecError(f"must be a number in [0, 1], got {gamma!r}", path="gamma")
+    # each value is a release of its own: one coordinate
+    grid, released_sensitivity = release_grid(delta_f, integer=_is_integer(values))
     x = _float_values(values)
-    return x + sample_staircase(rng, x.shape, delta_f, eps, float(gamma))
+    noise = sample_staircase(rng, x.shape, released_sensitivity, eps, float(gamma))
+    return (np.rint(x / grid) + round_half_up(noise / grid)) * grid
 
 
 def sample_staircase(rng: np.random.Generator, shape: Any, sensitivity: float, epsilon: float,

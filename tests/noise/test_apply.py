@@ -322,7 +322,9 @@ def test_guarantee_per_record_composes_the_attributes(engine):
                           "delta": 1e-6, "sensitivity": 2})
     g = report.guarantee
     assert g["epsilon_per_record"] == pytest.approx(1.0) and g["delta_per_record"] == pytest.approx(2e-6)
-    assert g["sigma"][INCOME] == pytest.approx(mech.gaussian_sigma(2, 0.5, 1e-6))
+    # released on the grid Δ/1024 = 2^-9: σ is calibrated to Δ + γ
+    assert g["grid"][INCOME] == 2.0 ** -9
+    assert g["sigma"][INCOME] == pytest.approx(mech.gaussian_sigma(2 + 2.0 ** -9, 0.5, 1e-6))
     report = run(engine, {"mechanism": "randomized_response", "attributes": ["cat"],
                           "keep_probability": 0.7, "categories": {"cat": ["a", "b", "c", "O'Brien;"]}},
                  {"mode": "table", "name": "rr"})

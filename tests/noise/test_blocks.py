@@ -60,8 +60,9 @@ def expected_noise(block_sizes: dict[int, int]) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         children = make_rng(5).spawn(max(block_sizes) + 1)
-    sigma = mech.gaussian_sigma(*SIGMA_ARGS)
-    return np.concatenate([children[b].standard_normal(size) * sigma
+    grid, sigma = mech.gaussian_parameters(*SIGMA_ARGS)
+    # the engine rounds σ/γ·z half up to whole grid steps (x = 10·i is on the grid already)
+    return np.concatenate([np.floor(children[b].standard_normal(size) * (sigma / grid) + 0.5) * grid
                            for b, size in sorted(block_sizes.items())])
 
 

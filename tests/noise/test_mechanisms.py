@@ -200,6 +200,75 @@ def test_gaussian_noise_is_normal_with_that_sigma():
     assert stats.kstest(out - 3.0, stats.norm(scale=sigma).cdf).pvalue > 0.001
 
 
+def test_gaussian_rounded_noise_follows_the_rounded_normal_exactly():
+    """x on the grid moves by R grid steps, Pr(R = r) = Φ((r + ½)γ/σ) − Φ((r − ½)γ/σ)."""
+    grid, sigma = m.gaussian_parameters(1.0, 1.0, 1e-5, 200_000)   # one vector of 200,000 values
+    steps = (m.gaussian(np.full(200_000, 3.0), 1.0, 1.0, 1e-5, seeded(40)) - 3.0) / grid
+    np.testing.assert_array_equal(steps, np.rint(steps))
+    edges = np.unique(np.quantile(steps, np.linspace(0, 1, 41)[1:-1]))
+    cdf = stats.norm.cdf((edges + 0.5) * grid / sigma)     # Pr(R <= edge)
+    expected = np.diff(np.concatenate([[0.0], cdf, [1.0]])) * steps.size
+    observed = np.bincount(np.searchsorted(edges, steps, side="left"), minlength=len(edges) + 1)
+    assert stats.chisquare(observed, expected).pvalue > 0.001
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "staircase"])
+def test_outputs_are_grid_points_whatever_the_inputs_low_bits(mechanism):
+    """Mironov's attack reads an input's low-order bits off x + N; on the grid there are none."""
+    sens = 3.0
+    x = seeded(41).uniform(-1e4, 1e4, 50_000) + 0.1       # arbitrary mantissas
+    if mechanism == "gaussian":
+        grid, _ = m.gaussian_parameters(sens, 1.0, 1e-6)  # one value per release
+        out = np.concatenate([m.gaussian(x[i:i + 1], sens, 1.0, 1e-6, seeded(i)) for i in range(200)])
+        x = x[:200]
+    else:
+        grid, released = m.release_grid(sens)
+        assert released == sens + grid
+        out = m.staircase(x, sens, 1.0, seeded(42))
+    assert grid == 2.0 ** -9                                # largest power of two <= 3/1024
+    np.testing.assert_array_equal(out / grid, np.rint(out / grid))
+    textbook = x + seeded(43).normal(0, 1, x.size)
+    assert not np.array_equal(textbook / grid, np.rint(textbook / grid))
+
+
+def test_integer_values_get_integer_gaussian_noise_without_a_larger_sigma():
+    assert m.gaussian_parameters(1, 0.5, 1e-6, 1000, integer=True) == (1.0, m.gaussian_sigma(1, 0.5, 1e-6))
+    out = m.gaussian(np.arange(1000, dtype=np.int64), 1, 0.5, 1e-6, seeded(44))
+    np.testing.assert_array_equal(out, np.rint(out))
+    # a real vector of d values is rounded to a grid finer by √d, and σ covers Δ + γ·√d
+    grid, sigma = m.gaussian_parameters(1.0, 0.5, 1e-6, 10_000)
+    assert grid == 2.0 ** -17 and sigma == m.gaussian_sigma(1.0 + grid * 100, 0.5, 1e-6)
+
+
+def test_round_half_up_commutes_with_integer_shifts():
+    q = np.concatenate([seeded(45).normal(0, 50, 10_000), np.arange(-20, 20) + 0.5])
+    for k in (-7.0, 0.0, 3.0, 2.0 ** 40):
+        np.testing.assert_array_equal(m.round_half_up(q + k) if k != 2.0 ** 40 else
+                                      m.round_half_up(q) + k, m.round_half_up(q) + k)
+    assert list(m.round_half_up(np.array([-1.5, -0.5, 0.5, 1.5, 2.5]))) == [-1, 0, 1, 2, 3]
+
+
+def test_gaussian_privacy_loss_on_neighbours_stays_within_delta():
+    """Empirical hockey-stick divergence between x = 0 and x = Δ (binned: post-processing)."""
+    eps, delta, sens = 1.0, 0.05, 1.0
+    _, sigma = m.gaussian_parameters(sens, eps, delta)
+    n, width = 400_000, sigma / 4
+    a = np.floor(m.gaussian(np.zeros(n), sens, eps, delta, seeded(46)) / width)
+    b = np.floor(m.gaussian(np.full(n, sens), sens, eps, delta, seeded(47)) / width)
+    low = min(a.min(), b.min())
+    pa = np.bincount((a - low).astype(int)) / n
+    pb = np.bincount((b - low).astype(int), minlength=len(pa))[:len(pa)] / n
+    hockey = np.maximum(pa - math.exp(eps) * pb[:len(pa)], 0).sum()
+    assert hockey <= delta + 0.01
+    # the same noise at a tenth of the calibrated σ breaks it
+    c = np.floor((np.zeros(n) + seeded(48).normal(0, sigma / 10, n)) / width)
+    d = np.floor((np.full(n, sens) + seeded(49).normal(0, sigma / 10, n)) / width)
+    low = min(c.min(), d.min())
+    pc = np.bincount((c - low).astype(int)) / n
+    pd = np.bincount((d - low).astype(int), minlength=len(pc))[:len(pc)] / n
+    assert np.maximum(pc - math.exp(eps) * pd, 0).sum() > delta + 0.05
+
+
 @pytest.mark.parametrize("delta", [0, 1, -0.1, 1.5])
 def test_gaussian_refuses_delta_outside_unit_interval(delta):
     with pytest.raises(SpecError, match="delta"):

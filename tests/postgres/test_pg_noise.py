@@ -98,3 +98,18 @@ def test_laplace_and_sampling_to_new_tables(people):
     part = rows(people, "part")
     assert len(part) == N // 4 and set(part) <= set(rows(people, TABLE))
 
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "staircase"])
+def test_gaussian_and_staircase_release_grid_points(people, mechanism):
+    extra = {"delta": 1e-6} if mechanism == "gaussian" else {}
+    report = run(people, {"mechanism": mechanism, "attributes": ["x;y", "id"], "epsilon": 1.0,
+                          "sensitivity": 3, **extra}, {"mode": "table", "name": "grid"})
+    grids = report.guarantee["grid"]
+    assert grids == {"x;y": 2.0 ** -9, "id": 1.0}      # an integer column stays on the grid 1
+    out = people.fetch('SELECT "x;y", id FROM "grid"')[1]
+    real = np.array([r[0] for r in out]) / grids["x;y"]
+    ids = np.array([r[1] for r in out], dtype=float)
+    np.testing.assert_array_equal(real, np.rint(real))
+    np.testing.assert_array_equal(ids, np.rint(ids))
+    assert len(np.unique(ids)) > N // 2                 # moved, not just copied
