@@ -38,7 +38,7 @@ TRANSFORMATION_KEYS = ("method", "levels", "suppression_limit", "suppressed", "s
                        "gamma", "seed", "statistic", "projection", "block_by", "block_size", "key",
                        "centroid", "mechanism", "alpha", "epsilon", "delta", "sensitivity", "bounds",
                        "matrix", "categories", "pd", "theta", "fraction", "keep_probability", "linkage",
-                       "attribute", "distance", "order")
+                       "attribute", "distance", "order", "trust_bounds")
 OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database", "replace")
 
 

@@ -506,3 +506,16 @@ def test_release_reports_utility_against_the_original_values():
     quiet = dp_microaggregate(engine, "t", "t_dp3", k=5, epsilon=1.0, bounds=BOUNDS, seed=3,
                               quality=False)
     assert quiet.metrics == {}
+
+
+def test_spec_takes_trust_bounds():
+    # bounds equal to the data's range are refused unless the spec says they are public
+    from sqlanon import api
+
+    people = _people()
+    engine = _engine_with(people, COLS)
+    bounds = {"age": [min(p[1] for p in people), max(p[1] for p in people)], 'in"come': [0, 10_000]}
+    with pytest.raises(SpecError, match="exactly the data's minimum and maximum"):
+        api.apply(_dp_spec(bounds=bounds), engine=engine)
+    report = api.apply(_dp_spec(bounds=bounds, trust_bounds=True), engine=engine)
+    assert report.outputs["rows"] == 60
