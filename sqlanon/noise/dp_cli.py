@@ -34,6 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the dataset's total epsilon, set once on first use")
     p.add_argument("--budget-delta", type=float, default=0.0,
                    help="the dataset's total delta, set once with --budget-epsilon")
+    p.add_argument("--budget-neighbours", choices=("add/remove", "substitution"),
+                   default="add/remove",
+                   help="the neighbouring relation the budget is kept under, set once with "
+                        "--budget-epsilon: add/remove (default), or substitution to share it with "
+                        "DP table releases (each answer is then charged (2ε, (1 + e^ε)·δ))")
     p.add_argument("--seed", type=int,
                    help="reproducible noise (NOT private against whoever knows the seed)")
     p.add_argument("--trust-bounds", action="store_true",
@@ -63,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
     result = dp_query(args.database, args.table, _aggregate(args), epsilon=args.epsilon,
                       delta=args.delta, dataset=args.dataset, budget_epsilon=args.budget_epsilon,
-                      budget_delta=args.budget_delta, mechanism=args.mechanism, seed=args.seed,
-                      trust_bounds=args.trust_bounds)
+                      budget_delta=args.budget_delta, budget_neighbours=args.budget_neighbours,
+                      mechanism=args.mechanism, seed=args.seed, trust_bounds=args.trust_bounds)
     json.dump(result.as_dict(), sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0

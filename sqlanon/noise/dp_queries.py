@@ -8,6 +8,10 @@ The order of events:
    exact aggregate; they commit together, or neither happens;
 3. only then is noise drawn (in Python, from :func:`~sqlanon.noise.rng.make_rng`) and the noisy
    answer returned. The exact value never leaves this module.
+
+An answer is (ε, δ)-DP under add/remove neighbours. A dataset whose budget is kept under
+substitution (shared with releases of whole tables) is charged (2ε, (1 + e^ε)·δ) for it
+(:func:`~sqlanon.noise.ledger.charge`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from sqlanon.errors import EngineError, SpecError
 from sqlanon.noise.aggregates import Aggregate, Noise, check_mechanism
 from sqlanon.noise.dp_bounds import check_not_data_range, require_columns
-from sqlanon.noise.ledger import LedgerState, PrivacyLedger, amount
+from sqlanon.noise.ledger import (ADD_REMOVE, LedgerState, PrivacyLedger, amount,
+                                  check_neighbours)
 from sqlanon.noise.rng import make_rng
 
 if TYPE_CHECKING:
@@ -43,6 +48,8 @@ class DPResult:
     """Per noisy part: mechanism, sensitivity, ε (and δ) and the scale (or σ) of the noise."""
 
     def as_dict(self) -> dict[str, Any]:
+        """``spent`` is the answer's (ε, δ) under add/remove neighbours; ``budget.charged`` what
+        the budget was charged under its own relation (the same, or the substitution conversion)."""
         return {"aggregate": self.aggregate, "query": self.description, "value": self.value,
                 "mechanism": self.mechanism, "noise": self.noise,
                 "spent": {"epsilon": self.epsilon, "delta": self.delta},
@@ -76,8 +83,9 @@ def open_database(target: str, *, timeout: float = 30.0) -> Engine:
 
 def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilon: float,
              delta: float = 0.0, dataset: str | None = None, budget_epsilon: float | None = None,
-             budget_delta: float = 0.0, mechanism: str = "laplace", seed: int | None = None,
-             trust_bounds: bool = False, lock_timeout: float = 30.0) -> DPResult:
+             budget_delta: float = 0.0, budget_neighbours: str = ADD_REMOVE,
+             mechanism: str = "laplace", seed: int | None = None, trust_bounds: bool = False,
+             lock_timeout: float = 30.0) -> DPResult:
     """Answer one aggregate of ``table`` with (ε, δ)-differential privacy, charged to ``dataset``.
 
     Args:
@@ -90,6 +98,10 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
             the same people must share one dataset name, or their budgets do not compose.
         budget_epsilon, budget_delta: the dataset's total budget, set on first use; giving a
             different one later is refused.
+        budget_neighbours: the relation the budget is kept under when it is set here:
+            ``"add/remove"`` (the answers' own) or ``"substitution"`` (to share the budget with
+            releases of whole tables; each answer is then charged (2ε, (1 + e^ε)·δ)). Set once,
+            with the budget.
         mechanism: ``"laplace"`` (discrete Laplace for counts, snapped Laplace for sums) or
             ``"gaussian"``.
         seed: makes the noise reproducible (with a warning); default cryptographically seeded.
@@ -99,23 +111,25 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
 
     Raises:
         SpecError: unknown table or column, bad bounds, mechanism or parameters.
-        PrivacyBudgetError: no budget, or the answer would exceed it; nothing is spent.
+        PrivacyBudgetError: no budget, a different budget or relation, or the answer would
+            exceed the budget; nothing is spent.
     """
     check_mechanism(mechanism, float(delta))
+    check_neighbours(budget_neighbours, "budget_neighbours")
     if isinstance(database, str):
         engine = open_database(database, timeout=lock_timeout)
         try:
             return _run(engine, table, aggregate, epsilon, delta, dataset, budget_epsilon,
-                        budget_delta, mechanism, seed, trust_bounds)
+                        budget_delta, budget_neighbours, mechanism, seed, trust_bounds)
         finally:
             engine.close()
     return _run(database, table, aggregate, epsilon, delta, dataset, budget_epsilon, budget_delta,
-                mechanism, seed, trust_bounds)
+                budget_neighbours, mechanism, seed, trust_bounds)
 
 
 def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta: float,
-         dataset: str | None, budget_epsilon: float | None, budget_delta: float, mechanism: str,
-         seed: int | None, trust_bounds: bool) -> DPResult:
+         dataset: str | None, budget_epsilon: float | None, budget_delta: float,
+         budget_neighbours: str, mechanism: str, seed: int | None, trust_bounds: bool) -> DPResult:
     if not isinstance(aggregate, Aggregate):
         raise SpecError(f"aggregate must be Count, Sum, Mean or Histogram, got {aggregate!r}",
                         path="aggregate")
@@ -128,10 +142,10 @@ def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta
     ledger = PrivacyLedger(engine)
     name = dataset if dataset is not None else table
     if budget_epsilon is not None:
-        ledger.set_budget(name, budget_epsilon, budget_delta)
+        ledger.set_budget(name, budget_epsilon, budget_delta, neighbours=budget_neighbours)
     description = f"{aggregate.describe()} on table {table!r} ({mechanism})"
     query = aggregate.query(table)
-    rows, state = ledger.spend(name, epsilon, delta, description=description,
+    rows, state = ledger.spend(name, epsilon, delta, neighbours=ADD_REMOVE, description=description,
                                then=lambda: engine.fetch(query)[1])
     noise = Noise(mechanism, eps, float(delta), rng)
     value = aggregate.release(rows, noise)

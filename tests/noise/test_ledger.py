@@ -292,3 +292,187 @@ def test_table_creation_races_on_postgres_are_retried():
         wrapped.__cause__ = error
         assert _retryable(error) and _retryable(wrapped)
     assert not _retryable(errors.UndefinedTable("no such table"))
+
+
+# -- neighbouring relations: add/remove (queries) and substitution (table releases) ------------------
+
+def _exp_bounds(x: Fraction, terms: int = 80) -> tuple[Fraction, Fraction]:
+    """Exact rational bounds on e^x for 0 <= x <= 5: the Taylor partial sum (below) and that sum plus
+    a bound on the rest (above)."""
+    term, total = Fraction(1), Fraction(1)
+    for k in range(1, terms):
+        term = term * x / k
+        total += term
+    rest = term * x / terms * 2  # the remaining terms fall by at least half each (x/k <= 1/2)
+    return total, total + rest
+
+
+def test_budget_relation_is_set_once(ledger):
+    state = ledger.set_budget("people", 2, 1e-6, neighbours="substitution")
+    assert state.neighbours == "substitution"
+    assert ledger.set_budget("people", 2, 1e-6, neighbours="substitution") == state
+    with pytest.raises(PrivacyBudgetError, match=r"already has the budget epsilon=2, delta=0\.000001 "
+                                                  r"under substitution neighbours.*cannot be changed.*"
+                                                  r"under add/remove neighbours"):
+        ledger.set_budget("people", 2, 1e-6)  # the default relation is add/remove
+    assert ledger.set_budget("visits", 1).neighbours == "add/remove"
+    with pytest.raises(PrivacyBudgetError, match="must be 'add/remove' or 'substitution'"):
+        ledger.set_budget("other", 1, neighbours="replace")
+    assert ledger.state("other") is None
+
+
+def test_add_remove_spend_on_a_substitution_budget_is_charged_by_group_privacy(ledger):
+    # A substitution is a removal and an addition: (2ε, (1 + e^ε)·δ), rounded up to 18 digits.
+    ledger.set_budget("d", 3, 1e-5, neighbours="substitution")
+    _, state = ledger.spend("d", 0.5, 1e-6, description="count")
+    assert state.neighbours == "substitution"
+    assert state.charged.epsilon == Decimal(1)
+    low, high = _exp_bounds(Fraction(1, 2))
+    exact_low, exact_high = (1 + low) * Fraction(1, 10**6), (1 + high) * Fraction(1, 10**6)
+    charged = Fraction(state.charged.delta)
+    assert charged >= exact_high and charged - exact_low < Fraction(1, 10**18)  # rounded up, 1 quantum
+    assert state.charged.delta == Decimal("0.000002648721270701")
+    assert state.spent == state.charged
+    [entry] = ledger.entries("d")
+    assert entry["neighbours"] == "add/remove"
+    assert (entry["epsilon"], entry["delta"]) == (Decimal("0.5"), Decimal("0.000001"))
+    assert (entry["epsilon_charged"], entry["delta_charged"]) == (state.charged.epsilon,
+                                                                   state.charged.delta)
+    _, state = ledger.spend("d", 0.25)  # δ = 0 stays 0
+    assert state.charged.epsilon == Decimal("0.5") and state.charged.delta == 0
+    assert state.spent.epsilon == Decimal("1.5")
+
+
+@settings(max_examples=40)
+@given(st.fractions(min_value=Fraction(1, 1000), max_value=5, max_denominator=10**6),
+       st.fractions(min_value=Fraction(1, 10**12), max_value=Fraction(1, 1000), max_denominator=10**12))
+def test_conversion_is_rounded_up_within_one_quantum(eps, delta):
+    from sqlanon.noise.ledger import Budget, amount, charge
+
+    cost = Budget(amount(eps, "e"), amount(delta, "d"))
+    out = charge(cost, "add/remove", "substitution")
+    assert out.epsilon == 2 * cost.epsilon
+    low, high = _exp_bounds(Fraction(cost.epsilon))
+    assert Fraction(out.delta) >= (1 + high) * Fraction(cost.delta)
+    assert Fraction(out.delta) - (1 + low) * Fraction(cost.delta) < Fraction(1, 10**18)
+    assert charge(cost, "substitution", "substitution") == cost == charge(cost, "add/remove",
+                                                                           "add/remove")
+
+
+def test_substitution_spend_on_an_add_remove_budget_is_refused(ledger):
+    ledger.set_budget("d", 5)
+    with pytest.raises(PrivacyBudgetError, match=r"only under substitution of one record \(it reveals "
+                                                  r"the row count.*kept under add/remove neighbours.*"
+                                                  r"--budget-neighbours substitution.*Nothing was spent"):
+        ledger.spend("d", 0.5, neighbours="substitution", then=lambda: pytest.fail("ran"))
+    with pytest.raises(PrivacyBudgetError, match="reveals the row count"):
+        ledger.check("d", 0.5, neighbours="substitution")
+    assert ledger.state("d").spent.epsilon == 0 and ledger.entries("d") == []
+
+
+def test_substitution_spend_on_a_substitution_budget_is_charged_as_is(ledger):
+    ledger.set_budget("d", 1, 1e-6, neighbours="substitution")
+    _, state = ledger.spend("d", 0.3, 1e-7, neighbours="substitution")
+    assert state.charged.epsilon == Decimal("0.3") and state.charged.delta == Decimal("1e-7")
+    assert ledger.entries("d")[0]["neighbours"] == "substitution"
+
+
+def test_a_converted_spend_that_does_not_fit_is_refused_and_spends_nothing(ledger):
+    ledger.set_budget("d", 1, 1e-5, neighbours="substitution")
+    ledger.spend("d", 0.2)  # charged 0.4
+    with pytest.raises(PrivacyBudgetError, match=r"spending epsilon=0\.4, delta=0 \(under add/remove "
+                                                  r"neighbours, charged as epsilon=0\.8, delta=0 under "
+                                                  r"the budget's substitution neighbours\) would exceed.*"
+                                                  r"remaining epsilon=0\.6"):
+        ledger.spend("d", 0.4)
+    with pytest.raises(PrivacyBudgetError, match="that delta is >= 1: no budget can hold it"):
+        ledger.spend("d", 30, 1e-6)  # (1 + e^30)·1e-6 > 1
+    with pytest.raises(PrivacyBudgetError, match="no budget can hold it"):
+        ledger.spend("d", 2000, 1e-18)
+    assert ledger.state("d").spent.epsilon == Decimal("0.4") and len(ledger.entries("d")) == 1
+
+
+def test_work_consuming_its_input_is_not_run_twice(ledger):
+    # A conflict after `then` started is retried from the start, unless the work runs once only.
+    class TransactionException(Exception):
+        """Named like DuckDB's conflict error, which the ledger retries."""
+
+    ledger.set_budget("d", 1)
+    calls = []
+
+    def conflict_once():
+        calls.append(1)
+        if len(calls) == 1:
+            raise TransactionException("Conflict on tuple")
+        return "written"
+
+    assert ledger.spend("d", 0.1, then=conflict_once)[0] == "written" and len(calls) == 2
+    calls.clear()
+    with pytest.raises(TransactionException):
+        ledger.spend("d", 0.1, then=conflict_once, once=True)
+    assert len(calls) == 1 and ledger.state("d").spent.epsilon == Decimal("0.1")
+
+
+OLD_TABLES = [
+    # the ledger tables as the first version created them (no relation, no charged amounts)
+    "CREATE TABLE sqlanon_privacy_budget (dataset VARCHAR PRIMARY KEY, epsilon_total DECIMAL(38, 18) "
+    "NOT NULL, delta_total DECIMAL(38, 18) NOT NULL, epsilon_spent DECIMAL(38, 18) NOT NULL, "
+    "delta_spent DECIMAL(38, 18) NOT NULL, created_at TIMESTAMP NOT NULL)",
+    "CREATE TABLE sqlanon_privacy_ledger (id VARCHAR PRIMARY KEY, dataset VARCHAR NOT NULL, "
+    "epsilon DECIMAL(38, 18) NOT NULL, delta DECIMAL(38, 18) NOT NULL, description VARCHAR NOT NULL, "
+    "spent_at TIMESTAMP NOT NULL)",
+    "INSERT INTO sqlanon_privacy_budget VALUES ('old', 2, 0.000001, 0.75, 0.0000005, "
+    "'2024-01-01 00:00:00')",
+    "INSERT INTO sqlanon_privacy_ledger VALUES ('a', 'old', 0.5, 0.0000005, 'count', "
+    "'2024-01-01 00:00:01'), ('b', 'old', 0.25, 0, 'sum', '2024-01-01 00:00:02')",
+]
+
+
+def _check_migrated(engine) -> None:
+    ledger = PrivacyLedger(engine)
+    state = ledger.state("old")
+    assert state.neighbours == "add/remove"
+    assert state.total.epsilon == 2 and state.spent.epsilon == Decimal("0.75")
+    entries = ledger.entries("old")
+    assert [e["neighbours"] for e in entries] == ["add/remove"] * 2
+    assert [e["epsilon_charged"] for e in entries] == [Decimal("0.5"), Decimal("0.25")]
+    assert [e["delta_charged"] for e in entries] == [Decimal("0.0000005"), 0]
+    assert ledger.set_budget("old", 2, 1e-6) == state  # the same budget, add/remove: accepted
+    with pytest.raises(PrivacyBudgetError, match="under add/remove neighbours; a budget is set once"):
+        ledger.set_budget("old", 2, 1e-6, neighbours="substitution")
+    with pytest.raises(PrivacyBudgetError, match="reveals the row count"):
+        ledger.spend("old", 0.1, neighbours="substitution")
+    _, after = ledger.spend("old", 0.25, description="new")
+    assert after.spent.epsilon == 1 and after.charged.epsilon == Decimal("0.25")
+    ledger.set_budget("new", 1, neighbours="substitution")
+    ledger.spend("new", 0.5, neighbours="substitution")
+    # a second ledger on the migrated tables finds nothing to do
+    again = PrivacyLedger(engine)
+    assert again.state("old").spent.epsilon == 1 and len(again.entries("old")) == 3
+    assert sum(e["epsilon_charged"] for e in again.entries("old")) == again.state("old").spent.epsilon
+
+
+def test_ledger_tables_of_the_first_version_are_migrated(tmp_path):
+    path = str(tmp_path / "old.duckdb")
+    with DuckDBEngine(path) as engine:
+        for statement in OLD_TABLES:
+            engine.execute(statement)
+    with DuckDBEngine(path) as engine:
+        _check_migrated(engine)
+        columns = [c for c, _ in engine.columns("sqlanon_privacy_ledger")]
+        assert columns[-3:] == ["neighbours", "epsilon_charged", "delta_charged"]
+
+
+@pytest.mark.postgres
+def test_postgres_ledger_migration_and_conversion(pg):  # noqa: F811
+    for statement in OLD_TABLES:
+        pg.execute(statement.replace("VARCHAR PRIMARY KEY", "TEXT PRIMARY KEY"))
+    _check_migrated(pg)
+    ledger = PrivacyLedger(pg)
+    ledger.set_budget("shared", 3, 1e-5, neighbours="substitution")
+    _, state = ledger.spend("shared", 0.5, 1e-6)
+    assert state.charged == ledger.state("shared").spent
+    assert state.charged.epsilon == 1 and state.charged.delta == Decimal("0.000002648721270701")
+    with pytest.raises(PrivacyBudgetError, match="charged as epsilon=4"):
+        ledger.spend("shared", 2)
+    assert len(ledger.entries("shared")) == 1
