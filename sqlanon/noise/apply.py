@@ -2,7 +2,9 @@
 
 The noise is drawn in numpy from a cryptographically seeded generator (or the spec's seed) and meets
 the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.noise.rows`); in place, the new table
-replaces the source inside one transaction, so a failure leaves the source as it was.
+replaces the source inside one transaction, so a failure leaves the source as it was. A DP release
+whose spec names a ledger ``dataset`` is charged to it in that same transaction
+(:class:`~sqlanon.noise.ledger.ReleaseBudget`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from sqlanon.noise import blocks as B
 from sqlanon.noise import rows as R
 from sqlanon.noise.draws import Draw, additive, noise_column, per_row, sampling
 from sqlanon.noise.dp_microdata import dp_microaggregate
-from sqlanon.noise.options import ADDITIVE, CATEGORICAL, DP_MICRODATA, NoiseOptions, parse
+from sqlanon.noise.ledger import ReleaseBudget
+from sqlanon.noise.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODATA, NoiseOptions,
+                                   dp_cost, parse)
 from sqlanon.noise.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
 from sqlanon.noise.rng import make_rng
 from sqlanon.outputs.query import OutputQuery
@@ -99,8 +103,29 @@ def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: 
     report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
     if dry_run:
         return report
-    report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types, quality)
+    budget = _release_budget(spec, ds, opts)
+    budget.check()
+    report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types, quality,
+                                                              budget)
+    if opts.mechanism in CHARGEABLE:
+        report.guarantee["ledger"] = budget.as_dict()
     return report
+
+
+def _release_budget(spec: Spec, ds: Dataset, opts: NoiseOptions) -> ReleaseBudget:
+    """The ledger charge of a DP release under substitution: the per-record (m·ε, m·δ)
+    (:func:`~sqlanon.noise.options.dp_cost`). Without a ledger dataset, none."""
+    if opts.ledger is None:
+        return ReleaseBudget(ds.engine, None, 0)
+    cost = dp_cost(opts)
+    assert cost is not None  # options.parse takes a dataset only for the DP mechanisms
+    mode = "in place" if spec.output.mode == "in_place" else \
+        f"into {spec.output.name or ds.name + '_anon'!r}"
+    return ReleaseBudget(ds.engine, opts.ledger.dataset, cost[0], cost[1],
+                         budget_epsilon=opts.ledger.budget_epsilon,
+                         budget_delta=opts.ledger.budget_delta,
+                         description=f"{opts.mechanism} noise on {list(opts.attributes)} of table "
+                                     f"{ds.name!r} {mode}")
 
 
 def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
@@ -124,11 +149,15 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
     if dry_run:
         return report
     name = spec.output.name or f"{ds.name}_anon"
+    ledger = opts.ledger
     released = dp_microaggregate(ds.engine, ds.name, name, k=p["k"], epsilon=p["epsilon"],
                                  bounds=p["bounds"], categorical=categorical, method=p["order"],
                                  seed=opts.seed, trust_bounds=p["trust_bounds"],
                                  replace=spec.output.replace, quality=quality,
-                                 linkage=opts.linkage)
+                                 linkage=opts.linkage,
+                                 dataset=ledger.dataset if ledger else None,
+                                 budget_epsilon=ledger.budget_epsilon if ledger else None,
+                                 budget_delta=ledger.budget_delta if ledger else 0.0)
     report.guarantee = {key: v for key, v in released.as_dict().items()
                         if key not in ("output", "metrics")}
     report.metrics = released.metrics
@@ -265,8 +294,9 @@ def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
 
 
 def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
-           types: dict[str, str], quality: bool
+           types: dict[str, str], quality: bool, budget: ReleaseBudget
            ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Draw and write the output; its final transaction is ``budget``'s (charged or plain)."""
     draw, keys = _draw(ds, opts, rng, n, types)
     engine = ds.engine
     schema = R.schema_of(ds)
@@ -279,23 +309,24 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
                         source=spec.path)
     blocks = B.blocks_of(ds) if draw.independent is not None else None
     if blocks is not None:
-        metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality)
+        metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality, budget)
     else:
-        metrics = _write_joined(spec, ds, opts, draw, keys, n, name, exists, quality)
+        metrics = _write_joined(spec, ds, opts, draw, keys, n, name, exists, quality, budget)
     outputs = {"mode": spec.output.mode, "relation": name,
                "rows": engine.row_count(name, schema=schema)}
     return outputs, metrics, _per_record(draw.guarantee, opts.attributes)
 
 
 def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys: np.ndarray | None,
-                  n: int, name: str, exists: bool, quality: bool) -> dict[str, Any]:
+                  n: int, name: str, exists: bool, quality: bool, budget: ReleaseBudget
+                  ) -> dict[str, Any]:
     """One CREATE TABLE AS joining the values to the rows (by position, or by key on PostgreSQL)."""
     engine, schema = ds.engine, R.schema_of(ds)
     staging = internal("noise_" + name[:40]) if exists else name
     positional = R.positional(ds)
-    metrics: dict[str, Any] = {}
-    # the values are attached outside the transaction, so that they are released after a rollback
-    with R.attached(ds, n, draw.schema, draw.batches, keys) as skeleton, engine.transaction():
+
+    def write() -> dict[str, Any]:
+        metrics: dict[str, Any] = {}
         select = skeleton.select(*_projection(spec, ds, draw), append=False)
         if not positional:
             select = select.select(alias(exp.cast(col("ctid", R.SOURCE), exp.DataType.build("text")),
@@ -311,12 +342,17 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
         if exists:
             engine.drop(name, if_exists=False, schema=schema)
             engine.rename_table(staging, name, schema=schema)
-    return metrics
+        return metrics
+
+    # the values are attached outside the transaction, so that they are released after a rollback;
+    # DuckDB streams them once, so a transaction that lost a ledger conflict is not run again
+    with R.attached(ds, n, draw.schema, draw.batches, keys) as skeleton:
+        return budget.write(write, once=positional)
 
 
 def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: np.random.Generator,
-                  n: int, blocks: list[B.Block], name: str, exists: bool, quality: bool
-                  ) -> dict[str, Any]:
+                  n: int, blocks: list[B.Block], name: str, exists: bool, quality: bool,
+                  budget: ReleaseBudget) -> dict[str, Any]:
     """Row blocks written in parallel into a staging table, renamed into place in one transaction."""
     engine, schema = ds.engine, R.schema_of(ds)
     staging = internal("noise_" + uuid.uuid4().hex[:12])
@@ -325,18 +361,19 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
                    lambda skeleton: skeleton.select(*_projection(spec, ds, draw), append=False),
                    uncompressed=frozenset(opts.attributes) if opts.mechanism in CONTINUOUS
                    else frozenset())
-    metrics: dict[str, Any] = {}
+
+    def rename() -> dict[str, Any]:
+        metrics = _quality(ds, opts, draw, staging, n) if quality else {}
+        if exists:
+            engine.drop(name, if_exists=False, schema=schema)
+        engine.rename_table(staging, name, schema=schema)
+        return metrics
+
     try:
-        with engine.transaction():
-            if quality:
-                metrics = _quality(ds, opts, draw, staging, n)
-            if exists:
-                engine.drop(name, if_exists=False, schema=schema)
-            engine.rename_table(staging, name, schema=schema)
+        return budget.write(rename)
     except BaseException:
         engine.drop(staging, schema=schema)
         raise
-    return metrics
 
 
 def _per_record(guarantee: dict[str, Any], attributes: tuple[str, ...]) -> dict[str, Any]:

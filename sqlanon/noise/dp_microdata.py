@@ -33,8 +33,10 @@ without protection. Caveat for ``individual_ranking``: the output keeps each rec
 together, as Algorithm 10 does; Lemma 10.2 treats the attributes as separate queries and does not
 account for which group of one attribute meets which group of another within a record.
 
-The microdata release is not charged to the privacy-budget ledger: the ledger accounts for query
-answers under add/remove neighbours (:mod:`sqlanon.noise.aggregates`), a different relation.
+Given a ledger ``dataset``, the release is charged ε under substitution to that dataset's budget
+(:class:`~sqlanon.noise.ledger.ReleaseBudget`), in the transaction that writes the output: the
+output appears if and only if the budget is charged. A budget kept under add/remove neighbours (DP
+queries) refuses it, since the release reveals the row count.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from sqlanon.noise import mechanisms
 from sqlanon.noise.dp_bounds import check_not_data_range, parse_all_bounds, require_columns
 from sqlanon.noise.dp_order import METHODS, group_column, grouped_rows, label_column, value_column
 from sqlanon.noise.dp_taxonomy import NominalDomain
+from sqlanon.noise.ledger import ReleaseBudget
 from sqlanon.noise.quality import numeric_quality
 from sqlanon.noise.rng import make_rng
 
@@ -95,11 +98,14 @@ class MicrodataReport:
     metrics: dict[str, Any] = field(default_factory=dict)
     """Utility and risk of the numeric attributes (:func:`sqlanon.noise.quality.numeric_quality`):
     released against original values, record by record. Computed from the data, so not private."""
+    ledger: dict[str, Any] = field(default_factory=dict)
+    """The ledger dataset's state after the release was charged, or that it was not charged."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"method": self.method, "k": self.k, "rows": self.rows, "groups": self.groups,
                 "epsilon": self.epsilon, "output": self.output,
-                "attributes": [a.as_dict() for a in self.attributes], "metrics": self.metrics}
+                "attributes": [a.as_dict() for a in self.attributes], "ledger": self.ledger,
+                "metrics": self.metrics}
 
 
 def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsilon: float,
@@ -107,7 +113,9 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
                       categorical: Mapping[str, Any] | None = None,
                       method: str = "individual_ranking", seed: int | None = None,
                       trust_bounds: bool = False, replace: bool = False, quality: bool = True,
-                      linkage: bool = True) -> MicrodataReport:
+                      linkage: bool = True, dataset: str | None = None,
+                      budget_epsilon: float | None = None, budget_delta: float = 0.0
+                      ) -> MicrodataReport:
     """Write an ε-DP version of ``source``'s attributes to the table ``output``.
 
     Args:
@@ -125,10 +133,16 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
         replace: replace ``output`` if it exists.
         quality: compare the released numeric values with the original ones (SSE, IL1s, moment
             changes; ``linkage``: distance-based record linkage) in the report's ``metrics``.
+        dataset: a privacy-budget ledger dataset (in ``engine``'s database) charged ε under
+            substitution, atomically with the write of the output. None: not charged.
+        budget_epsilon, budget_delta: the dataset's total budget, set once (under substitution)
+            on first use.
 
     Raises:
         SpecError: missing or data-derived bounds, unknown columns, NULLs or values outside a
             taxonomy, fewer than k rows, bad k, ε or method. Nothing is written then.
+        PrivacyBudgetError: no budget for ``dataset``, a budget kept under add/remove neighbours,
+            or not enough of it left. Nothing is written or spent then.
     """
     numeric_names = list(bounds or {})
     nominal_names = list(categorical or {})
@@ -145,6 +159,11 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
     if n < k:
         raise SpecError(f"the table has {n} rows, fewer than k = {k}", path="k")
     check_not_data_range(engine, source, public, trust_bounds=trust_bounds)
+    budget = ReleaseBudget(engine, dataset, epsilon, budget_epsilon=budget_epsilon,
+                           budget_delta=budget_delta,
+                           description=f"dp_microaggregation ({method}, k={k}) of table {source!r} "
+                                       f"into {output!r}")
+    budget.check()
     rng = make_rng(seed)
 
     groups_total = n // k
@@ -181,9 +200,9 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
             releases.append(AttributeRelease(c, "nominal", eps_attr, d.diameter, eps_attr / draws))
         _upload(engine, noise_table, expected_starts, released)
         groups = [g for g, _, _ in released]
-        with engine.transaction():
-            engine.create_table_as(output, _released(work, noise_table, numeric_names + nominal_names,
-                                                     groups), replace=replace)
+        budget.write(lambda: engine.create_table_as(
+            output, _released(work, noise_table, numeric_names + nominal_names, groups),
+            replace=replace))
         metrics = {}
         if quality and numeric_names:
             pairs = _released(work, noise_table, numeric_names, groups[:len(numeric_names)],
@@ -192,7 +211,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
     finally:
         engine.drop(work)
         engine.drop(noise_table)
-    return MicrodataReport(method, k, n, groups_total, float(epsilon), output, releases, metrics)
+    return MicrodataReport(method, k, n, groups_total, float(epsilon), output, releases, metrics,
+                           budget.as_dict())
 
 
 def vector_epsilon(epsilon: float, coordinates: int, half_width: float) -> float:

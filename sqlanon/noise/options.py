@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.noise.mechanisms import check_delta, check_epsilon
+from sqlanon.noise.mechanisms import check_delta, check_epsilon, rr_epsilon
 
 ADDITIVE = ("uncorrelated", "correlated", "laplace", "discrete_laplace", "gaussian", "staircase")
 """Mechanisms whose noise does not depend on the values: drawn in numpy, added in SQL."""
@@ -36,6 +37,20 @@ _KEYS = {
     DP_MICRODATA: ("k", "epsilon", "bounds", "order", "trust_bounds"),
 }
 _COMMON = ("mechanism", "attributes", "seed", "linkage")
+CHARGEABLE = ("laplace", "discrete_laplace", "gaussian", "staircase", "randomized_response",
+              DP_MICRODATA)
+"""Mechanisms whose release is DP under substitution of one record and can be charged to a
+privacy-budget ledger dataset (docs/dp.md)."""
+LEDGER_KEYS = ("dataset", "budget_epsilon", "budget_delta")
+
+
+@dataclass(frozen=True)
+class LedgerOptions:
+    """The ledger dataset a DP release is charged to, and its budget if the spec sets it."""
+
+    dataset: str
+    budget_epsilon: float | None = None
+    budget_delta: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,8 @@ class NoiseOptions:
     params: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     linkage: bool = True
+    ledger: LedgerOptions | None = None
+    """Where the release is charged (``dataset``, ``budget_epsilon``, ``budget_delta``), if anywhere."""
 
     def sensitivity(self, attribute: str) -> float:
         s = self.params["sensitivity"]
@@ -156,7 +173,13 @@ def parse(options: Mapping[str, Any]) -> NoiseOptions:
     if mechanism not in MECHANISMS:
         raise SpecError(f"must be one of {', '.join(MECHANISMS)}, got {mechanism!r}."
                         + did_you_mean(str(mechanism), MECHANISMS), path=_where("mechanism"))
-    allowed = set(_COMMON) | set(_KEYS[mechanism])
+    if mechanism not in CHARGEABLE:
+        for key in LEDGER_KEYS:
+            if key in options:
+                raise SpecError(f"{mechanism} releases no differential-privacy guarantee, so there "
+                                "is nothing to charge to a privacy budget; a ledger dataset applies "
+                                f"to {', '.join(CHARGEABLE)}", path=_where(key))
+    allowed = set(_COMMON) | set(_KEYS[mechanism]) | set(LEDGER_KEYS)
     for key in options:
         if key not in allowed:
             raise SpecError(f"does not apply to mechanism {mechanism}; it takes "
@@ -233,7 +256,66 @@ def parse(options: Mapping[str, Any]) -> NoiseOptions:
     linkage = options.get("linkage", True)
     if not isinstance(linkage, bool):
         raise SpecError(f"must be true or false, got {linkage!r}", path=_where("linkage"))
-    return NoiseOptions(mechanism, attributes, p, seed, linkage)
+    return NoiseOptions(mechanism, attributes, p, seed, linkage, _ledger(options))
+
+
+def _ledger(options: Mapping[str, Any]) -> LedgerOptions | None:
+    dataset = options.get("dataset")
+    if dataset is None:
+        for key in ("budget_epsilon", "budget_delta"):
+            if key in options:
+                raise SpecError("needs transformation.dataset: the ledger dataset whose budget it "
+                                "sets", path=_where(key))
+        return None
+    if not isinstance(dataset, str) or not dataset.strip():
+        raise SpecError(f"must be the name of a privacy-budget ledger dataset (non-empty text), got "
+                        f"{dataset!r}", path=_where("dataset"))
+    budget_epsilon = None
+    if options.get("budget_epsilon") is not None:
+        budget_epsilon = _number(options["budget_epsilon"], "budget_epsilon", low=0, low_open=True)
+    elif "budget_delta" in options:
+        raise SpecError("needs transformation.budget_epsilon: a budget is set as a whole",
+                        path=_where("budget_delta"))
+    budget_delta = _number(options.get("budget_delta", 0.0), "budget_delta", low=0)
+    if budget_delta >= 1:
+        raise SpecError(f"must be a number >= 0 and < 1, got {options['budget_delta']!r}",
+                        path=_where("budget_delta"))
+    return LedgerOptions(dataset, budget_epsilon, budget_delta)
+
+
+def dp_cost(opts: NoiseOptions) -> tuple[Decimal, Decimal] | None:
+    """What the release costs a substitution budget, as exact decimals rounded up (ε, δ); None for
+    mechanisms without a DP guarantee.
+
+    Per-value mechanisms perturb the m values of a record, each (ε, δ)-DP; a substituted record
+    changes all m, so the release is (m·ε, m·δ)-DP (sequential composition, seed 000 Thm 8.2 with
+    erratum E7; the records compose in parallel). Randomized response: the sum of the attributes'
+    ε. DP microaggregation: the spec's ε (already split over the attributes).
+
+    Raises:
+        SpecError: randomized response with keep_probability 0 or 1 (no finite ε).
+    """
+    from sqlanon.noise.ledger import amount
+
+    p = opts.params
+    m = len(opts.attributes)
+    if opts.mechanism == DP_MICRODATA:
+        return amount(p["epsilon"], "epsilon"), Decimal(0)
+    if opts.mechanism == "randomized_response":
+        if "epsilon" in p:
+            return m * amount(p["epsilon"], "epsilon"), Decimal(0)
+        total = Decimal(0)
+        for a, cats in p["categories"].items():
+            eps = rr_epsilon(p["keep_probability"], len(cats))
+            if not math.isfinite(eps):
+                raise SpecError(f"keep_probability {p['keep_probability']:g} gives no finite ε for "
+                                f"{a!r}, so the release cannot be charged to a privacy budget",
+                                path=_where("keep_probability"))
+            total += amount(eps, "epsilon")
+        return total, Decimal(0)
+    if opts.mechanism in CHARGEABLE:
+        return m * amount(p["epsilon"], "epsilon"), m * amount(p.get("delta", 0), "delta")
+    return None
 
 
 def _dp_microdata(options: Mapping[str, Any], attributes: tuple[str, ...]) -> dict[str, Any]:

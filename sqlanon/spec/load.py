@@ -38,7 +38,8 @@ TRANSFORMATION_KEYS = ("method", "levels", "suppression_limit", "suppressed", "s
                        "gamma", "seed", "statistic", "projection", "block_by", "block_size", "key",
                        "centroid", "mechanism", "alpha", "epsilon", "delta", "sensitivity", "bounds",
                        "matrix", "categories", "pd", "theta", "fraction", "keep_probability", "linkage",
-                       "attribute", "distance", "order", "trust_bounds")
+                       "attribute", "distance", "order", "trust_bounds", "dataset", "budget_epsilon",
+                       "budget_delta")
 OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database", "replace")
 
 
