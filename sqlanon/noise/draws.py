@@ -171,7 +171,7 @@ def _standard_normals(m: int) -> Callable[[np.random.Generator], Callable[[int],
     """Batches of m independent N(0, 1) columns; scales are applied by the engine."""
     def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
         def batches(n: int) -> dict[str, Any]:
-            return {noise_column(i): mech.standard_normals(g, n) for i in range(m)}
+            return {noise_column(i): g.standard_normal(n) for i in range(m)}
         return batches
     return make
 

@@ -62,7 +62,7 @@ def expected_noise(block_sizes: dict[int, int]) -> np.ndarray:
         children = make_rng(5).spawn(max(block_sizes) + 1)
     grid, sigma = mech.gaussian_parameters(*SIGMA_ARGS)
     # the engine rounds σ/γ·z half up to whole grid steps (x = 10·i is on the grid already)
-    return np.concatenate([np.floor(mech.standard_normals(children[b], size) * (sigma / grid) + 0.5) * grid
+    return np.concatenate([np.floor(children[b].standard_normal(size) * (sigma / grid) + 0.5) * grid
                            for b, size in sorted(block_sizes.items())])
 
 

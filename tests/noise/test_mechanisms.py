@@ -200,25 +200,6 @@ def test_gaussian_noise_is_normal_with_that_sigma():
     assert stats.kstest(out - 3.0, stats.norm(scale=sigma).cdf).pvalue > 0.001
 
 
-@pytest.mark.parametrize("size", [0, 1, 2, 3, 16_383, 16_384, 16_385, 100_003])
-def test_standard_normals_have_the_asked_size_and_no_repeats(size):
-    x = m.standard_normals(seeded(50), size)
-    assert x.shape == (size,) and np.all(np.isfinite(x))
-    assert len(np.unique(x)) == size
-
-
-def test_standard_normals_follow_the_standard_normal():
-    x = m.standard_normals(seeded(51), 1_000_000)
-    assert stats.kstest(x, "norm").pvalue > 0.001
-    assert abs(x.mean()) < 5 / 1000 and abs(x.var() - 1) < 5 * math.sqrt(2 / 1e6)
-    tail = np.count_nonzero(np.abs(x) > 3)
-    assert abs(tail - 2 * stats.norm.sf(3) * 1e6) < 5 * math.sqrt(2 * stats.norm.sf(3) * 1e6)
-    # a piece holds the u-draws of its kept pairs, then the v-draws: the two are independent
-    u, v = x[:8000], x[8192:16192]
-    assert abs(stats.pearsonr(u, v).statistic) < 4 / math.sqrt(8000)
-    assert abs(stats.pearsonr(u ** 2, v ** 2).statistic) < 4 / math.sqrt(8000)
-
-
 def test_gaussian_rounded_noise_follows_the_rounded_normal_exactly():
     """x on the grid moves by R grid steps, Pr(R = r) = Φ((r + ½)γ/σ) − Φ((r − ½)γ/σ)."""
     grid, sigma = m.gaussian_parameters(1.0, 1.0, 1e-5, 200_000)   # one vector of 200,000 values
