@@ -31,9 +31,14 @@ from sqlanon.dataset import Dataset
 from sqlanon.errors import EngineError
 from sqlanon.noise.rows import BATCH_ROWS, SOURCE, VALUES, schema_of
 
-BLOCK_ROWS = 1 << 20
-"""Rows per block: large enough that a block's statement overhead is negligible, small enough that
-the blocks of a few million rows keep two threads busy."""
+ROW_GROUP_ROWS = 122_880
+"""DuckDB's default row group size."""
+
+BLOCK_ROWS = 8 * ROW_GROUP_ROWS
+"""Rows per block (983,040): large enough that a block's statement overhead is negligible, small
+enough that the blocks of a few million rows keep two threads busy, and whole row groups, so that
+DuckDB reads a block's rows without filtering inside a row group (10M rows, `gaussian`: 0.80 s,
+against 0.87 s for blocks of 2^20 rows and 0.93 s for 8 row groups plus 2,048 rows)."""
 
 Projection = Callable[[exp.Select], exp.Select]
 """Adds the output's columns to a ``SELECT ... FROM source AS s POSITIONAL JOIN values AS v``."""
