@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     dp_cli.add_arguments(p)
 
+    p = sub.add_parser("budget", help="the privacy budgets kept in a database and their spends")
+    dp_cli.add_budget_arguments(p)
+
     p = sub.add_parser("hierarchy", help="build, validate or export hierarchies")
     from sqlanon import hierarchy_cli
 
@@ -117,6 +120,10 @@ def _run(args: argparse.Namespace) -> int:
         from sqlanon.noise import dp_cli
 
         return dp_cli.run(args)
+    if args.verb == "budget":
+        from sqlanon.noise import dp_cli
+
+        return dp_cli.run_budget(args)
     if args.verb == "hierarchy":
         from sqlanon import hierarchy_cli
 

@@ -1,4 +1,5 @@
-"""``sqlanon query``: one differentially private aggregate from the command line, printed as JSON."""
+"""``sqlanon query``: one differentially private aggregate from the command line, printed as JSON;
+``sqlanon budget``: the privacy budgets kept in a database and what has been spent of them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from typing import Any
 
 from sqlanon.errors import SpecError
+from sqlanon.noise.ledger import PrivacyBudgetError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -73,3 +75,51 @@ def run(args: argparse.Namespace) -> int:
     json.dump(result.as_dict(), sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
+
+
+def add_budget_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--database", required=True,
+                   help="a DuckDB file, or a postgresql:// URL holding the ledger")
+    p.add_argument("--dataset", nargs="+", metavar="NAME",
+                   help="only these datasets (default: every dataset with a budget)")
+    p.add_argument("--entries", action="store_true",
+                   help="also list each spend: what was spent, under which relation, what the "
+                        "budget was charged, the description and the time")
+
+
+def run_budget(args: argparse.Namespace) -> int:
+    """Print the budgets as JSON: per dataset its relation, total, spent and remaining."""
+    from sqlanon.noise.dp_queries import open_database
+    from sqlanon.noise.ledger import PrivacyLedger
+
+    engine = open_database(args.database)
+    try:
+        ledger = PrivacyLedger(engine)
+        known = ledger.datasets() if ledger.exists() else []
+        names = args.dataset or known
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise PrivacyBudgetError(
+                f"no privacy budget is set for dataset {missing[0]!r} in {args.database!r}; "
+                f"datasets with a budget: {', '.join(map(repr, known)) or 'none'}")
+        out = []
+        for name in names:
+            state = ledger.state(name)
+            assert state is not None
+            entry = state.as_dict()
+            if args.entries:
+                entry["entries"] = [_entry(r) for r in ledger.entries(name)]
+            out.append(entry)
+    finally:
+        engine.close()
+    json.dump({"database": args.database, "datasets": out}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _entry(row: dict[str, Any]) -> dict[str, Any]:
+    return {"id": row["id"], "spent": {"epsilon": float(row["epsilon"]), "delta": float(row["delta"])},
+            "neighbours": row["neighbours"],
+            "charged": {"epsilon": float(row["epsilon_charged"]),
+                        "delta": float(row["delta_charged"])},
+            "description": row["description"], "spent_at": str(row["spent_at"])}

@@ -320,6 +320,17 @@ class PrivacyLedger:
                 where=exp.Where(this=exp.Is(this=col("epsilon_charged"), expression=exp.Null()))))
 
     # -- reading ----------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        """Whether this database holds a ledger (reading it creates nothing otherwise)."""
+        return self.engine.relation_exists(BUDGET_TABLE)
+
+    def datasets(self) -> list[str]:
+        """The datasets that have a budget, in order of name."""
+        self.ensure_tables()
+        rows = self.engine.fetch_dicts(exp.select(col("dataset")).from_(table(BUDGET_TABLE))
+                                       .order_by(col("dataset")))
+        return [r["dataset"] for r in rows]
+
     def state(self, dataset: str) -> LedgerState | None:
         """The dataset's budget and spending, or None if no budget was set."""
         self.ensure_tables()

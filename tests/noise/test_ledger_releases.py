@@ -324,6 +324,33 @@ output: {{mode: table, name: people_dp}}
         assert [x["neighbours"] for x in entries] == ["substitution", "add/remove", "add/remove"]
         assert sum(x["epsilon_charged"] for x in entries) == PrivacyLedger(e).state(
             "clinic").spent.epsilon == Decimal("1.7")
+    # sqlanon budget shows the same, read back from the database by another process
+    shown = sqlanon("budget", "--database", str(db), "--entries")
+    assert shown.returncode == 0, shown.stderr
+    (clinic,) = json.loads(shown.stdout)["datasets"]
+    assert clinic["dataset"] == "clinic" and clinic["neighbours"] == "substitution"
+    assert clinic["total"]["epsilon"] == 2.0 and clinic["spent"]["epsilon"] == pytest.approx(1.7)
+    assert clinic["remaining"]["epsilon"] == pytest.approx(0.3)
+    assert [(x["neighbours"], x["spent"]["epsilon"], x["charged"]["epsilon"])
+            for x in clinic["entries"]] == [("substitution", 1.0, 1.0), ("add/remove", 0.25, 0.5),
+                                            ("add/remove", 0.1, 0.2)]
+    assert "dp_microaggregation" in clinic["entries"][0]["description"]
+    unknown = sqlanon("budget", "--database", str(db), "--dataset", "clinic", "x'; DROP TABLE people")
+    assert unknown.returncode == 2
+    assert "no privacy budget is set for dataset \"x'; DROP TABLE people\"" in unknown.stderr
+    assert "datasets with a budget: 'clinic'" in unknown.stderr
+
+
+def test_budget_of_a_database_without_a_ledger_lists_nothing_and_creates_nothing(tmp_path: Path):
+    db = tmp_path / "empty.duckdb"
+    with DuckDBEngine(str(db)) as e:
+        e.execute("CREATE TABLE t (x INTEGER)")
+    shown = subprocess.run([sys.executable, "-m", "sqlanon", "budget", "--database", str(db)],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["datasets"] == []
+    with DuckDBEngine(str(db)) as e:
+        assert not e.relation_exists(BUDGET_TABLE) and not e.relation_exists(LEDGER_TABLE)
 
 
 # -- PostgreSQL -------------------------------------------------------------------------------------------
