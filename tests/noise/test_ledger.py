@@ -7,6 +7,8 @@ exceeds the budget, every refused attempt left no row, and the running totals eq
 
 from __future__ import annotations
 
+import json
+
 import subprocess
 import sys
 import textwrap
@@ -476,3 +478,16 @@ def test_postgres_ledger_migration_and_conversion(pg):  # noqa: F811
     with pytest.raises(PrivacyBudgetError, match="charged as epsilon=4"):
         ledger.spend("shared", 2)
     assert len(ledger.entries("shared")) == 1
+
+
+def test_budget_command_reads_a_postgres_ledger(pg, pg_dsn, capsys):  # noqa: F811
+    from sqlanon.cli.main import main
+
+    ledger = PrivacyLedger(pg)
+    ledger.set_budget("ward 'é'", 2, 0, neighbours="substitution")
+    ledger.spend("ward 'é'", 0.5, description="a count")
+    assert main(["budget", "--database", pg_dsn, "--entries"]) == 0
+    (ward,) = json.loads(capsys.readouterr().out)["datasets"]
+    assert ward["dataset"] == "ward 'é'" and ward["remaining"]["epsilon"] == 1.0
+    assert [(e["neighbours"], e["charged"]["epsilon"], e["description"]) for e in ward["entries"]] \
+        == [("add/remove", 1.0, "a count")]
