@@ -8,7 +8,6 @@ exceeds the budget, every refused attempt left no row, and the running totals eq
 from __future__ import annotations
 
 import json
-
 import subprocess
 import sys
 import textwrap
