@@ -8,7 +8,8 @@ __all__ = ["ReproducibleNoiseWarning", "make_rng"]
 _LAZY = {
     "dp_query": "sqlanon.noise.dp_queries", "Count": "sqlanon.noise.aggregates",
     "Sum": "sqlanon.noise.aggregates", "Mean": "sqlanon.noise.aggregates",
-    "Histogram": "sqlanon.noise.aggregates", "PrivacyLedger": "sqlanon.noise.ledger",
+    "Histogram": "sqlanon.noise.aggregates", "Grouped": "sqlanon.noise.aggregates",
+    "PrivacyLedger": "sqlanon.noise.ledger",
     "PrivacyBudgetError": "sqlanon.noise.ledger", "dp_microaggregate": "sqlanon.noise.dp_microdata",
     # noise and perturbation applied to a table (docs/noise.md)
     "apply_noise": "sqlanon.noise.apply", "NoiseReport": "sqlanon.noise.apply",

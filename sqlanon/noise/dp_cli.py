@@ -25,8 +25,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bounds", nargs=2, type=float, metavar=("LOWER", "UPPER"),
                    help="public bounds of the --sum/--mean column (required there; never taken "
                         "from the data)")
+    p.add_argument("--group-by", nargs="+", metavar="COLUMN",
+                   help="a --sum or --mean per key of these columns, for the public --keys")
     p.add_argument("--keys", nargs="+", metavar="KEY",
-                   help="the public keys of a --histogram (several columns: values joined by ',')")
+                   help="the public keys of a --histogram or --group-by (several columns: values "
+                        "joined by ',')")
     p.add_argument("--epsilon", type=float, required=True, help="the epsilon this answer spends")
     p.add_argument("--delta", type=float, default=0.0,
                    help="the delta this answer spends (with --mechanism gaussian)")
@@ -48,8 +51,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _aggregate(args: argparse.Namespace) -> Any:
-    from sqlanon.noise.aggregates import Count, Histogram, Mean, Sum
+    from sqlanon.noise.aggregates import Count, Grouped, Histogram, Mean, Sum
 
+    if args.group_by and not (args.sum or args.mean):
+        raise SpecError("--group-by goes with --sum or --mean (counts per key are --histogram)",
+                        path="--group-by")
     if args.count:
         return Count()
     if args.sum or args.mean:
@@ -57,12 +63,18 @@ def _aggregate(args: argparse.Namespace) -> Any:
             raise SpecError("--sum and --mean need --bounds LOWER UPPER: the public range of the "
                             "column (sqlanon never takes it from the data)", path="--bounds")
         cls = Sum if args.sum else Mean
-        return cls(args.sum or args.mean, args.bounds[0], args.bounds[1])
+        inner = cls(args.sum or args.mean, args.bounds[0], args.bounds[1])
+        if not args.group_by:
+            return inner
+        return Grouped(inner, args.group_by, _keys(args, args.group_by, "--group-by"))
+    return Histogram(args.histogram, _keys(args, args.histogram, "--histogram"))
+
+
+def _keys(args: argparse.Namespace, columns: list[str], option: str) -> list[Any]:
     if not args.keys:
-        raise SpecError("--histogram needs --keys: the public list of keys to count (which keys "
-                        "occur in the data is itself private)", path="--keys")
-    keys = args.keys if len(args.histogram) == 1 else [k.split(",") for k in args.keys]
-    return Histogram(args.histogram, keys)
+        raise SpecError(f"{option} needs --keys: the public list of keys (which keys occur in the "
+                        "data is itself private)", path="--keys")
+    return args.keys if len(columns) == 1 else [k.split(",") for k in args.keys]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -131,7 +131,7 @@ def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta
          dataset: str | None, budget_epsilon: float | None, budget_delta: float,
          budget_neighbours: str, mechanism: str, seed: int | None, trust_bounds: bool) -> DPResult:
     if not isinstance(aggregate, Aggregate):
-        raise SpecError(f"aggregate must be Count, Sum, Mean or Histogram, got {aggregate!r}",
+        raise SpecError(f"aggregate must be Count, Sum, Mean, Histogram or Grouped, got {aggregate!r}",
                         path="aggregate")
     eps = float(amount(epsilon, "epsilon"))
     if eps <= 0:

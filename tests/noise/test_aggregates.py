@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
-from sqlanon.noise.aggregates import Count, Histogram, Mean, Noise, Sum
+from sqlanon.noise.aggregates import Count, Grouped, Histogram, Mean, Noise, Sum
 from sqlanon.noise.dp_queries import dp_query
 from sqlanon.noise.ledger import PrivacyBudgetError, PrivacyLedger
 from sqlanon.noise.rng import ReproducibleNoiseWarning
@@ -77,6 +77,14 @@ def _check_exact_values(engine, df):
     rows = dict((r[0], r[1]) for r in _exact(engine, Histogram(GROUP, keys)))
     expected = df[GROUP].value_counts()
     assert rows == {k: int(expected[k]) for k in keys if k in expected}  # "d;e" is not a key
+    by_ward = df.assign(c=clamped).groupby(GROUP)["c"]
+    sums = {r[0]: r[1] for r in _exact(engine, Grouped(Sum(VALUE, lo, hi), GROUP, keys))}
+    assert sums.keys() == {k for k in keys if k in expected}
+    for k, v in sums.items():
+        assert v == pytest.approx(by_ward.sum()[k])
+    means = {r[0]: r[1:] for r in _exact(engine, Grouped(Mean(VALUE, lo, hi), GROUP, keys))}
+    for k, (centred, n) in means.items():
+        assert n == by_ward.count()[k] and centred == pytest.approx((by_ward.get_group(k) - 40.0).sum())
 
 
 def test_exact_sql_matches_pandas_on_duckdb(duck_table):
@@ -110,6 +118,56 @@ def test_histogram_with_several_columns_counts_tuples(duck_table):
     rows = {tuple(r[:2]): r[2] for r in engine.fetch(h.query("two"))[1]}
     counts = df[GROUP].value_counts()
     assert rows == {("a", "a"): counts["a"], ("ü", "ü"): counts["ü"]}
+
+
+def test_grouped_sums_and_means_release_every_public_key(duck_table):
+    engine, df = duck_table
+    keys = ["a", "b'c", "ü", "zzz"]
+    r = dp_query(engine, TABLE, Grouped(Sum(VALUE, 0, 80), GROUP, keys), epsilon=1.0,
+                 budget_epsilon=3, seed=4)
+    assert r.aggregate == "sum per key" and [v["key"] for v in r.value] == keys
+    clamped = df.assign(c=df[VALUE].clip(0, 80)).groupby(GROUP)["c"].sum()
+    for v in r.value:  # Laplace of scale 80: within 80·ln(10^6) of the exact sum
+        assert abs(v["sum"] - clamped.get(v["key"], 0.0)) < 80 * math.log(1e6)
+    assert r.noise == [dict(r.noise[0], part="sum per key", sensitivity=80.0, scale=80.0)]
+    m = dp_query(engine, TABLE, Grouped(Mean(VALUE, 0, 80), GROUP, keys), epsilon=1.0, seed=5)
+    assert all(0 <= v["mean"] <= 80 for v in m.value) and len(m.value) == 4
+    assert [p["part"] for p in m.noise] == ["centred sum per key", "count per key"]
+    assert [p["epsilon"] for p in m.noise] == [0.5, 0.5]
+    assert PrivacyLedger(engine).state(TABLE).spent.epsilon == 2  # parallel over the keys
+    with pytest.raises(SpecError, match="Sum or a Mean"):
+        Grouped(Count(), GROUP, keys)
+    with pytest.raises(SpecError, match="public list of keys"):
+        Grouped(Sum(VALUE, 0, 1), GROUP, [])
+
+
+def test_grouped_sums_spend_the_whole_epsilon_on_each_key():
+    """Parallel composition: one row moves one key's sum, so each key's noise is that of a single
+    sum at ε (variance 2·(Δ/ε)² before snapping), not of ε split over the keys."""
+    eps, keys = 1.0, [str(i) for i in range(8)]
+    noise = Noise("laplace", eps, 0.0, np.random.default_rng(12))
+    g = Grouped(Sum("x", 0, 10), "k", keys)
+    released = np.array([[v["sum"] for v in g.release([], noise)] for _ in range(3000)])
+    assert np.all(np.abs(released.mean(axis=0)) < 2.0)
+    variances = released.var(axis=0)
+    assert np.all((variances > 0.8 * 2 * 10 ** 2) & (variances < 1.25 * 2 * 16 ** 2))
+
+
+def test_grouped_sum_privacy_loss_stays_within_e_epsilon():
+    # neighbouring tables: key "a" sums 30 or 30 + 10 (one more row at the bound); key "b" the same
+    eps, draws = 0.8, 200_000
+    g = Grouped(Sum("x", 0, 10), "k", ["a", "b"])
+    noise = Noise("laplace", eps, 0.0, np.random.default_rng(13))
+    exact_a = np.tile([[30.0], [12.0]], (100, 1))   # keys a, b, a, b, ...: 100 releases a call
+    exact_b = np.tile([[40.0], [12.0]], (100, 1))
+    out_a = np.concatenate([g.inner.release_vector(exact_a, noise).reshape(100, 2)
+                            for _ in range(draws // 100)])
+    out_b = np.concatenate([g.inner.release_vector(exact_b, noise).reshape(100, 2)
+                            for _ in range(draws // 100)])
+    worst, allowance = _max_log_ratio(np.round(out_a[:, 0], 6), np.round(out_b[:, 0], 6), 400)
+    assert worst <= eps + allowance
+    worst_b, allowance_b = _max_log_ratio(np.round(out_a[:, 1], 6), np.round(out_b[:, 1], 6), 400)
+    assert worst_b <= allowance_b          # the other key's output does not move
 
 
 # -- privacy-loss ratios ---------------------------------------------------------------------------
@@ -312,6 +370,19 @@ def test_cli_end_to_end(tmp_path):
     assert json.loads(mean.stdout)["budget"]["remaining"]["epsilon"] == 0
     with DuckDBEngine(str(db)) as engine:
         assert len(PrivacyLedger(engine).entries("visits")) == 3
+    grouped = _cli("--database", str(db), "--table", "visits", "--mean", "age", "--bounds", "0",
+                   "120", "--group-by", "ward", "--keys", "x", "y", "z", "--epsilon", "0.5",
+                   "--dataset", "wards", "--budget-epsilon", "1", cwd=tmp_path)
+    assert grouped.returncode == 0, grouped.stderr
+    out = json.loads(grouped.stdout)
+    assert out["aggregate"] == "mean per key" and [v["key"] for v in out["value"]] == ["x", "y", "z"]
+    assert out["budget"]["remaining"]["epsilon"] == 0.5
+    alone = _cli("--database", str(db), "--table", "visits", "--count", "--group-by", "ward",
+                 "--epsilon", "0.1", "--dataset", "wards", cwd=tmp_path)
+    assert alone.returncode == 2 and "--group-by goes with --sum or --mean" in alone.stderr
+    no_keys = _cli("--database", str(db), "--table", "visits", "--sum", "age", "--bounds", "0", "1",
+                   "--group-by", "ward", "--epsilon", "0.1", "--dataset", "wards", cwd=tmp_path)
+    assert no_keys.returncode == 2 and "--group-by needs --keys" in no_keys.stderr
 
 
 @pytest.mark.postgres
