@@ -96,14 +96,16 @@ def _stream(rows: int, schema: pa.Schema, batches: Callable[[int], dict[str, Any
         done += size
 
 
-def _select(ds: Dataset, values: str, block: Block | None, projection: Projection) -> exp.Select:
+def _select(ds: Dataset, values: str, block: bool, projection: Projection) -> exp.Select:
+    """The projection over the rows of a block, whose first and last-plus-one rowids are the
+    statement's two parameters (no rows with ``block=False``)."""
     rows = exp.select("*").from_(table(ds.name, schema_of(ds)))
-    if block is None:
+    if not block:
         rows = rows.where(exp.false())
     else:
         rowid = exp.column("rowid")
-        rows = rows.where(exp.and_(exp.GTE(this=rowid, expression=lit(block.low)),
-                                   exp.LT(this=rowid, expression=lit(block.high))))
+        rows = rows.where(exp.and_(exp.GTE(this=rowid, expression=exp.Placeholder()),
+                                   exp.LT(this=rowid, expression=exp.Placeholder())))
     skeleton = exp.select().from_(rows.subquery(SOURCE)).join(
         exp.Join(this=exp.alias_(table(values), VALUES, table=True, quoted=True), method="POSITIONAL"))
     return projection(skeleton)
@@ -185,7 +187,7 @@ def write_blocks(ds: Dataset, target: str, blocks: list[Block], schema: pa.Schem
     con.register(empty, schema.empty_table())
     try:
         ds.engine.execute(exp.Create(this=target_table, kind="TABLE",
-                                     expression=_select(ds, empty, None, projection)))
+                                     expression=_select(ds, empty, False, projection)))
     finally:
         con.unregister(empty)
     if uncompressed:
@@ -205,17 +207,21 @@ def write_blocks(ds: Dataset, target: str, blocks: list[Block], schema: pa.Schem
 
     def work(first: int) -> None:
         cur = con.cursor()
+        # Written once, the blocks' bounds passed as parameters (DuckDB still pushes them into
+        # the scan): a statement built per block leaves sqlglot trees, whose parent links make
+        # them cyclic garbage, for Python's collector to walk (a full collection a second).
+        values = internal("v_" + uuid.uuid4().hex[:12])
+        insert = exp.insert(_select(ds, values, True, projection), target_table).sql(dialect="duckdb")
         try:
             for i in range(first, len(blocks), workers):
-                block, values = blocks[i], internal("v_" + uuid.uuid4().hex[:12])
+                block = blocks[i]
                 reader = pa.RecordBatchReader.from_batches(
                     schema, _stream(block.rows, schema, make_batches(generators[block.index])))
                 cur.register(values, reader)
                 try:
                     cur.execute("BEGIN TRANSACTION")
                     try:
-                        cur.execute(exp.insert(_select(ds, values, block, projection),
-                                               target_table).sql(dialect="duckdb"))
+                        cur.execute(insert, [block.low, block.high])
                         if not turn_of(i):
                             cur.execute("ROLLBACK")
                             return

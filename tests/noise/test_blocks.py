@@ -108,6 +108,21 @@ def test_in_place_keeps_order_and_leaves_no_staging_table(engine):
     assert names == [TABLE]
 
 
+def test_each_block_runs_one_statement_written_once(engine, monkeypatch):
+    """The blocks' statement is rendered once per cursor and gets its rowid bounds as parameters:
+    no sqlglot tree (cyclic garbage) per block."""
+    rendered = []
+    real_insert = B.exp.insert
+
+    def counting(*args, **kwargs):
+        rendered.append(1)
+        return real_insert(*args, **kwargs)
+
+    monkeypatch.setattr(B.exp, "insert", counting)
+    report = apply(engine)
+    assert report.outputs["rows"] == N and len(rendered) <= 8 < -(-N // BLOCK)
+
+
 def test_a_failing_block_leaves_source_and_output_untouched(engine, monkeypatch):
     apply(engine)  # an existing output, to be replaced
     before_out, before_src = rows(engine), rows(engine, TABLE)
