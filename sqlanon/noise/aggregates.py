@@ -72,13 +72,14 @@ class Noise:
             return np.rint(noisy).astype(np.int64)
         return mechanisms.discrete_laplace(values, sensitivity, self.epsilon, self.rng)
 
-    def describe(self, part: str, sensitivity: float, *, integer: bool) -> dict[str, Any]:
+    def describe(self, part: str, sensitivity: float, *, integer: bool, coordinates: int = 1
+                 ) -> dict[str, Any]:
         """The public parameters of one noisy value: what a user needs to judge its accuracy."""
         out: dict[str, Any] = {"part": part, "sensitivity": sensitivity, "epsilon": self.epsilon}
         if self.mechanism == "gaussian":
-            # real values are released one at a time; integer ones need no rounding whatever d
+            # integer values need no rounding, whatever the number of coordinates released
             grid, sigma = mechanisms.gaussian_parameters(sensitivity, self.epsilon, self.delta,
-                                                         integer=integer)
+                                                         coordinates, integer=integer)
             out.update(mechanism="gaussian", delta=self.delta, sigma=sigma, grid=grid)
         else:
             out.update(mechanism="discrete laplace" if integer else "laplace (snapping)",
@@ -199,8 +200,8 @@ class Sum(_Clamped):
     def release_vector(self, exact: np.ndarray, noise: Noise) -> np.ndarray:
         return noise.real(exact[:, 0], self.sensitivity)
 
-    def noise_parameters(self, noise: Noise) -> list[dict[str, Any]]:
-        return [noise.describe("sum", self.sensitivity, integer=False)]
+    def noise_parameters(self, noise: Noise, coordinates: int = 1) -> list[dict[str, Any]]:
+        return [noise.describe("sum", self.sensitivity, integer=False, coordinates=coordinates)]
 
     def describe(self) -> str:
         return f"sum({self.column!r} clamped to [{self.lower:g}, {self.upper:g}])"
@@ -229,10 +230,10 @@ class Mean(_Clamped):
         noisy_n = np.maximum(half.integer(exact[:, 1].astype(np.int64), 1), 1)
         return np.clip(self.midpoint + noisy_sum / noisy_n, float(self.lower), float(self.upper))
 
-    def noise_parameters(self, noise: Noise) -> list[dict[str, Any]]:
+    def noise_parameters(self, noise: Noise, coordinates: int = 1) -> list[dict[str, Any]]:
         half = noise.split(2)
         width = (float(self.upper) - float(self.lower)) / 2.0
-        return [half.describe("centred sum", width, integer=False),
+        return [half.describe("centred sum", width, integer=False, coordinates=coordinates),
                 half.describe("count", 1, integer=True)]
 
     def describe(self) -> str:
@@ -323,7 +324,9 @@ class Grouped(Aggregate):
                 for k, v in zip(self.keys, noisy)]
 
     def noise_parameters(self, noise: Noise) -> list[dict[str, Any]]:
-        return [dict(p, part=f"{p['part']} per key") for p in self.inner.noise_parameters(noise)]
+        # the keys' values are one vector: a Gaussian release rounds it to a grid finer by √keys
+        return [dict(p, part=f"{p['part']} per key")
+                for p in self.inner.noise_parameters(noise, coordinates=len(self.keys))]
 
     def describe(self) -> str:
         return (f"{self.inner.describe()} per key of {list(self.group_by)!r} "

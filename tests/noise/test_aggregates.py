@@ -141,6 +141,20 @@ def test_grouped_sums_and_means_release_every_public_key(duck_table):
         Grouped(Sum(VALUE, 0, 1), GROUP, [])
 
 
+def test_grouped_gaussian_reports_the_grid_and_sigma_it_used(duck_table):
+    from sqlanon.noise import mechanisms
+
+    engine, _ = duck_table
+    keys = ["a", "b'c", "ü", "zzz"]
+    r = dp_query(engine, TABLE, Grouped(Sum(VALUE, 0, 80), GROUP, keys), epsilon=1.0, delta=1e-6,
+                 mechanism="gaussian", budget_epsilon=3, budget_delta=1e-5, seed=6)
+    (p,) = r.noise
+    assert (p["grid"], p["sigma"]) == mechanisms.gaussian_parameters(80.0, 1.0, 1e-6, len(keys))
+    assert p["grid"] == 2.0 ** -5                           # 80 / (1024·√4) = 0.039 → 2^-5
+    steps = np.array([v["sum"] for v in r.value]) / p["grid"]
+    np.testing.assert_array_equal(steps, np.rint(steps))
+
+
 def test_grouped_sums_spend_the_whole_epsilon_on_each_key():
     """Parallel composition: one row moves one key's sum, so each key's noise is that of a single
     sum at ε (variance 2·(Δ/ε)² before snapping), not of ε split over the keys."""
