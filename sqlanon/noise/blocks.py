@@ -209,7 +209,7 @@ def write_blocks(ds: Dataset, target: str, blocks: list[Block], schema: pa.Schem
         cur = con.cursor()
         # Written once, the blocks' bounds passed as parameters (DuckDB still pushes them into
         # the scan): a statement built per block leaves sqlglot trees, whose parent links make
-        # them cyclic garbage, for Python's collector to walk (a full collection a second).
+        # them cyclic garbage for Python's collector to walk (a full collection per 10M rows).
         values = internal("v_" + uuid.uuid4().hex[:12])
         insert = exp.insert(_select(ds, values, True, projection), target_table).sql(dialect="duckdb")
         try:
