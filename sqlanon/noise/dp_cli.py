@@ -107,18 +107,16 @@ def run_budget(args: argparse.Namespace) -> int:
     engine = open_database(args.database)
     try:
         ledger = PrivacyLedger(engine)
-        known = ledger.datasets() if ledger.exists() else []
-        names = args.dataset or known
-        missing = [n for n in names if n not in known]
+        states = ledger.states() if ledger.exists() else {}
+        names = args.dataset or list(states)
+        missing = [n for n in names if n not in states]
         if missing:
             raise PrivacyBudgetError(
                 f"no privacy budget is set for dataset {missing[0]!r} in {args.database!r}; "
-                f"datasets with a budget: {', '.join(map(repr, known)) or 'none'}")
+                f"datasets with a budget: {', '.join(map(repr, states)) or 'none'}")
         out = []
         for name in names:
-            state = ledger.state(name)
-            assert state is not None
-            entry = state.as_dict()
+            entry = states[name].as_dict()
             if args.entries:
                 entry["entries"] = [_entry(r) for r in ledger.entries(name)]
             out.append(entry)

@@ -52,8 +52,8 @@ from sqlglot import exp
 
 from sqlanon.compile.sql import (INTERNAL_PREFIX, alias, as_double, as_text, col, count_star, ident,
                                  internal, lit, table)
-from sqlanon.metrics.numeric import W, original_column, released_column
 from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.metrics.numeric import W, original_column, released_column
 from sqlanon.noise import mechanisms
 from sqlanon.noise.dp_bounds import check_not_data_range, parse_all_bounds, require_columns
 from sqlanon.noise.dp_order import METHODS, group_column, grouped_rows, label_column, value_column

@@ -324,27 +324,28 @@ class PrivacyLedger:
         """Whether this database holds a ledger (reading it creates nothing otherwise)."""
         return self.engine.relation_exists(BUDGET_TABLE)
 
-    def datasets(self) -> list[str]:
-        """The datasets that have a budget, in order of name."""
-        self.ensure_tables()
-        rows = self.engine.fetch_dicts(exp.select(col("dataset")).from_(table(BUDGET_TABLE))
-                                       .order_by(col("dataset")))
-        return [r["dataset"] for r in rows]
+    def states(self) -> dict[str, LedgerState]:
+        """Every dataset's budget and spending, by dataset name in order, from one query."""
+        return self._states(None)
 
     def state(self, dataset: str) -> LedgerState | None:
         """The dataset's budget and spending, or None if no budget was set."""
+        return self._states(dataset).get(dataset)
+
+    def _states(self, dataset: str | None) -> dict[str, LedgerState]:
         self.ensure_tables()
-        rows = self.engine.fetch_dicts(
-            exp.select(*[exp.alias_(as_text(col(c)), c, quoted=True)
-                         for c in ("epsilon_total", "delta_total", "epsilon_spent", "delta_spent")],
-                       col("neighbours"))
-            .from_(table(BUDGET_TABLE)).where(exp.EQ(this=col("dataset"), expression=lit(dataset))))
-        if not rows:
-            return None
-        r = rows[0]
-        return LedgerState(dataset, Budget(Decimal(r["epsilon_total"]), Decimal(r["delta_total"])),
-                           Budget(Decimal(r["epsilon_spent"]), Decimal(r["delta_spent"])),
-                           r["neighbours"] or ADD_REMOVE)
+        q = (exp.select(col("dataset"),
+                        *[exp.alias_(as_text(col(c)), c, quoted=True)
+                          for c in ("epsilon_total", "delta_total", "epsilon_spent", "delta_spent")],
+                        col("neighbours"))
+             .from_(table(BUDGET_TABLE)).order_by(col("dataset")))
+        if dataset is not None:
+            q = q.where(exp.EQ(this=col("dataset"), expression=lit(dataset)))
+        return {r["dataset"]: LedgerState(
+                    r["dataset"], Budget(Decimal(r["epsilon_total"]), Decimal(r["delta_total"])),
+                    Budget(Decimal(r["epsilon_spent"]), Decimal(r["delta_spent"])),
+                    r["neighbours"] or ADD_REMOVE)
+                for r in self.engine.fetch_dicts(q)}
 
     def entries(self, dataset: str) -> list[dict[str, Any]]:
         """The spends of a dataset, oldest first: id, epsilon, delta (Decimal; as spent, under
@@ -537,7 +538,6 @@ class PrivacyLedger:
         raise AssertionError("unreachable")
 
 
-
 class ReleaseBudget:
     """Charges the release of a table, DP under substitution of one record, to a ledger dataset.
 
@@ -610,6 +610,7 @@ class ReleaseBudget:
         if self.state is None:
             return {"dataset": self.dataset, "charged": None, "note": "not written yet"}
         return self.state.as_dict()
+
 
 class _Refused(Exception):
     """The conditional update matched no row: no budget, or not enough of it."""
