@@ -103,10 +103,11 @@ def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: 
     report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
     if dry_run:
         return report
+    name, exists = _target(spec, ds)
     budget = _release_budget(spec, ds, opts)
     budget.check()
     report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types, quality,
-                                                              budget)
+                                                              name, exists, budget)
     if opts.mechanism in CHARGEABLE:
         report.guarantee["ledger"] = budget.as_dict()
     return report
@@ -293,20 +294,26 @@ def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
     return out
 
 
+def _target(spec: Spec, ds: Dataset) -> tuple[str, bool]:
+    """The output's name and whether it exists (to be replaced); refused before anything is drawn,
+    set or spent when it exists and may not be replaced."""
+    in_place = spec.output.mode == "in_place"
+    name = ds.name if in_place else (spec.output.name or f"{ds.name}_anon")
+    exists = in_place or ds.engine.relation_exists(name)
+    if exists and not in_place and not spec.output.replace:
+        raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
+                        " true` is set (or choose another output.name)", path="output.name",
+                        source=spec.path)
+    return name, exists
+
+
 def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
-           types: dict[str, str], quality: bool, budget: ReleaseBudget
+           types: dict[str, str], quality: bool, name: str, exists: bool, budget: ReleaseBudget
            ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Draw and write the output; its final transaction is ``budget``'s (charged or plain)."""
     draw, keys = _draw(ds, opts, rng, n, types)
     engine = ds.engine
     schema = R.schema_of(ds)
-    in_place = spec.output.mode == "in_place"
-    name = ds.name if in_place else (spec.output.name or f"{ds.name}_anon")
-    exists = in_place or engine.relation_exists(name)
-    if exists and not in_place and not spec.output.replace:
-        raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
-                        " true` is set (or choose another output.name)", path="output.name",
-                        source=spec.path)
     blocks = B.blocks_of(ds) if draw.independent is not None else None
     if blocks is not None:
         metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality, budget)

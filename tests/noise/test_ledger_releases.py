@@ -265,6 +265,13 @@ def test_dry_run_touches_no_ledger(engine):
     assert not engine.relation_exists(BUDGET_TABLE) and not engine.relation_exists("released")
 
 
+def test_an_existing_output_is_refused_before_the_budget_is_set(engine):
+    engine.execute("CREATE TABLE released (x INTEGER)")
+    with pytest.raises(SpecError, match="'released' already exists"):
+        api.apply(spec(LAPLACE, dataset="clinic", budget_epsilon=1), engine=engine)
+    assert ledger_rows(engine) == [] and engine.fetch("SELECT * FROM released")[1] == []
+
+
 # -- the command line: a release, then queries on the same budget -------------------------------------
 
 def test_command_line_release_then_queries_share_the_budget(tmp_path: Path):
