@@ -76,8 +76,6 @@ def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any]
     p = opts.params
     kind = opts.mechanism
     guarantee: dict[str, Any] = {}
-    exprs = {a: exp.Add(this=as_double(_source(a)), expression=_value(i))
-             for i, a in enumerate(attrs)}
     schema = _float_schema(m)
 
     if kind == "uncorrelated":
