@@ -215,10 +215,11 @@ def compile_spec(spec: Spec | str, *, engine: Engine | None = None, database: st
     ``unverified`` (also a comment at the top of the SQL) lists what it could not check.
     """
     from sqlanon.outputs import compile_output_sql
-    from sqlanon.outputs.offline import CompiledSQL, compile_offline
+    from sqlanon.outputs.offline import CompiledSQL, compile_offline, refuse_search
 
     spec = _spec(spec)
     dialect = dialect or spec.output.dialect
+    refuse_search(spec)
     if offline is None:
         offline = engine is None and not (database or spec.source.database or spec.source.file)
     if offline:

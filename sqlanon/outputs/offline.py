@@ -44,6 +44,7 @@ def compile_offline(spec: Spec, dialect: str) -> CompiledSQL:
             (δ-presence matches its research subset to the table's rows).
     """
     target = profile(dialect)
+    refuse_search(spec)
     problem, levels = offline_problem(spec)
     oq = output_query(spec, list(spec.attributes), problem, levels, spec.transformation.suppression_limit,
                       target, enforce_limit=spec.output.mode != "view")
@@ -52,16 +53,21 @@ def compile_offline(spec: Spec, dialect: str) -> CompiledSQL:
     return CompiledSQL(header(spec, target.name, notes) + script, notes)
 
 
+def refuse_search(spec: Spec) -> None:
+    """``compile`` prints a fixed transformation: a spec that asks for a search has none yet."""
+    t = spec.transformation
+    if t.method == "generalization" and "search" in t.options and not t.levels:
+        raise SpecError("compile needs fixed levels, and a search needs the data: run `sqlanon anonymize "
+                        "SPEC --write-spec CHOSEN.yml` (with --database), then compile CHOSEN.yml",
+                        path="transformation.search", source=spec.path)
+
+
 def offline_problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
     """The check problem from the spec alone (QIs in spec order), and the levels to compile."""
     t = spec.transformation
     if t.method != "generalization":
         raise UnsupportedError(f"transformation.method {t.method!r} reads the data to compute its rows; "
                                "compile it with a connection (--database)")
-    if "search" in t.options and not t.levels:
-        raise SpecError("compile needs fixed levels, and a search needs the data: run `sqlanon anonymize "
-                        "SPEC --write-spec CHOSEN.yml` (with --database), then compile CHOSEN.yml",
-                        path="transformation.search", source=spec.path)
     qis = spec.quasi_identifiers
     hierarchies = {a: spec.attributes[a].hierarchy for a in qis}
     levels = {a: int(t.levels.get(a, 0)) for a in qis}

@@ -3,8 +3,8 @@
 The statement recomputes the suppression decision itself: its CTEs are the checks' relations
 (:mod:`sqlanon.compile.checks`: frequency table, generalized table, histograms, per-class statistics,
 verdict with ``__sa_keep``) over the source, and the final SELECT joins every source row, generalized,
-to its class's verdict. A one-row relation compares the rows of failing classes with the suppression
-limit; above it the statement fails (:func:`not_anonymous_failure`). Hierarchies that need a lookup table are inline ``VALUES`` CTEs, so the
+to its class's verdict. Each class also carries the table's rows and the rows of failing classes;
+when these exceed the suppression limit the statement fails (:func:`not_anonymous_failure`). Hierarchies that need a lookup table are inline ``VALUES`` CTEs, so the
 statement reads nothing but the source table and runs anywhere its dialect runs.
 """
 
@@ -32,8 +32,6 @@ ROWS = internal("r")
 """Alias of the generalized source rows in the final SELECT."""
 CLASS = internal("k")
 """Alias of the per-class verdict in the final SELECT."""
-LIMIT = internal("l")
-"""Alias of the one-row relation that decides the suppression limit."""
 LIMIT_ROWS = internal("rows")
 LIMIT_OUTLIERS = internal("outlier_rows")
 
@@ -109,29 +107,31 @@ def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, leve
     return plan.add("verdict", checks.verdict_query(stats, p.models, statistics))
 
 
-def limit_relation(plan: Plan, verdict: exp.Table) -> exp.Table:
-    """One row: the table's rows and the rows of classes that fail the models."""
+def with_totals(plan: Plan, verdict: exp.Table) -> exp.Table:
+    """The verdict with two more columns on every class: the table's rows and the rows of classes that
+    fail. Window sums over the (small) verdict, so the verdict's CTE is read once."""
     size = col(checks.SIZE)
     outliers = exp.Case().when(exp.Not(this=col(checks.KEEP)), size.copy()).else_(lit(0))
-    return plan.add("limit", exp.select(
-        alias(exp.Coalesce(this=exp.Sum(this=size.copy()), expressions=[lit(0)]), LIMIT_ROWS),
-        alias(exp.Coalesce(this=exp.Sum(this=outliers), expressions=[lit(0)]), LIMIT_OUTLIERS),
+    return plan.add("totals", exp.select(
+        exp.Star(),
+        alias(exp.Window(this=exp.Sum(this=size.copy())), LIMIT_ROWS),
+        alias(exp.Window(this=exp.Sum(this=outliers)), LIMIT_OUTLIERS),
     ).from_(verdict.copy()))
 
 
 def within_limit(suppression_limit: float) -> exp.Expression:
     """Outlier rows <= floor(limit · rows), in doubles as ARX (and :func:`suppression_budget`) computes."""
     budget = exp.Floor(this=exp.Mul(this=as_double(lit(float(suppression_limit))),
-                                    expression=as_double(col(LIMIT_ROWS, LIMIT))))
-    return exp.LTE(this=col(LIMIT_OUTLIERS, LIMIT), expression=budget)
+                                    expression=as_double(col(LIMIT_ROWS, CLASS))))
+    return exp.LTE(this=col(LIMIT_OUTLIERS, CLASS), expression=budget)
 
 
 def not_anonymous_failure(suppression_limit: float, target: DialectProfile) -> exp.Expression:
     """A boolean expression that stops the statement with an error naming the outlier rows."""
     message = exp.Concat(expressions=[
-        lit("sqlanon: not anonymous: "), as_text(col(LIMIT_OUTLIERS, LIMIT)),
+        lit("sqlanon: not anonymous: "), as_text(col(LIMIT_OUTLIERS, CLASS)),
         lit(f" rows are in classes that fail the privacy models, more than the suppression limit "
-            f"{float(suppression_limit):g} allows of "), as_text(col(LIMIT_ROWS, LIMIT)),
+            f"{float(suppression_limit):g} allows of "), as_text(col(LIMIT_ROWS, CLASS)),
         lit(" rows")], safe=False, coalesce=False)
     return fail(message, target)
 
@@ -186,13 +186,12 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
             projections.append(alias(value, c))
         elif (released := out.released(spec, c, col(c, ROWS), target)) is not None:
             projections.append(released)
+    classes = with_totals(plan, verdict) if enforce_limit else verdict
     query = exp.select(*projections).from_(exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True)).join(
-        exp.alias_(verdict, CLASS, table=True, quoted=True), on=nullsafe_join(ROWS, CLASS, p.qis),
+        exp.alias_(classes, CLASS, table=True, quoted=True), on=nullsafe_join(ROWS, CLASS, p.qis),
         join_type="inner")
     allowed: exp.Expression | None = None if mask else keep
     if enforce_limit:
-        limit = limit_relation(plan, verdict)
-        query = query.join(exp.alias_(limit, LIMIT, table=True, quoted=True), join_type="cross")
         allowed = exp.Case().when(within_limit(suppression_limit), allowed or exp.true()).else_(
             not_anonymous_failure(suppression_limit, target))
     out.query = plan.as_query(query.where(allowed) if allowed is not None else query)

@@ -176,3 +176,10 @@ def test_cli_refuses_a_search_spec_offline_in_one_line(tmp_path):
     assert out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1
     assert "--write-spec" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_search_spec_is_refused_by_compile_with_a_connection_too(people):
+    """Before, compile silently printed the bottom of the lattice (every level 0) for a search spec."""
+    spec = people_spec(transformation={"levels": {}, "search": "optimal", "suppression_limit": 1.0})
+    with pytest.raises(SpecError, match="anonymize SPEC --write-spec"):
+        api.compile_sql(spec_from_dict(spec), engine=people, dialect="duckdb")

@@ -119,10 +119,11 @@ WITH "__SA_LOOKUP0" AS (
       ), FALSE) AS "__SA_OK0"
     FROM "__SA_STATS"
   ) AS "__SA_V0"
-), "__SA_LIMIT" AS (
+), "__SA_TOTALS" AS (
   SELECT
-    COALESCE(SUM("__SA_SIZE"), 0) AS "__SA_ROWS",
-    COALESCE(SUM(CASE WHEN NOT "__SA_KEEP" THEN "__SA_SIZE" ELSE 0 END), 0) AS "__SA_OUTLIER_ROWS"
+    *,
+    SUM("__SA_SIZE") OVER () AS "__SA_ROWS",
+    SUM(CASE WHEN NOT "__SA_KEEP" THEN "__SA_SIZE" ELSE 0 END) OVER () AS "__SA_OUTLIER_ROWS"
   FROM "__SA_VERDICT"
 )
 SELECT
@@ -171,20 +172,19 @@ FROM (
   LEFT JOIN "__SA_LOOKUP0" AS "__SA_H0"
     ON "__SA_H0"."__SA_LEAF" = CAST("__SA_SRC"."AGE" AS VARCHAR)
 ) AS "__SA_R"
-INNER JOIN "__SA_VERDICT" AS "__SA_K"
+INNER JOIN "__SA_TOTALS" AS "__SA_K"
   ON "__SA_R"."AGE" IS NOT DISTINCT FROM "__SA_K"."AGE"
   AND "__SA_R"."ZIP" IS NOT DISTINCT FROM "__SA_K"."ZIP"
   AND "__SA_R"."SEX" IS NOT DISTINCT FROM "__SA_K"."SEX"
-CROSS JOIN "__SA_LIMIT" AS "__SA_L"
 WHERE
   CASE
-    WHEN "__SA_L"."__SA_OUTLIER_ROWS" <= FLOOR(CAST(0.3 AS DOUBLE) * CAST("__SA_L"."__SA_ROWS" AS DOUBLE))
+    WHEN "__SA_K"."__SA_OUTLIER_ROWS" <= FLOOR(CAST(0.3 AS DOUBLE) * CAST("__SA_K"."__SA_ROWS" AS DOUBLE))
     THEN "__SA_K"."__SA_KEEP"
     ELSE CAST(CONCAT(
       'sqlanon: not anonymous: ',
-      CAST("__SA_L"."__SA_OUTLIER_ROWS" AS VARCHAR),
+      CAST("__SA_K"."__SA_OUTLIER_ROWS" AS VARCHAR),
       ' rows are in classes that fail the privacy models, more than the suppression limit 0.3 allows of ',
-      CAST("__SA_L"."__SA_ROWS" AS VARCHAR),
+      CAST("__SA_K"."__SA_ROWS" AS VARCHAR),
       ' rows'
     ) AS INT) = 0
   END;
