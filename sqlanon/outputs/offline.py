@@ -38,13 +38,19 @@ def compile_offline(spec: Spec, dialect: str) -> CompiledSQL:
     """The spec's output script for ``dialect``, built from the spec alone.
 
     Raises:
-        SpecError: the transformation is a search (no fixed levels), a level is above its
-            hierarchy's height, or an attribute lacks the ``type:`` or ``order:`` the SQL needs.
+        SpecError: the transformation is a search (no fixed levels), the mode is ``in_place``, a level
+            is above its hierarchy's height, or an attribute lacks the ``type:`` or ``order:`` the
+            SQL needs.
         UnsupportedError: the method is not generalization, or a privacy model needs the database
             (δ-presence matches its research subset to the table's rows).
     """
     target = profile(dialect)
     refuse_search(spec)
+    if spec.output.mode == "in_place":
+        raise SpecError("in_place needs a connection: the columns the spec does not declare are unknown "
+                        "without one and would be lost from the replaced table; compile mode table or "
+                        "sql (a new relation), or compile with a connection (--database)",
+                        path="output.mode", source=spec.path)
     problem, levels = offline_problem(spec)
     oq = output_query(spec, list(spec.attributes), problem, levels, spec.transformation.suppression_limit,
                       target, enforce_limit=spec.output.mode != "view")
