@@ -196,3 +196,17 @@ def test_a_search_spec_is_refused_by_compile_with_a_connection_too(people):
     spec = people_spec(transformation={"levels": {}, "search": "optimal", "suppression_limit": 1.0})
     with pytest.raises(SpecError, match="anonymize SPEC --write-spec"):
         api.compile_sql(spec_from_dict(spec), engine=people, dialect="duckdb")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_names_in_the_header_comment_cannot_end_it(dialect):
+    """Attribute names are user text: in the header they stay on their comment line."""
+    hostile = "x\nDROP TABLE people; --\r\u2028y"
+    spec = people_spec(output={"mode": "sql"})
+    spec["attributes"][hostile] = {"role": "insensitive", "type": "integer"}
+    sql = api.compile_sql(spec_from_dict(spec), dialect=dialect)
+    header = sql[:sql.index("\nWITH")]
+    assert all(line.startswith("--") for line in header.splitlines())
+    statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    assert len(statements) == 1 and isinstance(statements[0], exp.Select)
+    assert hostile in {c.alias for c in statements[0].expressions}
