@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlanon.dataset import Dataset, open_dataset, problem_for
@@ -29,10 +31,32 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     search: dict[str, Any] | None = None
     """For ``anonymize``: the strategy, its wall time and node counts, and tied alternatives."""
+    spec: Spec | None = field(default=None, repr=False)
+    """For ``anonymize``: the input spec (:meth:`write_spec` re-emits it with the chosen levels)."""
+    written_spec: str | None = None
+    """Where :meth:`write_spec` wrote the chosen spec."""
 
     @property
     def anonymous(self) -> bool:
         return self.node.anonymous
+
+    def write_spec(self, path: str | os.PathLike[str]) -> Path:
+        """Write the input spec with the chosen levels to ``path``, and the search's report as a
+        comment at its top, so that ``apply`` and ``compile`` reuse the choice (docs/search.md)."""
+        from sqlanon.errors import SpecError
+        from sqlanon.spec.chosen import write_chosen_spec
+
+        if self.search is None or self.spec is None:
+            raise SpecError("only the report of `anonymize` carries a chosen transformation to write",
+                            path="write_spec")
+        d = self.as_dict()
+        summary = {k: d[k] for k in ("rows", "suppressed_rows", "classes", "min_class_size", "privacy",
+                                     "metrics")}
+        search = {k: v for k, v in self.search.items() if k != "ranked"}
+        written = write_chosen_spec(self.spec, self.node.levels, {"search": search, "result": summary},
+                                    path)
+        self.written_spec = str(written)
+        return written
 
     def as_dict(self) -> dict[str, Any]:
         n = self.node
@@ -58,6 +82,7 @@ class Report:
             "outputs": self.outputs,
             "warnings": self.warnings,
             **({"search": self.search} if self.search is not None else {}),
+            **({"written_spec": self.written_spec} if self.written_spec is not None else {}),
         }
 
 
@@ -173,29 +198,51 @@ def open_source(spec: Spec | str, *, engine: Engine | None = None, database: str
 
 
 def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
-                dialect: str | None = None) -> str:
-    """The spec's transformation as one SQL statement for ``dialect`` (default ``output.dialect``)."""
+                dialect: str | None = None, offline: bool | None = None) -> str:
+    """The spec's transformation as SQL for ``dialect`` (default ``output.dialect``); see
+    :func:`compile_spec`, which also says what could not be verified without a connection."""
+    return compile_spec(spec, engine=engine, database=database, dialect=dialect, offline=offline).sql
+
+
+def compile_spec(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
+                 dialect: str | None = None, offline: bool | None = None) -> Any:
+    """The SQL of the spec's output mode for ``dialect`` (a ``CompiledSQL``: ``sql``, ``unverified``).
+
+    With a connection (``engine``, ``database``, ``source.database`` or a file source) the source is
+    checked first: columns, types, hierarchy coverage, and that the transformation is anonymous.
+    Without one (``offline=True``, or nothing to connect to) the SQL is built from the spec alone
+    for a fixed transformation; it decides suppression and the suppression limit itself, and
+    ``unverified`` (also a comment at the top of the SQL) lists what it could not check.
+    """
     from sqlanon.outputs import compile_output_sql
+    from sqlanon.outputs.offline import CompiledSQL, compile_offline, refuse_search
 
     spec = _spec(spec)
+    dialect = dialect or spec.output.dialect
+    refuse_search(spec)
+    if offline is None:
+        offline = engine is None and not (database or spec.source.database or spec.source.file)
+    if offline:
+        return compile_offline(spec, dialect)
     if spec.transformation.method == "microaggregation":
-        return _microaggregation(spec, engine, database, "compile_sql",
-                                 dialect=dialect or spec.output.dialect)
+        return CompiledSQL(_microaggregation(spec, engine, database, "compile_sql", dialect=dialect))
     with _checked_node(spec, engine, database) as (ds, ev, node):
-        return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
+        return CompiledSQL(compile_output_sql(spec, ds, ev, node, dialect))
 
 
 def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
               strategy: str | None = None, metric: str | None = None,
               metrics: tuple[str, ...] | None = None, dry_run: bool = False,
-              time_limit: float | None = None, progress: bool = False) -> Report:
+              time_limit: float | None = None, progress: bool = False,
+              write_spec: str | os.PathLike[str] | None = None) -> Report:
     """Search the lattice for the transformation of least information loss, then write the output.
 
     ``strategy`` and ``metric`` default to ``transformation.search`` (``optimal``) and
     ``transformation.metric`` (``loss``). With ``time_limit`` (seconds; default
     ``transformation.time_limit``) the search may stop early with the best node found so far; the
     report's ``search.complete`` and ``search.optimal`` then say so. ``progress`` draws a progress line
-    on a terminal for searches that take more than a second.
+    on a terminal for searches that take more than a second. ``write_spec`` names a file to write
+    the spec with the chosen levels to (:meth:`Report.write_spec`), before the output is written.
     """
     from sqlanon.anonymize import search_spec, with_levels
     from sqlanon.outputs import write_output
@@ -208,13 +255,19 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
                                "to search: run `apply` (or `check`)")
     if not dry_run:
         _check_file_output(spec, engine, database)
+    if write_spec is not None:
+        from sqlanon.spec.chosen import destination
+
+        destination(spec, write_spec)  # a bad path is found before the search
     ds = open_dataset(spec, engine, database=database)
 
     def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:
         chosen = with_levels(spec, levels)
         node = ev.check(levels, spec.transformation.suppression_limit)
         report = Report(node, evaluate_metrics(_metric_names(chosen, metrics), ev, node, chosen),
-                        ev.p.qis, search=found)
+                        ev.p.qis, search=found, spec=spec)
+        if write_spec is not None:
+            report.write_spec(write_spec)
         if not dry_run:
             report.outputs = write_output(chosen, ds, ev, node)
         return report

@@ -36,11 +36,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="search and check only; write nothing")
     p.add_argument("--time-limit", type=float, help="stop the search after this many seconds and use "
                    "the best transformation found so far (reported as not proven optimal)")
+    p.add_argument("--write-spec", metavar="FILE", help="write the spec with the chosen levels (and the "
+                   "search's report as a comment) to FILE, for apply and compile")
     p = sub.add_parser("compile", help="print the transformation as SQL for a dialect")
     _add_source_options(p)
     p.add_argument("--dialect", help="duckdb, postgres, spark, snowflake, bigquery or trino "
                    "(default: output.dialect)")
     p.add_argument("--output", "-o", help="write the SQL to this file instead of standard output")
+    p.add_argument("--offline", action="store_true", help="build the SQL from the spec alone, without "
+                   "connecting (the default when the spec names no database); needs fixed levels")
 
     p = sub.add_parser("query", help="one differentially private aggregate, charged to a budget")
     from sqlanon.noise import dp_cli
@@ -105,11 +109,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.verb == "anonymize":
         report = api.anonymize(args.spec, database=args.database, strategy=args.strategy,
                                metric=args.metric, dry_run=args.dry_run,
-                               time_limit=args.time_limit, progress=True)
+                               time_limit=args.time_limit, progress=True, write_spec=args.write_spec)
         _print_report(report.as_dict(), args.json)
         return 0
     if args.verb == "compile":
-        sql = api.compile_sql(args.spec, database=args.database, dialect=args.dialect)
+        compiled = api.compile_spec(args.spec, database=args.database, dialect=args.dialect,
+                                    offline=True if args.offline else None)
+        sql = compiled.sql
+        if compiled.unverified:
+            print("sqlanon: warning: compiled without a connection; not verified (see the SQL's header): "
+                  + "; ".join(compiled.unverified), file=sys.stderr)
         if args.output:
             with open(args.output, "w", encoding="utf-8") as f:
                 f.write(sql)

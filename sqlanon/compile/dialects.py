@@ -7,6 +7,7 @@ before rendering; anything else is a :class:`~sqlanon.errors.UnsupportedError` a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,6 +48,9 @@ class DialectProfile:
     nested loop): :func:`adapt` then adds a hashable equality of the values' hashes."""
     create_or_replace_view: bool = True
     rename_table: bool = True
+    unquoted_case: str | None = None
+    """``upper`` when the target stores names written without quotes in upper case and compares
+    quoted names exactly (Snowflake): :func:`stored_case` then writes case-less names that way."""
 
     def check_function(self, func_class: str, func_name: str | None = None) -> None:
         if func_class == "Anonymous":
@@ -73,8 +77,9 @@ PROFILES: dict[str, DialectProfile] = {
         DialectProfile("postgres", "postgres", functions=_without("Median"),
                        anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
                        nullsafe_hash_join=False),
-        DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median")),
-        DialectProfile("snowflake", "snowflake", transactional_ddl=True),
+        DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
+                       anonymous_functions=frozenset({"raise_error"})),
+        DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper"),
         DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
                        functions=_without("Median"), anonymous_functions=frozenset({"to_hex"})),
         DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
@@ -110,6 +115,58 @@ def sha256_hex(text: exp.Expression, target: DialectProfile) -> exp.Expression:
     if target.name in _SHA256_RETURNS_BYTES:
         return exp.Anonymous(this="TO_HEX", expressions=[digest])
     return digest
+
+
+def fail(message: exp.Expression, target: DialectProfile) -> exp.Expression:
+    """A boolean expression that stops the statement with an error containing ``message`` (text).
+
+    Standard SQL has no RAISE in a query; a cast of the message to an integer fails on every target
+    whose casts are strict, with the message in the engine's error. Spark's casts return NULL unless
+    ANSI mode is on, so it gets its own ``raise_error``. Used only in a branch that is not taken
+    while the data satisfies the condition, so the cast is never evaluated then.
+    """
+    if target.name == "spark":
+        return exp.Is(this=exp.Anonymous(this="RAISE_ERROR", expressions=[message]), expression=exp.Null())
+    return exp.EQ(this=exp.cast(message, exp.DataType.build("int")), expression=exp.Literal.number(0))
+
+
+_CASELESS_NAME = re.compile(r"[a-z_][a-z0-9_$]*\Z")
+"""A name that would be a valid unquoted identifier and has no upper-case letter."""
+
+
+def stored_case(name: str, target: DialectProfile) -> str:
+    """The name a target stores for ``name`` as the user wrote it (docs/outputs.md, "Names").
+
+    Every name is emitted quoted (sqlglot escapes quotes in it). On Snowflake a quoted name must match
+    the stored case exactly, while a table created without quotes is stored in upper case, so a name
+    written in lower case (``adult``) is emitted as Snowflake's own tools resolve it: ``"ADULT"``.
+    Names with an upper-case letter, or characters that need quotes, are kept exactly as written.
+    Elsewhere the name is kept: PostgreSQL compares quoted names exactly (and the user writes what
+    the catalog holds), DuckDB, BigQuery, Spark and Trino resolve them without regard to case.
+
+    >>> stored_case("adult", profile("snowflake")), stored_case("Adult", profile("snowflake"))
+    ('ADULT', 'Adult')
+    >>> stored_case("adult", profile("postgres"))
+    'adult'
+    """
+    if target.unquoted_case == "upper" and _CASELESS_NAME.match(name):
+        return name.upper()
+    return name
+
+
+def stored_names(tree: exp.Expression, target: DialectProfile) -> exp.Expression:
+    """``tree`` with every identifier in the case the target stores it (:func:`stored_case`)."""
+    if target.unquoted_case is None:
+        return tree
+
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Identifier):
+            stored = stored_case(node.name, target)
+            if stored != node.name:
+                return exp.Identifier(this=stored, quoted=True)
+        return node
+
+    return tree.transform(rewrite)
 
 
 def hashable_null_safe_equality(a: exp.Expression, b: exp.Expression) -> exp.Expression:

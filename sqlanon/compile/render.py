@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlglot import ErrorLevel, exp
 from sqlglot.errors import SqlglotError
 
-from sqlanon.compile.dialects import DialectProfile, profile
+from sqlanon.compile.dialects import DialectProfile, profile, stored_names
 from sqlanon.errors import CompileError
 
 
@@ -21,12 +21,15 @@ def check_functions(tree: exp.Expression, target: DialectProfile) -> None:
 def render(tree: exp.Expression, dialect: str | DialectProfile = "duckdb", *, pretty: bool = False) -> str:
     """SQL text for ``tree`` on ``dialect``; raises if the target lacks a function used by the tree.
 
+    Names are written in the case the target stores them (:func:`~sqlanon.compile.dialects.stored_case`).
+
     >>> from sqlanon.compile.sql import col
     >>> render(exp.select(col("age")).from_("t"), "postgres")
     'SELECT "age" FROM t'
     """
     target = dialect if isinstance(dialect, DialectProfile) else profile(dialect)
     check_functions(tree, target)
+    tree = stored_names(tree, target)
     try:
         return tree.sql(dialect=target.sqlglot, pretty=pretty, unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as e:

@@ -42,4 +42,5 @@ def compile_sql(spec, ds: Dataset, dialect: str) -> str:
     pipeline.refuse_compile(spec.microaggregation)
     with pipeline.temporary_masking(spec, ds) as m:
         target = profile(dialect)
-        return modes.compile_script(spec, ds, pipeline.output_query(spec, m, target), target)
+        return modes.compile_script(spec, pipeline.output_query(spec, m, target), target,
+                                    source_name=ds.name)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlanon.compile.dialects import profile
+from sqlanon.compile.dialects import DialectProfile, profile
 from sqlanon.dataset import Dataset
 from sqlanon.errors import UnsupportedError
 from sqlanon.evaluate import Evaluator, NodeCheck
 from sqlanon.outputs import modes
-from sqlanon.outputs.query import output_query
+from sqlanon.outputs.query import OutputQuery, output_query, require_anonymous
 from sqlanon.spec.schema import Spec
 
 
@@ -30,7 +30,7 @@ def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dic
         return {"mode": "none"}
     _require_generalization(spec)
     target = profile(spec.output.dialect) if mode == "sql" else ds.engine.dialect
-    oq = output_query(spec, ds.column_names, ev, node, target)
+    oq = checked_output_query(spec, ds, ev, node, target)
     if mode == "sql":
         return modes.write_sql(spec, oq, target)
     writer = {"table": modes.write_table, "view": modes.write_view, "in_place": modes.write_in_place}
@@ -41,8 +41,16 @@ def compile_output_sql(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck, 
     """The SQL realizing the spec's output on ``dialect`` (the bare SELECT for modes sql and none)."""
     _require_generalization(spec)
     target = profile(dialect)
-    oq = output_query(spec, ds.column_names, ev, node, target)
-    return modes.compile_script(spec, ds, oq, target)
+    oq = checked_output_query(spec, ds, ev, node, target)
+    return modes.compile_script(spec, oq, target, source_name=ds.name)
+
+
+def checked_output_query(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck,
+                         target: DialectProfile) -> OutputQuery:
+    """The output statement for a node checked on the engine; refused when it is not anonymous."""
+    require_anonymous(node)
+    return output_query(spec, ds.column_names, ev.p, node.levels, node.suppression_limit, target,
+                        evaluator=ev, enforce_limit=spec.output.mode != "view")
 
 
 def _require_generalization(spec: Spec) -> None:

@@ -41,9 +41,9 @@ class Target:
         return internal("stage_" + hashlib.sha256(self.name.encode()).hexdigest()[:12])
 
 
-def output_name(spec: Spec, ds: Dataset) -> str:
-    """``output.name``, or ``<source>_anon``."""
-    return spec.output.name or f"{ds.name}_anon"
+def output_name(spec: Spec, ds: Dataset | str) -> str:
+    """``output.name``, or ``<source>_anon`` (``ds``: the source, or its relation's name)."""
+    return spec.output.name or f"{ds if isinstance(ds, str) else ds.name}_anon"
 
 
 def script_for(mode: str, oq: OutputQuery, target: Target, *, replace: bool, transaction: bool) -> str:
@@ -126,12 +126,15 @@ def write_sql(spec: Spec, oq: OutputQuery, target: DialectProfile) -> dict[str, 
     return _summary(spec, oq, "sql", dialect=target.name, sql=text)
 
 
-def compile_script(spec: Spec, ds: Dataset, oq: OutputQuery, target: DialectProfile) -> str:
-    """The SQL that the spec's output mode would run, for ``target``; a bare SELECT for ``sql``/``none``."""
+def compile_script(spec: Spec, oq: OutputQuery, target: DialectProfile, *, source_name: str) -> str:
+    """The SQL that the spec's output mode would run, for ``target``; a bare SELECT for ``sql``/``none``.
+
+    ``source_name`` is the source relation's name (the in-place target, and the default output's stem).
+    """
     mode = spec.output.mode
     if mode not in ("table", "view", "in_place"):
         return script_for("sql", oq, Target("", None, target), replace=False, transaction=False)
-    name = ds.name if mode == "in_place" else output_name(spec, ds)
+    name = source_name if mode == "in_place" else output_name(spec, source_name)
     return script_for(mode, oq, Target(name, spec.source.schema, target),
                       replace=spec.output.replace or mode == "in_place",
                       transaction=target.transactional_ddl)

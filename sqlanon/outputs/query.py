@@ -3,22 +3,23 @@
 The statement recomputes the suppression decision itself: its CTEs are the checks' relations
 (:mod:`sqlanon.compile.checks`: frequency table, generalized table, histograms, per-class statistics,
 verdict with ``__sa_keep``) over the source, and the final SELECT joins every source row, generalized,
-to its class's verdict. Hierarchies that need a lookup table are inline ``VALUES`` CTEs, so the
+to its class's verdict. Each class also carries the table's rows and the rows of failing classes;
+when these exceed the suppression limit the statement fails (:func:`not_anonymous_failure`). Hierarchies that need a lookup table are inline ``VALUES`` CTEs, so the
 statement reads nothing but the source table and runs anywhere its dialect runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 
 from sqlanon.compile import checks
-from sqlanon.compile.dialects import DialectProfile
+from sqlanon.compile.dialects import DialectProfile, fail
 from sqlanon.compile.generalize import Generalizer, lookup_values
 from sqlanon.compile.plan import Plan, nullsafe_join
-from sqlanon.compile.sql import alias, as_text, col, internal, lit
+from sqlanon.compile.sql import alias, as_double, as_text, col, internal, lit
 from sqlanon.errors import InfeasibleError
 from sqlanon.evaluate import Evaluator, NodeCheck, Problem
 from sqlanon.hierarchy.base import TOP
@@ -31,6 +32,8 @@ ROWS = internal("r")
 """Alias of the generalized source rows in the final SELECT."""
 CLASS = internal("k")
 """Alias of the per-class verdict in the final SELECT."""
+LIMIT_ROWS = internal("rows")
+LIMIT_OUTLIERS = internal("outlier_rows")
 
 
 @dataclass
@@ -79,8 +82,12 @@ def require_anonymous(node: NodeCheck) -> None:
 
 
 def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, levels: dict[str, int],
-                    evaluator: Evaluator) -> exp.Table:
-    """Add the checks' relations (as in :meth:`Evaluator.check`) to ``plan``; returns the verdict."""
+                    evaluator: Evaluator | None = None) -> exp.Table:
+    """Add the checks' relations (as in :meth:`Evaluator.check`) to ``plan``; returns the verdict.
+
+    Without ``evaluator`` (compiling without a connection) a statistic that needs relations built in
+    the database (a research subset) is refused.
+    """
     p = problem
     sensitive = list(p.sensitive)
     for m in p.models:
@@ -91,30 +98,70 @@ def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, leve
     attributes = sorted({a for s in statistics if (a := stat_attribute(s))})
     histograms = {a: plan.add(f"hist{i}", checks.histogram_query(gen, p.qis, a, p.value_order.get(a)))
                   for i, a in enumerate(attributes)}
+    extra = dict(p.extra, levels=levels)
+    if evaluator is not None:
+        extra["evaluator"] = evaluator
     ctx = checks.CheckContext(plan, list(p.qis), gen, histograms, p.value_order, p.sensitive_hierarchies,
-                              dict(p.extra, evaluator=evaluator, levels=levels))
+                              extra)
     stats = plan.add("stats", checks.stats_query(ctx, statistics))
     return plan.add("verdict", checks.verdict_query(stats, p.models, statistics))
 
 
-def output_query(spec: Spec, columns: Sequence[str], evaluator: Evaluator, node: NodeCheck,
-                 target: DialectProfile) -> OutputQuery:
-    """The anonymized rows of the spec's source under ``node``, for ``target``.
+def with_totals(plan: Plan, verdict: exp.Table) -> exp.Table:
+    """The verdict with two more columns on every class: the table's rows and the rows of classes that
+    fail. Window sums over the (small) verdict, so the verdict's CTE is read once."""
+    size = col(checks.SIZE)
+    outliers = exp.Case().when(exp.Not(this=col(checks.KEEP)), size.copy()).else_(lit(0))
+    return plan.add("totals", exp.select(
+        exp.Star(),
+        alias(exp.Window(this=exp.Sum(this=size.copy())), LIMIT_ROWS),
+        alias(exp.Window(this=exp.Sum(this=outliers)), LIMIT_OUTLIERS),
+    ).from_(verdict.copy()))
+
+
+def within_limit(suppression_limit: float) -> exp.Expression:
+    """Outlier rows <= floor(limit · rows), in doubles as ARX (and :func:`suppression_budget`) computes."""
+    budget = exp.Floor(this=exp.Mul(this=as_double(lit(float(suppression_limit))),
+                                    expression=as_double(col(LIMIT_ROWS, CLASS))))
+    return exp.LTE(this=col(LIMIT_OUTLIERS, CLASS), expression=budget)
+
+
+def not_anonymous_failure(suppression_limit: float, target: DialectProfile) -> exp.Expression:
+    """A boolean expression that stops the statement with an error naming the outlier rows."""
+    message = exp.Concat(expressions=[
+        lit("sqlanon: not anonymous: "), as_text(col(LIMIT_OUTLIERS, CLASS)),
+        lit(f" rows are in classes that fail the privacy models, more than the suppression limit "
+            f"{float(suppression_limit):g} allows of "), as_text(col(LIMIT_ROWS, CLASS)),
+        lit(" rows")], safe=False, coalesce=False)
+    return fail(message, target)
+
+
+def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: Mapping[str, int],
+                 suppression_limit: float, target: DialectProfile,
+                 evaluator: Evaluator | None = None, enforce_limit: bool = True) -> OutputQuery:
+    """The anonymized rows of the spec's source at ``levels``, for ``target``.
+
+    The statement decides everything itself: each class's verdict against every privacy model, and,
+    with ``enforce_limit``, the suppression limit (when the rows of failing classes exceed it, the
+    statement fails with an error starting ``sqlanon: not anonymous``, so that no row is written).
+    So it gives the right rows, or none, on data it was not checked against. A view is built
+    without ``enforce_limit``: it keeps suppressing per query as the table changes (docs/outputs.md).
 
     Args:
         spec: gives identifier actions and salts, and ``transformation.suppressed``.
-        columns: the source's columns in order.
-        evaluator: the checked problem (source, QIs, hierarchies, models).
-        node: the checked node; must be anonymous.
+        columns: the released columns of the source, in order.
+        problem: the source, QIs, hierarchies and models.
+        levels: the generalization level of each QI.
+        suppression_limit: the share of rows that may be suppressed.
         target: the dialect the statement is for (hash functions differ).
+        evaluator: the problem checked on an engine; None when compiling without a connection.
+        enforce_limit: make the statement fail when the failing rows exceed the suppression limit.
 
     Raises:
-        InfeasibleError: the node's outliers exceed the suppression limit.
         SpecError: an identifier's action needs a salt that is missing.
     """
-    require_anonymous(node)
-    p = evaluator.p
-    levels = {a: node.levels.get(a, 0) for a in p.qis}
+    p = problem
+    levels = {a: int(levels.get(a, 0)) for a in p.qis}
     plan = Plan(prefix=internal(""))
     lookups: dict[str, exp.Expression] = {}
     for i, a in enumerate(p.qis):
@@ -139,10 +186,13 @@ def output_query(spec: Spec, columns: Sequence[str], evaluator: Evaluator, node:
             projections.append(alias(value, c))
         elif (released := out.released(spec, c, col(c, ROWS), target)) is not None:
             projections.append(released)
+    classes = with_totals(plan, verdict) if enforce_limit else verdict
     query = exp.select(*projections).from_(exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True)).join(
-        exp.alias_(verdict, CLASS, table=True, quoted=True), on=nullsafe_join(ROWS, CLASS, p.qis),
+        exp.alias_(classes, CLASS, table=True, quoted=True), on=nullsafe_join(ROWS, CLASS, p.qis),
         join_type="inner")
-    if not mask:
-        query = query.where(keep)
-    out.query = plan.as_query(query)
+    allowed: exp.Expression | None = None if mask else keep
+    if enforce_limit:
+        allowed = exp.Case().when(within_limit(suppression_limit), allowed or exp.true()).else_(
+            not_anonymous_failure(suppression_limit, target))
+    out.query = plan.as_query(query.where(allowed) if allowed is not None else query)
     return out

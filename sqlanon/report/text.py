@@ -50,6 +50,8 @@ def format_report(r: dict[str, Any]) -> str:
                      + (f"; {len(found['alternatives'])} tied alternatives" if found["alternatives"] else "")
                      + ("" if found.get("complete", True) else
                         "; STOPPED by the time limit: the best node found so far, not proven optimal"))
+    if r.get("written_spec"):
+        lines.append(f"chosen spec written to {r['written_spec']}")
     for key, value in (r.get("outputs") or {}).items():
         lines.append(f"output {key}: {value}")
     for w in r.get("warnings") or []:

@@ -6,6 +6,7 @@ import hashlib
 
 import jinja2
 import pytest
+import sqlglot
 from sqlglot import exp
 
 from sqlanon import api
@@ -141,3 +142,57 @@ def test_identifier_mask_runs_the_same_on_duckdb_from_every_dialect():
         assert "REPEAT" not in sql.upper()
         back = sqlglot.transpile(sql, read=dialect, write="duckdb")[0]
         assert con.execute(back).fetchone()[0] == "*********", dialect
+
+
+# -- names: the case each target stores ----------------------------------------------------------
+CASE_RENDERING = {
+    # Snowflake stores unquoted names in upper case and compares quoted names exactly: `"adult"`
+    # would miss a table created as `CREATE TABLE adult`, so case-less names are written upper-case
+    "snowflake": ('"SALES"."PEOPLE"', '"AGE"', '"__SA_KEEP"'),
+    # PostgreSQL compares quoted names exactly and the catalog holds what the user wrote (folded
+    # lower-case when created unquoted); the others resolve names regardless of case
+    "postgres": ('"sales"."people"', '"age"', '"__sa_keep"'),
+    "duckdb": ('"sales"."people"', '"age"', '"__sa_keep"'),
+    "trino": ('"sales"."people"', '"age"', '"__sa_keep"'),
+    "bigquery": ("`sales`.`people`", "`age`", "`__sa_keep`"),
+    "spark": ("`sales`.`people`", "`age`", "`__sa_keep`"),
+}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_lower_case_names_are_written_as_each_target_stores_them(dialect):
+    from tests.outputs.people import people_spec
+
+    from sqlanon.spec import spec_from_dict
+
+    spec = people_spec(output={"mode": "table", "name": "people_release"})
+    spec["source"]["schema"] = "sales"
+    sql = api.compile_sql(spec_from_dict(spec), dialect=dialect, offline=True)
+    relation, column, internal_column = CASE_RENDERING[dialect]
+    assert f"FROM {relation}" in sql and column in sql and internal_column in sql
+    release = "PEOPLE_RELEASE" if dialect == "snowflake" else "people_release"
+    assert release in sql
+    if dialect == "snowflake":
+        assert '"people"' not in sql and '"age"' not in sql
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_names_with_case_or_special_characters_stay_exact_and_quoted(dialect):
+    """Mixed case, quotes, semicolons and non-ASCII letters are never folded, and still escaped."""
+    from tests.outputs.people import WEIRD_QI, WEIRD_SPEC, WEIRD_TABLE
+
+    from sqlanon.spec import spec_from_dict
+
+    spec = {**WEIRD_SPEC, "source": {"table": WEIRD_TABLE, "schema": "Straße"},
+            "output": {"mode": "sql"}}
+    spec["attributes"] = {**WEIRD_SPEC["attributes"], "MixedCase": {"role": "insensitive"}}
+    sql = api.compile_sql(spec_from_dict(spec), dialect=dialect, offline=True)
+    parsed = sqlglot.parse_one(sql, read=dialect)
+    assert not isinstance(parsed, exp.Command)
+    source = [t for t in parsed.find_all(exp.Table) if t.db]
+    assert {(t.db, t.name) for t in source} == {("Straße", WEIRD_TABLE)}
+    names = {c.name for c in parsed.find_all(exp.Column)}
+    assert {WEIRD_QI, "MixedCase"} <= names
+    assert not {n for n in names if n.upper() == "MIXEDCASE" and n != "MixedCase"}
+    for statement in sqlglot.parse(sql, read=dialect):
+        assert isinstance(statement, exp.Select)  # no name broke out into a statement of its own

@@ -251,6 +251,12 @@ WITH "__sa_lookup0" AS (
       ), FALSE) AS "__sa_ok1"
     FROM "__sa_stats"
   ) AS __sa_v0
+), "__sa_totals" AS (
+  SELECT
+    *,
+    SUM("__sa_size") OVER () AS "__sa_rows",
+    SUM(CASE WHEN NOT "__sa_keep" THEN "__sa_size" ELSE 0 END) OVER () AS "__sa_outlier_rows"
+  FROM "__sa_verdict"
 )
 SELECT
   "__sa_r"."id" AS "id",
@@ -307,7 +313,7 @@ FROM (
   LEFT JOIN "__sa_lookup0" AS "__sa_h0"
     ON "__sa_h0"."__sa_leaf" = CAST("__sa_src"."age" AS VARCHAR)
 ) AS "__sa_r"
-INNER JOIN "__sa_verdict" AS "__sa_k"
+INNER JOIN "__sa_totals" AS "__sa_k"
   ON (
     HASH_RECORD(ROW("__sa_r"."age")) = HASH_RECORD(ROW("__sa_k"."age"))
     AND NOT (
@@ -327,7 +333,11 @@ INNER JOIN "__sa_verdict" AS "__sa_k"
     )
   )
 WHERE
-  "__sa_k"."__sa_keep";
+  CASE
+    WHEN "__sa_k"."__sa_outlier_rows" <= FLOOR(CAST(1.0 AS DOUBLE PRECISION) * CAST("__sa_k"."__sa_rows" AS DOUBLE PRECISION))
+    THEN "__sa_k"."__sa_keep"
+    ELSE CAST('sqlanon: not anonymous: ' || CAST("__sa_k"."__sa_outlier_rows" AS VARCHAR) || ' rows are in classes that fail the privacy models, more than the suppression limit 1 allows of ' || CAST("__sa_k"."__sa_rows" AS VARCHAR) || ' rows' AS INT) = 0
+  END;
 DROP TABLE "people";
 ALTER TABLE "__sa_stage_c9022680f888" RENAME TO "people";
 COMMIT;

@@ -1,4 +1,4 @@
-WITH "__sa_lookup0" AS (
+WITH "__SA_LOOKUP0" AS (
   SELECT
     *
   FROM (VALUES
@@ -41,24 +41,24 @@ WITH "__sa_lookup0" AS (
     ('56', '50-59', '>=40', '*'),
     ('57', '50-59', '>=40', '*'),
     ('58', '50-59', '>=40', '*'),
-    ('59', '50-59', '>=40', '*')) AS __sa_v(__sa_leaf, __sa_l1, __sa_l2, __sa_l3)
-), "__sa_freq" AS (
+    ('59', '50-59', '>=40', '*')) AS "__SA_V"("__SA_LEAF", "__SA_L1", "__SA_L2", "__SA_L3")
+), "__SA_FREQ" AS (
   SELECT
-    "age",
-    "zip",
-    "sex",
-    "disease",
-    COUNT(*) AS "__sa_n"
-  FROM "people"
+    "AGE",
+    "ZIP",
+    "SEX",
+    "DISEASE",
+    COUNT(*) AS "__SA_N"
+  FROM "PEOPLE"
   GROUP BY
-    "age",
-    "zip",
-    "sex",
-    "disease"
-), "__sa_gen" AS (
+    "AGE",
+    "ZIP",
+    "SEX",
+    "DISEASE"
+), "__SA_GEN" AS (
   SELECT
-    "__sa_h0"."__sa_l2" AS "age",
-    CASE CAST("__sa_src"."zip" AS VARCHAR)
+    "__SA_H0"."__SA_L2" AS "AGE",
+    CASE CAST("__SA_SRC"."ZIP" AS VARCHAR)
       WHEN '47601'
       THEN '476**'
       WHEN '47602'
@@ -81,54 +81,60 @@ WITH "__sa_lookup0" AS (
       THEN '479**'
       WHEN '47911'
       THEN '479**'
-    END AS "zip",
-    "__sa_src"."sex" AS "sex",
-    "__sa_src"."disease" AS "disease",
-    "__sa_src"."__sa_n" AS "__sa_n"
-  FROM "__sa_freq" AS "__sa_src"
-  LEFT JOIN "__sa_lookup0" AS "__sa_h0"
-    ON "__sa_h0"."__sa_leaf" = CAST("__sa_src"."age" AS VARCHAR)
-), "__sa_classes" AS (
+    END AS "ZIP",
+    "__SA_SRC"."SEX" AS "SEX",
+    "__SA_SRC"."DISEASE" AS "DISEASE",
+    "__SA_SRC"."__SA_N" AS "__SA_N"
+  FROM "__SA_FREQ" AS "__SA_SRC"
+  LEFT JOIN "__SA_LOOKUP0" AS "__SA_H0"
+    ON "__SA_H0"."__SA_LEAF" = CAST("__SA_SRC"."AGE" AS VARCHAR)
+), "__SA_CLASSES" AS (
   SELECT
-    "age",
-    "zip",
-    "sex",
-    SUM("__sa_n") AS "__sa_size"
-  FROM "__sa_gen"
+    "AGE",
+    "ZIP",
+    "SEX",
+    SUM("__SA_N") AS "__SA_SIZE"
+  FROM "__SA_GEN"
   GROUP BY
-    "age",
-    "zip",
-    "sex"
-), "__sa_stats" AS (
+    "AGE",
+    "ZIP",
+    "SEX"
+), "__SA_STATS" AS (
   SELECT
-    "c"."age",
-    "c"."zip",
-    "c"."sex",
-    "c"."__sa_size"
-  FROM "__sa_classes" AS "c"
-), "__sa_verdict" AS (
+    "C"."AGE",
+    "C"."ZIP",
+    "C"."SEX",
+    "C"."__SA_SIZE"
+  FROM "__SA_CLASSES" AS "C"
+), "__SA_VERDICT" AS (
   SELECT
     *,
-    "__sa_ok0" AS "__sa_keep"
+    "__SA_OK0" AS "__SA_KEEP"
   FROM (
     SELECT
       *,
       COALESCE((
-        "__sa_size" >= 2
-      ), FALSE) AS "__sa_ok0"
-    FROM "__sa_stats"
-  ) AS __sa_v0
+        "__SA_SIZE" >= 2
+      ), FALSE) AS "__SA_OK0"
+    FROM "__SA_STATS"
+  ) AS "__SA_V0"
+), "__SA_TOTALS" AS (
+  SELECT
+    *,
+    SUM("__SA_SIZE") OVER () AS "__SA_ROWS",
+    SUM(CASE WHEN NOT "__SA_KEEP" THEN "__SA_SIZE" ELSE 0 END) OVER () AS "__SA_OUTLIER_ROWS"
+  FROM "__SA_VERDICT"
 )
 SELECT
-  "__sa_r"."id" AS "id",
-  "__sa_r"."age" AS "age",
-  "__sa_r"."zip" AS "zip",
-  "__sa_r"."sex" AS "sex",
-  "__sa_r"."disease" AS "disease"
+  "__SA_R"."ID" AS "ID",
+  "__SA_R"."AGE" AS "AGE",
+  "__SA_R"."ZIP" AS "ZIP",
+  "__SA_R"."SEX" AS "SEX",
+  "__SA_R"."DISEASE" AS "DISEASE"
 FROM (
   SELECT
-    "__sa_h0"."__sa_l2" AS "age",
-    CASE CAST("__sa_src"."zip" AS VARCHAR)
+    "__SA_H0"."__SA_L2" AS "AGE",
+    CASE CAST("__SA_SRC"."ZIP" AS VARCHAR)
       WHEN '47601'
       THEN '476**'
       WHEN '47602'
@@ -151,18 +157,28 @@ FROM (
       THEN '479**'
       WHEN '47911'
       THEN '479**'
-    END AS "zip",
-    "__sa_src"."sex" AS "sex",
-    "__sa_src"."id" AS "id",
-    "__sa_src"."name" AS "name",
-    "__sa_src"."disease" AS "disease"
-  FROM "people" AS "__sa_src"
-  LEFT JOIN "__sa_lookup0" AS "__sa_h0"
-    ON "__sa_h0"."__sa_leaf" = CAST("__sa_src"."age" AS VARCHAR)
-) AS "__sa_r"
-INNER JOIN "__sa_verdict" AS "__sa_k"
-  ON "__sa_r"."age" IS NOT DISTINCT FROM "__sa_k"."age"
-  AND "__sa_r"."zip" IS NOT DISTINCT FROM "__sa_k"."zip"
-  AND "__sa_r"."sex" IS NOT DISTINCT FROM "__sa_k"."sex"
+    END AS "ZIP",
+    "__SA_SRC"."SEX" AS "SEX",
+    "__SA_SRC"."ID" AS "ID",
+    "__SA_SRC"."NAME" AS "NAME",
+    "__SA_SRC"."DISEASE" AS "DISEASE"
+  FROM "PEOPLE" AS "__SA_SRC"
+  LEFT JOIN "__SA_LOOKUP0" AS "__SA_H0"
+    ON "__SA_H0"."__SA_LEAF" = CAST("__SA_SRC"."AGE" AS VARCHAR)
+) AS "__SA_R"
+INNER JOIN "__SA_TOTALS" AS "__SA_K"
+  ON "__SA_R"."AGE" IS NOT DISTINCT FROM "__SA_K"."AGE"
+  AND "__SA_R"."ZIP" IS NOT DISTINCT FROM "__SA_K"."ZIP"
+  AND "__SA_R"."SEX" IS NOT DISTINCT FROM "__SA_K"."SEX"
 WHERE
-  "__sa_k"."__sa_keep";
+  CASE
+    WHEN "__SA_K"."__SA_OUTLIER_ROWS" <= FLOOR(CAST(0.3 AS DOUBLE) * CAST("__SA_K"."__SA_ROWS" AS DOUBLE))
+    THEN "__SA_K"."__SA_KEEP"
+    ELSE CAST(CONCAT(
+      'sqlanon: not anonymous: ',
+      CAST("__SA_K"."__SA_OUTLIER_ROWS" AS VARCHAR),
+      ' rows are in classes that fail the privacy models, more than the suppression limit 0.3 allows of ',
+      CAST("__SA_K"."__SA_ROWS" AS VARCHAR),
+      ' rows'
+    ) AS INT) = 0
+  END;

@@ -120,6 +120,12 @@ WITH `__sa_lookup0` AS (
       ), FALSE) AS `__sa_ok0`
     FROM `__sa_stats`
   ) AS __sa_v0
+), `__sa_totals` AS (
+  SELECT
+    *,
+    SUM(`__sa_size`) OVER () AS `__sa_rows`,
+    SUM(CASE WHEN NOT `__sa_keep` THEN `__sa_size` ELSE 0 END) OVER () AS `__sa_outlier_rows`
+  FROM `__sa_verdict`
 )
 SELECT
   `__sa_r`.`id` AS `id`,
@@ -167,9 +173,19 @@ FROM (
   LEFT JOIN `__sa_lookup0` AS `__sa_h0`
     ON `__sa_h0`.`__sa_leaf` = CAST(`__sa_src`.`age` AS STRING)
 ) AS `__sa_r`
-INNER JOIN `__sa_verdict` AS `__sa_k`
+INNER JOIN `__sa_totals` AS `__sa_k`
   ON `__sa_r`.`age` IS NOT DISTINCT FROM `__sa_k`.`age`
   AND `__sa_r`.`zip` IS NOT DISTINCT FROM `__sa_k`.`zip`
   AND `__sa_r`.`sex` IS NOT DISTINCT FROM `__sa_k`.`sex`
 WHERE
-  `__sa_k`.`__sa_keep`;
+  CASE
+    WHEN `__sa_k`.`__sa_outlier_rows` <= FLOOR(CAST(0.3 AS FLOAT64) * CAST(`__sa_k`.`__sa_rows` AS FLOAT64))
+    THEN `__sa_k`.`__sa_keep`
+    ELSE CAST(CONCAT(
+      'sqlanon: not anonymous: ',
+      CAST(`__sa_k`.`__sa_outlier_rows` AS STRING),
+      ' rows are in classes that fail the privacy models, more than the suppression limit 0.3 allows of ',
+      CAST(`__sa_k`.`__sa_rows` AS STRING),
+      ' rows'
+    ) AS INT64) = 0
+  END;

@@ -1,5 +1,5 @@
-CREATE VIEW "people_release" AS
-WITH "__sa_lookup0" AS (
+CREATE VIEW "PEOPLE_RELEASE" AS
+WITH "__SA_LOOKUP0" AS (
   SELECT
     *
   FROM (VALUES
@@ -42,24 +42,24 @@ WITH "__sa_lookup0" AS (
     ('56', '50-59', '>=40', '*'),
     ('57', '50-59', '>=40', '*'),
     ('58', '50-59', '>=40', '*'),
-    ('59', '50-59', '>=40', '*')) AS __sa_v(__sa_leaf, __sa_l1, __sa_l2, __sa_l3)
-), "__sa_freq" AS (
+    ('59', '50-59', '>=40', '*')) AS "__SA_V"("__SA_LEAF", "__SA_L1", "__SA_L2", "__SA_L3")
+), "__SA_FREQ" AS (
   SELECT
-    "age",
-    "zip",
-    "sex",
-    "disease",
-    COUNT(*) AS "__sa_n"
-  FROM "people"
+    "AGE",
+    "ZIP",
+    "SEX",
+    "DISEASE",
+    COUNT(*) AS "__SA_N"
+  FROM "PEOPLE"
   GROUP BY
-    "age",
-    "zip",
-    "sex",
-    "disease"
-), "__sa_gen" AS (
+    "AGE",
+    "ZIP",
+    "SEX",
+    "DISEASE"
+), "__SA_GEN" AS (
   SELECT
-    "__sa_h0"."__sa_l2" AS "age",
-    CASE CAST("__sa_src"."zip" AS VARCHAR)
+    "__SA_H0"."__SA_L2" AS "AGE",
+    CASE CAST("__SA_SRC"."ZIP" AS VARCHAR)
       WHEN '47601'
       THEN '476**'
       WHEN '47602'
@@ -82,101 +82,101 @@ WITH "__sa_lookup0" AS (
       THEN '479**'
       WHEN '47911'
       THEN '479**'
-    END AS "zip",
-    "__sa_src"."sex" AS "sex",
-    "__sa_src"."disease" AS "disease",
-    "__sa_src"."__sa_n" AS "__sa_n"
-  FROM "__sa_freq" AS "__sa_src"
-  LEFT JOIN "__sa_lookup0" AS "__sa_h0"
-    ON "__sa_h0"."__sa_leaf" = CAST("__sa_src"."age" AS VARCHAR)
-), "__sa_hist0" AS (
+    END AS "ZIP",
+    "__SA_SRC"."SEX" AS "SEX",
+    "__SA_SRC"."DISEASE" AS "DISEASE",
+    "__SA_SRC"."__SA_N" AS "__SA_N"
+  FROM "__SA_FREQ" AS "__SA_SRC"
+  LEFT JOIN "__SA_LOOKUP0" AS "__SA_H0"
+    ON "__SA_H0"."__SA_LEAF" = CAST("__SA_SRC"."AGE" AS VARCHAR)
+), "__SA_HIST0" AS (
   SELECT
     *,
-    MAX("__sa_vr") OVER () AS "__sa_dom"
+    MAX("__SA_VR") OVER () AS "__SA_DOM"
   FROM (
     SELECT
       *,
-      SUM("__sa_c") OVER (PARTITION BY "age", "zip", "sex") AS "__sa_size",
-      SUM("__sa_c") OVER (PARTITION BY "__sa_v") AS "__sa_gc",
-      SUM("__sa_c") OVER () AS "__sa_total",
-      ROW_NUMBER() OVER (PARTITION BY "age", "zip", "sex" ORDER BY "__sa_c" DESC NULLS LAST, "__sa_v") AS "__sa_rk",
-      DENSE_RANK() OVER (ORDER BY "__sa_v") AS "__sa_vr"
+      SUM("__SA_C") OVER (PARTITION BY "AGE", "ZIP", "SEX") AS "__SA_SIZE",
+      SUM("__SA_C") OVER (PARTITION BY "__SA_V") AS "__SA_GC",
+      SUM("__SA_C") OVER () AS "__SA_TOTAL",
+      ROW_NUMBER() OVER (PARTITION BY "AGE", "ZIP", "SEX" ORDER BY "__SA_C" DESC NULLS LAST, "__SA_V") AS "__SA_RK",
+      DENSE_RANK() OVER (ORDER BY "__SA_V") AS "__SA_VR"
     FROM (
       SELECT
-        "age",
-        "zip",
-        "sex",
-        "disease" AS "__sa_v",
-        SUM("__sa_n") AS "__sa_c"
-      FROM "__sa_gen"
+        "AGE",
+        "ZIP",
+        "SEX",
+        "DISEASE" AS "__SA_V",
+        SUM("__SA_N") AS "__SA_C"
+      FROM "__SA_GEN"
       GROUP BY
-        "age",
-        "zip",
-        "sex",
-        "disease"
-    ) AS __sa_h0
-  ) AS __sa_h1
-), "__sa_classes" AS (
+        "AGE",
+        "ZIP",
+        "SEX",
+        "DISEASE"
+    ) AS "__SA_H0"
+  ) AS "__SA_H1"
+), "__SA_CLASSES" AS (
   SELECT
-    "age",
-    "zip",
-    "sex",
-    SUM("__sa_n") AS "__sa_size"
-  FROM "__sa_gen"
+    "AGE",
+    "ZIP",
+    "SEX",
+    SUM("__SA_N") AS "__SA_SIZE"
+  FROM "__SA_GEN"
   GROUP BY
-    "age",
-    "zip",
-    "sex"
-), "__sa_stats" AS (
+    "AGE",
+    "ZIP",
+    "SEX"
+), "__SA_STATS" AS (
   SELECT
-    "c"."age",
-    "c"."zip",
-    "c"."sex",
-    "c"."__sa_size",
-    "a0"."__sa_distinctcount_attribute_disease"
-  FROM "__sa_classes" AS "c"
+    "C"."AGE",
+    "C"."ZIP",
+    "C"."SEX",
+    "C"."__SA_SIZE",
+    "A0"."__SA_DISTINCTCOUNT_ATTRIBUTE_DISEASE"
+  FROM "__SA_CLASSES" AS "C"
   LEFT JOIN (
     SELECT
-      "age",
-      "zip",
-      "sex",
-      COUNT(*) AS "__sa_distinctcount_attribute_disease"
-    FROM "__sa_hist0"
+      "AGE",
+      "ZIP",
+      "SEX",
+      COUNT(*) AS "__SA_DISTINCTCOUNT_ATTRIBUTE_DISEASE"
+    FROM "__SA_HIST0"
     GROUP BY
-      "age",
-      "zip",
-      "sex"
-  ) AS "a0"
-    ON "c"."age" IS NOT DISTINCT FROM "a0"."age"
-    AND "c"."zip" IS NOT DISTINCT FROM "a0"."zip"
-    AND "c"."sex" IS NOT DISTINCT FROM "a0"."sex"
-), "__sa_verdict" AS (
+      "AGE",
+      "ZIP",
+      "SEX"
+  ) AS "A0"
+    ON "C"."AGE" IS NOT DISTINCT FROM "A0"."AGE"
+    AND "C"."ZIP" IS NOT DISTINCT FROM "A0"."ZIP"
+    AND "C"."SEX" IS NOT DISTINCT FROM "A0"."SEX"
+), "__SA_VERDICT" AS (
   SELECT
     *,
-    "__sa_ok0" AND "__sa_ok1" AS "__sa_keep"
+    "__SA_OK0" AND "__SA_OK1" AS "__SA_KEEP"
   FROM (
     SELECT
       *,
       COALESCE((
-        "__sa_size" >= 2
-      ), FALSE) AS "__sa_ok0",
+        "__SA_SIZE" >= 2
+      ), FALSE) AS "__SA_OK0",
       COALESCE((
-        "__sa_distinctcount_attribute_disease" >= 2
-      ), FALSE) AS "__sa_ok1"
-    FROM "__sa_stats"
-  ) AS __sa_v0
+        "__SA_DISTINCTCOUNT_ATTRIBUTE_DISEASE" >= 2
+      ), FALSE) AS "__SA_OK1"
+    FROM "__SA_STATS"
+  ) AS "__SA_V0"
 )
 SELECT
-  "__sa_r"."id" AS "id",
-  LPAD('', CAST(LENGTH(CAST("__sa_r"."name" AS VARCHAR)) AS INT), '*') AS "name",
-  CASE WHEN "__sa_k"."__sa_keep" THEN CAST("__sa_r"."age" AS VARCHAR) ELSE '*' END AS "age",
-  CASE WHEN "__sa_k"."__sa_keep" THEN CAST("__sa_r"."zip" AS VARCHAR) ELSE '*' END AS "zip",
-  CASE WHEN "__sa_k"."__sa_keep" THEN CAST("__sa_r"."sex" AS VARCHAR) ELSE '*' END AS "sex",
-  "__sa_r"."disease" AS "disease"
+  "__SA_R"."ID" AS "ID",
+  LPAD('', CAST(LENGTH(CAST("__SA_R"."NAME" AS VARCHAR)) AS INT), '*') AS "NAME",
+  CASE WHEN "__SA_K"."__SA_KEEP" THEN CAST("__SA_R"."AGE" AS VARCHAR) ELSE '*' END AS "AGE",
+  CASE WHEN "__SA_K"."__SA_KEEP" THEN CAST("__SA_R"."ZIP" AS VARCHAR) ELSE '*' END AS "ZIP",
+  CASE WHEN "__SA_K"."__SA_KEEP" THEN CAST("__SA_R"."SEX" AS VARCHAR) ELSE '*' END AS "SEX",
+  "__SA_R"."DISEASE" AS "DISEASE"
 FROM (
   SELECT
-    "__sa_h0"."__sa_l2" AS "age",
-    CASE CAST("__sa_src"."zip" AS VARCHAR)
+    "__SA_H0"."__SA_L2" AS "AGE",
+    CASE CAST("__SA_SRC"."ZIP" AS VARCHAR)
       WHEN '47601'
       THEN '476**'
       WHEN '47602'
@@ -199,16 +199,16 @@ FROM (
       THEN '479**'
       WHEN '47911'
       THEN '479**'
-    END AS "zip",
-    "__sa_src"."sex" AS "sex",
-    "__sa_src"."id" AS "id",
-    "__sa_src"."name" AS "name",
-    "__sa_src"."disease" AS "disease"
-  FROM "people" AS "__sa_src"
-  LEFT JOIN "__sa_lookup0" AS "__sa_h0"
-    ON "__sa_h0"."__sa_leaf" = CAST("__sa_src"."age" AS VARCHAR)
-) AS "__sa_r"
-INNER JOIN "__sa_verdict" AS "__sa_k"
-  ON "__sa_r"."age" IS NOT DISTINCT FROM "__sa_k"."age"
-  AND "__sa_r"."zip" IS NOT DISTINCT FROM "__sa_k"."zip"
-  AND "__sa_r"."sex" IS NOT DISTINCT FROM "__sa_k"."sex";
+    END AS "ZIP",
+    "__SA_SRC"."SEX" AS "SEX",
+    "__SA_SRC"."ID" AS "ID",
+    "__SA_SRC"."NAME" AS "NAME",
+    "__SA_SRC"."DISEASE" AS "DISEASE"
+  FROM "PEOPLE" AS "__SA_SRC"
+  LEFT JOIN "__SA_LOOKUP0" AS "__SA_H0"
+    ON "__SA_H0"."__SA_LEAF" = CAST("__SA_SRC"."AGE" AS VARCHAR)
+) AS "__SA_R"
+INNER JOIN "__SA_VERDICT" AS "__SA_K"
+  ON "__SA_R"."AGE" IS NOT DISTINCT FROM "__SA_K"."AGE"
+  AND "__SA_R"."ZIP" IS NOT DISTINCT FROM "__SA_K"."ZIP"
+  AND "__SA_R"."SEX" IS NOT DISTINCT FROM "__SA_K"."SEX";
