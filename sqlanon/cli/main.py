@@ -234,7 +234,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
         return run(args)
     except KeyboardInterrupt:
-        print("sqlanon: interrupted", file=sys.stderr)
+        if as_json:
+            json.dump({"error": "interrupted", "kind": "interrupted", "path": None, "file": None,
+                       "exit_code": EXIT_INTERRUPTED}, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            print("sqlanon: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except InternalError as e:
         return report_bug(e, as_json=as_json, debug=debug)

@@ -132,7 +132,7 @@ class Engine(abc.ABC):
         finally:
             self._purposes.pop()
 
-    def _log(self, statement: exp.Expression | str, sql: str) -> None:
+    def _log(self, statement: exp.Expression | str) -> None:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s: %s", self.name, redacted_sql(statement, self.dialect.sqlglot))
 
@@ -149,7 +149,7 @@ class Engine(abc.ABC):
     # -- public API -------------------------------------------------------------------------------
     def execute(self, statement: exp.Expression | str, *, purpose: str | None = None) -> None:
         sql = self.sql(statement)
-        self._log(statement, sql)
+        self._log(statement)
         try:
             self._execute(sql)
         except Exception as e:  # driver errors differ per engine; keep the cause
@@ -174,7 +174,7 @@ class Engine(abc.ABC):
               ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of a query."""
         sql = self.sql(query)
-        self._log(query, sql)
+        self._log(query)
         try:
             return self._fetch_rows(sql)
         except Exception as e:

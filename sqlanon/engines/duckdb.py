@@ -61,7 +61,7 @@ class DuckDBEngine(Engine):
 
     def fetch_arrow(self, query):  # type: ignore[override]
         sql = self.sql(query)
-        self._log(query, sql)
+        self._log(query)
         try:
             return self.con.execute(sql).to_arrow_table()
         except Exception as e:
@@ -69,7 +69,7 @@ class DuckDBEngine(Engine):
 
     def fetch_numpy(self, query):  # type: ignore[override]
         sql = self.sql(query)
-        self._log(query, sql)
+        self._log(query)
         try:
             return self.con.execute(sql).fetchnumpy()
         except Exception as e:

@@ -115,7 +115,7 @@ def run_budget(args: argparse.Namespace) -> int:
     from sqlanon.noise.dp_queries import open_database
     from sqlanon.noise.ledger import PrivacyLedger
 
-    engine = open_database(args.database)
+    engine = open_database(args.database, create=False)
     try:
         ledger = PrivacyLedger(engine)
         states = ledger.states() if ledger.exists() else {}
