@@ -134,7 +134,8 @@ def _microaggregation(spec: Spec, engine: Engine | None, database: str | None, v
 
     ds = _open_rows(spec, engine, database)
     try:
-        return getattr(verbs, verb)(spec, ds, **options)
+        with ds.engine.purpose(f"microaggregation ({verb.replace('_', ' ')})"):
+            return getattr(verbs, verb)(spec, ds, **options)
     finally:
         ds.close()
 

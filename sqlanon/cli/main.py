@@ -8,10 +8,11 @@ exception is a bug in sqlanon, reported as one line by :func:`report_bug` with :
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from sqlanon.errors import EngineError, InternalError, SpecError, SqlanonError
@@ -232,7 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             import logging
 
             logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
-        return run(args)
+        with _warnings_as_lines():
+            return run(args)
     except KeyboardInterrupt:
         if as_json:
             json.dump({"error": "interrupted", "kind": "interrupted", "path": None, "file": None,
@@ -247,6 +249,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_error(e, as_json=as_json, debug=debug)
     except Exception as e:  # anything else is a bug in sqlanon, never a traceback for a user
         return report_bug(e, as_json=as_json, debug=debug)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Python warnings as ``sqlanon: warning: <message>``: one line, without the source line."""
+    import warnings
+
+    def show(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+        print(f"sqlanon: warning: {_one_line(str(message))}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def _shown(path: str) -> str:

@@ -60,7 +60,8 @@ def describe(statement: exp.Expression | str) -> str:
         target = statement.expressions[0]
     name = target.name if isinstance(target, exp.Table) else ""
     if name.startswith(INTERNAL_PREFIX):
-        return f"{type(statement).__name__.lower()} a working table"
+        verb = "insert into" if isinstance(statement, exp.Insert) else type(statement).__name__.lower()
+        return f"{verb} a working table"
     if isinstance(statement, exp.Create):
         return f"create {str(statement.args.get('kind') or 'relation').lower()} {name}".strip()
     if isinstance(statement, exp.Insert):

@@ -164,3 +164,17 @@ def test_usage_errors_are_one_line_with_exit_code_2(workdir: Path, cli):
 def test_main_without_arguments_prints_usage_not_a_traceback(capsys):
     assert main([]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_warnings_are_one_line_without_source_lines(workdir: Path, cli):
+    """A hierarchy warning printed Python's two-line form (file:line: SqlanonWarning, then the
+    warn() call's source line)."""
+    (workdir / "zip.csv").write_text("".join(f"2305{i};230**;*\n" for i in range(10))
+                                     + "23050;230**;*\n")
+    (workdir / "dup.yml").write_text(SPEC.replace("{mask: {levels: 5}}", "zip.csv")
+                                     .replace("zip: 5}", "zip: 1}"))
+    r = cli("check", "dup.yml")
+    assert r.code in (0, 1), r.err
+    warning_lines = [line for line in r.err.splitlines() if line]
+    assert warning_lines and all(line.startswith("sqlanon: warning: ") for line in warning_lines)
+    assert "listed twice" in r.err and "warnings.warn" not in r.err
