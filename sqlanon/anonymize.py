@@ -51,7 +51,8 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     limit = spec.transformation.suppression_limit
     nodes, where = node_evaluator(ev, limit, metric, weights)
-    bar = TerminalProgress(metric) if progress else None
+    bar = TerminalProgress(metric, attributes=ev.p.qis, total=lattice_of(ev.p).size) \
+        if progress else None
     try:
         result = search_within(lattice_of(ev.p), nodes, strategy, time_limit=time_limit, progress=bar)
     finally:

@@ -105,19 +105,49 @@ def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: No
                      spec: Spec) -> dict[str, float]:
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     ctx = MetricContext(ev, node, weights, spec.metric_options)
-    return {name: get_metric(name, "metrics").compute(ctx) for name in names}
+    with ev.engine.purpose("metrics"):
+        return {name: get_metric(name, "metrics").compute(ctx) for name in names}
+
+
+def _open_rows(spec: Spec, engine: Engine | None, database: str | None) -> Dataset:
+    """The spec's source, which must hold at least one row.
+
+    An empty table is an error rather than trivially anonymous: there is nothing to release, and
+    every figure of the report (suppression limit, loss, class sizes) is a ratio over no rows.
+    """
+    from sqlglot import exp
+
+    from sqlanon.errors import SpecError
+
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        with ds.engine.purpose("count the source's rows"):
+            _, rows = ds.engine.fetch(exp.select(exp.Literal.number(1)).from_(ds.relation.copy())
+                                      .limit(1))
+        if not rows:
+            where = "source.file" if spec.source.file else "source.table"
+            raise SpecError(f"{ds.name!r} has no rows: there is nothing to anonymize", path=where,
+                            source=spec.path)
+    except BaseException:
+        ds.close()
+        raise
+    return ds
 
 
 @contextlib.contextmanager
 def _checked_node(spec: Spec, engine: Engine | None, database: str | None
                   ) -> Iterator[tuple[Dataset, Evaluator, NodeCheck]]:
     """Open the source, check the spec's node with one generalizing scan, and clean up after."""
-    ds = open_dataset(spec, engine, database=database)
+    ds = _open_rows(spec, engine, database)
     try:
         problem = problem_for(spec, ds)
         levels = levels_of(spec, problem.qis)
-        with Evaluator(problem, scan_levels=levels) as ev:
-            yield ds, ev, ev.check(levels, spec.transformation.suppression_limit)
+        with ds.engine.purpose("class statistics"):
+            ev = Evaluator(problem, scan_levels=levels)
+        with ev:
+            with ds.engine.purpose("class statistics"):
+                node = ev.check(levels, spec.transformation.suppression_limit)
+            yield ds, ev, node
     finally:
         ds.close()
 
@@ -127,9 +157,10 @@ def _microaggregation(spec: Spec, engine: Engine | None, database: str | None, v
     """``method: microaggregation``: the verb of :mod:`sqlanon.microagg.verbs` on the opened source."""
     from sqlanon.microagg import verbs
 
-    ds = open_dataset(spec, engine, database=database)
+    ds = _open_rows(spec, engine, database)
     try:
-        return getattr(verbs, verb)(spec, ds, **options)
+        with ds.engine.purpose(f"microaggregation ({verb.replace('_', ' ')})"):
+            return getattr(verbs, verb)(spec, ds, **options)
     finally:
         ds.close()
 
@@ -173,7 +204,8 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     with _checked_node(spec, engine, database) as (ds, ev, node):
         report = Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
         if not dry_run:
-            report.outputs = write_output(spec, ds, ev, node)
+            with ds.engine.purpose("write the output"):
+                report.outputs = write_output(spec, ds, ev, node)
         return report
 
 
@@ -220,6 +252,12 @@ def compile_spec(spec: Spec | str, *, engine: Engine | None = None, database: st
     spec = _spec(spec)
     dialect = dialect or spec.output.dialect
     refuse_search(spec)
+    if spec.transformation.method == "noise":
+        from sqlanon.errors import SpecError
+
+        raise SpecError("compile prints the SQL of a fixed transformation; noise is drawn when the "
+                        "output is written, so there is no SQL to print: run apply",
+                        path="transformation.method", source=spec.path)
     if offline is None:
         offline = engine is None and not (database or spec.source.database or spec.source.file)
     if offline:
@@ -259,28 +297,33 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
         from sqlanon.spec.chosen import destination
 
         destination(spec, write_spec)  # a bad path is found before the search
-    ds = open_dataset(spec, engine, database=database)
+    ds = _open_rows(spec, engine, database)
 
     def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:
         chosen = with_levels(spec, levels)
-        node = ev.check(levels, spec.transformation.suppression_limit)
+        with ds.engine.purpose("class statistics"):
+            node = ev.check(levels, spec.transformation.suppression_limit)
         report = Report(node, evaluate_metrics(_metric_names(chosen, metrics), ev, node, chosen),
                         ev.p.qis, search=found, spec=spec)
         if write_spec is not None:
             report.write_spec(write_spec)
         if not dry_run:
-            report.outputs = write_output(chosen, ds, ev, node)
+            with ds.engine.purpose("write the output"):
+                report.outputs = write_output(chosen, ds, ev, node)
         return report
 
     try:
         problem = problem_for(spec, ds)
         with Evaluator(problem) as ev:
-            levels, found = search_spec(spec, ev, strategy=strategy, metric=metric,
-                                        time_limit=time_limit, progress=progress)
+            with ds.engine.purpose("search"):
+                levels, found = search_spec(spec, ev, strategy=strategy, metric=metric,
+                                            time_limit=time_limit, progress=progress)
             if found["evaluated_in"] == "sql":  # the raw frequency table is there: reuse it
                 return finish(ev, levels, found)
         # searched in memory: one generalizing scan checks the chosen node, as `check` does
-        with Evaluator(problem, scan_levels=levels) as ev:
+        with ds.engine.purpose("class statistics"):
+            ev = Evaluator(problem, scan_levels=levels)
+        with ev:
             return finish(ev, levels, found)
     finally:
         ds.close()

@@ -10,9 +10,10 @@ from sqlglot import exp
 from sqlanon.compile.sql import table
 from sqlanon.engines.base import Engine
 from sqlanon.engines.connect import connect
-from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.errors import EngineError, SpecError, did_you_mean
 from sqlanon.evaluate import Problem
 from sqlanon.spec.schema import Spec
+from sqlanon.value_types import check_value_types
 
 
 @dataclass
@@ -42,7 +43,7 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
     owns = engine is None
     if engine is None:
         target = database or src.database or spec.output.database
-        engine = connect(target)
+        engine = connect(target, create=bool(src.file))  # a file source's database is an output
     try:
         if src.file:
             if engine.name != "duckdb":
@@ -58,7 +59,11 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
                 if src.all_text:
                     opts["all_varchar"] = True
             name = src.relation_name
-            engine.register_file(name, src.file, kind=src.format or "csv", options=opts)  # type: ignore[attr-defined]
+            try:
+                engine.register_file(name, src.file, kind=src.format or "csv", options=opts)  # type: ignore[attr-defined]
+            except EngineError as e:
+                raise SpecError(f"cannot read {src.file} as {(src.format or 'csv').upper()}: {e.detail}",
+                                path="source.file", source=spec.path) from e
         else:
             name = src.table or ""
             if not engine.relation_exists(name):
@@ -91,6 +96,7 @@ def problem_for(spec: Spec, ds: Dataset) -> Problem:
     order = ds.column_names
     qis = sorted(spec.quasi_identifiers, key=order.index)
     hierarchies = {a: spec.attributes[a].hierarchy for a in qis}
+    check_value_types(ds.engine, ds.relation, dict(ds.columns), hierarchies, spec.path)
     sensitive = sorted(spec.sensitive, key=order.index)
     value_order = {a: list(spec.attributes[a].order) for a in sensitive if spec.attributes[a].order}
     sens_h = {a: spec.attributes[a].hierarchy for a in sensitive if spec.attributes[a].hierarchy}

@@ -16,6 +16,9 @@ OCCUPATIONS = ["Clerical", "Sales", "Engineering", "Teaching", "Health care", "C
                "Management", "Transport", "Hospitality", "Research", "Farming", "Legal"]
 SEX = {"F": ["*"], "M": ["*"]}
 
+DEFAULT_DATABASE = "sqlanon_demo/people.duckdb"
+"""In a folder of its own, so that the database and its spec do not litter the working directory."""
+
 SPEC = """\
 # A complete sqlanon spec: written by `sqlanon demo`, readable as a template.
 source: {{table: people, database: {database}}}
@@ -75,12 +78,16 @@ def _flow(mapping: dict[str, list[str]]) -> str:
 
 
 def run_demo(database: str, *, rows: int = 100_000, seed: int = 7) -> dict[str, Any]:
-    """Create ``people`` in ``database``, write ``<database>.spec.yml`` beside it, apply it, return the report."""
+    """Create ``people`` in ``database``, write ``<database>.spec.yml`` beside it, apply it, return the report.
+
+    The database's folder is created when missing; nothing is written anywhere else.
+    """
     import duckdb
 
     from sqlanon import api
 
     db = Path(database).resolve()
+    db.parent.mkdir(parents=True, exist_ok=True)
     for p in (db, Path(str(db) + ".wal")):
         p.unlink(missing_ok=True)
     con = duckdb.connect(str(db))

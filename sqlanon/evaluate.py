@@ -328,6 +328,9 @@ class Evaluator:
     def _checked_levels(self, levels: Mapping[str, int]) -> dict[str, int]:
         out = {a: int(levels.get(a, 0)) for a in self.p.qis}
         for a, lv in out.items():
+            if self.p.hierarchies[a] is None:
+                raise HierarchyError("a quasi-identifier needs a hierarchy to be generalized",
+                                     path=f"attributes.{a}.hierarchy")
             if lv > self.p.hierarchies[a].height:
                 raise HierarchyError(f"level {lv} is above the hierarchy's height "
                                      f"{self.p.hierarchies[a].height}", path=f"transformation.levels.{a}")

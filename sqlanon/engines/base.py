@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import logging
+import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -12,7 +13,8 @@ from sqlglot import exp
 
 from sqlanon.compile.dialects import DialectProfile, adapt, profile
 from sqlanon.compile.render import render
-from sqlanon.compile.sql import ident, table
+from sqlanon.compile.secrets import redacted_sql
+from sqlanon.compile.sql import INTERNAL_PREFIX, ident, table
 from sqlanon.errors import EngineError
 
 if TYPE_CHECKING:
@@ -22,6 +24,55 @@ if TYPE_CHECKING:
 log = logging.getLogger("sqlanon")
 
 Statement = "exp.Expression | str"
+
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+_SINGLE_QUOTED = re.compile(r"'(?:[^']|'')*'")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+# DB-API and driver classes whose messages quote the data (or the statement's text) they failed on
+_ECHOING = {"DataError", "IntegrityError", "InvalidInputException", "ConstraintException",
+            "ConversionException", "OutOfRangeException", "ParserException", "SyntaxException",
+            "SyntaxError"}
+
+
+def driver_message(error: BaseException) -> str:
+    """The first line of a driver's error, without the values it quotes from the statement or data.
+
+    Engines add context lines (DuckDB's ``LINE 1: <statement>``, PostgreSQL's ``DETAIL: Key
+    (...)=(...)``) and quote literals (``'S3cretSalt!'``) and data values (``Could not convert string
+    'Alice'``): only the first line stays, single-quoted text always becomes ``'…'``, and for errors
+    about data or syntax double-quoted text and numbers become ``…`` too.
+    """
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    first = lines[0] if lines else type(error).__name__
+    if _ECHOING & {c.__name__ for c in type(error).__mro__}:
+        return _NUMBER.sub("…", _QUOTED.sub("…", first))
+    return _SINGLE_QUOTED.sub("'…'", first)
+
+
+def describe(statement: exp.Expression | str) -> str:
+    """A short name for what a statement does (``create table people_anon``), without its literals."""
+    if not isinstance(statement, exp.Expression):
+        return "a statement"
+    target = statement.this if isinstance(statement, (exp.Create, exp.Insert, exp.Alter)) else None
+    if isinstance(target, exp.Schema):
+        target = target.this
+    if isinstance(statement, exp.Drop) and statement.expressions:
+        target = statement.expressions[0]
+    name = target.name if isinstance(target, exp.Table) else ""
+    if name.startswith(INTERNAL_PREFIX):
+        verb = "insert into" if isinstance(statement, exp.Insert) else type(statement).__name__.lower()
+        return f"{verb} a working table"
+    if isinstance(statement, exp.Create):
+        return f"create {str(statement.args.get('kind') or 'relation').lower()} {name}".strip()
+    if isinstance(statement, exp.Insert):
+        return f"insert into {name}".strip()
+    if isinstance(statement, exp.Drop):
+        return f"drop {str(statement.args.get('kind') or '').lower()} {name}".strip()
+    if isinstance(statement, exp.Alter):
+        return f"alter {name}".strip()
+    if isinstance(statement, exp.Query):
+        return "a query"
+    return "a statement"
 
 
 class Engine(abc.ABC):
@@ -33,6 +84,7 @@ class Engine(abc.ABC):
 
     name: ClassVar[str]
     dialect_name: ClassVar[str]
+    _purposes: list[str]
 
     @property
     def dialect(self) -> DialectProfile:
@@ -69,14 +121,40 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
+    # -- errors -----------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def purpose(self, what: str) -> Iterator[None]:
+        """Name the step the statements inside belong to (``class statistics``), for their errors."""
+        if "_purposes" not in self.__dict__:
+            self._purposes = []
+        self._purposes.append(what)
+        try:
+            yield
+        finally:
+            self._purposes.pop()
+
+    def _log(self, statement: exp.Expression | str) -> None:
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s: %s", self.name, redacted_sql(statement, self.dialect.sqlglot))
+
+    def error(self, error: BaseException, statement: exp.Expression | str,
+              purpose: str | None = None) -> EngineError:
+        """An :class:`EngineError` for a driver error: the step and the engine's first line; the
+        statement (salts redacted) only in its ``sql``."""
+        what = purpose or (self.__dict__.get("_purposes") or [None])[-1] or describe(statement)
+        detail = driver_message(error)
+        return EngineError(f"{self.name}: {what} failed: {detail}",
+                           sql=redacted_sql(statement, self.dialect.sqlglot), purpose=what,
+                           detail=detail)
+
     # -- public API -------------------------------------------------------------------------------
-    def execute(self, statement: exp.Expression | str) -> None:
+    def execute(self, statement: exp.Expression | str, *, purpose: str | None = None) -> None:
         sql = self.sql(statement)
-        log.debug("%s: %s", self.name, sql)
+        self._log(statement)
         try:
             self._execute(sql)
         except Exception as e:  # driver errors differ per engine; keep the cause
-            raise EngineError(f"{self.name} failed on:\n{sql}\n{type(e).__name__}: {e}") from e
+            raise self.error(e, statement, purpose) from e
 
     def execute_many(self, statements: Sequence[exp.Expression | str]) -> None:
         for s in statements:
@@ -93,14 +171,15 @@ class Engine(abc.ABC):
     def _execute_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
         raise NotImplementedError
 
-    def fetch(self, query: exp.Expression | str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def fetch(self, query: exp.Expression | str, *, purpose: str | None = None
+              ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of a query."""
         sql = self.sql(query)
-        log.debug("%s: %s", self.name, sql)
+        self._log(query)
         try:
             return self._fetch_rows(sql)
         except Exception as e:
-            raise EngineError(f"{self.name} failed on:\n{sql}\n{type(e).__name__}: {e}") from e
+            raise self.error(e, query, purpose) from e
 
     def fetch_dicts(self, query: exp.Expression | str) -> list[dict[str, Any]]:
         names, rows = self.fetch(query)

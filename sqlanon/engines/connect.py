@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlanon.engines.base import Engine
-from sqlanon.errors import SpecError
+from sqlanon.errors import EngineError, SpecError
 
 
-def connect(target: str | None = None) -> Engine:
+def connect(target: str | None = None, *, create: bool = False) -> Engine:
     """Connect to a database.
 
     ``None`` or ``":memory:"`` gives an in-memory DuckDB; a path gives a DuckDB file;
     ``postgresql://...`` (or ``postgres://``) connects to PostgreSQL.
+
+    A DuckDB file that does not exist is an error naming the path, unless ``create`` (for a database
+    that receives an output): a mistyped path must not silently become a new, empty database.
     """
     if target is None or target in (":memory:", "duckdb://", "duckdb:///:memory:"):
         from sqlanon.engines.duckdb import DuckDBEngine
@@ -25,6 +30,9 @@ def connect(target: str | None = None) -> Engine:
     if "://" in target:
         raise SpecError(f"unsupported connection {target.split('://')[0]!r}: use a DuckDB file path "
                         "or a postgresql:// URL")
+    if not create and not Path(target).exists():
+        raise EngineError(f"the DuckDB database {target!r} does not exist (sqlanon opens an existing "
+                          "database; it creates a file only for an output)")
     from sqlanon.engines.duckdb import DuckDBEngine
 
     return DuckDBEngine(target)

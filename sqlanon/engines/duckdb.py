@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any, ClassVar
 
 from sqlglot import exp
 
 from sqlanon.compile.sql import internal, table
-from sqlanon.engines.base import Engine
+from sqlanon.engines.base import Engine, driver_message
 from sqlanon.errors import EngineError
+
+
+def _open(database: str, read_only: bool) -> Any:
+    """A DuckDB connection; a locked file or a directory is an error naming the path."""
+    import duckdb
+
+    if database != ":memory:" and Path(database).is_dir():
+        raise EngineError(f"duckdb: {database!r} is a directory, not a DuckDB database file")
+    try:
+        return duckdb.connect(database, read_only=read_only)
+    except duckdb.Error as e:
+        if "lock" in str(e).lower():
+            raise EngineError(f"duckdb: the database {database!r} is locked by another process; "
+                              "close it there (DuckDB lets one process write a file) and retry") from e
+        raise EngineError(f"duckdb: cannot open {database!r}: {driver_message(e)}") from e
 
 
 class DuckDBEngine(Engine):
@@ -18,10 +34,8 @@ class DuckDBEngine(Engine):
 
     def __init__(self, database: str = ":memory:", *, read_only: bool = False,
                  connection: Any = None) -> None:
-        import duckdb
-
         self.database = database
-        self.con = connection if connection is not None else duckdb.connect(database, read_only=read_only)
+        self.con = connection if connection is not None else _open(database, read_only)
 
     def _execute(self, sql: str) -> None:
         self.con.execute(sql)
@@ -47,17 +61,19 @@ class DuckDBEngine(Engine):
 
     def fetch_arrow(self, query):  # type: ignore[override]
         sql = self.sql(query)
+        self._log(query)
         try:
             return self.con.execute(sql).to_arrow_table()
         except Exception as e:
-            raise EngineError(f"duckdb failed on:\n{sql}\n{type(e).__name__}: {e}") from e
+            raise self.error(e, query) from e
 
     def fetch_numpy(self, query):  # type: ignore[override]
         sql = self.sql(query)
+        self._log(query)
         try:
             return self.con.execute(sql).fetchnumpy()
         except Exception as e:
-            raise EngineError(f"duckdb failed on:\n{sql}\n{type(e).__name__}: {e}") from e
+            raise self.error(e, query) from e
 
     def _begin(self) -> None:
         self.con.execute("BEGIN TRANSACTION")

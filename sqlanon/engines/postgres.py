@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from sqlanon.compile.sql import ident, table
-from sqlanon.engines.base import Engine
+from sqlanon.engines.base import Engine, driver_message
 from sqlanon.errors import EngineError, UnsupportedError
 
 _NUMERIC_OID = 1700
@@ -53,7 +53,7 @@ class PostgresEngine(Engine):
         try:
             self.con = connection if connection is not None else psycopg.connect(dsn, autocommit=True)
         except psycopg.Error as e:
-            raise EngineError(f"postgres: cannot connect: {e}") from e
+            raise EngineError(f"postgres: cannot connect: {driver_message(e)}") from e
         self.con.autocommit = True
 
     # -- hooks ------------------------------------------------------------------------------------
@@ -64,8 +64,8 @@ class PostgresEngine(Engine):
         try:
             with self.con.cursor() as cur:
                 cur.executemany(sql, rows)  # type: ignore[arg-type]  # rendered by sqlglot
-        except psycopg.Error as e:
-            raise EngineError(f"postgres failed on:\n{sql}\n{type(e).__name__}: {e}") from e
+        except Exception as e:  # psycopg is imported where the connection is made
+            raise self.error(e, sql) from e
 
     def _fetch_rows(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         cur = self.con.execute(sql)  # type: ignore[arg-type]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlanon.report.text import plain
+
 
 @dataclass
 class MicroaggregationReport:
@@ -44,7 +46,7 @@ def format_text(r: dict[str, Any]) -> str:
         width = max(len(k) for k in r["metrics"])
         lines += [f"  {name:<{width}}  {v:.10g}" for name, v in r["metrics"].items()]
     if r["outputs"]:
-        lines.append("output: " + ", ".join(f"{k}={v}" for k, v in r["outputs"].items()
+        lines.append("output: " + ", ".join(f"{k}={plain(v, nested=True)}" for k, v in r["outputs"].items()
                                              if k not in ("sql", "warnings")))
         if "sql" in r["outputs"]:
             lines.append(r["outputs"]["sql"].rstrip())

@@ -28,6 +28,7 @@ from sqlglot import exp
 
 from sqlanon.compile.sql import alias, internal, lit, table
 from sqlanon.dataset import Dataset
+from sqlanon.engines.base import driver_message
 from sqlanon.errors import EngineError
 from sqlanon.noise.rows import BATCH_ROWS, SOURCE, VALUES, schema_of
 
@@ -255,5 +256,5 @@ def write_blocks(ds: Dataset, target: str, blocks: list[Block], schema: pa.Schem
         error = errors[0]
         if isinstance(error, EngineError):
             raise error
-        raise EngineError(f"duckdb failed writing the perturbed rows into {target!r}: "
-                          f"{type(error).__name__}: {error}") from error
+        raise EngineError(f"duckdb: writing the perturbed rows into {target!r} failed: "
+                          f"{driver_message(error)}") from error

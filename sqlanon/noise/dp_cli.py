@@ -12,6 +12,17 @@ from sqlanon.errors import SpecError
 from sqlanon.noise.ledger import PrivacyBudgetError
 
 
+def _amount(text: str) -> float:
+    """An ε or δ option: a finite number >= 0 the ledger can hold, else argparse's one-line error."""
+    from sqlanon.noise.ledger import amount
+
+    try:
+        amount(text, "the value")
+    except PrivacyBudgetError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return float(text)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--database", required=True,
                    help="a DuckDB file, or a postgresql:// URL (the ledger lives there too)")
@@ -30,14 +41,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keys", nargs="+", metavar="KEY",
                    help="the public keys of a --histogram or --group-by (several columns: values "
                         "joined by ',')")
-    p.add_argument("--epsilon", type=float, required=True, help="the epsilon this answer spends")
-    p.add_argument("--delta", type=float, default=0.0,
+    p.add_argument("--epsilon", type=_amount, required=True, help="the epsilon this answer spends")
+    p.add_argument("--delta", type=_amount, default=0.0,
                    help="the delta this answer spends (with --mechanism gaussian)")
     p.add_argument("--mechanism", choices=("laplace", "gaussian"), default="laplace")
     p.add_argument("--dataset", help="the name the budget is kept under (default: the table)")
-    p.add_argument("--budget-epsilon", type=float,
+    p.add_argument("--budget-epsilon", type=_amount,
                    help="the dataset's total epsilon, set once on first use")
-    p.add_argument("--budget-delta", type=float, default=0.0,
+    p.add_argument("--budget-delta", type=_amount, default=0.0,
                    help="the dataset's total delta, set once with --budget-epsilon")
     p.add_argument("--budget-neighbours", choices=("add/remove", "substitution"),
                    default="add/remove",
@@ -104,7 +115,7 @@ def run_budget(args: argparse.Namespace) -> int:
     from sqlanon.noise.dp_queries import open_database
     from sqlanon.noise.ledger import PrivacyLedger
 
-    engine = open_database(args.database)
+    engine = open_database(args.database, create=False)
     try:
         ledger = PrivacyLedger(engine)
         states = ledger.states() if ledger.exists() else {}

@@ -56,8 +56,11 @@ class DPResult:
                 "budget": self.ledger.as_dict()}
 
 
-def open_database(target: str, *, timeout: float = 30.0) -> Engine:
+def open_database(target: str, *, timeout: float = 30.0, create: bool = True) -> Engine:
     """Connect to ``target``; a DuckDB file held by another process is retried until ``timeout``.
+
+    ``create=False`` for a database that must hold data already (a table to query, budgets to
+    read): a DuckDB file that does not exist is then an error naming it, not a new empty file.
 
     DuckDB lets one process at a time open a database file for writing; the others fail with
     "Could not set lock on file". Waiting for the holder to close it serializes ledger spends of
@@ -69,7 +72,7 @@ def open_database(target: str, *, timeout: float = 30.0) -> Engine:
     pause = 0.01
     while True:
         try:
-            return connect(target)
+            return connect(target, create=create)
         except Exception as e:
             if "lock" not in str(e).lower():
                 raise
@@ -117,7 +120,7 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
     check_mechanism(mechanism, float(delta))
     check_neighbours(budget_neighbours, "budget_neighbours")
     if isinstance(database, str):
-        engine = open_database(database, timeout=lock_timeout)
+        engine = open_database(database, timeout=lock_timeout, create=False)
         try:
             return _run(engine, table, aggregate, epsilon, delta, dataset, budget_epsilon,
                         budget_delta, budget_neighbours, mechanism, seed, trust_bounds)

@@ -65,11 +65,15 @@ SUBSTITUTION = "substitution"
 NEIGHBOURS = (ADD_REMOVE, SUBSTITUTION)
 _QUANTUM = Decimal("1e-18")
 _AMOUNT = "decimal(38, 18)"
+_LIMIT = Decimal(10) ** 20
+"""The first amount DECIMAL(38, 18) cannot hold (38 digits, 18 of them fractional)."""
 T = TypeVar("T")
 
 
 class PrivacyBudgetError(SqlanonError, ValueError):
     """The privacy budget is missing, invalid, or would be exceeded. Nothing was spent."""
+
+    kind = "budget"
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,9 @@ def amount(value: object, what: str, *, rounding: str = ROUND_CEILING) -> Decima
         raise PrivacyBudgetError(f"{what} must be a number, got {value!r}") from None
     if not d.is_finite() or d < 0:
         raise PrivacyBudgetError(f"{what} must be a finite number >= 0, got {value!r}")
+    if d >= _LIMIT:
+        raise PrivacyBudgetError(f"{what} must be below 1e20 (the ledger keeps {_AMOUNT}), got "
+                                 f"{value!r}")
     with localcontext() as ctx:
         ctx.prec = 60  # room for the 18 fractional digits of large amounts
         return d.quantize(_QUANTUM, rounding=rounding)

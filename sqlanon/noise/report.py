@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlanon.report.text import plain
+
 
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"
-    if isinstance(v, dict):
-        return ", ".join(f"{k}={_fmt(x)}" for k, x in v.items())
-    return str(v)
+    return plain(v)
 
 
 def format_text(r: dict[str, Any]) -> str:
@@ -27,7 +27,7 @@ def format_text(r: dict[str, Any]) -> str:
         for name, value in r["metrics"].items():
             lines.append(f"  {name}: {_fmt(value)}")
     for key, value in (r.get("outputs") or {}).items():
-        lines.append(f"output {key}: {value}")
+        lines.append(f"output {key}: {plain(value)}")
     for w in r.get("warnings") or []:
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"

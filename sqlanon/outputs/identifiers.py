@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlanon.compile.dialects import DialectProfile, sha256_hex
+from sqlanon.compile.secrets import secret
 from sqlanon.compile.sql import as_text, lit
 from sqlanon.errors import SpecError
 from sqlanon.spec.schema import Attribute
@@ -22,7 +23,7 @@ def salted_hash(value: exp.Expression, salt: str, target: DialectProfile) -> exp
 
     The same string on every target; in Python: ``hashlib.sha256((salt + value).encode()).hexdigest()``.
     """
-    text = exp.Concat(expressions=[lit(salt), as_text(value)], safe=False, coalesce=False)
+    text = exp.Concat(expressions=[secret(salt), as_text(value)], safe=False, coalesce=False)
     return exp.Case().when(exp.Is(this=value.copy(), expression=exp.Null()), exp.Null()).else_(
         sha256_hex(text, target))
 

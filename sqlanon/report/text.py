@@ -11,6 +11,31 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def plain(value: Any, *, nested: bool = False) -> str:
+    """A value of a report as a person reads it, never as a Python repr.
+
+    Lists as ``a, b`` (inside another value as ``[a, b]``), mappings as ``key=value`` (a node:
+    ``age=2, zip=1``), a list of mappings separated by ``;``, numbers without trailing noise.
+
+    >>> plain({"age": (0.0, 120.0)}), plain(["a", "b"])
+    ('age=[0, 120]', 'a, b')
+    """
+    if isinstance(value, bool) or value is None:
+        return str(value).lower() if value is not None else "none"
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    if isinstance(value, dict):
+        text = ", ".join(f"{k}={plain(v, nested=True)}" for k, v in value.items())
+        return f"{{{text}}}" if nested else text
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+        separator = "; " if any(isinstance(v, dict) for v in items) else ", "
+        text = separator.join(plain(v, nested=True) if not isinstance(v, dict) else plain(v)
+                              for v in items)
+        return f"[{text}]" if nested else text
+    return str(value)
+
+
 def format_report(r: dict[str, Any]) -> str:
     if r.get("transformation", {}).get("method") == "noise":
         from sqlanon.noise.report import format_text as noise_text
@@ -53,7 +78,7 @@ def format_report(r: dict[str, Any]) -> str:
     if r.get("written_spec"):
         lines.append(f"chosen spec written to {r['written_spec']}")
     for key, value in (r.get("outputs") or {}).items():
-        lines.append(f"output {key}: {value}")
+        lines.append(f"output {key}: {plain(value)}")
     for w in r.get("warnings") or []:
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"

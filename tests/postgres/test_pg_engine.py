@@ -65,9 +65,21 @@ def test_temporary_tables_replace_and_rename(pg):
         other.close()
 
 
-def test_errors_carry_the_sql(pg):
-    with pytest.raises(EngineError, match=r'postgres failed on:\nSELECT \* FROM "nope"'):
+def test_errors_name_the_step_and_carry_the_sql_for_debugging(pg):
+    """The message is one line without the statement; the statement is kept for --debug."""
+    with pytest.raises(EngineError, match=r'^postgres: a query failed: relation "nope" does not exist') \
+            as info:
         pg.fetch(exp.select("*").from_(table("nope")))
+    assert "\n" not in str(info.value) and 'FROM "nope"' in (info.value.sql or "")
+
+
+def test_data_values_are_not_in_messages(pg):
+    """PostgreSQL quotes the value it could not convert: invalid input syntax for type integer: "Alice"."""
+    pg.execute("CREATE TEMPORARY TABLE who (name text)")
+    pg.execute("INSERT INTO who VALUES ('Alice')")
+    with pytest.raises(EngineError, match="invalid input syntax for type integer") as info:
+        pg.fetch(exp.select(exp.cast(exp.column("name"), "int")).from_(table("who")))
+    assert "Alice" not in str(info.value)
 
 
 def test_copy_csv_keeps_text_as_is(pg, tmp_path):

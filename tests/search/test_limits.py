@@ -64,12 +64,12 @@ def test_time_limit_must_be_positive(adult_engine, adult_dir):
 def test_terminal_progress_line(capsys):
     from sqlanon.search.limits import TerminalProgress
 
-    bar = TerminalProgress("loss", after=0.0)
+    bar = TerminalProgress("loss", attributes=["sex", "age", "race"], total=60, after=0.0)
     bar.enabled = True  # as on a terminal
     bar(1, None, None)
     bar(25, (0, 4, 1), 0.573150965559)
     bar.close()
     err = capsys.readouterr().err
-    assert "searching: 1 nodes checked, best none yet" in err
-    assert "searching: 25 nodes checked, best [0, 4, 1] loss=0.573151" in err
+    assert "searching: 1 of 60 nodes checked, best: none yet" in err
+    assert "searching: 25 of 60 nodes checked, best: sex=0, age=4, race=1 (loss 0.573151)" in err
     assert err.endswith("\n")
