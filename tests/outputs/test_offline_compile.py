@@ -158,8 +158,8 @@ def test_offline_header_says_what_it_could_not_verify():
 def test_a_spec_naming_a_database_compiles_against_it_unless_offline(tmp_path, people):
     spec = people_spec(output={"mode": "sql"})
     spec["source"]["database"] = str(tmp_path / "absent.duckdb")
-    with pytest.raises(SpecError):
-        api.compile_sql(spec_from_dict(spec), dialect="duckdb")  # connects: the table is not there
+    with pytest.raises(EngineError, match="absent.duckdb' does not exist"):
+        api.compile_sql(spec_from_dict(spec), dialect="duckdb")  # connects: the database is not there
     assert "without a connection" in api.compile_sql(spec_from_dict(spec), dialect="duckdb", offline=True)
 
 
