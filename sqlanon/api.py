@@ -197,7 +197,7 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     report's ``search.complete`` and ``search.optimal`` then say so. ``progress`` draws a progress line
     on a terminal for searches that take more than a second.
     """
-    from sqlanon.anonymize import search_spec, with_levels
+    from sqlanon.search.run import search_spec, with_levels
     from sqlanon.outputs import write_output
 
     spec = _spec(spec)
