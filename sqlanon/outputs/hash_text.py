@@ -131,12 +131,6 @@ def _int(n: int) -> exp.Expression:
     return exp.Literal.number(n)
 
 
-def _pad(text: exp.Expression, length: exp.Expression, left: bool) -> exp.Expression:
-    """Pad with zeros to ``length`` (an INT: DuckDB has no LPAD over BIGINT)."""
-    return exp.Pad(this=text, expression=exp.cast(length, exp.DataType.build("int")), fill_pattern=lit("0"),
-                   is_left=left)
-
-
 def _trim(text: exp.Expression, chars: str, position: str) -> exp.Expression:
     return exp.Trim(this=text, expression=lit(chars), position=position)
 
@@ -148,10 +142,6 @@ def _strpos(text: exp.Expression, needle: str) -> exp.Expression:
 def _substring(text: exp.Expression, start: exp.Expression, length: exp.Expression | None = None
                ) -> exp.Expression:
     return exp.Substring(this=text, start=start, length=length)
-
-
-def _length(text: exp.Expression) -> exp.Expression:
-    return exp.Length(this=text)
 
 
 def _decimal_text(value: exp.Expression) -> exp.Expression:
@@ -166,64 +156,54 @@ def _double_text(value: exp.Expression, target: DialectProfile) -> exp.Expressio
     zero = exp.EQ(this=double.copy(), expression=exp.Literal.number("0.0"))
     if target.name == "duckdb":  # DuckDB's cast already writes Python's repr
         return exp.Case().when(zero, lit("0.0")).else_(as_text(double))
-    return exp.Case().when(zero, lit("0.0")).else_(python_float_repr(as_text(double), double))
+    return exp.Case().when(zero, lit("0.0")).else_(repr_from_shortest(as_text(double), double))
 
 
-def python_float_repr(text: exp.Expression, double: exp.Expression) -> exp.Expression:
+# Python's repr writes a double in plain notation from 1e-4 up to 1e16, else as d.ddde±XX
+_PLAIN_FROM, _PLAIN_BELOW = "1e-4", "1e16"
+# every double of that range, in its shortest digits (at most 17), fits 16 + 21 decimal places
+_PLAIN_DECIMAL = exp.DataType.build("decimal(38, 21)")
+
+
+def repr_from_shortest(text: exp.Expression, double: exp.Expression) -> exp.Expression:
     """Python's ``repr`` of a non-zero double, rewritten from ``text``, the engine's shortest
-    round-trip text of it in any usual notation (``3``, ``3.0``, ``1e+20``, ``1.0E20``, ``NaN``,
-    ``Infinity``): the same digits, placed as Python places them (exponent below 1e-4 and from 1e16
-    on, at least two exponent digits)."""
-    lower = exp.Lower(this=text)
-    negative = exp.LT(this=double.copy(), expression=_int(0))
-    sign = exp.Case().when(negative.copy(), lit("-")).else_(lit(""))
-    a = _trim(lower.copy(), "-", "LEADING")  # the magnitude's text
-    e_at = _strpos(a.copy(), "e")
-    no_e = exp.EQ(this=e_at.copy(), expression=_int(0))
-    mantissa = exp.Case().when(no_e.copy(), a.copy()).else_(
-        _substring(a.copy(), _int(1), exp.Sub(this=e_at.copy(), expression=_int(1))))
-    exponent = exp.Case().when(no_e.copy(), _int(0)).else_(exp.cast(
-        _substring(a.copy(), exp.Add(this=e_at.copy(), expression=_int(1))), exp.DataType.build("int")))
-    point = _strpos(mantissa.copy(), ".")
-    before_point = exp.Case().when(exp.EQ(this=point.copy(), expression=_int(0)), _length(mantissa.copy())) \
-        .else_(exp.Sub(this=point.copy(), expression=_int(1)))
-    all_digits = exp.Case().when(exp.EQ(this=point.copy(), expression=_int(0)), mantissa.copy()).else_(
-        _concat(_substring(mantissa.copy(), _int(1), exp.Sub(this=point.copy(), expression=_int(1))),
-                _substring(mantissa.copy(), exp.Add(this=point.copy(), expression=_int(1)))))
-    unpadded = _trim(all_digits.copy(), "0", "LEADING")
-    leading_zeros = exp.Paren(this=exp.Sub(this=_length(all_digits.copy()), expression=_length(unpadded.copy())))
-    digits = _trim(unpadded, "0", "TRAILING")
-    e10 = exp.Paren(this=exp.Add(this=exp.Sub(this=exp.Sub(this=before_point, expression=_int(1)),
-                                               expression=leading_zeros), expression=exponent))
-    n = _length(digits.copy())
+    round-trip text of it in any usual notation (``3``, ``3.0``, ``1e+15``, ``1.0E20``, ``NaN``,
+    ``Infinity``): the same digits, placed as Python places them.
 
-    def e(): return e10.copy()
+    In Python's plain range the digits go through an exact decimal (which drops the engine's choice of
+    notation); outside it the engine writes them as ``d.ddd`` and an exponent, which are rewritten as
+    Python's ``e+XX``.
+    """
+    lower = exp.Lower(this=text.copy())
+    magnitude = exp.Abs(this=double.copy())
+    in_plain_range = exp.and_(exp.GTE(this=magnitude.copy(), expression=exp.Literal.number(_PLAIN_FROM)),
+                              exp.LT(this=magnitude.copy(), expression=exp.Literal.number(_PLAIN_BELOW)))
 
-    def d(): return digits.copy()
+    decimal_text = as_text(exp.cast(text.copy(), _PLAIN_DECIMAL))
+    trimmed = _trim(decimal_text.copy(), "0", "TRAILING")
+    plain = exp.Case().when(exp.EQ(this=_strpos(decimal_text.copy(), "."), expression=_int(0)),
+                            _concat(decimal_text.copy(), lit(".0"))) \
+        .when(exp.Like(this=trimmed.copy(), expression=lit("%.")), _concat(trimmed.copy(), lit("0"))) \
+        .else_(trimmed)
 
+    e_at = _strpos(lower.copy(), "e")
+    mantissa = _substring(lower.copy(), _int(1), exp.Sub(this=e_at.copy(), expression=_int(1)))
+    exponent = exp.cast(_substring(lower.copy(), exp.Add(this=e_at.copy(), expression=_int(1))),
+                        exp.DataType.build("int"))
     scientific = _concat(
-        _substring(d(), _int(1), _int(1)),
-        exp.Case().when(exp.GT(this=n.copy(), expression=_int(1)), _concat(lit("."), _substring(d(), _int(2))))
+        _trim(_trim(mantissa, "0", "TRAILING"), ".", "TRAILING"), lit("e"),
+        exp.Case().when(exp.LT(this=exponent.copy(), expression=_int(0)), lit("-")).else_(lit("+")),
+        exp.Case().when(exp.LT(this=exp.Abs(this=exponent.copy()), expression=_int(10)), lit("0"))
         .else_(lit("")),
-        lit("e"),
-        exp.Case().when(exp.LT(this=e(), expression=_int(0)), lit("-")).else_(lit("+")),
-        exp.Case().when(exp.LT(this=exp.Abs(this=e()), expression=_int(10)), lit("0")).else_(lit("")),
-        as_text(exp.Abs(this=e())))
-    below_one = _concat(lit("0."), _pad(lit(""), exp.Sub(this=exp.Neg(this=e()), expression=_int(1)), left=True),
-                        d())
-    whole = exp.Add(this=e(), expression=_int(1))
-    plain = exp.Case().when(
-        exp.GT(this=n.copy(), expression=whole.copy()),
-        _concat(_substring(d(), _int(1), whole.copy()), lit("."),
-                _substring(d(), exp.Add(this=e(), expression=_int(2))))
-    ).else_(_concat(_pad(d(), whole.copy(), left=False), lit(".0")))
-    finite = exp.Case().when(exp.or_(exp.LT(this=e(), expression=_int(-4)),
-                                     exp.GTE(this=e(), expression=_int(16))), scientific) \
-        .when(exp.LT(this=e(), expression=_int(0)), below_one).else_(plain)
+        as_text(exp.Abs(this=exponent.copy())))
+
+    negative = exp.LT(this=double.copy(), expression=_int(0))
     return exp.Case() \
         .when(exp.Like(this=lower.copy(), expression=lit("%nan%")), lit("nan")) \
-        .when(exp.Like(this=lower.copy(), expression=lit("%inf%")), _concat(sign.copy(), lit("inf"))) \
-        .else_(_concat(sign, finite))
+        .when(exp.Like(this=lower.copy(), expression=lit("%inf%")),
+              exp.Case().when(negative, lit("-inf")).else_(lit("inf"))) \
+        .when(in_plain_range, plain) \
+        .else_(scientific)
 
 
 _FORMATS = {"date": "%Y-%m-%d", "timestamp": "%Y-%m-%d %H:%M:%S.%f", "timestamptz": "%Y-%m-%d %H:%M:%S.%f"}

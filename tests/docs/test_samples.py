@@ -122,7 +122,8 @@ def make_world(where: Path) -> None:
                    for a in range(0, 100)) + "NA;unknown;unknown;*\n"
     for name in ("hierarchies/age.csv", "adult_hierarchy_age.csv"):
         _write(where / name, ages)
-    _write(where / "adult_hierarchy_education.csv", "Bachelors;Higher;*\nMasters;Higher;*\nHS-grad;School;*\n")
+    _write(where / "adult_hierarchy_education.csv",
+           "Bachelors;Higher;*\nMasters;Higher;*\nHS-grad;School;*\n")
     _write(where / "adult_hierarchy_occupation.csv", "Sales;White;*\nCraft-repair;Blue;*\n")
 
 
@@ -161,7 +162,8 @@ def run_python(block: Block) -> None:
 
 # a fragment is validated inside a spec over the people table; a lone hierarchy sits on a new column
 FRAGMENT_BASE = {"source": {"table": "people", "database": "people.duckdb"},
-                 "attributes": {"age": {"role": "quasi_identifier", "hierarchy": {"intervals": {"widths": [10]}}}}}
+                 "attributes": {"age": {"role": "quasi_identifier",
+                                        "hierarchy": {"intervals": {"widths": [10]}}}}}
 
 
 def as_spec(data: dict) -> dict:
@@ -205,7 +207,8 @@ def run_bash(block: Block) -> None:
 
     for command in commands(block.code):
         args = shlex.split(command, comments=True)
-        assert args[0] == "sqlanon", f"{block.id}: only sqlanon commands run here; skip the block: {command}"
+        assert args[0] == "sqlanon", \
+            f"{block.id}: only sqlanon commands run here; mark the block to skip: {command}"
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
