@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -116,9 +115,7 @@ def canonical_text(value: Any) -> str:
         return value.isoformat(sep=" ", timespec="microseconds")
     if isinstance(value, datetime.date):
         return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return str(value)
+    return str(value)  # text, and a uuid.UUID as lower-case hyphenated
 
 
 # -- SQL ------------------------------------------------------------------------------------------
