@@ -77,6 +77,14 @@ def parse_types(columns: Iterable[tuple[str, str]], dialect: str) -> dict[str, e
     return types
 
 
+_SPEC_TYPES = {"integer": "bigint", "decimal": "decimal", "date": "date", "string": "varchar"}
+
+
+def declared_types(attribute_types: dict[str, str]) -> dict[str, exp.DataType]:
+    """The types a spec declares (``type: integer``, ...), for when the database is not at hand."""
+    return {a: exp.DataType.build(_SPEC_TYPES[t]) for a, t in attribute_types.items() if t in _SPEC_TYPES}
+
+
 def canonical_sql(value: exp.Expression, data_type: exp.DataType | None,
                   target: DialectProfile) -> exp.Expression:
     """SQL giving the canonical text of ``value`` (of type ``data_type``) on ``target``; NULL for NULL."""

@@ -24,7 +24,7 @@ from sqlanon.evaluate import Evaluator, NodeCheck, Problem
 from sqlanon.hierarchy.base import TOP
 from sqlanon.hierarchy.table import TableHierarchy
 from sqlanon.models.base import stat_attribute
-from sqlanon.outputs.hash_text import parse_types
+from sqlanon.outputs.hash_text import declared_types, parse_types
 from sqlanon.outputs.identifiers import identifier_expression
 from sqlanon.spec.schema import Spec
 
@@ -132,8 +132,9 @@ def output_query(spec: Spec, columns: Sequence[str], evaluator: Evaluator, node:
     rows = generalizer.select(p.source, levels, keep=others)
     keep = col(checks.KEEP, CLASS)
     mask = spec.transformation.suppressed == "mask"
-    out = OutputQuery(exp.select(), types=parse_types(p.extra.get("column_types", {}).items(),
-                                                     p.engine.dialect.sqlglot))
+    types = {**declared_types(p.extra.get("attribute_types", {})),
+             **parse_types(p.extra.get("column_types", {}).items(), p.engine.dialect.sqlglot)}
+    out = OutputQuery(exp.select(), types=types)
     projections: list[exp.Expression] = []
     for c in columns:
         if c in p.qis:

@@ -205,3 +205,10 @@ def test_every_dialect_renders_the_canonical_text_of_each_type(dialect):
             assert "UTC" in sql.upper(), sql
         if kind == "boolean":
             assert "'true'" in sql and "'false'" in sql, sql
+
+
+def test_a_declared_type_decides_the_text_when_the_database_does_not_say():
+    """`type: decimal` in the spec: a decimal's canonical text even without the column's type."""
+    types = hash_text.declared_types({"a": "decimal", "b": "integer", "c": "ordinal"})
+    assert hash_text.kind_of(types["a"]) == "decimal" and hash_text.kind_of(types["b"]) == "integer"
+    assert "c" not in types
