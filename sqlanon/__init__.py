@@ -2,7 +2,9 @@
 
 Modules, from the user's side inward:
 
-* :mod:`sqlanon.api`: ``check``, ``apply``, ``compile_sql``: the verbs of the command line;
+* :mod:`sqlanon.api`: ``check``, ``apply``, ``anonymize``, ``compile_sql``: the verbs of the command
+  line (also here, as ``sqlanon.check`` ...), with ``dp_query`` and ``dp_microaggregate`` from
+  :mod:`sqlanon.noise`;
 * :mod:`sqlanon.spec`: the specification (YAML or Python objects);
 * :mod:`sqlanon.hierarchy`: generalization hierarchies (ARX CSV files and builders);
 * :mod:`sqlanon.models`: privacy models, each a per-class SQL check;
@@ -16,6 +18,7 @@ Modules, from the user's side inward:
 from __future__ import annotations
 
 from sqlanon.api import Report as Report
+from sqlanon.api import anonymize as anonymize
 from sqlanon.api import apply as apply
 from sqlanon.api import check as check
 from sqlanon.api import compile_sql as compile_sql
@@ -31,6 +34,17 @@ from sqlanon.spec import spec_from_dict as spec_from_dict
 
 __all__ = [
     "HierarchyError", "InfeasibleError", "Report", "SpecError", "SqlanonError", "Spec",
-    "UnsupportedError", "apply", "check", "compile_sql", "connect", "load_spec", "spec_from_dict",
+    "UnsupportedError", "anonymize", "apply", "check", "compile_sql", "connect", "dp_microaggregate",
+    "dp_query", "load_spec", "spec_from_dict",
 ]
 __version__ = "0.1.0"
+
+_NOISE = ("dp_query", "dp_microaggregate")  # loaded on first use, as in sqlanon.noise
+
+
+def __getattr__(name: str) -> object:
+    if name in _NOISE:
+        import sqlanon.noise
+
+        return getattr(sqlanon.noise, name)
+    raise AttributeError(f"module 'sqlanon' has no attribute {name!r}")

@@ -282,7 +282,7 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     on a terminal for searches that take more than a second. ``write_spec`` names a file to write
     the spec with the chosen levels to (:meth:`Report.write_spec`), before the output is written.
     """
-    from sqlanon.anonymize import search_spec, with_levels
+    from sqlanon.search.run import search_spec, with_levels
     from sqlanon.outputs import write_output
 
     spec = _spec(spec)

@@ -78,10 +78,12 @@ PROFILES: dict[str, DialectProfile] = {
                        anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
                        nullsafe_hash_join=False),
         DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
-                       anonymous_functions=frozenset({"raise_error"})),
+                       anonymous_functions=frozenset(
+                           {"raise_error", "to_utc_timestamp", "current_timezone"})),
         DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper"),
         DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
-                       functions=_without("Median"), anonymous_functions=frozenset({"to_hex"})),
+                       functions=_without("Median"), anonymous_functions=frozenset(
+                           {"to_hex", "format_date", "format_datetime", "format_timestamp"})),
         DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
                        anonymous_functions=frozenset({"to_utf8"})),
     )

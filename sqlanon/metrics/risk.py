@@ -1,10 +1,10 @@
 """Re-identification risk of the released classes (El Emam's attacker models, ARX's definitions).
 
 Suppressed records are not released, so they carry no risk: as in ARX's RiskModelHistogram, the
-prosecutor, journalist and marketer figures run over the U = n − S released records, and a node
-without any released record has risk 0. ``sample_uniques`` looks at all n records before suppression
-and ``record_linkage`` at the intruder's n original records (a suppressed one is never linked). When
-the node is not anonymous nothing is suppressed and every class counts.
+prosecutor, journalist and marketer figures and ``sample_uniques`` describe the released table: they
+run over the U = n − S released records, and a node without any released record has risk 0. Only
+``record_linkage`` is named for another population, the intruder's n original records (a suppressed
+one is never linked). When the node is not anonymous nothing is suppressed and every class counts.
 
 El Emam & Dankar, Protecting privacy using k-anonymity, JAMIA 15(5), 2008;
 El Emam, Guide to the de-identification of personal health information, CRC 2013 (prosecutor,
@@ -29,10 +29,9 @@ _F = internal("f")
 
 @dataclass(frozen=True)
 class ClassHistogram:
-    """Classes by size, ``{size: number of classes}``: the released ones and all before suppression."""
+    """Released classes by size, ``{size: number of classes}``."""
 
     kept: dict[int, int]
-    all: dict[int, int]
 
     @property
     def records(self) -> int:
@@ -49,7 +48,7 @@ def histogram(ctx: MetricContext) -> ClassHistogram:
             .where(where).group_by(col(SIZE))
         return {int(s): int(c) for s, c in ctx.engine.fetch(q)[1]}
 
-    return ctx.memo("risk.histogram", lambda: ClassHistogram(query(ctx.kept()), query(exp.true())))
+    return ctx.memo("risk.histogram", lambda: ClassHistogram(query(ctx.kept())))
 
 
 class RiskMetric(Metric):
@@ -106,12 +105,13 @@ class MarketerRisk(RiskMetric):
 
 @register
 class SampleUniques(RiskMetric):
-    """Share of all n records that are alone in their class, before suppression."""
+    """Share of the released records that are alone in their class (after suppression)."""
 
     name: ClassVar[str] = "sample_uniques"
 
     def compute(self, ctx: MetricContext) -> float:
-        return histogram(ctx).all.get(1, 0) / ctx.n
+        h = histogram(ctx)
+        return h.kept.get(1, 0) / h.records if h.records else 0.0
 
 
 @register

@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from sqlanon.factorize import group_ids
 from sqlanon.microagg.projection import axis_of, scores
 from sqlanon.microagg.registry import NominalColumn, Records
 
@@ -47,10 +47,10 @@ def projection_blocks(scores: np.ndarray, size: int, k: int) -> list[np.ndarray]
 
 def strata_blocks(values: Sequence[np.ndarray], k: int) -> list[np.ndarray]:
     """Rows grouped by their values of the stratifying columns; strata below ``k`` rows pooled."""
-    frame = pd.DataFrame({f"c{i}": pd.Series(v, dtype=object).astype(str).where(pd.notna(v), None)
-                          for i, v in enumerate(values)})
-    codes = frame.groupby(list(frame.columns), dropna=False, sort=True).ngroup().to_numpy()
-    strata = [np.flatnonzero(codes == g) for g in range(codes.max() + 1)] if len(codes) else []
+    texts = [np.array([None if _missing(x) else str(x) for x in np.asarray(v, dtype=object)], dtype=object)
+             for v in values]
+    codes, sizes = group_ids(texts, sort_key=lambda t: (t is None, t or ""))  # by text, NULL last
+    strata = [np.flatnonzero(codes == g) for g in range(len(sizes))]
     big = [s for s in strata if len(s) >= k]
     small = [s for s in strata if len(s) < k]
     if not small:
@@ -61,6 +61,10 @@ def strata_blocks(values: Sequence[np.ndarray], k: int) -> list[np.ndarray]:
     smallest = min(range(len(big)), key=lambda i: len(big[i]))
     big[smallest] = np.sort(np.concatenate([big[smallest], pool]))
     return big
+
+
+def _missing(x: object) -> bool:
+    return x is None or (isinstance(x, float) and x != x)
 
 
 def subset(records: Records, rows: np.ndarray) -> Records:

@@ -99,10 +99,11 @@ def released_query(keyed: exp.Expression, columns: Sequence[str], key: RowKey, g
 
 
 def output_rows(spec: Spec, released: exp.Expression, columns: Sequence[str],
-                target: DialectProfile) -> OutputQuery:
+                target: DialectProfile, types: dict[str, exp.DataType] | None = None) -> OutputQuery:
     """The output SELECT: released rows with identifiers treated by their action (as generalization
-    does), undeclared columns copied with a warning, the synthetic key left out."""
-    out = OutputQuery(exp.select())
+    does, hashed by their source ``types``), undeclared columns copied with a warning, the synthetic
+    key left out."""
+    out = OutputQuery(exp.select(), types=dict(types or {}))
     projections = []
     rel = internal("r")
     for c in columns:

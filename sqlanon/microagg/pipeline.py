@@ -42,6 +42,7 @@ from sqlanon.microagg import blocking, masking, rows
 from sqlanon.microagg.progress import ProgressLine
 from sqlanon.microagg.projection import projection_axis, projection_query
 from sqlanon.microagg.quality import group_sizes, information_loss
+from sqlanon.outputs.hash_text import parse_types
 from sqlanon.microagg.registry import Records, get_algorithm, get_centroid, traits
 from sqlanon.microagg.settings import MicroaggregationSettings
 from sqlanon.microagg.sql_ranking import individual_ranking
@@ -76,6 +77,8 @@ class Masking:
     numeric: list[str]
     group_table: str | None = None
     warnings: list[str] = field(default_factory=list)
+    types: dict[str, exp.DataType] = field(default_factory=dict)
+    """The source columns' types (identifiers are hashed in their type's canonical text)."""
 
     def summary(self) -> dict[str, Any]:
         s = self.settings
@@ -150,6 +153,7 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, temporar
         m = _sql_masking(spec, ds, settings, key, keyed, n, nulls)
     else:
         m = _pulled_masking(spec, ds, settings, key, keyed, kinds, n, group_table, temporary, progress)
+    m.types = parse_types(ds.columns, engine.dialect.sqlglot)
     m.warnings += [f"privacy model {model} is not checked by microaggregation; the report gives the "
                    "achieved k only" for model in spec.privacy if getattr(model, "name", "") != "k_anonymity"]
     return m
@@ -337,7 +341,7 @@ def temporary_masking(spec: Spec, ds: Dataset, *, progress: bool = False) -> Ite
 
 
 def output_query(spec: Spec, m: Masking, target: DialectProfile) -> OutputQuery:
-    return masking.output_rows(spec, m.output_source, m.columns, target)
+    return masking.output_rows(spec, m.output_source, m.columns, target, m.types)
 
 
 def quality(ds: Dataset, m: Masking) -> dict[str, Any]:

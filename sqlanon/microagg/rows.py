@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from sqlglot import exp
 
 from sqlanon.compile.sql import alias, col, count_star, internal, lit
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
+from sqlanon.factorize import group_ids
 from sqlanon.metrics.numeric import is_numeric_type
 from sqlanon.microagg.registry import NominalColumn, Records
 from sqlanon.spec.schema import Spec
@@ -138,13 +138,19 @@ def pull(engine: Engine, relation: exp.Expression, key: RowKey, columns: Sequenc
     data = engine.fetch_numpy(q)
     arrays = {c: _plain(np.asarray(data[f"c{i}"])) for i, c in enumerate(wanted)}
     if not key.synthetic:
-        frame = pd.DataFrame({c: arrays[c] for c in key.columns})
-        repeated = frame.duplicated(keep=False)
+        ids, sizes = group_ids([arrays[c] for c in key.columns])
+        repeated = sizes[ids] > 1
         if repeated.any():
-            example = tuple(frame[repeated].iloc[0])
+            first = int(np.argmax(repeated))
+            example = tuple(_python(arrays[c][first]) for c in key.columns)
             raise SpecError(f"the key ({', '.join(key.columns)}) is not unique: {int(repeated.sum())} rows "
                             f"share a value, e.g. {example!r}", path="transformation.key")
     return Pulled({c: arrays[c] for c in key.columns}, {c: arrays[c] for c in columns})
+
+
+def _python(value: object) -> object:
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _plain(values: np.ndarray) -> np.ndarray:

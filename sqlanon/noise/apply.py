@@ -30,6 +30,7 @@ from sqlanon.noise.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODA
                                    dp_cost, parse)
 from sqlanon.noise.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
 from sqlanon.noise.rng import make_rng
+from sqlanon.outputs.hash_text import parse_types
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.spec.schema import Spec
 
@@ -285,7 +286,8 @@ def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
 
 
 def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
-    released, out = OutputQuery(exp.select()), []
+    released = OutputQuery(exp.select(), types=parse_types(ds.columns, ds.engine.dialect.sqlglot))
+    out = []
     for c in ds.column_names:
         if c in draw.expressions:
             out.append(alias(draw.expressions[c], c))

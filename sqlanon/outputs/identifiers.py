@@ -13,28 +13,34 @@ from sqlanon.compile.dialects import DialectProfile, sha256_hex
 from sqlanon.compile.secrets import secret
 from sqlanon.compile.sql import as_text, lit
 from sqlanon.errors import SpecError
+from sqlanon.outputs.hash_text import canonical_sql
 from sqlanon.spec.schema import Attribute
 
 MASK_CHAR = "*"
 
 
-def salted_hash(value: exp.Expression, salt: str, target: DialectProfile) -> exp.Expression:
-    """Hex SHA-256 of the salt followed by the value as text: ``sha256(salt || value)``; NULL stays NULL.
+def salted_hash(value: exp.Expression, salt: str, target: DialectProfile,
+                data_type: exp.DataType | None = None) -> exp.Expression:
+    """Hex SHA-256 of the salt followed by the value's canonical text (:mod:`.hash_text`):
+    ``sha256(salt || text(value))``; NULL stays NULL.
 
-    The same string on every target; in Python: ``hashlib.sha256((salt + value).encode()).hexdigest()``.
+    The same string on every target; in Python:
+    ``hashlib.sha256((salt + canonical_text(value)).encode("utf-8")).hexdigest()``.
     """
-    text = exp.Concat(expressions=[secret(salt), as_text(value)], safe=False, coalesce=False)
+    text = exp.Concat(expressions=[secret(salt), canonical_sql(value, data_type, target)], safe=False,
+                      coalesce=False)
     return exp.Case().when(exp.Is(this=value.copy(), expression=exp.Null()), exp.Null()).else_(
         sha256_hex(text, target))
 
 
-def pseudonym(value: exp.Expression, salt: str, target: DialectProfile) -> exp.Expression:
+def pseudonym(value: exp.Expression, salt: str, target: DialectProfile,
+              data_type: exp.DataType | None = None) -> exp.Expression:
     """A number per distinct value: the rank of its salted hash among the output's values (1, 2, ...).
 
     Equal values get equal numbers; the numbers follow the hashes' order, not the values' order, and
     carry no text of the value. NULL stays NULL.
     """
-    digest = salted_hash(value, salt, target)
+    digest = salted_hash(value, salt, target, data_type)
     rank = exp.Window(this=exp.DenseRank(), order=exp.Order(
         expressions=[exp.Ordered(this=digest, nulls_first=False)]))
     return exp.Case().when(exp.Is(this=value.copy(), expression=exp.Null()), exp.Null()).else_(rank)
@@ -48,8 +54,10 @@ def masked(value: exp.Expression) -> exp.Expression:
 
 
 def identifier_expression(attribute: Attribute, value: exp.Expression, target: DialectProfile,
-                          source: str | None = None) -> exp.Expression | None:
-    """The output expression of an identifier column, or None when it is dropped."""
+                          source: str | None = None, data_type: exp.DataType | None = None
+                          ) -> exp.Expression | None:
+    """The output expression of an identifier column (of ``data_type``, text when unknown), or None
+    when it is dropped."""
     action = attribute.action
     if action == "drop":
         return None
@@ -61,5 +69,5 @@ def identifier_expression(attribute: Attribute, value: exp.Expression, target: D
             "by hashing a list of candidates. Set a long random secret as `salt`, or use action drop "
             "or mask", path=f"attributes.{attribute.name}.salt", source=source)
     if action == "hash":
-        return salted_hash(value, attribute.salt, target)
-    return pseudonym(value, attribute.salt, target)
+        return salted_hash(value, attribute.salt, target, data_type)
+    return pseudonym(value, attribute.salt, target, data_type)

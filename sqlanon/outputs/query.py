@@ -25,6 +25,7 @@ from sqlanon.evaluate import Evaluator, NodeCheck, Problem
 from sqlanon.hierarchy.base import TOP
 from sqlanon.hierarchy.table import TableHierarchy
 from sqlanon.models.base import stat_attribute
+from sqlanon.outputs.hash_text import declared_types, parse_types
 from sqlanon.outputs.identifiers import identifier_expression
 from sqlanon.spec.schema import Spec
 
@@ -45,6 +46,8 @@ class OutputQuery:
     """Identifier columns left out."""
     undeclared: list[str] = field(default_factory=list)
     """Source columns the spec does not mention, copied unchanged."""
+    types: dict[str, exp.DataType] = field(default_factory=dict)
+    """Source column types: an identifier is hashed in its type's canonical text."""
 
     def released(self, spec: Spec, name: str, value: exp.Expression,
                  target: DialectProfile) -> exp.Expression | None:
@@ -53,7 +56,7 @@ class OutputQuery:
         noted."""
         attribute = spec.attributes.get(name)
         if attribute is not None and attribute.role == "identifier":
-            value = identifier_expression(attribute, value, target, spec.path)
+            value = identifier_expression(attribute, value, target, spec.path, self.types.get(name))
         elif attribute is None:
             self.undeclared.append(name)
         if value is None:
@@ -176,7 +179,9 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
     rows = generalizer.select(p.source, levels, keep=others)
     keep = col(checks.KEEP, CLASS)
     mask = spec.transformation.suppressed == "mask"
-    out = OutputQuery(exp.select())
+    types = {**declared_types(p.extra.get("attribute_types", {})),
+             **parse_types(p.extra.get("column_types", {}).items(), p.engine.dialect.sqlglot)}
+    out = OutputQuery(exp.select(), types=types)
     projections: list[exp.Expression] = []
     for c in columns:
         if c in p.qis:

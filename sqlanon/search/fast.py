@@ -24,13 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from sqlglot import exp
 
 from sqlanon.compile.checks import N
 from sqlanon.compile.sql import alias, col, internal
 from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.evaluate import Evaluator, suppression_budget
+from sqlanon.factorize import factorize
 from sqlanon.metrics import get_metric
 from sqlanon.metrics.entropy import first_appearance, log2
 from sqlanon.models.base import PrivacyModel
@@ -204,7 +204,7 @@ class FastEvaluator:
                                   dtype=np.int64)
                 nvals = len(present) + (1 if any(k is None for k in okeys) else 0)
             else:
-                values, uniq = pd.factorize(_objects(data[f"s{j}"]), use_na_sentinel=False)
+                values, uniq = factorize(_objects(data[f"s{j}"]))
                 values = values.astype(np.int64)
                 nvals = len(uniq)
             global_counts = np.bincount(values, weights=self.row_n, minlength=nvals).astype(np.int64)
@@ -231,7 +231,7 @@ class FastEvaluator:
         steps = []
         for level in range(1, table_.height + 1):
             labels = [table_.mapping[k][level] for k in key_of]
-            up, _ = pd.factorize(np.array(labels, dtype=object), use_na_sentinel=False)
+            up, _ = factorize(np.array(labels, dtype=object))
             m = np.zeros((int(below.max()) + 1, int(up.max()) + 1), dtype=np.int64)
             m[below, up] = 1
             steps.append(m)
@@ -247,7 +247,7 @@ class FastEvaluator:
         data = ev.engine.fetch_numpy(q)
         leaves, keys = [], []
         for i, a in enumerate(self.qis):
-            leaf, uniques = pd.factorize(_objects(data[f"q{i}"]), use_na_sentinel=False)
+            leaf, uniques = factorize(_objects(data[f"q{i}"]))
             missing = [u for u in uniques if u not in ev.hierarchy_table(a).mapping]
             if missing:
                 raise HierarchyError(f"{len(missing)} value(s) of attribute {a!r} are missing from the "

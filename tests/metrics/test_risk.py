@@ -28,7 +28,6 @@ def brute_force(case: Case, population: list[dict] | None = None) -> dict[str, f
     else:
         pop = Counter(oracle.classes(population, case.qis, case.hiers, case.levels))
         journalist = [1 / pop[k] for k, r in zip(keys, kept) if r]
-    all_sizes = Counter(keys)
     top = max(risks, default=0.0)
     return {
         "prosecutor_risk_avg": sum(risks) / len(risks) if risks else 0.0,
@@ -37,7 +36,7 @@ def brute_force(case: Case, population: list[dict] | None = None) -> dict[str, f
         "marketer_risk": len(size) / len(risks) if risks else 0.0,
         "journalist_risk_avg": sum(journalist) / len(journalist) if journalist else 0.0,
         "journalist_risk_max": max(journalist, default=0.0),
-        "sample_uniques": sum(1 for k in keys if all_sizes[k] == 1) / n,
+        "sample_uniques": risks.count(1.0) / len(risks) if risks else 0.0,
         "record_linkage": sum(risks) / n,
     }
 
@@ -86,7 +85,7 @@ def test_risks_by_hand(shared_duck):
     assert v["prosecutor_risk_avg"] == v["marketer_risk"] == v["journalist_risk_avg"] == 2 / 5
     assert v["prosecutor_risk_max"] == v["journalist_risk_max"] == 1 / 2
     assert v["prosecutor_records_at_max"] == 2 / 5
-    assert v["sample_uniques"] == 1 / 6
+    assert v["sample_uniques"] == 0.0  # the unique record c is suppressed
     assert v["record_linkage"] == 2 / 6
 
 
@@ -95,7 +94,7 @@ def test_nothing_released_means_no_risk(shared_duck):
     case.k, case.limit = 7, 1.0  # every class is too small and everything may be suppressed
     with checked(shared_duck, case) as ctx:
         v = _values(ctx)
-    assert v == {name: (1 / 6 if name == "sample_uniques" else 0.0) for name in NAMES}
+    assert v == {name: 0.0 for name in NAMES}
 
 
 def test_population_errors(shared_duck):
@@ -110,3 +109,39 @@ def test_population_errors(shared_duck):
                 metric(ctx, "journalist_risk_max")
     finally:
         shared_duck.con.execute("DROP TABLE pop")
+
+
+RELEASED_TABLE_RISKS = ("prosecutor_risk_avg", "prosecutor_risk_max", "prosecutor_records_at_max",
+                        "marketer_risk", "journalist_risk_avg", "journalist_risk_max", "sample_uniques")
+
+
+def test_risk_figures_describe_the_released_table_after_suppression(duck):
+    """Defect guarded: sample_uniques counted the unique records before suppression (0.00484 on a
+    k = 5 release of Adult, whose released table has no unique record). Every risk figure except
+    record_linkage (named for the intruder's n original records) is recomputed from the rows the
+    release actually wrote."""
+    from sqlanon import api
+    from sqlanon.spec import spec_from_dict
+    from tests.outputs.people import load_people, people_spec
+
+    load_people(duck)
+    spec = spec_from_dict(people_spec(output={"mode": "table", "name": "people_release"}))
+    report = api.apply(spec, engine=duck, metrics=NAMES)
+    assert report.node.suppressed_rows == 3  # three singleton classes, all suppressed
+
+    _, rows = duck.fetch("SELECT age, zip, sex FROM people_release")
+    size = Counter(rows)
+    risks = [1 / size[r] for r in rows]
+    top = max(risks)
+    released = {
+        "prosecutor_risk_avg": sum(risks) / len(risks),
+        "prosecutor_risk_max": top,
+        "prosecutor_records_at_max": risks.count(top) / len(risks),
+        "marketer_risk": len(size) / len(rows),
+        "journalist_risk_avg": sum(risks) / len(risks),
+        "journalist_risk_max": top,
+        "sample_uniques": sum(1 for r in rows if size[r] == 1) / len(rows),
+    }
+    assert released["sample_uniques"] == 0.0
+    assert {name: report.metrics[name] for name in RELEASED_TABLE_RISKS} == pytest.approx(released, rel=1e-12)
+    assert report.metrics["record_linkage"] == pytest.approx(len(size) / 10, rel=1e-12)

@@ -1,4 +1,4 @@
-"""``anonymize``: search the lattice for the best transformation, then apply it like ``apply``.
+"""Search the lattice for the best transformation (the `anonymize` verb), then apply it like `apply`.
 
 Nodes are checked in memory on the frequency table when every model and the metric are supported there
 (:mod:`sqlanon.search.fast`), else in SQL on the engine; both give the same answers. The chosen node is

@@ -1,0 +1,50 @@
+"""Values as integer codes, with numpy and pyarrow: the encodings the in-memory search and the
+microaggregation build on the rows they pull."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+
+def factorize(values: np.ndarray | Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes 0, 1, ... in order of first appearance (None is a value of its own), and the distinct
+    values in code order (the objects given, as an object array)."""
+    objects = np.asarray(values, dtype=object)
+    if not len(objects):
+        return np.zeros(0, dtype=np.int64), objects
+    try:
+        encoded = pa.array(objects, from_pandas=False).dictionary_encode(null_encoding="encode")
+        codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        # values of mixed types, which Arrow cannot hold in one array
+        seen: dict[object, int] = {}
+        codes = np.fromiter((seen.setdefault(v, len(seen)) for v in objects), dtype=np.int64,
+                            count=len(objects))
+    # codes count up in order of first appearance: a code is new where it exceeds all before it
+    before = np.maximum.accumulate(codes)
+    first = np.flatnonzero(np.concatenate(([True], codes[1:] > before[:-1])))
+    return codes, objects[first]
+
+
+def group_ids(columns: Sequence[np.ndarray], *, sort_key=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the number of its group of equal values over ``columns``, and each group's size.
+
+    Groups are numbered in the order of their values, column by column: each column's distinct values
+    ordered by ``sort_key``, or by first appearance without one.
+    """
+    if not columns or not len(columns[0]):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    ranks = []
+    for column in columns:
+        codes, distinct = factorize(column)
+        if sort_key is not None:
+            order = sorted(range(len(distinct)), key=lambda i: sort_key(distinct[i]))
+            rank = np.empty(len(distinct), dtype=np.int64)
+            rank[order] = np.arange(len(distinct))
+            codes = rank[codes]
+        ranks.append(codes)
+    _, ids, sizes = np.unique(np.stack(ranks, axis=1), axis=0, return_inverse=True, return_counts=True)
+    return ids.reshape(-1).astype(np.int64), sizes
