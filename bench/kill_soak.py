@@ -302,8 +302,9 @@ def check(db, kind: str, case: str, rows: int, killed: bool, tally: Tally) -> No
             paid, noisy = spent(e), noisy_rows(db, e)
             if paid < charge and noisy:
                 tally.violations.append(f"{where}: {noisy} noisy rows, spent {paid}")
-            tally.outcomes["charged" if paid >= charge else "not charged"] += 1
-            tally.outcomes["noisy rows present" if noisy else "no noisy row"] += 1
+            if killed:
+                tally.outcomes["killed: charged" if paid >= charge else "killed: not charged"] += 1
+                tally.outcomes["killed: noisy rows present" if noisy else "killed: no noisy row"] += 1
             if state not in ("original", "new") or (state == "new" and
                                                     DP_CASES[case][1]["mode"] != "in_place"):
                 tally.violations.append(f"{where}: source {state}")
@@ -314,9 +315,12 @@ def check(db, kind: str, case: str, rows: int, killed: bool, tally: Tally) -> No
                 tally.violations.append(f"{where}: table {state}")
             if not killed and state != "new":
                 tally.violations.append(f"{where}: a finished run must leave the new table")
-        tally.outcomes[f"table {state}"] += 1
+        if killed:
+            tally.outcomes[f"killed: table {state}"] += 1
         removed = remove_leftovers(e)
         tally.staging_removed += len(removed)
+        if killed and removed:
+            tally.outcomes["killed: staging left, removed by the next run"] += 1
         left = [n for _, n, _ in db.relations(e) if is_staging(n)]
         if left:
             tally.violations.append(f"{where}: staging left after the next run's removal: {left}")
@@ -395,9 +399,9 @@ def main() -> None:
     parser.add_argument("--kills", type=int, default=20, help="SIGKILLs per engine and kind")
     parser.add_argument("--engines", default="duckdb,postgres")
     parser.add_argument("--kinds", default="dp,in_place")
-    parser.add_argument("--rows", type=int, default=2_000_000,
+    parser.add_argument("--rows", type=int, default=1_000_000,
                         help="rows of the DuckDB table (PostgreSQL: a tenth)")
-    parser.add_argument("--mdav-rows", type=int, default=20_000,
+    parser.add_argument("--mdav-rows", type=int, default=10_000,
                         help="rows of the table MDAV microaggregates (numpy, quadratic)")
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args()
