@@ -145,12 +145,22 @@ def test_staging_left_by_a_killed_run_is_removed_by_the_next_run(tmp_path, where
         assert relations(e) == [("main", "out"), ("main", "rows")]
 
 
-def test_staging_tables_of_earlier_versions_are_removed(tmp_path):
-    """The DuckDB noise writer used to name its staging tables __sa_noise_<hex>."""
+def test_staging_tables_of_earlier_versions_are_removed_by_a_microaggregation(tmp_path):
+    """The DuckDB noise writer used to name its staging tables __sa_noise_<hex>; every writer
+    removes leftovers, a microaggregation in place too."""
     with DuckDBEngine(str(make_database(tmp_path / "rows.duckdb"))) as e:
         e.con.execute('CREATE TABLE "__sa_noise_0123456789ab" AS SELECT * FROM rows')
+        e.con.execute('CREATE SCHEMA other')
+        e.con.execute('CREATE TABLE other."__sa_stage_0123456789ab_u" AS SELECT * FROM rows')
         e.con.execute('CREATE TABLE "__sa_noise_keep" (x INT)')  # not a staging name: kept
-        assert remove_leftovers(e) == ["main.__sa_noise_0123456789ab"]
+        report = api.apply(spec_from_dict({
+            "source": {"table": "rows"},
+            "attributes": {"id": {"role": "insensitive"}, "x": {"role": "quasi_identifier"}},
+            "transformation": {"method": "microaggregation", "algorithm": "mdav", "k": 5,
+                               "key": "id"},
+            "output": {"mode": "in_place"}}), engine=e)
+        assert report.outputs["staging_removed"] == ["main.__sa_noise_0123456789ab",
+                                                     "other.__sa_stage_0123456789ab_u"]
         assert [n for _, n in relations(e)] == ["__sa_noise_keep", "rows"]
 
 
