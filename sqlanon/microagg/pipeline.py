@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import inspect
 
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ import numpy as np
 from sqlglot import exp
 
 from sqlanon.compile.dialects import DialectProfile
-from sqlanon.compile.sql import count_star, internal
+from sqlanon.compile.sql import count_star
 from sqlanon.dataset import Dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import InternalError, SpecError, UnsupportedError, did_you_mean
@@ -48,6 +47,7 @@ from sqlanon.microagg.settings import MicroaggregationSettings
 from sqlanon.microagg.sql_ranking import individual_ranking
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.spec.schema import Spec
+from sqlanon.staging import new_token, staging_name
 
 GROUPS_SUFFIX = "__groups"
 """A view or printed SQL of a pulled algorithm reads its group table ``<output name>__groups``."""
@@ -110,7 +110,7 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, temporar
     """Check the source, group its rows and return the released rows as SQL.
 
     Pulled algorithms create their group table (``group_table``, default a temporary
-    ``__sa_groups_<random>``); the caller drops it (:func:`drop_group_table`).
+    ``__sa_stage_<random>_groups``); the caller drops it (:func:`drop_group_table`).
 
     Raises:
         SpecError: an attribute is not numeric (and not ordinal or nominal with a hierarchy where the
@@ -291,7 +291,7 @@ def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings,
     partitions = tuple((a,) for a in numeric) if t.per_attribute else (numeric,)
     labels = [labels_of[p[0]] for p in partitions if p]
     layout = masking.GroupLayout(tuple(p for p in partitions if p), valued)
-    name = group_table or internal("groups_" + uuid.uuid4().hex[:12])
+    name = group_table or staging_name(new_token(), "groups")
     masking.create_group_table(engine, name, keyed, key, layout, temporary=temporary)
     try:
         masking.fill_group_table(engine, name, pulled.keys, labels, values)

@@ -4,19 +4,21 @@ The noise is drawn in numpy from a cryptographically seeded generator (or the sp
 the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.noise.rows`); in place, the new table
 replaces the source inside one transaction, so a failure leaves the source as it was. A DP release
 whose spec names a ledger ``dataset`` is charged to it in that same transaction
-(:class:`~sqlanon.noise.ledger.ReleaseBudget`).
+(:class:`~sqlanon.noise.ledger.ReleaseBudget`), except on DuckDB's block writer, whose blocks commit
+one by one: there the spend is committed before the first block and refunded if the write fails
+(noisy rows are never readable under no spend, even after a SIGKILL). Every run first removes the
+staging tables of interrupted runs (:mod:`sqlanon.staging`).
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.compile.sql import alias, as_double, col, internal, lit, table
+from sqlanon.compile.sql import alias, as_double, col, lit, table
 from sqlanon.dataset import Dataset, open_dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
@@ -33,6 +35,7 @@ from sqlanon.noise.rng import make_rng
 from sqlanon.outputs.hash_text import parse_types
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.spec.schema import Spec
+from sqlanon.staging import StagingArea, remove_leftovers
 
 CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
 """Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.noise.blocks)."""
@@ -96,8 +99,18 @@ def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | Non
 
 
 def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool) -> NoiseReport:
+    removed = [] if dry_run else remove_leftovers(ds.engine)
     if opts.mechanism == DP_MICRODATA:
-        return _dp_microdata(spec, ds, opts, dry_run, quality)
+        report = _dp_microdata(spec, ds, opts, dry_run, quality)
+    else:
+        report = _perturb(spec, ds, opts, dry_run, quality)
+    if removed:
+        report.outputs["staging_removed"] = removed
+    return report
+
+
+def _perturb(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool
+             ) -> NoiseReport:
     types = _check_columns(spec, ds, opts)
     rng = make_rng(opts.seed)
     n = ds.engine.row_count(ds.name, schema=R.schema_of(ds))
@@ -331,8 +344,9 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
                   ) -> dict[str, Any]:
     """One CREATE TABLE AS joining the values to the rows (by position, or by key on PostgreSQL)."""
     engine, schema = ds.engine, R.schema_of(ds)
-    staging = internal("noise_" + name[:40]) if exists else name
     positional = R.positional(ds)
+    area = StagingArea(engine)
+    staging = area.name() if exists else name
 
     def write() -> dict[str, Any]:
         metrics: dict[str, Any] = {}
@@ -355,34 +369,39 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
 
     # the values are attached outside the transaction, so that they are released after a rollback;
     # DuckDB streams them once, so a transaction that lost a ledger conflict is not run again
-    with R.attached(ds, n, draw.schema, draw.batches, keys) as skeleton:
+    with area, R.attached(ds, n, draw.schema, draw.batches, keys) as skeleton:
         return budget.write(write, once=positional)
 
 
 def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: np.random.Generator,
                   n: int, blocks: list[B.Block], name: str, exists: bool, quality: bool,
                   budget: ReleaseBudget) -> dict[str, Any]:
-    """Row blocks written in parallel into a staging table, renamed into place in one transaction."""
+    """Row blocks written in parallel into a staging table, renamed into place in one transaction.
+
+    The blocks commit one by one, so a DP release is charged before the first of them
+    (:meth:`~sqlanon.noise.ledger.ReleaseBudget.charged_ahead`): a killed process leaves noisy
+    rows only under a committed spend, and its staging table to the next run to remove
+    (:mod:`sqlanon.staging`).
+    """
     engine, schema = ds.engine, R.schema_of(ds)
-    staging = internal("noise_" + uuid.uuid4().hex[:12])
     assert draw.independent is not None
-    B.write_blocks(ds, staging, blocks, draw.schema, draw.independent, rng,
-                   lambda skeleton: skeleton.select(*_projection(spec, ds, draw), append=False),
-                   uncompressed=frozenset(opts.attributes) if opts.mechanism in CONTINUOUS
-                   else frozenset())
+    with StagingArea(engine) as area:
+        staging = area.name()
 
-    def rename() -> dict[str, Any]:
-        metrics = _quality(ds, opts, draw, staging, n) if quality else {}
-        if exists:
-            engine.drop(name, if_exists=False, schema=schema)
-        engine.rename_table(staging, name, schema=schema)
-        return metrics
+        def write() -> dict[str, Any]:
+            B.write_blocks(ds, staging, blocks, draw.schema, draw.independent, rng,
+                           lambda skeleton: skeleton.select(*_projection(spec, ds, draw),
+                                                            append=False),
+                           uncompressed=frozenset(opts.attributes) if opts.mechanism in CONTINUOUS
+                           else frozenset())
+            with engine.transaction():
+                metrics = _quality(ds, opts, draw, staging, n) if quality else {}
+                if exists:
+                    engine.drop(name, if_exists=False, schema=schema)
+                engine.rename_table(staging, name, schema=schema)
+            return metrics
 
-    try:
-        return budget.write(rename)
-    except BaseException:
-        engine.drop(staging, schema=schema)
-        raise
+        return budget.charged_ahead(write, discard=lambda: B.discard(ds, staging))
 
 
 def _per_record(guarantee: dict[str, Any], attributes: tuple[str, ...]) -> dict[str, Any]:

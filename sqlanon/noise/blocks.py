@@ -10,7 +10,9 @@ own transaction. Blocks commit strictly in order, so the staging table keeps the
 
 The staging table is committed piece by piece, but the caller replaces or creates the output by
 renaming it inside one transaction; until then the source and any existing output are untouched. A
-failure drops the staging table; a killed process can leave it behind under its internal name.
+failure drops the staging table; a killed process can leave it behind under its staging name
+(:mod:`sqlanon.staging`), for the next run to remove. Since its rows are readable once committed,
+a DP release is charged before the first block is written (:mod:`sqlanon.noise.apply`).
 """
 
 from __future__ import annotations
@@ -154,13 +156,24 @@ def _store_uncompressed(ds: Dataset, target: exp.Table, columns: frozenset[str])
             sql += " USING COMPRESSION uncompressed"  # no sqlglot node; a fixed keyword
         definitions.append(sql)
     schema = schema_of(ds)
-    candidate = table(target.name + "_u", schema)
+    candidate = table(_uncompressed_name(target.name), schema)
     con.execute(f"CREATE TABLE {candidate.sql(dialect='duckdb')} ({', '.join(definitions)})")
     if described(candidate) != columns_now:
         ds.engine.drop(candidate.name, schema=schema)
         return
     ds.engine.drop(target.name, schema=schema)
     ds.engine.rename_table(candidate.name, target.name, schema=schema)
+
+
+def _uncompressed_name(target: str) -> str:
+    """Where :func:`_store_uncompressed` builds the table (a staging name: ``target``'s with a part)."""
+    return target + "_u"
+
+
+def discard(ds: Dataset, target: str) -> None:
+    """Drop what :func:`write_blocks` may have left of ``target`` (the table and its rebuild)."""
+    ds.engine.drop(target, schema=schema_of(ds))
+    ds.engine.drop(_uncompressed_name(target), schema=schema_of(ds))
 
 
 def _rollback(cur: Any) -> None:

@@ -42,7 +42,6 @@ queries) refuses it, since the release reveals the row count.
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -61,6 +60,7 @@ from sqlanon.noise.dp_taxonomy import NominalDomain
 from sqlanon.noise.ledger import ReleaseBudget
 from sqlanon.noise.quality import numeric_quality
 from sqlanon.noise.rng import make_rng
+from sqlanon.staging import new_token, staging_name
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine
@@ -168,13 +168,13 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
 
     groups_total = n // k
     eps_attr = float(epsilon) / (len(numeric_names) + len(nominal_names))
-    work = internal(f"dp_{uuid.uuid4().hex[:10]}")
+    work = staging_name(new_token(), "dp")
     releases: list[AttributeRelease] = []
     released: list[tuple[str, str, list[Any]]] = []   # (group column, SQL type, value per group)
     engine.create_table_as(work, grouped_rows(source, public, domains, k, method=method,
                                               keep=numeric_names if quality else ()),
                            temporary=True)
-    noise_table = internal(f"dpn_{uuid.uuid4().hex[:10]}")
+    noise_table = staging_name(new_token(), "dpn")
     expected_starts = [g * k for g in range(groups_total)]
     try:
         numeric_groups = [group_column() if method == "insensitive" else group_column(value_column(i))

@@ -107,6 +107,8 @@ class LedgerState:
     """The neighbouring relation the budget is kept under (:data:`ADD_REMOVE`, :data:`SUBSTITUTION`)."""
     charged: Budget | None = None
     """After a spend: what that spend was charged under the budget's relation."""
+    spend_id: str | None = None
+    """After a spend: the id of its ledger row (what :meth:`PrivacyLedger.refund` takes back)."""
 
     @property
     def remaining(self) -> Budget:
@@ -465,6 +467,7 @@ class PrivacyLedger:
         if not charged.fits_in(state.total):  # never fits; also keeps the SQL amounts in range
             raise _exceeded(dataset, cost, relation, charged, state)
         started = False
+        spend_id = uuid.uuid4().hex
 
         def attempt() -> tuple[T | None, LedgerState]:
             nonlocal started
@@ -472,10 +475,11 @@ class PrivacyLedger:
                 row = self._raise_spent(dataset, charged)
                 if row is None:
                     raise _Refused
-                self._record(dataset, cost, relation, charged, description)
+                self._record(spend_id, dataset, cost, relation, charged, description)
                 started = True
                 result = then() if then is not None else None
-            return result, replace(row, neighbours=state.neighbours, charged=charged)
+            return result, replace(row, neighbours=state.neighbours, charged=charged,
+                                   spend_id=spend_id)
 
         try:
             return self._retry(attempt, again=lambda: not (once and started))
@@ -522,10 +526,39 @@ class PrivacyLedger:
         e_total, d_total, e_spent, d_spent = (Decimal(v) for v in rows[0])
         return LedgerState(dataset, Budget(e_total, d_total), Budget(e_spent, d_spent))
 
-    def _record(self, dataset: str, cost: Budget, relation: str, charged: Budget,
+    def refund(self, dataset: str, spend_id: str) -> bool:
+        """Take back the spend ``spend_id``: delete its ledger row and lower the totals by what it
+        was charged. Only for a release that never became readable: run it in the transaction that
+        drops what the release wrote (:meth:`ReleaseBudget.charged_ahead`).
+
+        Returns:
+            False if there is no such spend (already refunded), True otherwise.
+        """
+        _check_dataset(dataset)
+        _, rows = self.engine.fetch(exp.Delete(
+            this=table(LEDGER_TABLE),
+            where=exp.Where(this=exp.and_(exp.EQ(this=col("id"), expression=lit(spend_id)),
+                                          exp.EQ(this=col("dataset"), expression=lit(dataset)))),
+            returning=exp.Returning(expressions=[
+                as_text(exp.Coalesce(this=col(f"{c}_charged"), expressions=[col(c)]))
+                for c in ("epsilon", "delta")])))
+        if not rows:
+            return False
+        epsilon, delta = (Decimal(v) for v in rows[0])
+        self.engine.execute(exp.Update(
+            this=table(BUDGET_TABLE),
+            expressions=[
+                exp.EQ(this=col("epsilon_spent"),
+                       expression=exp.Sub(this=col("epsilon_spent"), expression=_dec(epsilon))),
+                exp.EQ(this=col("delta_spent"),
+                       expression=exp.Sub(this=col("delta_spent"), expression=_dec(delta)))],
+            where=exp.Where(this=exp.EQ(this=col("dataset"), expression=lit(dataset)))))
+        return True
+
+    def _record(self, spend_id: str, dataset: str, cost: Budget, relation: str, charged: Budget,
                 description: str) -> None:
         self.engine.execute(exp.insert(
-            exp.values([(lit(uuid.uuid4().hex), lit(dataset), _dec(cost.epsilon), _dec(cost.delta),
+            exp.values([(lit(spend_id), lit(dataset), _dec(cost.epsilon), _dec(cost.delta),
                          lit(description), _now(), lit(relation), _dec(charged.epsilon),
                          _dec(charged.delta))]),
             table(LEDGER_TABLE),
@@ -554,7 +587,9 @@ class ReleaseBudget:
        ``budget_epsilon`` is given, and refuses a release that cannot be charged (no budget, an
        add/remove budget, not enough left);
     2. :meth:`write`: runs the work that writes the output in the transaction of the spend, so the
-       output appears if and only if the budget is charged.
+       output appears if and only if the budget is charged; or :meth:`charged_ahead`, for work
+       that commits as it goes: the spend is committed before the first noisy row is written and
+       refunded only if the work fails and what it wrote is dropped in the refund's transaction.
 
     Args:
         engine: the connection the output is written on; the ledger lives in its database.
@@ -607,6 +642,36 @@ class ReleaseBudget:
             self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION,
             description=self.description, then=work, once=once)
         return result  # type: ignore[return-value]
+
+    def charged_ahead(self, work: Callable[[], T], *, discard: Callable[[], None]) -> T:
+        """Commit the spend first, then run ``work``, which writes the output in transactions of
+        its own (parts of it become readable before it ends).
+
+        A process killed at any moment leaves either no noisy row or a committed spend. If
+        ``work`` raises, ``discard()`` (which drops whatever ``work`` wrote) and the refund of the
+        spend run in one transaction, then the error is raised; if that transaction fails, the
+        spend stays charged.
+
+        Raises:
+            PrivacyBudgetError: the budget would be exceeded; nothing was spent, ``work`` not run.
+        """
+        ledger = PrivacyLedger(self.engine)
+        if self.dataset is not None:
+            _, self.state = ledger.spend(self.dataset, self.epsilon, self.delta,
+                                         neighbours=SUBSTITUTION, description=self.description)
+        try:
+            return work()
+        except BaseException as error:
+            try:
+                with self.engine.transaction():
+                    discard()
+                    if self.state is not None and self.dataset is not None:
+                        assert self.state.spend_id is not None
+                        ledger.refund(self.dataset, self.state.spend_id)
+                self.state = None
+            except Exception as failed:  # noqa: BLE001 - the spend stays charged; report why
+                error.add_note(f"the spend was not refunded: {type(failed).__name__}: {failed}")
+            raise
 
     def as_dict(self) -> dict[str, Any]:
         """For a release's guarantee: the ledger state after the spend, or that nothing was

@@ -16,6 +16,7 @@ from sqlanon.evaluate import Evaluator, NodeCheck
 from sqlanon.outputs import modes
 from sqlanon.outputs.query import OutputQuery, output_query, require_anonymous
 from sqlanon.spec.schema import Spec
+from sqlanon.staging import remove_leftovers
 
 
 def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dict[str, Any]:
@@ -34,7 +35,11 @@ def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dic
     if mode == "sql":
         return modes.write_sql(spec, oq, target)
     writer = {"table": modes.write_table, "view": modes.write_view, "in_place": modes.write_in_place}
-    return writer[mode](spec, ds, oq)
+    removed = remove_leftovers(ds.engine)
+    summary = writer[mode](spec, ds, oq)
+    if removed:
+        summary["staging_removed"] = removed
+    return summary
 
 
 def compile_output_sql(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck, dialect: str) -> str:

@@ -23,6 +23,7 @@ from sqlanon.microagg import pipeline
 from sqlanon.outputs import modes
 from sqlanon.outputs.scripts import split_statements
 from sqlanon.spec.schema import Spec
+from sqlanon.staging import remove_leftovers
 
 
 def _refuse_existing(spec: Spec, ds: Dataset, name: str, what: str) -> bool:
@@ -47,7 +48,16 @@ def write(spec: Spec, ds: Dataset, *, progress: bool = False, before: Inspect | 
     """Group the rows and write the spec's output; ``before`` sees the masking before anything is
     written (while the source is still the original, for the report's metrics). Returns the masking;
     its temporary group table is still present (drop it with :func:`pipeline.drop_group_table`)."""
-    before = before or (lambda m: None)
+    mode = spec.output.mode
+    removed = remove_leftovers(ds.engine) if mode not in ("none", "sql") else []
+    m, summary = _write(spec, ds, progress=progress, before=before or (lambda m: None))
+    if removed:
+        summary["staging_removed"] = removed
+    return m, summary
+
+
+def _write(spec: Spec, ds: Dataset, *, progress: bool, before: Inspect
+           ) -> tuple[pipeline.Masking, dict[str, Any]]:
     mode = spec.output.mode
     settings = spec.microaggregation
     if mode in ("none", "table", "in_place") or settings.in_sql:

@@ -15,13 +15,14 @@ from typing import Any
 
 from sqlanon.compile.dialects import DialectProfile, adapt
 from sqlanon.compile.render import render
-from sqlanon.compile.sql import internal, table
+from sqlanon.compile.sql import table
 from sqlanon.dataset import Dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.outputs.scripts import render_script, split_statements
 from sqlanon.spec.schema import Spec
+from sqlanon.staging import staging_name
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Target:
     @property
     def staging(self) -> str:
         """A staging table name derived from the target's (stable, so that printed SQL is too)."""
-        return internal("stage_" + hashlib.sha256(self.name.encode()).hexdigest()[:12])
+        return staging_name(hashlib.sha256(self.name.encode()).hexdigest()[:12])
 
 
 def output_name(spec: Spec, ds: Dataset | str) -> str:

@@ -16,6 +16,7 @@ from sqlanon.noise import blocks as B
 from sqlanon.noise import mechanisms as mech
 from sqlanon.noise.rng import ReproducibleNoiseWarning, make_rng
 from sqlanon.spec.load import spec_from_dict
+from sqlanon.staging import is_staging
 from tests.processes import kill_when_marked
 
 TABLE = "r'ows; ✓"
@@ -238,7 +239,7 @@ def pausing(rows, schema, batches):  # stops for good inside the fourth block
 class Pausing(DuckDBEngine):  # or stops right after the source was dropped, before the rename
     def _execute(self, sql):
         super()._execute(sql)
-        if where == "drop" and sql.startswith("DROP TABLE") and "__sa_noise" not in sql:
+        if where == "drop" and sql.startswith("DROP TABLE") and "__sa_stage" not in sql:
             marker.write_text("dropped")
             time.sleep(600)
 
@@ -264,8 +265,8 @@ def test_in_place_noise_survives_sigkill(tmp_path, where):
         ids, xs = zip(*e.con.execute("SELECT id, x FROM rows").fetchall())
         assert list(ids) == list(range(10500)) and list(xs) == [i * 10.0 for i in range(10500)]
         tables = {r[0] for r in e.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        # at most a staging table is left behind, under its internal name
-        assert "rows" in tables and all(t == "rows" or t.startswith("__sa_noise_") for t in tables)
+        # at most a staging table is left behind, under a staging name (the next run removes it)
+        assert "rows" in tables and all(t == "rows" or is_staging(t) for t in tables)
 
 
 def test_uncompressed_storage_keeps_every_column_type(tmp_path, monkeypatch):
