@@ -60,11 +60,22 @@ class Engine(abc.ABC):
     def _rollback(self) -> None: ...
 
     @abc.abstractmethod
-    def columns(self, relation: str) -> list[tuple[str, str]]:
-        """``(name, type)`` of a table or view's columns, in order; raises if it does not exist."""
+    def columns(self, relation: str, schema: str | None = None) -> list[tuple[str, str]]:
+        """``(name, type)`` of a table or view's columns, in order; raises if it does not exist.
+
+        Without ``schema`` the name is resolved as an unqualified name in SQL would be."""
 
     @abc.abstractmethod
-    def relation_exists(self, relation: str) -> bool: ...
+    def relation_exists(self, relation: str, schema: str | None = None) -> bool:
+        """Whether ``schema.relation`` (or ``relation`` resolved as in SQL) names a table or view,
+        compared as the engine compares names."""
+
+    @abc.abstractmethod
+    def schema_exists(self, schema: str) -> bool: ...
+
+    @abc.abstractmethod
+    def dependent_views(self, relation: str, schema: str | None = None) -> list[str]:
+        """``schema.view`` of every view that reads the table (and would break if it were replaced)."""
 
     @abc.abstractmethod
     def close(self) -> None: ...

@@ -45,11 +45,10 @@ from sqlanon.microagg.quality import group_sizes, information_loss
 from sqlanon.microagg.registry import Records, get_algorithm, get_centroid, traits
 from sqlanon.microagg.settings import MicroaggregationSettings
 from sqlanon.microagg.sql_ranking import individual_ranking
+from sqlanon.outputs.preflight import GROUPS_SUFFIX
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.spec.schema import Spec
 
-GROUPS_SUFFIX = "__groups"
-"""A view or printed SQL of a pulled algorithm reads its group table ``<output name>__groups``."""
 PULL_PROGRESS_ROWS = 20_000
 """Runs on more rows than this draw a progress line on a terminal."""
 RECORD_LINKAGE_MAX_ROWS = 2_000_000

@@ -14,12 +14,16 @@ from sqlanon.dataset import Dataset
 from sqlanon.errors import UnsupportedError
 from sqlanon.evaluate import Evaluator, NodeCheck
 from sqlanon.outputs import modes
+from sqlanon.outputs.preflight import OutputPlan, plan_output
 from sqlanon.outputs.query import output_query
 from sqlanon.spec.schema import Spec
 
 
-def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dict[str, Any]:
+def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck,
+                 plan: OutputPlan | None = None) -> dict[str, Any]:
     """Write the spec's output for a checked node; returns what was written (for the report).
+
+    ``plan`` is the output checked before the source was scanned (checked now when not given).
 
     Raises:
         InfeasibleError: the node is not anonymous (outliers above the suppression limit).
@@ -29,18 +33,19 @@ def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dic
     if mode == "none":
         return {"mode": "none"}
     _require_generalization(spec)
+    plan = plan or plan_output(spec, ds)
     target = profile(spec.output.dialect) if mode == "sql" else ds.engine.dialect
     oq = output_query(spec, ds.column_names, ev, node, target)
     if mode == "sql":
         return modes.write_sql(spec, oq, target)
-    writer = {"table": modes.write_table, "view": modes.write_view, "in_place": modes.write_in_place}
-    return writer[mode](spec, ds, oq)
+    return modes.WRITERS[mode](spec, ds, oq, plan)
 
 
 def compile_output_sql(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck, dialect: str) -> str:
     """The SQL realizing the spec's output on ``dialect`` (the bare SELECT for modes sql and none)."""
     _require_generalization(spec)
     target = profile(dialect)
+    plan_output(spec, ds, target, writing=False)
     oq = output_query(spec, ds.column_names, ev, node, target)
     return modes.compile_script(spec, ds, oq, target)
 
@@ -52,4 +57,4 @@ def _require_generalization(spec: Spec) -> None:
                                "this method's rows are not written by the output modes")
 
 
-__all__ = ["compile_output_sql", "output_query", "write_output"]
+__all__ = ["OutputPlan", "compile_output_sql", "output_query", "plan_output", "write_output"]
