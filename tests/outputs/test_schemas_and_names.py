@@ -143,7 +143,8 @@ def test_an_output_in_another_schema_may_share_the_source_name(two_schemas):
 
 @pytest.mark.parametrize("name", ["__sa_stage_1", "__sa_x"])
 def test_an_internal_name_is_refused_as_output(people, name):
-    with pytest.raises(SpecError, match=r"^output\.name: '__sa_\w+' starts with __sa_, which sqlanon reserves"):
+    with pytest.raises(SpecError, match=r"^output\.name: .__sa_\w+. starts with __sa_, which sqlanon "
+                                        r"reserves"):
         api.apply(spec_from_dict(people_spec(output={"name": name})), engine=people)
     assert not people.relation_exists(name)
 
@@ -273,3 +274,15 @@ def test_a_file_source_without_an_output_database_is_refused_before_it_is_loaded
         d["output"] = {"mode": "table"}
         with pytest.raises(SpecError, match=r"^output\.database: the source is a file"):
             api.apply(spec_from_dict(d))
+
+
+def test_dp_microaggregation_refuses_a_source_schema_it_cannot_use(two_schemas):
+    """dp_microaggregation reads its source by bare name: with source.schema it would read main.t."""
+    d = {"source": {"table": "t", "schema": "staging"}, "attributes": {"s": "sensitive"},
+         "transformation": {"method": "noise", "mechanism": "dp_microaggregation", "attributes": ["s"],
+                            "k": 5, "epsilon": 1.0, "bounds": {"s": [0, 2000]}},
+         "output": {"mode": "table", "name": "o"}}
+    with pytest.raises(SpecError, match=r"^source\.schema: dp_microaggregation reads and writes tables of "
+                                        r"the connection's current schema only; 'staging' is not supported"):
+        api.apply(spec_from_dict(d), engine=two_schemas)
+    assert not two_schemas.relation_exists("o") and not two_schemas.relation_exists("o", "staging")
