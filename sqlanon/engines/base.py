@@ -93,12 +93,13 @@ class Engine(abc.ABC):
         for s in statements:
             self.execute(s)
 
-    def insert_rows(self, name: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    def insert_rows(self, name: str, rows: Sequence[tuple[Any, ...]], *, schema: str | None = None
+                    ) -> None:
         """Append rows to a table, values bound as parameters (one statement, many rows)."""
         if not rows:
             return
         statement = self.sql(exp.insert(exp.values([tuple(exp.Placeholder() for _ in rows[0])]),
-                                        table(name)))
+                                        table(name, schema)))
         self._execute_many(statement, rows)
 
     def _execute_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -150,8 +151,8 @@ class Engine(abc.ABC):
             self._commit()
 
     def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
-                        temporary: bool = False) -> None:
-        self.execute(exp.Create(this=table(name), kind="TABLE", expression=query, replace=replace,
+                        temporary: bool = False, schema: str | None = None) -> None:
+        self.execute(exp.Create(this=table(name, schema), kind="TABLE", expression=query, replace=replace,
                                 properties=exp.Properties(expressions=[exp.TemporaryProperty()])
                                 if temporary else None))
 

@@ -26,7 +26,7 @@ class DuckDBEngine(Engine):
     def _execute(self, sql: str) -> None:
         self.con.execute(sql)
 
-    def insert_rows(self, name: str, rows) -> None:  # type: ignore[no-untyped-def]
+    def insert_rows(self, name: str, rows, *, schema: str | None = None) -> None:  # type: ignore[no-untyped-def]
         """Append rows through an Arrow table scanned by DuckDB (per-row binding is far slower)."""
         if not rows:
             return
@@ -36,7 +36,7 @@ class DuckDBEngine(Engine):
         view = internal(f"rows_{uuid.uuid4().hex[:8]}")
         self.con.register(view, data)
         try:
-            self.execute(exp.insert(exp.select("*").from_(table(view)), table(name)))
+            self.execute(exp.insert(exp.select("*").from_(table(view)), table(name, schema)))
         finally:
             self.con.unregister(view)
 

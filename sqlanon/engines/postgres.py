@@ -130,11 +130,11 @@ class PostgresEngine(Engine):
 
     # -- statements PostgreSQL spells differently ---------------------------------------------------
     def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
-                        temporary: bool = False) -> None:
+                        temporary: bool = False, schema: str | None = None) -> None:
         """PostgreSQL has no ``CREATE OR REPLACE TABLE``: replacing drops the old table first."""
         if replace:
-            self.drop(name)
-        super().create_table_as(name, query, replace=False, temporary=temporary)
+            self.drop(name, schema=schema)
+        super().create_table_as(name, query, replace=False, temporary=temporary, schema=schema)
 
     def copy_csv(self, name: str, path: str | Path, *, delimiter: str = ",", header: bool = True,
                  encoding: str = "utf-8") -> int:

@@ -70,8 +70,9 @@ def _write_with_group_table(spec: Spec, ds: Dataset, plan: OutputPlan, *, progre
         if mode == "view" and plan.exists:
             engine.drop(name, kind="VIEW", schema=ds.schema)
         if plan.group_table_exists:
-            engine.drop(groups)
-        m = pipeline.prepare(spec, ds, group_table=groups, temporary=False, progress=progress)
+            engine.drop(groups, schema=ds.schema)
+        m = pipeline.prepare(spec, ds, group_table=groups, group_schema=ds.schema, temporary=False,
+                             progress=progress)
         before(m)
         target = profile(spec.output.dialect) if mode == "sql" else engine.dialect
         oq = pipeline.output_query(spec, m, target)

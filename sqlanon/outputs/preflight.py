@@ -158,7 +158,7 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
                             f"table {groups!r}, which would be created in an in-memory database that "
                             "disappears; set output.database to a DuckDB file (or use mode table)",
                             path="output.database", source=spec.path)
-        groups_exist = writing and _refuse_existing(spec, engine, groups, None, "group table")
+        groups_exist = writing and _refuse_existing(spec, engine, groups, ds.schema, "group table")
         plan = OutputPlan(mode, plan.name, ds.schema, plan.exists, groups, groups_exist, plan.path)
     return plan
 
