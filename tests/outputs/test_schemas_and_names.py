@@ -108,6 +108,17 @@ def test_a_table_only_in_source_schema_is_found(duck, method):
     assert "ssn" in columns(duck, "staging.o")
 
 
+@pytest.mark.parametrize("mode", ["table", "in_place"])
+def test_anonymize_searches_and_writes_the_source_schema(two_schemas, mode):
+    d = copy.deepcopy(METHODS["generalization"])
+    d.update(source={"table": "t", "schema": "staging"}, transformation={"search": "optimal"},
+             output={"mode": mode, "name": "o"})
+    report = api.anonymize(spec_from_dict(d), engine=two_schemas)
+    written = "staging.t" if mode == "in_place" else "staging.o"
+    assert "ssn" in columns(two_schemas, written) and report.node.rows == len(ROWS)
+    assert columns(two_schemas, "main.t") == ["id", "q", "s"]
+
+
 def test_an_unknown_source_schema_is_one_line_naming_it(duck):
     make_table(duck, "t")
     with pytest.raises(SpecError, match=r"^source\.schema: no schema named 'nowhere' in the database$"):
