@@ -250,11 +250,13 @@ def problems(tmp_path) -> dict[str, dict]:
         "unwritable path": {"mode": "sql", "path": str(tmp_path / "nonexistent" / "x.sql")},
         "path is a directory": {"mode": "sql", "path": str(tmp_path)},
         "internal name": {"mode": "table", "name": "__sa_x"},
-        "source itself": {"mode": "view", "name": "T", "replace": True},
+        "source itself": {"mode": "table", "name": "T", "replace": True},
+        "view is the source": {"mode": "view", "name": "t", "replace": True},
     }
 
 
-PROBLEMS = ["exists", "unwritable path", "path is a directory", "internal name", "source itself"]
+PROBLEMS = ["exists", "unwritable path", "path is a directory", "internal name", "source itself",
+            "view is the source"]
 EARLY = [("anonymize", "generalization", p) for p in PROBLEMS] + [
     ("apply", m, p) for m in METHODS for p in PROBLEMS
     if not (m == "noise" and "path" in p)]  # noise writes tables only
