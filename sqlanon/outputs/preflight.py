@@ -137,7 +137,7 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
         return OutputPlan(mode)
     if mode == "in_place":
         if writing:
-            _refuse_dependent_views(spec, ds)
+            _refuse_dependent_views(spec, engine, ds.name, ds.schema)
         return OutputPlan(mode, ds.name, ds.schema, exists=True)
     name = output_name(spec, ds)
     plan = OutputPlan(mode, schema=ds.schema, path=sql_path(spec) if mode == "sql" else None)
@@ -149,6 +149,8 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
                             "output over its source: choose another output.name, or use mode in_place "
                             "to replace the source", path="output.name", source=spec.path)
         exists = writing and _refuse_existing(spec, engine, name, ds.schema, mode)
+        if exists and mode == "table":
+            _refuse_dependent_views(spec, engine, name, ds.schema)
         plan = OutputPlan(mode, name, ds.schema, exists=exists, path=plan.path)
     if keeps_group_table(spec):
         groups = name + GROUPS_SUFFIX
@@ -173,12 +175,17 @@ def _refuse_existing(spec: Spec, engine: Engine, name: str, schema: str | None, 
     return exists
 
 
-def _refuse_dependent_views(spec: Spec, ds: Dataset) -> None:
-    views = ds.engine.dependent_views(ds.name, ds.schema)
+def _refuse_dependent_views(spec: Spec, engine: Engine, name: str, schema: str | None) -> None:
+    """A table that views read is not replaced: PostgreSQL refuses to drop it, and DuckDB drops it
+    and leaves the views reading whatever takes its name."""
+    views = engine.dependent_views(name, schema)
     if views:
-        where = f"{ds.schema}.{ds.name}" if ds.schema else ds.name
+        where = f"{schema}.{name}" if schema else name
         listed = ", ".join(repr(v) for v in views)
-        raise SpecError(f"in_place would replace table {where!r}, which view{'s' if len(views) > 1 else ''} "
+        in_place = spec.output.mode == "in_place"
+        action = "in_place would replace" if in_place else "output.replace would replace"
+        instead = "use mode table" if in_place else "choose another output.name"
+        raise SpecError(f"{action} table {where!r}, which view{'s' if len(views) > 1 else ''} "
                         f"{listed} read{'' if len(views) > 1 else 's'}: replacing it would break them. "
-                        "Drop the views first and re-create them after, or use mode table",
-                        path="output.mode", source=spec.path)
+                        f"Drop the views first and re-create them after, or {instead}",
+                        path="output.mode" if in_place else "output.name", source=spec.path)

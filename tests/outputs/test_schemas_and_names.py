@@ -227,6 +227,17 @@ def test_in_place_goes_ahead_when_views_read_other_tables(two_schemas, view):
     two_schemas.con.execute(f"SELECT * FROM {view.split()[2]}").fetchall()  # still works
 
 
+@pytest.mark.parametrize("method", list(METHODS))
+def test_replacing_an_output_table_that_views_read_is_refused(two_schemas, method):
+    """The same breakage as in place: replace: true dropped an output table under its views."""
+    make_table(two_schemas, "staging.o")
+    two_schemas.con.execute("CREATE VIEW staging.w AS SELECT ssn FROM o")
+    with pytest.raises(SpecError, match=r"^output\.name: output\.replace would replace table 'staging\.o', "
+                                        r"which view 'staging\.w' reads: replacing it would break them"):
+        api.apply(spec(method, mode="table", name="o", replace=True), engine=two_schemas)
+    assert len(two_schemas.con.execute("SELECT * FROM staging.w").fetchall()) == len(ROWS)
+
+
 # -- every output problem before the data is read -------------------------------------------------
 class Recording(DuckDBEngine):
     """A real DuckDB that records the statements sqlanon runs (catalog look-ups bypass it)."""
