@@ -105,7 +105,7 @@ def check_name(spec: Spec, name: str, dialect: DialectProfile, what: str = "outp
     if not name:
         raise SpecError("must not be empty; leave it out for the default <source>_anon",
                         path="output.name", source=spec.path)
-    if name.startswith(INTERNAL_PREFIX):
+    if dialect.fold(name).startswith(INTERNAL_PREFIX):
         raise SpecError(f"{name!r} starts with {INTERNAL_PREFIX}, which sqlanon reserves for its own "
                         f"staging tables; choose another name for the {what}", path="output.name",
                         source=spec.path)
