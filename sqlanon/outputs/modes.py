@@ -97,7 +97,9 @@ def write_view(spec: Spec, ds: Dataset, oq: OutputQuery, plan: OutputPlan | None
 
 def write_in_place(spec: Spec, ds: Dataset, oq: OutputQuery, plan: OutputPlan | None = None
                    ) -> dict[str, Any]:
-    plan = plan or plan_output(spec, ds)
+    """The source replaced by the output in one transaction (views over it refused beforehand)."""
+    if plan is None:
+        plan_output(spec, ds)
     target = Target(ds.name, ds.schema, ds.engine.dialect)
     run_script(ds.engine, script_for("in_place", oq, target, replace=True, transaction=False))
     return _summary(spec, oq, "in_place", relation=ds.name,
