@@ -136,10 +136,6 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
                   quality: bool) -> NoiseReport:
     """ε-DP microdata: numeric attributes (those with bounds) and nominal ones (their hierarchy is
     the taxonomy); see :mod:`sqlanon.noise.dp_microdata`. The metrics compare the numeric ones."""
-    if ds.schema is not None:
-        raise SpecError(f"dp_microaggregation reads and writes tables of the connection's current "
-                        f"schema only; {ds.schema!r} is not supported (connect with that schema first "
-                        "on the search path, or copy the table)", path="source.schema", source=spec.path)
     p = opts.params
     categorical = {}
     for a in opts.attributes:
@@ -165,7 +161,8 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
                                  linkage=opts.linkage,
                                  dataset=ledger.dataset if ledger else None,
                                  budget_epsilon=ledger.budget_epsilon if ledger else None,
-                                 budget_delta=ledger.budget_delta if ledger else 0.0)
+                                 budget_delta=ledger.budget_delta if ledger else 0.0,
+                                 schema=ds.schema)
     report.guarantee = {key: v for key, v in released.as_dict().items()
                         if key not in ("output", "metrics")}
     report.metrics = released.metrics
