@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,11 +135,14 @@ def _open_rows(spec: Spec, engine: Engine | None, database: str | None) -> Datas
 
 
 @contextlib.contextmanager
-def _checked_node(spec: Spec, engine: Engine | None, database: str | None
-                  ) -> Iterator[tuple[Dataset, Evaluator, NodeCheck]]:
-    """Open the source, check the spec's node with one generalizing scan, and clean up after."""
+def _checked_node(spec: Spec, engine: Engine | None, database: str | None,
+                  before: Callable[[Dataset], Any] | None = None
+                  ) -> Iterator[tuple[Dataset, Evaluator, NodeCheck, Any]]:
+    """Open the source, run ``before`` on it (the output checks, before any scan), check the spec's
+    node with one generalizing scan, and clean up after."""
     ds = _open_rows(spec, engine, database)
     try:
+        ahead = before(ds) if before else None
         problem = problem_for(spec, ds)
         levels = levels_of(spec, problem.qis)
         with ds.engine.purpose("class statistics"):
@@ -147,22 +150,41 @@ def _checked_node(spec: Spec, engine: Engine | None, database: str | None
         with ev:
             with ds.engine.purpose("class statistics"):
                 node = ev.check(levels, spec.transformation.suppression_limit)
-            yield ds, ev, node
+            yield ds, ev, node, ahead
     finally:
         ds.close()
 
 
 def _microaggregation(spec: Spec, engine: Engine | None, database: str | None, verb: str,
-                      **options: Any) -> Any:
-    """``method: microaggregation``: the verb of :mod:`sqlanon.microagg.verbs` on the opened source."""
+                      before: Callable[[Dataset], Any] | None = None, **options: Any) -> Any:
+    """``method: microaggregation``: the verb of :mod:`sqlanon.microagg.verbs` on the opened source
+    (``before`` runs first and its result is passed on as ``plan``)."""
     from sqlanon.microagg import verbs
 
     ds = _open_rows(spec, engine, database)
     try:
+        if before is not None:
+            options["plan"] = before(ds)
         with ds.engine.purpose(f"microaggregation ({verb.replace('_', ' ')})"):
             return getattr(verbs, verb)(spec, ds, **options)
     finally:
         ds.close()
+
+
+def _output_plan(spec: Spec, dialect: str | None = None) -> Callable[[Dataset], Any]:
+    """The pre-flight output check of a verb that writes (``dialect`` None) or compiles for ``dialect``."""
+    from sqlanon.compile.dialects import profile
+    from sqlanon.outputs.preflight import plan_output
+
+    if dialect is None:
+        return lambda ds: plan_output(spec, ds)
+    return lambda ds: plan_output(spec, ds, profile(dialect), writing=False)
+
+
+def _check_before_opening(spec: Spec, engine: Engine | None, database: str | None) -> None:
+    from sqlanon.outputs.preflight import check_before_opening
+
+    check_before_opening(spec, engine, database)
 
 
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -178,7 +200,7 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         raise SpecError("check has nothing to measure before the noise is drawn: run apply, whose "
                         "report gives the utility and risk of the noisy table (apply --dry-run only "
                         "validates)", path="transformation.method", source=spec.path)
-    with _checked_node(spec, engine, database) as (_, ev, node):
+    with _checked_node(spec, engine, database) as (_, ev, node, _):
         return Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
 
 
@@ -192,36 +214,22 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
 
     spec = _spec(spec)
     if not dry_run:
-        _check_file_output(spec, engine, database)
+        _check_before_opening(spec, engine, database)
+    plan = None if dry_run else _output_plan(spec)
     if spec.transformation.method == "microaggregation":
-        return _microaggregation(spec, engine, database, "apply", metrics=metrics != (),
+        return _microaggregation(spec, engine, database, "apply", plan, metrics=metrics != (),
                                  dry_run=dry_run, progress=progress)
     if spec.transformation.method == "noise":
         from sqlanon.noise.apply import apply_noise
 
         return apply_noise(spec, engine=engine, database=database, dry_run=dry_run,
                            quality=metrics != ())
-    with _checked_node(spec, engine, database) as (ds, ev, node):
+    with _checked_node(spec, engine, database, plan) as (ds, ev, node, checked):
         report = Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
         if not dry_run:
             with ds.engine.purpose("write the output"):
-                report.outputs = write_output(spec, ds, ev, node)
+                report.outputs = write_output(spec, ds, ev, node, checked)
         return report
-
-
-def _check_file_output(spec: Spec, engine: Engine | None, database: str | None) -> None:
-    """A file source is read into a temporary table: say where a table output should land."""
-    from sqlanon.errors import SpecError
-
-    if not spec.source.file or spec.output.mode not in ("table", "view"):
-        return
-    if spec.output.mode == "view":
-        raise SpecError("a view over a file source would read a temporary copy that disappears; use "
-                        "mode table (with output.database) or sql", path="output.mode", source=spec.path)
-    if engine is None and not (database or spec.source.database or spec.output.database):
-        raise SpecError("the source is a file, so there is no database to write the table into: set "
-                        "output.database to a DuckDB file (or pass --database). sqlanon never writes "
-                        "beside the input file on its own", path="output.database", source=spec.path)
 
 
 def open_source(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None
@@ -263,8 +271,9 @@ def compile_spec(spec: Spec | str, *, engine: Engine | None = None, database: st
     if offline:
         return compile_offline(spec, dialect)
     if spec.transformation.method == "microaggregation":
-        return CompiledSQL(_microaggregation(spec, engine, database, "compile_sql", dialect=dialect))
-    with _checked_node(spec, engine, database) as (ds, ev, node):
+        return CompiledSQL(_microaggregation(spec, engine, database, "compile_sql",
+                                             _output_plan(spec, dialect), dialect=dialect))
+    with _checked_node(spec, engine, database, _output_plan(spec, dialect)) as (ds, ev, node, _):
         return CompiledSQL(compile_output_sql(spec, ds, ev, node, dialect))
 
 
@@ -292,12 +301,13 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
         raise UnsupportedError("anonymize searches generalization levels; a microaggregation has none "
                                "to search: run `apply` (or `check`)")
     if not dry_run:
-        _check_file_output(spec, engine, database)
+        _check_before_opening(spec, engine, database)
     if write_spec is not None:
         from sqlanon.spec.chosen import destination
 
         destination(spec, write_spec)  # a bad path is found before the search
     ds = _open_rows(spec, engine, database)
+    plan = None
 
     def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:
         chosen = with_levels(spec, levels)
@@ -309,10 +319,12 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
             report.write_spec(write_spec)
         if not dry_run:
             with ds.engine.purpose("write the output"):
-                report.outputs = write_output(chosen, ds, ev, node)
+                report.outputs = write_output(chosen, ds, ev, node, plan)
         return report
 
     try:
+        if not dry_run:
+            plan = _output_plan(spec)(ds)
         problem = problem_for(spec, ds)
         with Evaluator(problem) as ev:
             with ds.engine.purpose("search"):

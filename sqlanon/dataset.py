@@ -23,6 +23,9 @@ class Dataset:
     name: str
     columns: list[tuple[str, str]]
     owns_engine: bool = False
+    schema: str | None = None
+    """``source.schema``: where the source is, and where outputs are written (None: the
+    connection's current schema)."""
 
     @property
     def column_names(self) -> list[str]:
@@ -46,6 +49,9 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
         engine = connect(target, create=bool(src.file))  # a file source's database is an output
     try:
         if src.file:
+            if src.schema is not None:
+                raise SpecError("applies to table sources only (a file is loaded into a temporary "
+                                "table)", path="source.schema", source=spec.path)
             if engine.name != "duckdb":
                 raise SpecError("file sources load into the embedded DuckDB; use a table source for "
                                 f"{engine.name}", path="source.file", source=spec.path)
@@ -66,17 +72,33 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
                                 path="source.file", source=spec.path) from e
         else:
             name = src.table or ""
-            if not engine.relation_exists(name):
-                raise SpecError(f"no table or view named {name!r} in the database", path="source.table",
-                                source=spec.path)
-        columns = engine.columns(name)
-        ds = Dataset(engine, table(name, src.schema), name, columns, owns)
+            locate_table(spec, engine)
+        schema = None if src.file else src.schema
+        columns = engine.columns(name, schema)
+        ds = Dataset(engine, table(name, schema), name, columns, owns, schema)
         resolve_attributes(spec, ds)
         return ds
     except BaseException:
         if owns:
             engine.close()
         raise
+
+
+def locate_table(spec: Spec, engine: Engine) -> None:
+    """Refuse a source table (or its schema) that does not exist, or whose name the engine would
+    shorten to another one."""
+    src = spec.source
+    for key, value in (("schema", src.schema), ("table", src.table)):
+        too_long = value is not None and engine.dialect.name_too_long(value)
+        if too_long:
+            raise SpecError(f"{value!r} is {too_long}", path=f"source.{key}", source=spec.path)
+    if src.schema is not None and not engine.schema_exists(src.schema):
+        raise SpecError(f"no schema named {src.schema!r} in the database", path="source.schema",
+                        source=spec.path)
+    if not engine.relation_exists(src.table or "", src.schema):
+        where = f" in schema {src.schema!r}" if src.schema is not None else " in the database"
+        raise SpecError(f"no table or view named {src.table!r}{where}", path="source.table",
+                        source=spec.path)
 
 
 def resolve_attributes(spec: Spec, ds: Dataset) -> None:

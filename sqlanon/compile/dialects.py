@@ -8,6 +8,7 @@ before rendering; anything else is a :class:`~sqlanon.errors.UnsupportedError` a
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -51,6 +52,28 @@ class DialectProfile:
     unquoted_case: str | None = None
     """``upper`` when the target stores names written without quotes in upper case and compares
     quoted names exactly (Snowflake): :func:`stored_case` then writes case-less names that way."""
+    max_name_bytes: int | None = None
+    """The longest table name in UTF-8 bytes (None: no limit the target documents)."""
+    max_name_chars: int | None = None
+    """The longest table name in characters (None: no limit the target documents)."""
+    case_insensitive_names: bool = False
+    """Whether quoted names differing only in ASCII case name the same relation."""
+
+    def name_too_long(self, name: str) -> str | None:
+        """Why ``name`` is longer than the target allows, or None when it fits."""
+        size = len(name.encode("utf-8"))
+        if self.max_name_bytes is not None and size > self.max_name_bytes:
+            return f"{size} bytes, but {self.name} keeps at most {self.max_name_bytes} bytes of a name"
+        if self.max_name_chars is not None and len(name) > self.max_name_chars:
+            return (f"{len(name)} characters, but {self.name} allows at most {self.max_name_chars} "
+                    "characters in a name")
+        return None
+
+    def fold(self, name: str) -> str:
+        """The form under which the target compares a name as the spec writes it (after
+        :func:`stored_case`, so Snowflake's ``adult`` and ``ADULT`` are one relation)."""
+        name = stored_case(name, self)
+        return name.translate(_ASCII_LOWER) if self.case_insensitive_names else name
 
     def check_function(self, func_class: str, func_name: str | None = None) -> None:
         if func_class == "Anonymous":
@@ -66,26 +89,38 @@ class DialectProfile:
             )
 
 
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
 def _without(*names: str) -> frozenset[str]:
     return _PORTABLE_FUNCTIONS - set(names)
 
 
+# Name limits: PostgreSQL truncates names to NAMEDATALEN - 1 = 63 bytes; DuckDB documents none and
+# folds ASCII case even in quoted names; Snowflake allows 255 characters (quoted names keep their
+# case); BigQuery 1,024 bytes of a table name (case-sensitive by default); Spark and Trino fold case,
+# and their tables usually live in a Hive metastore, which keeps 128 characters.
 PROFILES: dict[str, DialectProfile] = {
     p.name: p
     for p in (
-        DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"})),
+        DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"}),
+                       case_insensitive_names=True),
         DialectProfile("postgres", "postgres", functions=_without("Median"),
                        anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
-                       nullsafe_hash_join=False),
+                       nullsafe_hash_join=False, max_name_bytes=63),
         DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
                        anonymous_functions=frozenset(
-                           {"raise_error", "to_utc_timestamp", "current_timezone"})),
-        DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper"),
+                           {"raise_error", "to_utc_timestamp", "current_timezone"}),
+                       max_name_chars=128, case_insensitive_names=True),
+        DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper",
+                       max_name_chars=255),
         DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
                        functions=_without("Median"), anonymous_functions=frozenset(
-                           {"to_hex", "format_date", "format_datetime", "format_timestamp"})),
+                           {"to_hex", "format_date", "format_datetime", "format_timestamp"}),
+                       max_name_bytes=1024),
         DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
-                       anonymous_functions=frozenset({"to_utf8"})),
+                       anonymous_functions=frozenset({"to_utf8"}), max_name_chars=128,
+                       case_insensitive_names=True),
     )
 }
 

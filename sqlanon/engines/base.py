@@ -117,11 +117,22 @@ class Engine(abc.ABC):
     def _rollback(self) -> None: ...
 
     @abc.abstractmethod
-    def columns(self, relation: str) -> list[tuple[str, str]]:
-        """``(name, type)`` of a table or view's columns, in order; raises if it does not exist."""
+    def columns(self, relation: str, schema: str | None = None) -> list[tuple[str, str]]:
+        """``(name, type)`` of a table or view's columns, in order; raises if it does not exist.
+
+        Without ``schema`` the name is resolved as an unqualified name in SQL would be."""
 
     @abc.abstractmethod
-    def relation_exists(self, relation: str) -> bool: ...
+    def relation_exists(self, relation: str, schema: str | None = None) -> bool:
+        """Whether ``schema.relation`` (or ``relation`` resolved as in SQL) names a table or view,
+        compared as the engine compares names."""
+
+    @abc.abstractmethod
+    def schema_exists(self, schema: str) -> bool: ...
+
+    @abc.abstractmethod
+    def dependent_views(self, relation: str, schema: str | None = None) -> list[str]:
+        """``schema.view`` of every view that reads the table (and would break if it were replaced)."""
 
     @abc.abstractmethod
     def close(self) -> None: ...
@@ -165,12 +176,13 @@ class Engine(abc.ABC):
         for s in statements:
             self.execute(s)
 
-    def insert_rows(self, name: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    def insert_rows(self, name: str, rows: Sequence[tuple[Any, ...]], *, schema: str | None = None
+                    ) -> None:
         """Append rows to a table, values bound as parameters (one statement, many rows)."""
         if not rows:
             return
         statement = self.sql(exp.insert(exp.values([tuple(exp.Placeholder() for _ in rows[0])]),
-                                        table(name)))
+                                        table(name, schema)))
         self._execute_many(statement, rows)
 
     def _execute_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -223,8 +235,8 @@ class Engine(abc.ABC):
             self._commit()
 
     def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
-                        temporary: bool = False) -> None:
-        self.execute(exp.Create(this=table(name), kind="TABLE", expression=query, replace=replace,
+                        temporary: bool = False, schema: str | None = None) -> None:
+        self.execute(exp.Create(this=table(name, schema), kind="TABLE", expression=query, replace=replace,
                                 properties=exp.Properties(expressions=[exp.TemporaryProperty()])
                                 if temporary else None))
 

@@ -40,7 +40,7 @@ class DuckDBEngine(Engine):
     def _execute(self, sql: str) -> None:
         self.con.execute(sql)
 
-    def insert_rows(self, name: str, rows) -> None:  # type: ignore[no-untyped-def]
+    def insert_rows(self, name: str, rows, *, schema: str | None = None) -> None:  # type: ignore[no-untyped-def]
         """Append rows through an Arrow table scanned by DuckDB (per-row binding is far slower)."""
         if not rows:
             return
@@ -50,7 +50,7 @@ class DuckDBEngine(Engine):
         view = internal(f"rows_{uuid.uuid4().hex[:8]}")
         self.con.register(view, data)
         try:
-            self.execute(exp.insert(exp.select("*").from_(table(view)), table(name)))
+            self.execute(exp.insert(exp.select("*").from_(table(view)), table(name, schema)))
         finally:
             self.con.unregister(view)
 
@@ -84,25 +84,62 @@ class DuckDBEngine(Engine):
     def _rollback(self) -> None:
         self.con.execute("ROLLBACK")
 
-    def columns(self, relation: str) -> list[tuple[str, str]]:
+    def _catalog_match(self, relation: str, schema: str | None) -> tuple[str, str, str] | None:
+        """``(catalog, schema, name)`` of the relation DuckDB resolves ``schema.relation`` to, or None.
+
+        Names compare as DuckDB compares them, ignoring ASCII case even when quoted; a temporary
+        relation shadows a stored one of the same name, as in DuckDB's own name resolution. Only
+        the current database and the temporary catalog are searched (not other attached ones).
+        """
         rows = self.con.execute(
-            "SELECT column_name, data_type, table_catalog FROM information_schema.columns "
-            "WHERE table_name = ? AND table_schema = current_schema() ORDER BY ordinal_position",
-            [relation],
-        ).fetchall()
-        # a temporary table shadows a stored one of the same name, as in DuckDB's own name resolution
-        catalogs = {r[2] for r in rows}
-        if len(catalogs) > 1:
-            rows = [r for r in rows if r[2] == "temp"]
+            "SELECT table_catalog, table_schema, table_name FROM information_schema.tables "
+            "WHERE lower(table_name) = lower(?) AND lower(table_schema) = lower(coalesce(?, "
+            "current_schema())) AND table_catalog IN (current_database(), 'temp')",
+            [relation, schema]).fetchall()
+        fold = self.dialect.fold
+        wanted = fold(schema) if schema is not None else None
+        rows = [r for r in rows if fold(r[2]) == fold(relation) and (wanted is None or fold(r[1]) == wanted)]
         if not rows:
-            raise EngineError(f"duckdb: no table or view named {relation!r} in {self.database!r}")
+            return None
+        return next((r for r in rows if r[0] == "temp"), rows[0])
+
+    def columns(self, relation: str, schema: str | None = None) -> list[tuple[str, str]]:
+        match = self._catalog_match(relation, schema)
+        if match is None:
+            where = f"{schema}.{relation}" if schema else relation
+            raise EngineError(f"duckdb: no table or view named {where!r} in {self.database!r}")
+        rows = self.con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = ? "
+            "AND table_schema = ? AND table_name = ? ORDER BY ordinal_position", list(match)).fetchall()
         return [(r[0], r[1]) for r in rows]
 
-    def relation_exists(self, relation: str) -> bool:
-        n = self.con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
-            "AND table_schema = current_schema()", [relation]).fetchall()[0][0]  # no pending result
-        return n > 0
+    def relation_exists(self, relation: str, schema: str | None = None) -> bool:
+        return self._catalog_match(relation, schema) is not None
+
+    def schema_exists(self, schema: str) -> bool:
+        names = self.con.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name IN "
+                                 "(current_database(), 'temp')").fetchall()
+        return any(self.dialect.fold(r[0]) == self.dialect.fold(schema) for r in names)
+
+    def dependent_views(self, relation: str, schema: str | None = None) -> list[str]:
+        """Views whose SQL reads ``schema.relation`` (DuckDB records no dependency: it would let
+        the table be dropped and the views read whatever takes its name)."""
+        from sqlanon.engines.duckdb_views import views_reading
+
+        match = self._catalog_match(relation, schema)
+        if match is None:
+            return []
+        current = self.con.execute("SELECT current_database(), current_schema()").fetchone()
+        views = self.con.execute(
+            "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal "
+            "ORDER BY schema_name, view_name").fetchall()
+        return views_reading(match, views, current, self._relations())
+
+    def _relations(self) -> set[tuple[str, str, str]]:
+        fold = self.dialect.fold
+        rows = self.con.execute("SELECT table_catalog, table_schema, table_name FROM "
+                                "information_schema.tables").fetchall()
+        return {(fold(c), fold(s), fold(n)) for c, s, n in rows}
 
     def register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any] | None = None
                       ) -> None:

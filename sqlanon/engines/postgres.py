@@ -22,8 +22,18 @@ from sqlanon.errors import EngineError, UnsupportedError
 
 _NUMERIC_OID = 1700
 """PostgreSQL's ``numeric`` type, which psycopg returns as ``Decimal``."""
-# A relation resolved through the search path (including the session's temporary schema).
-_RELATION_OID = "to_regclass(quote_ident(%s))"
+
+
+def _relation_oid(schema: str | None) -> str:
+    """SQL for the oid of a relation given as parameters: ``schema.name``, or ``name`` resolved
+    through the search path (including the session's temporary schema)."""
+    if schema is None:
+        return "to_regclass(quote_ident(%s))"
+    return "to_regclass(quote_ident(%s) || '.' || quote_ident(%s))"
+
+
+def _params(relation: str, schema: str | None) -> list[str]:
+    return [relation] if schema is None else [schema, relation]
 
 
 def _plain(value: Any) -> Any:
@@ -86,26 +96,45 @@ class PostgresEngine(Engine):
         self.con.execute("ROLLBACK")
 
     # -- catalog ----------------------------------------------------------------------------------
-    def columns(self, relation: str) -> list[tuple[str, str]]:
+    def columns(self, relation: str, schema: str | None = None) -> list[tuple[str, str]]:
         rows = self.con.execute(
             "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a "
-            f"WHERE a.attrelid = {_RELATION_OID} AND a.attnum > 0 AND NOT a.attisdropped "
-            "ORDER BY a.attnum", [relation]).fetchall()
+            f"WHERE a.attrelid = {_relation_oid(schema)} AND a.attnum > 0 AND NOT a.attisdropped "
+            "ORDER BY a.attnum", _params(relation, schema)).fetchall()
         if not rows:
-            raise EngineError(f"postgres: no table or view named {relation!r}")
+            where = f"{schema}.{relation}" if schema else relation
+            raise EngineError(f"postgres: no table or view named {where!r}")
         return [(r[0], r[1]) for r in rows]
 
-    def relation_exists(self, relation: str) -> bool:
-        row = self.con.execute(f"SELECT {_RELATION_OID} IS NOT NULL", [relation]).fetchone()
+    def relation_exists(self, relation: str, schema: str | None = None) -> bool:
+        row = self.con.execute(f"SELECT {_relation_oid(schema)} IS NOT NULL",
+                               _params(relation, schema)).fetchone()
         return bool(row and row[0])
+
+    def schema_exists(self, schema: str) -> bool:
+        row = self.con.execute("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s)",
+                               [schema]).fetchone()
+        return bool(row and row[0])
+
+    def dependent_views(self, relation: str, schema: str | None = None) -> list[str]:
+        """Views and materialized views whose rules read the relation (``schema.view``)."""
+        rows = self.con.execute(
+            "SELECT DISTINCT n.nspname, c.relname FROM pg_catalog.pg_depend d "
+            "JOIN pg_catalog.pg_rewrite r ON r.oid = d.objid "
+            "JOIN pg_catalog.pg_class c ON c.oid = r.ev_class "
+            "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE d.classid = 'pg_catalog.pg_rewrite'::regclass "
+            f"AND d.refobjid = {_relation_oid(schema)} AND c.oid <> d.refobjid "
+            "ORDER BY 1, 2", _params(relation, schema)).fetchall()
+        return [f"{r[0]}.{r[1]}" for r in rows]
 
     # -- statements PostgreSQL spells differently ---------------------------------------------------
     def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
-                        temporary: bool = False) -> None:
+                        temporary: bool = False, schema: str | None = None) -> None:
         """PostgreSQL has no ``CREATE OR REPLACE TABLE``: replacing drops the old table first."""
         if replace:
-            self.drop(name)
-        super().create_table_as(name, query, replace=False, temporary=temporary)
+            self.drop(name, schema=schema)
+        super().create_table_as(name, query, replace=False, temporary=temporary, schema=schema)
 
     def copy_csv(self, name: str, path: str | Path, *, delimiter: str = ",", header: bool = True,
                  encoding: str = "utf-8") -> int:

@@ -45,34 +45,34 @@ class GroupLayout:
 
 
 def create_group_table(engine: Engine, name: str, keyed: exp.Expression, key: RowKey, layout: GroupLayout,
-                       *, temporary: bool) -> None:
+                       *, temporary: bool, schema: str | None = None) -> None:
     """An empty group table whose key and value columns have the source's types."""
     projections = [alias(col(c), c) for c in key.columns]
     projections += [alias(exp.cast(lit(None), exp.DataType.build("bigint")), group_column(p))
                     for p in range(len(layout.partitions))]
     projections += [alias(col(a), centroid_column(i)) for i, a in enumerate(layout.valued)]
     query = exp.select(*projections).from_(as_relation(keyed, internal("s"))).where(exp.false())
-    engine.create_table_as(name, query, temporary=temporary)
+    engine.create_table_as(name, query, temporary=temporary, schema=schema)
 
 
 def fill_group_table(engine: Engine, name: str, keys: Mapping[str, np.ndarray], labels: Sequence[np.ndarray],
-                     values: Sequence[np.ndarray]) -> None:
+                     values: Sequence[np.ndarray], *, schema: str | None = None) -> None:
     """Insert one row per source row: key, group numbers, values (bound, never pasted)."""
     columns = [np.asarray(v).tolist() for v in keys.values()]
     columns += [np.asarray(g, dtype=np.int64).tolist() for g in labels]
     columns += [list(v) for v in values]
-    engine.insert_rows(name, list(zip(*columns)))
+    engine.insert_rows(name, list(zip(*columns)), schema=schema)
 
 
 def released_query(keyed: exp.Expression, columns: Sequence[str], key: RowKey, group_table: str,
-                   layout: GroupLayout, statistic: str) -> exp.Select:
+                   layout: GroupLayout, statistic: str, *, group_schema: str | None = None) -> exp.Select:
     """Every source column (and the key) with the microaggregated attributes replaced."""
     g = internal("t")
     joined = exp.select(*[col(c, internal("s")) for c in dict.fromkeys([*columns, *key.columns])],
                         *[col(group_column(p), g) for p in range(len(layout.partitions))],
                         *[col(centroid_column(i), g) for i in range(len(layout.valued))]) \
         .from_(as_relation(keyed, internal("s"))) \
-        .join(exp.alias_(table(group_table), g, table=True, quoted=True),
+        .join(exp.alias_(table(group_table, group_schema), g, table=True, quoted=True),
               on=exp.and_(*[exp.EQ(this=col(c, internal("s")), expression=col(c, g)) for c in key.columns]),
               join_type="inner")
     value: dict[str, exp.Expression] = {}

@@ -45,12 +45,11 @@ from sqlanon.outputs.hash_text import parse_types
 from sqlanon.microagg.registry import Records, get_algorithm, get_centroid, traits
 from sqlanon.microagg.settings import MicroaggregationSettings
 from sqlanon.microagg.sql_ranking import individual_ranking
+from sqlanon.outputs.preflight import GROUPS_SUFFIX
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.spec.schema import Spec
 from sqlanon.staging import new_token, staging_name
 
-GROUPS_SUFFIX = "__groups"
-"""A view or printed SQL of a pulled algorithm reads its group table ``<output name>__groups``."""
 PULL_PROGRESS_ROWS = 20_000
 """Runs on more rows than this draw a progress line on a terminal."""
 RECORD_LINKAGE_MAX_ROWS = 2_000_000
@@ -76,6 +75,7 @@ class Masking:
     max_group_size: int
     numeric: list[str]
     group_table: str | None = None
+    group_schema: str | None = None
     warnings: list[str] = field(default_factory=list)
     types: dict[str, exp.DataType] = field(default_factory=dict)
     """The source columns' types (identifiers are hashed in their type's canonical text)."""
@@ -105,8 +105,8 @@ def _attribute_paths(spec: Spec, attributes: tuple[str, ...]) -> dict[str, str]:
     return {a: f"attributes.{a}" for a in attributes}
 
 
-def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, temporary: bool = True,
-            progress: bool = False) -> Masking:
+def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, group_schema: str | None = None,
+            temporary: bool = True, progress: bool = False) -> Masking:
     """Check the source, group its rows and return the released rows as SQL.
 
     Pulled algorithms create their group table (``group_table``, default a temporary
@@ -152,7 +152,8 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, temporar
     if in_sql:
         m = _sql_masking(spec, ds, settings, key, keyed, n, nulls)
     else:
-        m = _pulled_masking(spec, ds, settings, key, keyed, kinds, n, group_table, temporary, progress)
+        m = _pulled_masking(spec, ds, settings, key, keyed, kinds, n, group_table, group_schema,
+                            temporary, progress)
     m.types = parse_types(ds.columns, engine.dialect.sqlglot)
     m.warnings += [f"privacy model {model} is not checked by microaggregation; the report gives the "
                    "achieved k only" for model in spec.privacy if getattr(model, "name", "") != "k_anonymity"]
@@ -260,7 +261,7 @@ def _checked(labels: np.ndarray, n: int, settings: MicroaggregationSettings) -> 
 
 def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, key: rows.RowKey,
                     keyed: exp.Expression, kinds: dict[str, str], n: int, group_table: str | None,
-                    temporary: bool, progress: bool) -> Masking:
+                    group_schema: str | None, temporary: bool, progress: bool) -> Masking:
     engine, columns = ds.engine, ds.column_names
     t = traits(settings.algorithm)
     attributes = settings.attributes
@@ -292,19 +293,21 @@ def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings,
     labels = [labels_of[p[0]] for p in partitions if p]
     layout = masking.GroupLayout(tuple(p for p in partitions if p), valued)
     name = group_table or staging_name(new_token(), "groups")
-    masking.create_group_table(engine, name, keyed, key, layout, temporary=temporary)
+    masking.create_group_table(engine, name, keyed, key, layout, temporary=temporary, schema=group_schema)
     try:
-        masking.fill_group_table(engine, name, pulled.keys, labels, values)
+        masking.fill_group_table(engine, name, pulled.keys, labels, values, schema=group_schema)
     except BaseException:
-        engine.drop(name)
+        engine.drop(name, schema=group_schema)
         raise
-    released = masking.released_query(keyed, columns, key, name, layout, settings.statistic)
+    released = masking.released_query(keyed, columns, key, name, layout, settings.statistic,
+                                      group_schema=group_schema)
     sizes = {a: group_sizes(g) for a, g in labels_of.items()}
     groups: int | dict[str, int] = {a: int(len(s)) for a, s in sizes.items()} if t.per_attribute \
         else int(len(sizes[attributes[0]]))
     return Masking(settings, columns, key, keyed, released, released, n, groups,
                    int(min(s.min() for s in sizes.values())), int(max(s.max() for s in sizes.values())),
-                   [a for a in attributes if kinds[a] == rows.NUMERIC], group_table=name)
+                   [a for a in attributes if kinds[a] == rows.NUMERIC], group_table=name,
+                   group_schema=group_schema)
 
 
 def _group_values(records: Records, settings: MicroaggregationSettings, attribute: str, kind: str,
@@ -327,7 +330,7 @@ def _group_values(records: Records, settings: MicroaggregationSettings, attribut
 
 def drop_group_table(ds: Dataset, m: Masking) -> None:
     if m.group_table:
-        ds.engine.drop(m.group_table)
+        ds.engine.drop(m.group_table, schema=m.group_schema)
 
 
 @contextmanager

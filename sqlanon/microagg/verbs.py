@@ -7,6 +7,7 @@ from sqlanon.dataset import Dataset
 from sqlanon.microagg import pipeline
 from sqlanon.microagg.report import MicroaggregationReport
 from sqlanon.outputs import modes
+from sqlanon.outputs.preflight import OutputPlan
 
 
 def _report(ds: Dataset, m: pipeline.Masking, with_metrics: bool) -> MicroaggregationReport:
@@ -22,25 +23,27 @@ def check(spec, ds: Dataset, *, metrics: bool = True, progress: bool = False) ->
 
 
 def apply(spec, ds: Dataset, *, metrics: bool = True, dry_run: bool = False,
-          progress: bool = False) -> MicroaggregationReport:
+          progress: bool = False, plan: OutputPlan | None = None) -> MicroaggregationReport:
     """Write the output (unless ``dry_run``) and report; the metrics compare the released rows with
-    the source as it was before the write (``in_place`` replaces it)."""
+    the source as it was before the write (``in_place`` replaces it). ``plan``: the output as
+    checked before anything was scanned."""
     if dry_run:
         return check(spec, ds, metrics=metrics, progress=progress)
     from sqlanon.outputs.microaggregation import write
 
     reports: list[MicroaggregationReport] = []
-    m, outputs = write(spec, ds, progress=progress, before=lambda m: reports.append(_report(ds, m, metrics)))
+    m, outputs = write(spec, ds, progress=progress, before=lambda m: reports.append(_report(ds, m, metrics)),
+                       plan=plan)
     pipeline.drop_group_table(ds, m)
     reports[0].outputs = outputs
     return reports[0]
 
 
-def compile_sql(spec, ds: Dataset, dialect: str) -> str:
+def compile_sql(spec, ds: Dataset, dialect: str, plan: OutputPlan | None = None) -> str:
     """The SQL of the spec's output mode for ``dialect``; SQL methods only (pulled algorithms read a
-    group table that only ``apply`` creates)."""
+    group table that only ``apply`` creates). ``plan``: the output names as checked for ``dialect``."""
     pipeline.refuse_compile(spec.microaggregation)
     with pipeline.temporary_masking(spec, ds) as m:
         target = profile(dialect)
         return modes.compile_script(spec, pipeline.output_query(spec, m, target), target,
-                                    source_name=ds.name)
+                                    source_name=ds.name, schema=ds.schema)

@@ -33,6 +33,7 @@ from sqlanon.noise.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODA
 from sqlanon.noise.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
 from sqlanon.noise.rng import make_rng
 from sqlanon.outputs.hash_text import parse_types
+from sqlanon.outputs.preflight import plan_output
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.spec.schema import Spec
 from sqlanon.staging import StagingArea, remove_leftovers
@@ -89,6 +90,8 @@ def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | Non
                         "table (with output.database)", path="output.mode", source=spec.path)
     ds = open_dataset(spec, engine, database=database)
     try:
+        if not dry_run:
+            plan_output(spec, ds)  # every output problem, before anything is read or drawn
         return _apply(spec, ds, opts, dry_run, quality)
     except SpecError as e:
         if e.source is not None or spec.path is None:
@@ -172,7 +175,8 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
                                  linkage=opts.linkage,
                                  dataset=ledger.dataset if ledger else None,
                                  budget_epsilon=ledger.budget_epsilon if ledger else None,
-                                 budget_delta=ledger.budget_delta if ledger else 0.0)
+                                 budget_delta=ledger.budget_delta if ledger else 0.0,
+                                 schema=ds.schema)
     report.guarantee = {key: v for key, v in released.as_dict().items()
                         if key not in ("output", "metrics")}
     report.metrics = released.metrics
@@ -311,15 +315,10 @@ def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
 
 def _target(spec: Spec, ds: Dataset) -> tuple[str, bool]:
     """The output's name and whether it exists (to be replaced); refused before anything is drawn,
-    set or spent when it exists and may not be replaced."""
-    in_place = spec.output.mode == "in_place"
-    name = ds.name if in_place else (spec.output.name or f"{ds.name}_anon")
-    exists = in_place or ds.engine.relation_exists(name)
-    if exists and not in_place and not spec.output.replace:
-        raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
-                        " true` is set (or choose another output.name)", path="output.name",
-                        source=spec.path)
-    return name, exists
+    set or spent when it exists and may not be replaced (:func:`plan_output`)."""
+    plan = plan_output(spec, ds)
+    assert plan.name is not None
+    return plan.name, plan.exists
 
 
 def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,

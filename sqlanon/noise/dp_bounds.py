@@ -103,7 +103,7 @@ def parse_all_bounds(bounds: Mapping[str, object] | None, attributes: list[str])
 
 
 def check_not_data_range(engine: Engine, relation: str, bounds: Mapping[str, Bounds], *,
-                         trust_bounds: bool = False) -> None:
+                         trust_bounds: bool = False, schema: str | None = None) -> None:
     """Refuse bounds equal to the columns' exact minimum and maximum (see the module docstring).
 
     Raises:
@@ -117,7 +117,7 @@ def check_not_data_range(engine: Engine, relation: str, bounds: Mapping[str, Bou
     for i, (a, _) in enumerate(items):
         selects += [alias(exp.Min(this=as_double(col(a))), f"lo{i}"),
                     alias(exp.Max(this=as_double(col(a))), f"hi{i}")]
-    row = engine.fetch_one(exp.select(*selects).from_(table(relation)))
+    row = engine.fetch_one(exp.select(*selects).from_(table(relation, schema)))
     for i, (a, b) in enumerate(items):
         lo, hi = row[f"lo{i}"], row[f"hi{i}"]
         if lo is not None and float(lo) == b.lower and float(hi) == b.upper:
@@ -130,7 +130,7 @@ def check_not_data_range(engine: Engine, relation: str, bounds: Mapping[str, Bou
 
 
 def require_columns(engine: Engine, relation: str, needed: list[str] | tuple[str, ...], *,
-                    relation_path: str, column_path: str) -> None:
+                    relation_path: str, column_path: str, schema: str | None = None) -> None:
     """Refuse a table that does not exist or lacks a needed column (named, with a did-you-mean).
 
     Raises:
@@ -139,7 +139,7 @@ def require_columns(engine: Engine, relation: str, needed: list[str] | tuple[str
     if not isinstance(relation, str) or not relation:
         raise SpecError(f"the table must be a non-empty name, got {relation!r}", path=relation_path)
     try:
-        present = [c for c, _ in engine.columns(relation)]
+        present = [c for c, _ in engine.columns(relation, schema)]
     except EngineError:
         raise SpecError(f"no table or view named {relation!r} in the database",
                         path=relation_path) from None

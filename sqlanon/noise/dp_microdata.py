@@ -114,8 +114,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
                       method: str = "individual_ranking", seed: int | None = None,
                       trust_bounds: bool = False, replace: bool = False, quality: bool = True,
                       linkage: bool = True, dataset: str | None = None,
-                      budget_epsilon: float | None = None, budget_delta: float = 0.0
-                      ) -> MicrodataReport:
+                      budget_epsilon: float | None = None, budget_delta: float = 0.0,
+                      schema: str | None = None) -> MicrodataReport:
     """Write an ε-DP version of ``source``'s attributes to the table ``output``.
 
     Args:
@@ -137,6 +137,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
             substitution, atomically with the write of the output. None: not charged.
         budget_epsilon, budget_delta: the dataset's total budget, set once (under substitution)
             on first use.
+        schema: the schema of ``source``, where ``output`` is written too (default: the
+            connection's current one).
 
     Raises:
         SpecError: missing or data-derived bounds, unknown columns, NULLs or values outside a
@@ -151,14 +153,14 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
         else {}
     domains = {c: NominalDomain.from_hierarchy(c, h) for c, h in (categorical or {}).items()}
     require_columns(engine, source, numeric_names + nominal_names, relation_path="source",
-                    column_path="attributes")
-    if engine.relation_exists(output) and not replace:
+                    column_path="attributes", schema=schema)
+    if engine.relation_exists(output, schema) and not replace:
         raise SpecError(f"the output table {output!r} exists; pass replace=True to overwrite it",
                         path="output")
-    n = _check_values(engine, source, numeric_names, domains)
+    n = _check_values(engine, source, numeric_names, domains, schema)
     if n < k:
         raise SpecError(f"the table has {n} rows, fewer than k = {k}", path="k")
-    check_not_data_range(engine, source, public, trust_bounds=trust_bounds)
+    check_not_data_range(engine, source, public, trust_bounds=trust_bounds, schema=schema)
     budget = ReleaseBudget(engine, dataset, epsilon, budget_epsilon=budget_epsilon,
                            budget_delta=budget_delta,
                            description=f"dp_microaggregation ({method}, k={k}) of table {source!r} "
@@ -172,7 +174,7 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
     releases: list[AttributeRelease] = []
     released: list[tuple[str, str, list[Any]]] = []   # (group column, SQL type, value per group)
     engine.create_table_as(work, grouped_rows(source, public, domains, k, method=method,
-                                              keep=numeric_names if quality else ()),
+                                              keep=numeric_names if quality else (), schema=schema),
                            temporary=True)
     noise_table = staging_name(new_token(), "dpn")
     expected_starts = [g * k for g in range(groups_total)]
@@ -202,7 +204,7 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
         groups = [g for g, _, _ in released]
         budget.write(lambda: engine.create_table_as(
             output, _released(work, noise_table, numeric_names + nominal_names, groups),
-            replace=replace))
+            replace=replace, schema=schema))
         metrics = {}
         if quality and numeric_names:
             pairs = _released(work, noise_table, numeric_names, groups[:len(numeric_names)],
@@ -252,7 +254,7 @@ def _check_arguments(k: object, epsilon: object, method: str, numeric: list[str]
 
 
 def _check_values(engine: Engine, source: str, numeric: list[str],
-                  domains: Mapping[str, NominalDomain]) -> int:
+                  domains: Mapping[str, NominalDomain], schema: str | None = None) -> int:
     """The row count, after refusing NULLs and values outside a taxonomy (counts only in messages)."""
     selects: list[exp.Expression] = [alias(count_star(), "n")]
     names = [*numeric, *domains]
@@ -262,7 +264,7 @@ def _check_values(engine: Engine, source: str, numeric: list[str],
         inside = exp.In(this=as_text(col(c)), expressions=[lit(v) for v in d.leaves])
         outside = exp.Case(ifs=[exp.If(this=exp.Not(this=inside), true=lit(1))], default=lit(0))
         selects.append(alias(exp.Sum(this=outside), f"outside{j}"))
-    row = engine.fetch_one(exp.select(*selects).from_(table(source)))
+    row = engine.fetch_one(exp.select(*selects).from_(table(source, schema)))
     n = int(row["n"])
     for i, a in enumerate(names):
         missing = n - int(row[f"present{i}"])

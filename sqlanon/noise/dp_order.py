@@ -68,7 +68,8 @@ def _window(order: list[exp.Expression]) -> exp.Expression:
 
 
 def grouped_rows(relation: str, numeric: Mapping[str, Bounds], nominal: Mapping[str, NominalDomain],
-                 k: int, *, method: str, keep: Sequence[str] = ()) -> exp.Select:
+                 k: int, *, method: str, keep: Sequence[str] = (), schema: str | None = None
+                 ) -> exp.Select:
     """Rows of ``relation`` with clamped values, labels and their groups.
 
     Columns: ``keep`` (as is), :func:`value_column` (i), :func:`label_column` (j), and
@@ -80,7 +81,7 @@ def grouped_rows(relation: str, numeric: Mapping[str, Bounds], nominal: Mapping[
     positions = [_position(d, col(label_column(j))) for j, d in enumerate(nominal.values())]
     inner = exp.select(*[alias(col(c), c) for c in keep],
                        *[alias(e, n) for n, e in values], *[alias(e, n) for n, e in labels]
-                       ).from_(table(relation))
+                       ).from_(table(relation, schema))
 
     x = [col(n) for n, _ in values]
     c = [col(n) for n, _ in labels]

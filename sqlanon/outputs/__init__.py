@@ -14,13 +14,17 @@ from sqlanon.dataset import Dataset
 from sqlanon.errors import UnsupportedError
 from sqlanon.evaluate import Evaluator, NodeCheck
 from sqlanon.outputs import modes
+from sqlanon.outputs.preflight import OutputPlan, plan_output
 from sqlanon.outputs.query import OutputQuery, output_query, require_anonymous
 from sqlanon.spec.schema import Spec
 from sqlanon.staging import remove_leftovers
 
 
-def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dict[str, Any]:
+def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck,
+                 plan: OutputPlan | None = None) -> dict[str, Any]:
     """Write the spec's output for a checked node; returns what was written (for the report).
+
+    ``plan`` is the output checked before the source was scanned (checked now when not given).
 
     Raises:
         InfeasibleError: the node is not anonymous (outliers above the suppression limit).
@@ -30,13 +34,13 @@ def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dic
     if mode == "none":
         return {"mode": "none"}
     _require_generalization(spec)
+    plan = plan or plan_output(spec, ds)
     target = profile(spec.output.dialect) if mode == "sql" else ds.engine.dialect
     oq = checked_output_query(spec, ds, ev, node, target)
     if mode == "sql":
         return modes.write_sql(spec, oq, target)
-    writer = {"table": modes.write_table, "view": modes.write_view, "in_place": modes.write_in_place}
     removed = remove_leftovers(ds.engine)
-    summary = writer[mode](spec, ds, oq)
+    summary = modes.WRITERS[mode](spec, ds, oq, plan)
     if removed:
         summary["staging_removed"] = removed
     return summary
@@ -46,8 +50,9 @@ def compile_output_sql(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck, 
     """The SQL realizing the spec's output on ``dialect`` (the bare SELECT for modes sql and none)."""
     _require_generalization(spec)
     target = profile(dialect)
+    plan_output(spec, ds, target, writing=False)
     oq = checked_output_query(spec, ds, ev, node, target)
-    return modes.compile_script(spec, oq, target, source_name=ds.name)
+    return modes.compile_script(spec, oq, target, source_name=ds.name, schema=ds.schema)
 
 
 def checked_output_query(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck,
@@ -65,4 +70,4 @@ def _require_generalization(spec: Spec) -> None:
                                "this method's rows are not written by the output modes")
 
 
-__all__ = ["compile_output_sql", "output_query", "write_output"]
+__all__ = ["OutputPlan", "compile_output_sql", "output_query", "plan_output", "write_output"]

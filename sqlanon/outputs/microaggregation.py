@@ -18,21 +18,12 @@ from typing import Any
 
 from sqlanon.compile.dialects import profile
 from sqlanon.dataset import Dataset
-from sqlanon.errors import SpecError
 from sqlanon.microagg import pipeline
 from sqlanon.outputs import modes
+from sqlanon.outputs.preflight import OutputPlan, keeps_group_table, output_name, plan_output
 from sqlanon.outputs.scripts import split_statements
 from sqlanon.spec.schema import Spec
 from sqlanon.staging import remove_leftovers
-
-
-def _refuse_existing(spec: Spec, ds: Dataset, name: str, what: str) -> bool:
-    exists = ds.engine.relation_exists(name)
-    if exists and not spec.output.replace:
-        raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
-                        f" true` is set (or choose another output.name for the {what})",
-                        path="output.name", source=spec.path)
-    return exists
 
 
 Inspect = Callable[[pipeline.Masking], None]
@@ -43,30 +34,25 @@ def _without_suppression(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if k != "suppressed"}
 
 
-def write(spec: Spec, ds: Dataset, *, progress: bool = False, before: Inspect | None = None
-          ) -> tuple[pipeline.Masking, dict[str, Any]]:
+def write(spec: Spec, ds: Dataset, *, progress: bool = False, before: Inspect | None = None,
+          plan: OutputPlan | None = None) -> tuple[pipeline.Masking, dict[str, Any]]:
     """Group the rows and write the spec's output; ``before`` sees the masking before anything is
-    written (while the source is still the original, for the report's metrics). Returns the masking;
+    written (while the source is still the original, for the report's metrics). ``plan`` is the
+    output checked before the source was scanned (checked now when not given). Returns the masking;
     its temporary group table is still present (drop it with :func:`pipeline.drop_group_table`)."""
     mode = spec.output.mode
     removed = remove_leftovers(ds.engine) if mode not in ("none", "sql") else []
-    m, summary = _write(spec, ds, progress=progress, before=before or (lambda m: None))
+    m, summary = _write(spec, ds, progress=progress, before=before or (lambda m: None), plan=plan)
     if removed:
         summary["staging_removed"] = removed
     return m, summary
 
 
-def _write(spec: Spec, ds: Dataset, *, progress: bool, before: Inspect
+def _write(spec: Spec, ds: Dataset, *, progress: bool, before: Inspect, plan: OutputPlan | None
            ) -> tuple[pipeline.Masking, dict[str, Any]]:
     mode = spec.output.mode
-    settings = spec.microaggregation
-    if mode in ("none", "table", "in_place") or settings.in_sql:
-        if mode in ("table", "view"):
-            _refuse_existing(spec, ds, modes.output_name(spec, ds), mode)
-        if mode == "in_place" and spec.source.file:
-            raise SpecError("in_place replaces a database table; a file source is never written. Use "
-                            "mode table (with output.database) or sql", path="output.mode",
-                            source=spec.path)
+    plan = plan or plan_output(spec, ds)
+    if not keeps_group_table(spec):
         m = pipeline.prepare(spec, ds, progress=progress)
         try:
             before(m)
@@ -79,41 +65,36 @@ def _write(spec: Spec, ds: Dataset, *, progress: bool, before: Inspect
         oq = pipeline.output_query(spec, m, target)
         if mode == "sql":
             return m, _without_suppression(modes.write_sql(spec, oq, target))
-        writer = {"table": modes.write_table, "view": modes.write_view, "in_place": modes.write_in_place}
-        return m, _without_suppression(writer[mode](spec, ds, oq))
-    return _write_with_group_table(spec, ds, progress=progress, before=before)
+        return m, _without_suppression(modes.WRITERS[mode](spec, ds, oq, plan))
+    return _write_with_group_table(spec, ds, plan, progress=progress, before=before)
 
 
-def _write_with_group_table(spec: Spec, ds: Dataset, *, progress: bool, before: Inspect
-                            ) -> tuple[pipeline.Masking, dict[str, Any]]:
+def _write_with_group_table(spec: Spec, ds: Dataset, plan: OutputPlan, *, progress: bool,
+                            before: Inspect) -> tuple[pipeline.Masking, dict[str, Any]]:
     mode = spec.output.mode
     engine = ds.engine
-    name = modes.output_name(spec, ds)
-    groups = name + pipeline.GROUPS_SUFFIX
-    if spec.source.file and getattr(engine, "database", None) == ":memory:":
-        raise SpecError(f"the SQL of algorithm {spec.microaggregation.algorithm} reads its group table "
-                        f"{groups!r}, which would be created in an in-memory database that disappears; "
-                        "set output.database to a DuckDB file (or use mode table)",
-                        path="output.database", source=spec.path)
-    view_exists = mode == "view" and _refuse_existing(spec, ds, name, "view")
-    groups_exist = _refuse_existing(spec, ds, groups, "group table")
+    name = output_name(spec, ds)
+    groups = plan.group_table
+    assert groups is not None
     with engine.transaction():
-        if view_exists:
-            engine.drop(name, kind="VIEW")
-        if groups_exist:
-            engine.drop(groups)
-        m = pipeline.prepare(spec, ds, group_table=groups, temporary=False, progress=progress)
+        if mode == "view" and plan.exists:
+            engine.drop(name, kind="VIEW", schema=ds.schema)
+        if plan.group_table_exists:
+            engine.drop(groups, schema=ds.schema)
+        m = pipeline.prepare(spec, ds, group_table=groups, group_schema=ds.schema, temporary=False,
+                             progress=progress)
         before(m)
         target = profile(spec.output.dialect) if mode == "sql" else engine.dialect
         oq = pipeline.output_query(spec, m, target)
         if mode == "view":
-            script = modes.script_for("view", oq, modes.Target(name, spec.source.schema, engine.dialect),
+            script = modes.script_for("view", oq, modes.Target(name, ds.schema, engine.dialect),
                                       replace=False, transaction=False)
             for statement in split_statements(script, engine.dialect):
                 engine.execute(statement)
     m.group_table = None  # persistent: not dropped after the report
     if mode == "view":
-        out: dict[str, Any] = {"mode": "view", "relation": name, "rows": engine.row_count(name)}
+        out: dict[str, Any] = {"mode": "view", "relation": name,
+                               "rows": engine.row_count(name, schema=ds.schema)}
         if oq.dropped:
             out["dropped_columns"] = list(oq.dropped)
         if oq.warnings:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from sqlanon.compile.dialects import DialectProfile, adapt
@@ -18,7 +17,7 @@ from sqlanon.compile.render import render
 from sqlanon.compile.sql import table
 from sqlanon.dataset import Dataset
 from sqlanon.engines.base import Engine
-from sqlanon.errors import SpecError
+from sqlanon.outputs.preflight import OutputPlan, output_name, plan_output, sql_path
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.outputs.scripts import render_script, split_statements
 from sqlanon.spec.schema import Spec
@@ -40,11 +39,6 @@ class Target:
     def staging(self) -> str:
         """A staging table name derived from the target's (stable, so that printed SQL is too)."""
         return staging_name(hashlib.sha256(self.name.encode()).hexdigest()[:12])
-
-
-def output_name(spec: Spec, ds: Dataset | str) -> str:
-    """``output.name``, or ``<source>_anon`` (``ds``: the source, or its relation's name)."""
-    return spec.output.name or f"{ds if isinstance(ds, str) else ds.name}_anon"
 
 
 def script_for(mode: str, oq: OutputQuery, target: Target, *, replace: bool, transaction: bool) -> str:
@@ -71,16 +65,6 @@ def run_script(engine: Engine, script: str) -> None:
             engine.execute(statement)
 
 
-def _refuse_existing(spec: Spec, engine: Engine, name: str, what: str) -> bool:
-    """Whether ``name`` exists (and may be replaced); an error if it exists and may not."""
-    exists = engine.relation_exists(name)
-    if exists and not spec.output.replace:
-        raise SpecError(f"{name!r} already exists; sqlanon does not overwrite it unless `output.replace:"
-                        f" true` is set (or choose another output.name for the {what})",
-                        path="output.name", source=spec.path)
-    return exists
-
-
 def _summary(spec: Spec, oq: OutputQuery, mode: str, **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"mode": mode, **extra, "suppressed": spec.transformation.suppressed}
     if oq.dropped:
@@ -90,52 +74,63 @@ def _summary(spec: Spec, oq: OutputQuery, mode: str, **extra: Any) -> dict[str, 
     return out
 
 
-def write_relation(spec: Spec, ds: Dataset, oq: OutputQuery, kind: str) -> dict[str, Any]:
-    """A new table or view (``kind``), refusing to overwrite one unless ``output.replace``."""
-    name = output_name(spec, ds)
-    exists = _refuse_existing(spec, ds.engine, name, kind)
-    target = Target(name, spec.source.schema, ds.engine.dialect)
-    run_script(ds.engine, script_for(kind, oq, target, replace=exists, transaction=False))
-    return _summary(spec, oq, kind, relation=name, rows=ds.engine.row_count(name))
+def write_relation(spec: Spec, ds: Dataset, oq: OutputQuery, kind: str,
+                   plan: OutputPlan | None = None) -> dict[str, Any]:
+    """A new table or view (``kind``) in the source's schema; an existing one only with
+    ``output.replace`` (checked by :func:`~sqlanon.outputs.preflight.plan_output`)."""
+    plan = plan or plan_output(spec, ds)
+    assert plan.name is not None
+    target = Target(plan.name, ds.schema, ds.engine.dialect)
+    run_script(ds.engine, script_for(kind, oq, target, replace=plan.exists, transaction=False))
+    return _summary(spec, oq, kind, relation=plan.name,
+                    rows=ds.engine.row_count(plan.name, schema=ds.schema))
 
 
-def write_table(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
-    return write_relation(spec, ds, oq, "table")
+def write_table(spec: Spec, ds: Dataset, oq: OutputQuery, plan: OutputPlan | None = None
+                ) -> dict[str, Any]:
+    return write_relation(spec, ds, oq, "table", plan)
 
 
-def write_view(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
-    return write_relation(spec, ds, oq, "view")
+def write_view(spec: Spec, ds: Dataset, oq: OutputQuery, plan: OutputPlan | None = None
+               ) -> dict[str, Any]:
+    return write_relation(spec, ds, oq, "view", plan)
 
 
-def write_in_place(spec: Spec, ds: Dataset, oq: OutputQuery) -> dict[str, Any]:
-    if spec.source.file:
-        raise SpecError("in_place replaces a database table; a file source is never written. Use mode "
-                        "table (with output.database) or sql", path="output.mode", source=spec.path)
-    target = Target(ds.name, spec.source.schema, ds.engine.dialect)
+def write_in_place(spec: Spec, ds: Dataset, oq: OutputQuery, plan: OutputPlan | None = None
+                   ) -> dict[str, Any]:
+    """The source replaced by the output in one transaction (views over it refused beforehand)."""
+    if plan is None:
+        plan_output(spec, ds)
+    target = Target(ds.name, ds.schema, ds.engine.dialect)
     run_script(ds.engine, script_for("in_place", oq, target, replace=True, transaction=False))
-    return _summary(spec, oq, "in_place", relation=ds.name, rows=ds.engine.row_count(ds.name))
+    return _summary(spec, oq, "in_place", relation=ds.name,
+                    rows=ds.engine.row_count(ds.name, schema=ds.schema))
 
 
 def write_sql(spec: Spec, oq: OutputQuery, target: DialectProfile) -> dict[str, Any]:
     text = script_for("sql", oq, Target("", None, target), replace=False, transaction=False)
-    if spec.output.path:
-        path = Path(spec.output.path)
-        if not path.is_absolute() and spec.path:
-            path = Path(spec.path).parent / path  # relative to the spec file, like its other paths
+    path = sql_path(spec)
+    if path is not None:
         path.write_text(text, encoding="utf-8")
         return _summary(spec, oq, "sql", dialect=target.name, path=str(path))
     return _summary(spec, oq, "sql", dialect=target.name, sql=text)
 
 
-def compile_script(spec: Spec, oq: OutputQuery, target: DialectProfile, *, source_name: str) -> str:
+WRITERS = {"table": write_table, "view": write_view, "in_place": write_in_place}
+"""The writers of the modes that write into the source's database."""
+
+
+def compile_script(spec: Spec, oq: OutputQuery, target: DialectProfile, *, source_name: str,
+                   schema: str | None = None) -> str:
     """The SQL that the spec's output mode would run, for ``target``; a bare SELECT for ``sql``/``none``.
 
-    ``source_name`` is the source relation's name (the in-place target, and the default output's stem).
+    ``source_name`` is the source relation's name (the in-place target, and the default output's
+    stem); ``schema`` the source's schema, where the output goes (default ``source.schema``).
     """
     mode = spec.output.mode
     if mode not in ("table", "view", "in_place"):
         return script_for("sql", oq, Target("", None, target), replace=False, transaction=False)
     name = source_name if mode == "in_place" else output_name(spec, source_name)
-    return script_for(mode, oq, Target(name, spec.source.schema, target),
+    return script_for(mode, oq, Target(name, spec.source.schema if schema is None else schema, target),
                       replace=spec.output.replace or mode == "in_place",
                       transaction=target.transactional_ddl)

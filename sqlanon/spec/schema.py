@@ -222,6 +222,9 @@ class Output:
         for name in ("name", "path", "database"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 raise SpecError(f"must be text, got {getattr(self, name)!r}", path=f"output.{name}")
+        if self.name is not None and not self.name.strip():
+            raise SpecError(f"must not be empty, got {self.name!r}; leave it out for the default "
+                            "<source>_anon", path="output.name")
         if not isinstance(self.replace, bool):
             raise SpecError(f"must be true or false, got {self.replace!r}", path="output.replace")
 

@@ -101,12 +101,14 @@ def test_nulls_refused_on_postgres(pg):
 
 
 def test_failed_in_place_leaves_the_table_as_it_was(pg):
-    """A view depending on the table makes PostgreSQL refuse to drop it mid-script: all rolls back."""
+    """A foreign key into the table makes PostgreSQL refuse to drop it mid-script: all rolls back
+    (views over it are refused before anything runs)."""
     from sqlanon.errors import EngineError
 
     df = rounded(frame(30))
     load(pg, df, TABLE)
-    pg.create_view("dependent", exp.select(col("id")).from_(table(TABLE)))
+    pg.execute(f"ALTER TABLE {table(TABLE).sql('postgres')} ADD PRIMARY KEY (id)")
+    pg.execute(f"CREATE TABLE child (row_id int REFERENCES {table(TABLE).sql('postgres')} (id))")
     before = released(pg, TABLE)
     with pytest.raises(EngineError):
         api.apply(spec("mdav", "in_place"), engine=pg)

@@ -84,11 +84,13 @@ def test_in_place(people):
 
 
 def test_in_place_rolls_back_when_the_drop_fails(people):
-    people.execute("CREATE VIEW dependent AS SELECT id FROM people")  # PostgreSQL refuses the DROP
+    # a foreign key into the table makes PostgreSQL refuse the DROP (views are refused before)
+    people.execute("ALTER TABLE people ADD PRIMARY KEY (id)")
+    people.execute("CREATE TABLE child (person int REFERENCES people (id))")
     with pytest.raises(EngineError, match="cannot drop table people because other objects depend"):
         apply(people, people_spec(output={"mode": "in_place"}))
     assert sorted_rows(people, "people") == canon(ROWS)
-    assert tables(people) == ["people"]
+    assert tables(people) == ["child", "people"]
 
 
 CHILD = textwrap.dedent("""
