@@ -109,8 +109,8 @@ def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: No
         return {name: get_metric(name, "metrics").compute(ctx) for name in names}
 
 
-def _open_rows(spec: Spec, engine: Engine | None, database: str | None) -> Dataset:
-    """The spec's source, which must hold at least one row.
+def _require_rows(spec: Spec, ds: Dataset) -> None:
+    """Refuse a source without rows.
 
     An empty table is an error rather than trivially anonymous: there is nothing to release, and
     every figure of the report (suppression limit, loss, class sizes) is a ratio over no rows.
@@ -119,19 +119,12 @@ def _open_rows(spec: Spec, engine: Engine | None, database: str | None) -> Datas
 
     from sqlanon.errors import SpecError
 
-    ds = open_dataset(spec, engine, database=database)
-    try:
-        with ds.engine.purpose("count the source's rows"):
-            _, rows = ds.engine.fetch(exp.select(exp.Literal.number(1)).from_(ds.relation.copy())
-                                      .limit(1))
-        if not rows:
-            where = "source.file" if spec.source.file else "source.table"
-            raise SpecError(f"{ds.name!r} has no rows: there is nothing to anonymize", path=where,
-                            source=spec.path)
-    except BaseException:
-        ds.close()
-        raise
-    return ds
+    with ds.engine.purpose("count the source's rows"):
+        _, rows = ds.engine.fetch(exp.select(exp.Literal.number(1)).from_(ds.relation.copy()).limit(1))
+    if not rows:
+        where = "source.file" if spec.source.file else "source.table"
+        raise SpecError(f"{ds.name!r} has no rows: there is nothing to anonymize", path=where,
+                        source=spec.path)
 
 
 @contextlib.contextmanager
@@ -140,9 +133,10 @@ def _checked_node(spec: Spec, engine: Engine | None, database: str | None,
                   ) -> Iterator[tuple[Dataset, Evaluator, NodeCheck, Any]]:
     """Open the source, run ``before`` on it (the output checks, before any scan), check the spec's
     node with one generalizing scan, and clean up after."""
-    ds = _open_rows(spec, engine, database)
+    ds = open_dataset(spec, engine, database=database)
     try:
-        ahead = before(ds) if before else None
+        ahead = before(ds) if before else None  # the output is checked before the source is read
+        _require_rows(spec, ds)
         problem = problem_for(spec, ds)
         levels = levels_of(spec, problem.qis)
         with ds.engine.purpose("class statistics"):
@@ -161,10 +155,11 @@ def _microaggregation(spec: Spec, engine: Engine | None, database: str | None, v
     (``before`` runs first and its result is passed on as ``plan``)."""
     from sqlanon.microagg import verbs
 
-    ds = _open_rows(spec, engine, database)
+    ds = open_dataset(spec, engine, database=database)
     try:
         if before is not None:
             options["plan"] = before(ds)
+        _require_rows(spec, ds)
         with ds.engine.purpose(f"microaggregation ({verb.replace('_', ' ')})"):
             return getattr(verbs, verb)(spec, ds, **options)
     finally:
@@ -306,7 +301,7 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
         from sqlanon.spec.chosen import destination
 
         destination(spec, write_spec)  # a bad path is found before the search
-    ds = _open_rows(spec, engine, database)
+    ds = open_dataset(spec, engine, database=database)
     plan = None
 
     def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:
@@ -325,6 +320,7 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     try:
         if not dry_run:
             plan = _output_plan(spec)(ds)
+        _require_rows(spec, ds)
         problem = problem_for(spec, ds)
         with Evaluator(problem) as ev:
             with ds.engine.purpose("search"):

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlanon.compile.dialects import DialectProfile
+from sqlanon.compile.dialects import DialectProfile, stored_case
 from sqlanon.compile.sql import INTERNAL_PREFIX
 from sqlanon.dataset import Dataset
 from sqlanon.engines.base import Engine
@@ -145,7 +145,10 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
     if mode in ("table", "view"):
         check_name(spec, name, dialect, mode)
         if dialect.fold(name) == dialect.fold(ds.name):
-            same = " (names on {} ignore case)".format(dialect.name) if name != ds.name else ""
+            same = ""
+            if name != ds.name:
+                same = (f" (names on {dialect.name} ignore case)" if dialect.case_insensitive_names
+                        else f" (on {dialect.name} both are {stored_case(name, dialect)!r})")
             raise SpecError(f"{name!r} is the source table itself{same}; sqlanon does not write an "
                             "output over its source: choose another output.name, or use mode in_place "
                             "to replace the source", path="output.name", source=spec.path)

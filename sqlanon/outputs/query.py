@@ -180,7 +180,8 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
     keep = col(checks.KEEP, CLASS)
     mask = spec.transformation.suppressed == "mask"
     types = {**declared_types(p.extra.get("attribute_types", {})),
-             **parse_types(p.extra.get("column_types", {}).items(), p.engine.dialect.sqlglot)}
+             **parse_types(p.extra.get("column_types", {}).items(),
+                           (p.engine.dialect if p.engine is not None else target).sqlglot)}
     out = OutputQuery(exp.select(), types=types)
     projections: list[exp.Expression] = []
     for c in columns:
