@@ -30,7 +30,8 @@ def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck) -> dic
         return {"mode": "none"}
     _require_generalization(spec)
     target = profile(spec.output.dialect) if mode == "sql" else ds.engine.dialect
-    oq = output_query(spec, ds.column_names, ev, node, target)
+    oq = output_query(spec, ds.column_names, ev, node, target,
+                      portable=mode not in ("table", "in_place"))
     if mode == "sql":
         return modes.write_sql(spec, oq, target)
     writer = {"table": modes.write_table, "view": modes.write_view, "in_place": modes.write_in_place}

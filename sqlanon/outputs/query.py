@@ -79,8 +79,12 @@ def require_anonymous(node: NodeCheck) -> None:
 
 
 def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, levels: dict[str, int],
-                    evaluator: Evaluator) -> exp.Table:
-    """Add the checks' relations (as in :meth:`Evaluator.check`) to ``plan``; returns the verdict."""
+                    evaluator: Evaluator, *, portable: bool = True) -> exp.Table:
+    """Add the checks' relations (as in :meth:`Evaluator.check`) to ``plan``; returns the verdict.
+
+    ``portable``: the statement must run outside this connection (a view, printed SQL), so it may
+    read no temporary relation of the evaluator.
+    """
     p = problem
     sensitive = list(p.sensitive)
     for m in p.models:
@@ -92,13 +96,14 @@ def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, leve
     histograms = {a: plan.add(f"hist{i}", checks.histogram_query(gen, p.qis, a, p.value_order.get(a)))
                   for i, a in enumerate(attributes)}
     ctx = checks.CheckContext(plan, list(p.qis), gen, histograms, p.value_order, p.sensitive_hierarchies,
-                              dict(p.extra, evaluator=evaluator, levels=levels))
+                              dict(p.extra, evaluator=evaluator, levels=levels, portable=portable),
+                              generalizer=generalizer)
     stats = plan.add("stats", checks.stats_query(ctx, statistics))
     return plan.add("verdict", checks.verdict_query(stats, p.models, statistics))
 
 
 def output_query(spec: Spec, columns: Sequence[str], evaluator: Evaluator, node: NodeCheck,
-                 target: DialectProfile) -> OutputQuery:
+                 target: DialectProfile, *, portable: bool = True) -> OutputQuery:
     """The anonymized rows of the spec's source under ``node``, for ``target``.
 
     Args:
@@ -107,6 +112,8 @@ def output_query(spec: Spec, columns: Sequence[str], evaluator: Evaluator, node:
         evaluator: the checked problem (source, QIs, hierarchies, models).
         node: the checked node; must be anonymous.
         target: the dialect the statement is for (hash functions differ).
+        portable: the statement outlives this connection (a view, printed or compiled SQL); False
+            when it runs once here (a table written now, in place).
 
     Raises:
         InfeasibleError: the node's outliers exceed the suppression limit.
@@ -123,7 +130,7 @@ def output_query(spec: Spec, columns: Sequence[str], evaluator: Evaluator, node:
             rows = exp.select(exp.Star()).from_(lookup_values(h, internal("v")))
             lookups[a] = plan.add(f"lookup{i}", rows)
     generalizer = Generalizer(p.qis, p.hierarchies, lookups)
-    verdict = check_relations(plan, p, generalizer, levels, evaluator)
+    verdict = check_relations(plan, p, generalizer, levels, evaluator, portable=portable)
 
     others = [c for c in columns if c not in p.qis]
     rows = generalizer.select(p.source, levels, keep=others)
