@@ -137,6 +137,7 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     spec = _spec(spec)
     if not dry_run:
         _check_file_output(spec, engine, database)
+        _check_subset_output(spec, compiled=False)
     if spec.transformation.method == "microaggregation":
         return _microaggregation(spec, engine, database, "apply", metrics=metrics != (),
                                  dry_run=dry_run, progress=progress)
@@ -167,6 +168,12 @@ def _check_file_output(spec: Spec, engine: Engine | None, database: str | None) 
                         "beside the input file on its own", path="output.database", source=spec.path)
 
 
+def _check_subset_output(spec: Spec, *, compiled: bool) -> None:
+    from sqlanon.models.presence import require_lasting_subset
+
+    require_lasting_subset(spec.privacy, portable=compiled or spec.output.mode in ("view", "sql"))
+
+
 def open_source(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None
                 ) -> Dataset:
     return open_dataset(_spec(spec), engine, database=database)
@@ -181,6 +188,7 @@ def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str
     if spec.transformation.method == "microaggregation":
         return _microaggregation(spec, engine, database, "compile_sql",
                                  dialect=dialect or spec.output.dialect)
+    _check_subset_output(spec, compiled=True)
     with _checked_node(spec, engine, database) as (ds, ev, node):
         return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
 
@@ -208,6 +216,7 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
                                "to search: run `apply` (or `check`)")
     if not dry_run:
         _check_file_output(spec, engine, database)
+        _check_subset_output(spec, compiled=False)
     ds = open_dataset(spec, engine, database=database)
 
     def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:

@@ -31,6 +31,22 @@ def is_file(subset: str) -> bool:
     return Path(subset).suffix.lower() in FILE_SUFFIXES or "/" in subset or "\\" in subset
 
 
+def require_lasting_subset(models: object, *, portable: bool) -> None:
+    """Refuse, before anything is read, a research subset file for an output that outlives the
+    session (a view, printed or compiled SQL): the file is loaded into a temporary table."""
+    if not portable:
+        return
+    for m in models:  # type: ignore[attr-defined]
+        if isinstance(m, DeltaPresence) and is_file(m.subset):
+            raise SpecError(TEMPORARY_SUBSET.format(subset=m.subset), path="delta_presence.subset")
+
+
+TEMPORARY_SUBSET = (
+    "the research subset {subset!r} is a file, loaded into a temporary table of this session only: "
+    "a view or printed SQL could not read it. Load the subset as a table of the database and give "
+    "its name, or write output mode table or in_place")
+
+
 @dataclass(frozen=True)
 class SubsetCount(Statistic):
     """How many rows of the class are in the research subset.
@@ -141,11 +157,7 @@ class SubsetCount(Statistic):
         evaluator = ctx.extra["evaluator"]
         if not ctx.plan.has(self.step):
             if is_file(self.subset) and ctx.extra.get("portable"):
-                raise SpecError(
-                    f"the research subset {self.subset!r} is a file, loaded into a temporary table of "
-                    "this session only: a view or printed SQL could not read it. Load the subset as a "
-                    "table of the database and give its name, or write output mode table or in_place",
-                    path="delta_presence.subset")
+                raise SpecError(TEMPORARY_SUBSET.format(subset=self.subset), path="delta_presence.subset")
             relation = self._file_relation(evaluator) if is_file(self.subset) else self.subset
             ctx.plan.add(self.step, self.matched_query(evaluator, relation))
         generalizer = ctx.generalizer or evaluator.generalizer

@@ -143,3 +143,16 @@ def test_presence_file_subset_cannot_outlive_the_session(adult_engine, adult_dir
         api.apply(spec, engine=adult_engine)
     assert e.value.path == "delta_presence.subset"
     assert not adult_engine.relation_exists("adult_anon")
+
+
+@pytest.mark.parametrize("verb", ["anonymize", "compile_sql"])
+def test_presence_file_subset_refused_before_the_source_is_read(duck, adult_dir, verb):
+    """The refusal of a subset file for a view or SQL text comes before any scan or search (the
+    source table does not even exist here)."""
+    from sqlanon import api
+    from sqlanon.errors import SpecError
+
+    spec = _with_levels(adult_dir, str(adult_dir / "adult_subset.csv"), "view", {"race": 1})
+    with pytest.raises(SpecError, match="temporary table of this session") as e:
+        getattr(api, verb)(spec, engine=duck)
+    assert e.value.path == "delta_presence.subset"
