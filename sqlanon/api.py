@@ -29,6 +29,9 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     search: dict[str, Any] | None = None
     """For ``anonymize``: the strategy, its wall time and node counts, and tied alternatives."""
+    metric_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per metric: the rows it counts (``rows``; ``population`` ``table`` or, for ARX's quality models
+    under δ-presence, ``research subset``) and, for metrics with two ARX variants, which one."""
 
     @property
     def anonymous(self) -> bool:
@@ -55,6 +58,7 @@ class Report:
             "min_class_size": n.min_class_size,
             "privacy": privacy,
             "metrics": self.metrics,
+            **({"metric_details": self.metric_details} if self.metric_details else {}),
             "outputs": self.outputs,
             "warnings": self.warnings,
             **({"search": self.search} if self.search is not None else {}),
@@ -77,10 +81,25 @@ def levels_of(spec: Spec, qis: list[str]) -> dict[str, int]:
 
 
 def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: NodeCheck,
-                     spec: Spec) -> dict[str, float]:
+                     spec: Spec, details: dict[str, dict[str, Any]] | None = None) -> dict[str, float]:
+    """The metrics' values; ``details`` receives, per metric, the rows it counts (and its variant)."""
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     ctx = MetricContext(ev, node, weights, spec.metric_options)
-    return {name: get_metric(name, "metrics").compute(ctx) for name in names}
+    values = {}
+    for name in names:
+        metric = get_metric(name, "metrics", spec.metric_options)
+        values[name] = metric.compute(ctx)
+        if details is not None:
+            details[name] = ctx.counted(metric)
+    return values
+
+
+def measured(node: NodeCheck, names: tuple[str, ...], ev: Evaluator, spec: Spec, qis: list[str],
+             **extra: Any) -> Report:
+    """The report of a checked node with its metrics and which rows each counts."""
+    details: dict[str, dict[str, Any]] = {}
+    metrics = evaluate_metrics(names, ev, node, spec, details)
+    return Report(node, metrics, qis, metric_details=details, **extra)
 
 
 @contextlib.contextmanager
@@ -123,7 +142,7 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
                         "report gives the utility and risk of the noisy table (apply --dry-run only "
                         "validates)", path="transformation.method", source=spec.path)
     with _checked_node(spec, engine, database) as (_, ev, node):
-        return Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
+        return measured(node, _metric_names(spec, metrics), ev, spec, ev.p.qis)
 
 
 def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -147,7 +166,7 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         return apply_noise(spec, engine=engine, database=database, dry_run=dry_run,
                            quality=metrics != ())
     with _checked_node(spec, engine, database) as (ds, ev, node):
-        report = Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
+        report = measured(node, _metric_names(spec, metrics), ev, spec, ev.p.qis)
         if not dry_run:
             report.outputs = write_output(spec, ds, ev, node)
         return report
@@ -222,8 +241,7 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:
         chosen = with_levels(spec, levels)
         node = ev.check(levels, spec.transformation.suppression_limit)
-        report = Report(node, evaluate_metrics(_metric_names(chosen, metrics), ev, node, chosen),
-                        ev.p.qis, search=found)
+        report = measured(node, _metric_names(chosen, metrics), ev, chosen, ev.p.qis, search=found)
         if not dry_run:
             report.outputs = write_output(chosen, ds, ev, node)
         return report

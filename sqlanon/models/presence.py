@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
@@ -29,6 +30,14 @@ NS = internal("ns")
 def is_file(subset: str) -> bool:
     """A subset naming a file (a known suffix or a path separator) rather than a table."""
     return Path(subset).suffix.lower() in FILE_SUFFIXES or "/" in subset or "\\" in subset
+
+
+def research_subset(models: Iterable[object]) -> SubsetCount | None:
+    """The subset statistic of the first δ-presence model: the rows ARX releases and measures."""
+    for m in models:
+        if isinstance(m, DeltaPresence):
+            return SubsetCount(m.subset)
+    return None
 
 
 def require_lasting_subset(models: object, *, portable: bool) -> None:
@@ -67,6 +76,9 @@ class SubsetCount(Statistic):
     @property
     def _key(self) -> str:
         return hashlib.sha1(self.subset.encode("utf-8")).hexdigest()[:10]
+
+    matched: ClassVar[str] = M
+    """The column of :attr:`step` holding the matched subset rows of a raw QI tuple."""
 
     @property
     def step(self) -> str:
@@ -143,6 +155,8 @@ class SubsetCount(Statistic):
         ref = evaluator.add_relation(self.step, self.matched_query(evaluator, name))
         total = exp.select(alias(count_star(), "n")).from_(table(name))
         n_subset = int(engine.fetch_one(total)["n"])
+        if n_subset == 0:
+            raise SpecError(f"the research subset {self.subset!r} is empty", path="delta_presence.subset")
         n_matched = int(engine.fetch_one(exp.select(alias(exp.Coalesce(
             this=exp.Sum(this=col(M)), expressions=[lit(0)]), "n")).from_(ref))["n"])
         if n_matched != n_subset:
