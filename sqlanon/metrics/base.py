@@ -191,7 +191,8 @@ class Metric(abc.ABC):
 
     def __init__(self, *, monotonic: bool = False) -> None:
         if monotonic and self.variants is None:
-            raise SpecError(f"metric {self.name!r} has no monotonic variant", path="metrics.options.monotonic")
+            raise SpecError(f"metric {self.name!r} has no monotonic variant",
+                            path="metrics.options.monotonic")
         self.monotonic = monotonic
         """ARX's monotonic variant: suppressed rows are not charged (chosen by option ``monotonic``)."""
 

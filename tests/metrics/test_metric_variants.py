@@ -135,3 +135,27 @@ def test_anonymize_reports_the_variant(adult_engine, adult_dir):
     report = api.anonymize(spec_from_dict(d), engine=adult_engine)
     assert report.search["metric_variant"] == "monotonic non-uniform entropy"
     assert report.metrics["entropy"] == report.search["value"]
+
+
+# ARX 3.9.2 (arx-deidentifier/arx at aacd487, built from source): Adult, KAnonymity(5), 2 %, the
+# global optimum of createEntropyMetric(true), createPrecisionMetric(true) and
+# createDiscernabilityMetric(true), and of createEntropyMetric() for contrast.
+ARX_OPTIMA = [
+    ("entropy", True, (0, 0, 1, 1, 3, 2, 2, 1, 1), 282939.0335460752),
+    ("precision", True, (0, 4, 0, 1, 1, 1, 1, 2, 0), 0.4259259259259259),  # tied with other nodes
+    ("discernibility", True, (1, 0, 1, 2, 3, 2, 2, 0, 1), 2300532.0),
+    ("entropy", False, (0, 0, 1, 1, 3, 2, 2, 1, 1), 285604.749644758),
+]
+
+
+def test_search_finds_arx_optimum_of_each_variant(adult_ev):
+    """The optimal search by a monotonic variant returns ARX's optimum for that variant."""
+    lattice = lattice_of(adult_ev.p)
+    for name, monotonic, node, value in ARX_OPTIMA:
+        options = {"monotonic": monotonic}
+        found = search(lattice, FastNodeEvaluator(adult_ev, 0.02, name, options=options), "optimal")
+        assert found.metric == pytest.approx(value, rel=1e-15), name
+        ties = {tuple(found.node), *(tuple(n) for n in found.ties)}
+        assert node in ties, (name, found.node)
+        ctx = MetricContext(adult_ev, adult_ev.check(dict(zip(ADULT_QIS, node)), 0.02), options=options)
+        assert get_metric(name, options=options).compute(ctx) == value

@@ -130,3 +130,16 @@ def test_search_over_the_subset_finds_the_brute_force_optimum(adult_engine, adul
             found = search(lattice_of(ev.p), SqlNodeEvaluator(ev, 0.02, name), "optimal")
             assert found.metric == min(values.values()), name
             assert values[found.node] == found.metric
+
+
+def test_text_report_names_the_rows_counted(adult_engine, adult_dir):
+    """The human report says beside a value that it counts the research subset (or is a monotonic
+    variant), as the JSON report's metric_details does."""
+    from sqlanon.report.text import format_report
+
+    spec = presence_spec(adult_dir, node=NODE_62, metrics={"names": ["loss", "entropy"],
+                                                           "options": {"monotonic": True}})
+    text = format_report(api.check(spec, engine=adult_engine).as_dict())
+    lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  ")}
+    assert "over the research subset's 3016 rows" in lines["loss"]
+    assert "monotonic non-uniform entropy" in lines["entropy"]
