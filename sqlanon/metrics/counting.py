@@ -102,6 +102,7 @@ class Classification(Metric):
     """
 
     name: ClassVar[str] = "classification"
+    options: ClassVar[tuple[str, ...]] = ("target", "suppressed_penalty")
     monotonic_with_generalization: ClassVar[bool] = False
 
     def compute(self, ctx: MetricContext) -> float:

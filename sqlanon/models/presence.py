@@ -40,12 +40,12 @@ def research_subset(models: Iterable[object]) -> SubsetCount | None:
     return None
 
 
-def require_lasting_subset(models: object, *, portable: bool) -> None:
+def require_lasting_subset(models: Iterable[object], *, portable: bool) -> None:
     """Refuse, before anything is read, a research subset file for an output that outlives the
     session (a view, printed or compiled SQL): the file is loaded into a temporary table."""
     if not portable:
         return
-    for m in models:  # type: ignore[attr-defined]
+    for m in models:
         if isinstance(m, DeltaPresence) and is_file(m.subset):
             raise SpecError(TEMPORARY_SUBSET.format(subset=m.subset), path="delta_presence.subset")
 

@@ -159,3 +159,16 @@ def test_search_finds_arx_optimum_of_each_variant(adult_ev):
         assert node in ties, (name, found.node)
         ctx = MetricContext(adult_ev, adult_ev.check(dict(zip(ADULT_QIS, node)), 0.02), options=options)
         assert get_metric(name, options=options).compute(ctx) == value
+
+
+def test_every_metric_option_is_declared_by_the_metrics_reading_it():
+    """``metrics.options`` keys are declared where the metrics are (for the spec's validation)."""
+    from sqlanon.metrics import METRICS, load_all
+
+    load_all()
+    declared = {key: sorted(n for n, cls in METRICS.items() if key in cls.options)
+                for key in ("monotonic", "target", "suppressed_penalty", "population", "numeric")}
+    assert declared["monotonic"] == ["discernibility", "entropy", "precision"]
+    assert declared["target"] == declared["suppressed_penalty"] == ["classification"]
+    assert declared["population"] == ["journalist_risk_avg", "journalist_risk_max"]
+    assert "sse" in declared["numeric"] and "loss" not in declared["numeric"]
