@@ -74,6 +74,8 @@ class Precision(Metric):
 
     def compute(self, ctx: MetricContext) -> float:
         n, s = ctx.population.rows, 0 if self.monotonic else ctx.population.suppressed
+        if n == 0:  # an empty research subset: nothing is released, nothing lost
+            return 0.0
         u = n - s
         d = len(ctx.qis)
         total = 0.0
@@ -136,4 +138,6 @@ class AECS(Metric):
 
     def compute(self, ctx: MetricContext) -> float:
         pop = ctx.population
+        if pop.rows == 0:  # an empty research subset
+            return 0.0
         return pop.rows / (pop.classes + (1 if pop.suppressed > 0 else 0))

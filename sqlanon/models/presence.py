@@ -155,8 +155,6 @@ class SubsetCount(Statistic):
         ref = evaluator.add_relation(self.step, self.matched_query(evaluator, name))
         total = exp.select(alias(count_star(), "n")).from_(table(name))
         n_subset = int(engine.fetch_one(total)["n"])
-        if n_subset == 0:
-            raise SpecError(f"the research subset {self.subset!r} is empty", path="delta_presence.subset")
         n_matched = int(engine.fetch_one(exp.select(alias(exp.Coalesce(
             this=exp.Sum(this=col(M)), expressions=[lit(0)]), "n")).from_(ref))["n"])
         if n_matched != n_subset:

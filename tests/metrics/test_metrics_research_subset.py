@@ -143,3 +143,19 @@ def test_text_report_names_the_rows_counted(adult_engine, adult_dir):
     lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  ")}
     assert "over the research subset's 3016 rows" in lines["loss"]
     assert "monotonic non-uniform entropy" in lines["entropy"]
+
+
+def test_empty_research_subset_counts_no_rows(duck):
+    """An empty subset is a valid δ-presence input (every share is 0); its metrics count 0 rows."""
+    duck.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a', 1), ('b', 2), ('a', 3)) AS v(q, x)")
+    duck.execute("CREATE TABLE sub AS SELECT * FROM t WHERE false")
+    spec = spec_from_dict({
+        "source": {"table": "t"},
+        "attributes": {"q": {"role": "quasi_identifier", "hierarchy": {"map": {"a": ["*"], "b": ["*"]}}},
+                       "x": {"role": "insensitive"}},
+        "privacy": [{"delta_presence": {"subset": "sub", "delta_min": 0.0, "delta_max": 0.5}}],
+        "metrics": list(NAMES)})
+    report = api.check(spec, engine=duck)
+    assert report.anonymous
+    assert all(v == 0.0 for v in report.metrics.values()), report.metrics
+    assert {d["rows"] for d in report.metric_details.values()} == {0}
