@@ -67,10 +67,10 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
             f"({result.checked} nodes checked): raise transformation.suppression_limit or relax a model")
     levels = dict(zip(ev.p.qis, result.node))
     alternatives = [dict(zip(ev.p.qis, n)) for n in (result.ties or result.solutions) if n != result.node]
+    variant = get_metric(metric, options=spec.metric_options).variant
     report = {
         "strategy": result.strategy, "metric": metric,
-        **({"metric_variant": chosen.variant} if (chosen := get_metric(metric, options=spec.metric_options))
-           .variant else {}),
+        **({"metric_variant": variant} if variant else {}),
         "value": result.metric,
         "seconds": result.seconds, "nodes_checked": result.checked, "nodes_tagged": result.tagged,
         "nodes_pruned": result.pruned,
