@@ -35,6 +35,9 @@ class Report:
     """For ``anonymize``: the input spec (:meth:`write_spec` re-emits it with the chosen levels)."""
     written_spec: str | None = None
     """Where :meth:`write_spec` wrote the chosen spec."""
+    metric_details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per metric: the rows it counts (``rows``; ``population`` ``table`` or, for ARX's quality models
+    under δ-presence, ``research subset``) and, for metrics with two ARX variants, which one."""
 
     @property
     def anonymous(self) -> bool:
@@ -79,6 +82,7 @@ class Report:
             "min_class_size": n.min_class_size,
             "privacy": privacy,
             "metrics": self.metrics,
+            **({"metric_details": self.metric_details} if self.metric_details else {}),
             "outputs": self.outputs,
             "warnings": self.warnings,
             **({"search": self.search} if self.search is not None else {}),
@@ -102,11 +106,26 @@ def levels_of(spec: Spec, qis: list[str]) -> dict[str, int]:
 
 
 def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: NodeCheck,
-                     spec: Spec) -> dict[str, float]:
+                     spec: Spec, details: dict[str, dict[str, Any]] | None = None) -> dict[str, float]:
+    """The metrics' values; ``details`` receives, per metric, the rows it counts (and its variant)."""
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     ctx = MetricContext(ev, node, weights, spec.metric_options)
+    values = {}
     with ev.engine.purpose("metrics"):
-        return {name: get_metric(name, "metrics").compute(ctx) for name in names}
+        for name in names:
+            metric = get_metric(name, "metrics", spec.metric_options)
+            values[name] = metric.compute(ctx)
+            if details is not None:
+                details[name] = ctx.counted(metric)
+    return values
+
+
+def measured(node: NodeCheck, names: tuple[str, ...], ev: Evaluator, spec: Spec, qis: list[str],
+             **extra: Any) -> Report:
+    """The report of a checked node with its metrics and which rows each counts."""
+    details: dict[str, dict[str, Any]] = {}
+    metrics = evaluate_metrics(names, ev, node, spec, details)
+    return Report(node, metrics, qis, metric_details=details, **extra)
 
 
 def _require_rows(spec: Spec, ds: Dataset) -> None:
@@ -196,7 +215,7 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
                         "report gives the utility and risk of the noisy table (apply --dry-run only "
                         "validates)", path="transformation.method", source=spec.path)
     with _checked_node(spec, engine, database) as (_, ev, node, _):
-        return Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
+        return measured(node, _metric_names(spec, metrics), ev, spec, ev.p.qis)
 
 
 def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -210,6 +229,7 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     spec = _spec(spec)
     if not dry_run:
         _check_before_opening(spec, engine, database)
+        _check_subset_output(spec, compiled=False)
     plan = None if dry_run else _output_plan(spec)
     if spec.transformation.method == "microaggregation":
         return _microaggregation(spec, engine, database, "apply", plan, metrics=metrics != (),
@@ -220,11 +240,19 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         return apply_noise(spec, engine=engine, database=database, dry_run=dry_run,
                            quality=metrics != ())
     with _checked_node(spec, engine, database, plan) as (ds, ev, node, checked):
-        report = Report(node, evaluate_metrics(_metric_names(spec, metrics), ev, node, spec), ev.p.qis)
+        report = measured(node, _metric_names(spec, metrics), ev, spec, ev.p.qis)
         if not dry_run:
             with ds.engine.purpose("write the output"):
                 report.outputs = write_output(spec, ds, ev, node, checked)
         return report
+
+
+def _check_subset_output(spec: Spec, *, compiled: bool) -> None:
+    """A research subset read from a file lives in a temporary table: refused where the output
+    would outlive the connection (a view, printed SQL)."""
+    from sqlanon.models.presence import require_lasting_subset
+
+    require_lasting_subset(spec.privacy, portable=compiled or spec.output.mode in ("view", "sql"))
 
 
 def open_source(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None
@@ -268,6 +296,7 @@ def compile_spec(spec: Spec | str, *, engine: Engine | None = None, database: st
     if spec.transformation.method == "microaggregation":
         return CompiledSQL(_microaggregation(spec, engine, database, "compile_sql",
                                              _output_plan(spec, dialect), dialect=dialect))
+    _check_subset_output(spec, compiled=True)
     with _checked_node(spec, engine, database, _output_plan(spec, dialect)) as (ds, ev, node, _):
         return CompiledSQL(compile_output_sql(spec, ds, ev, node, dialect))
 
@@ -297,6 +326,7 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
                                "to search: run `apply` (or `check`)")
     if not dry_run:
         _check_before_opening(spec, engine, database)
+        _check_subset_output(spec, compiled=False)
     if write_spec is not None:
         from sqlanon.spec.chosen import destination
 
@@ -308,8 +338,8 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
         chosen = with_levels(spec, levels)
         with ds.engine.purpose("class statistics"):
             node = ev.check(levels, spec.transformation.suppression_limit)
-        report = Report(node, evaluate_metrics(_metric_names(chosen, metrics), ev, node, chosen),
-                        ev.p.qis, search=found, spec=spec)
+        report = measured(node, _metric_names(chosen, metrics), ev, chosen, ev.p.qis, search=found,
+                          spec=spec)
         if write_spec is not None:
             report.write_spec(write_spec)
         if not dry_run:

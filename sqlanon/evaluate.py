@@ -355,7 +355,8 @@ class Evaluator:
             for i, a in enumerate(hist_attrs)
         }
         ctx = checks.CheckContext(self.plan, list(p.qis), gen, histograms, p.value_order,
-                                  p.sensitive_hierarchies, dict(p.extra, evaluator=self, levels=levels))
+                                  p.sensitive_hierarchies, dict(p.extra, evaluator=self, levels=levels),
+                                  generalizer=self.generalizer)
         stats_sql = checks.stats_query(ctx, statistics)
         # stats_query registered a "classes" step in the plan: materialize it before use
         self._materialize_pending()

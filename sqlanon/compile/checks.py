@@ -42,6 +42,9 @@ class CheckContext:
     value_order: Mapping[str, Sequence[object]]
     hierarchies: Mapping[str, object]
     extra: dict[str, object] = field(default_factory=dict)
+    generalizer: Generalizer | None = None
+    """How the statement being built generalizes raw rows (a statistic that reads its own raw
+    relation generalizes it with this, so the relation stays within the statement's own lookups)."""
 
     @property
     def class_columns(self) -> list[str]:

@@ -27,6 +27,10 @@ class Plan:
         self.steps.append((full, query))
         return table(full)
 
+    def has(self, name: str) -> bool:
+        """Whether a step ``name`` is in the plan."""
+        return any(n == self.prefix + name for n, _ in self.steps)
+
     def ref(self, name: str) -> exp.Table:
         return table(self.prefix + name)
 

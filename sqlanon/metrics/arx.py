@@ -1,4 +1,8 @@
-"""ARX's quality models with its exact definitions (Loss, precision, height, DM, DM*, AECS)."""
+"""ARX's quality models with its exact definitions (Loss, precision, height, DM, DM*, AECS).
+
+They count the rows of :attr:`~sqlanon.metrics.base.MetricContext.population`: the table, or with
+δ-presence the research subset, as ARX does.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,9 @@ from sqlanon.metrics.base import Metric, MetricContext, register, trunc10
 
 
 def per_attribute_loss(ctx: MetricContext) -> list[float]:
-    """loss_i = trunc(max(0, (A_i − n/|D_i|) / (n − n/|D_i|))), A_i = Σ_K |E|·share + S (ARX)."""
-    n, s = ctx.n, ctx.suppressed
+    """loss_i = trunc(max(0, (A_i − n/|D_i|) / (n − n/|D_i|))), A_i = Σ_K |E|·share + S (ARX), over the
+    rows of :attr:`MetricContext.population`."""
+    n, s = ctx.population.rows, ctx.population.suppressed
     out = []
     for attribute in ctx.qis:
         table = ctx.hierarchy_table(attribute)
@@ -29,6 +34,7 @@ class Loss(Metric):
     """ARX's Loss with the geometric mean over attributes: Π(loss_i + 1)^(1/d) − 1."""
 
     name: ClassVar[str] = "loss"
+    counts_population: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
         losses = per_attribute_loss(ctx)
@@ -44,6 +50,7 @@ class LossArithmetic(Metric):
     """ARX's Loss with the arithmetic mean over attributes: Σ loss_i / d."""
 
     name: ClassVar[str] = "loss_arithmetic"
+    counts_population: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
         losses = per_attribute_loss(ctx)
@@ -56,12 +63,19 @@ class LossArithmetic(Metric):
 
 @register
 class Precision(Metric):
-    """ARX's non-monotonic precision: mean over attributes of (U·L_i/h_i + S)/n."""
+    """ARX's precision: mean over attributes of (U·L_i/h_i + S)/n, suppressed rows counted as fully
+    generalized (``createPrecisionMetric()``, MetricMDNMPrecision). The monotonic variant
+    (``createPrecisionMetric(true)``, MetricMDPrecision) is the mean of L_i/h_i: suppression is free."""
 
     name: ClassVar[str] = "precision"
+    counts_population: ClassVar[bool] = True
+    options: ClassVar[tuple[str, ...]] = ("monotonic",)
+    variants: ClassVar[tuple[str, str] | None] = ("non-monotonic precision", "monotonic precision")
 
     def compute(self, ctx: MetricContext) -> float:
-        n, s = ctx.n, ctx.suppressed
+        n, s = ctx.population.rows, 0 if self.monotonic else ctx.population.suppressed
+        if n == 0:  # an empty research subset: nothing is released, nothing lost
+            return 0.0
         u = n - s
         d = len(ctx.qis)
         total = 0.0
@@ -78,6 +92,7 @@ class Height(Metric):
     """Σ L_i: the node's height in the lattice (independent of the data)."""
 
     name: ClassVar[str] = "height"
+    counts_population: ClassVar[bool] = True
     monotonic_with_suppression: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
@@ -86,15 +101,20 @@ class Height(Metric):
 
 @register
 class Discernibility(Metric):
-    """ARX's DM: Σ_K |E|² + n·S (each suppressed row is charged n)."""
+    """ARX's DM: Σ_K |E|² + n·S, each suppressed row charged n (``createDiscernabilityMetric()``,
+    "non-monotonic discernability"). The monotonic variant is DM*, Σ|E|² over all classes
+    (``createDiscernabilityMetric(true)``), also available as ``discernibility_star``."""
 
     name: ClassVar[str] = "discernibility"
+    counts_population: ClassVar[bool] = True
+    options: ClassVar[tuple[str, ...]] = ("monotonic",)
+    variants: ClassVar[tuple[str, str] | None] = ("DM", "DM*")
 
     def compute(self, ctx: MetricContext) -> float:
-        node = ctx.node
-        if node.anonymous:
-            return float(node.dm_kept + ctx.n * node.outlier_rows)
-        return float(node.dm_star)
+        pop = ctx.population
+        if pop.suppressed and not self.monotonic:
+            return float(pop.dm_kept + pop.rows * pop.suppressed)
+        return float(pop.dm_star)
 
 
 @register
@@ -102,10 +122,11 @@ class DiscernibilityStar(Metric):
     """ARX's DM*: Σ|E|² over all classes, ignoring suppression (monotonic)."""
 
     name: ClassVar[str] = "discernibility_star"
+    counts_population: ClassVar[bool] = True
     monotonic_with_suppression: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
-        return float(ctx.node.dm_star)
+        return float(ctx.population.dm_star)
 
 
 @register
@@ -113,8 +134,10 @@ class AECS(Metric):
     """Average equivalence class size n / (|K| + 1 if anything is suppressed)."""
 
     name: ClassVar[str] = "aecs"
+    counts_population: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
-        node = ctx.node
-        kept = node.classes
-        return ctx.n / (kept + (1 if ctx.suppressed > 0 else 0))
+        pop = ctx.population
+        if pop.rows == 0:  # an empty research subset
+            return 0.0
+        return pop.rows / (pop.classes + (1 if pop.suppressed > 0 else 0))

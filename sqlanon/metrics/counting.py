@@ -20,15 +20,17 @@ _TOTAL = internal("total")
 
 @register
 class SuppressedCells(Metric):
-    """QI cells suppressed: S × d (every QI cell of a suppressed record).
+    """QI cells suppressed: S × d (every QI cell of a suppressed record), S counted as ARX's models
+    count it (in the research subset, with δ-presence).
 
     Meyerson & Williams, On the complexity of optimal k-anonymity, PODS 2004 (the cell count objective).
     """
 
     name: ClassVar[str] = "suppressed_cells"
+    counts_population: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
-        return float(ctx.suppressed * len(ctx.qis))
+        return float(ctx.population.suppressed * len(ctx.qis))
 
 
 def classification_target(ctx: MetricContext) -> str:
@@ -100,6 +102,7 @@ class Classification(Metric):
     """
 
     name: ClassVar[str] = "classification"
+    options: ClassVar[tuple[str, ...]] = ("target", "suppressed_penalty")
     monotonic_with_generalization: ClassVar[bool] = False
 
     def compute(self, ctx: MetricContext) -> float:

@@ -84,15 +84,19 @@ def generalization_term(ctx: MetricContext, attribute: str) -> float:
         return 0.0
     ev = ctx.evaluator
     cache = _cache(ev)
-    key = ("G", attribute, level)
+    sub = ctx.subset
+    key = ("G", attribute, level, None if sub is None else sub.subset)
     if key not in cache:
         h = ev.p.hierarchies[attribute]
-        per_leaf = ev.generalizer.select(ev.freq, {attribute: level}, keep=[N], relation=_SRC,
+        # c(v): the rows of the population (ARX's cardinalities count the research subset's rows)
+        counts, count = (ev.freq, N) if sub is None else (ev.plan.ref(sub.step), sub.matched)
+        per_leaf = ev.generalizer.select(counts, {attribute: level}, keep=[count], relation=_SRC,
                                          extra=[alias(leaf_key(h, col(attribute, _SRC)), _LEAF)])
-        q = exp.select(col(_LEAF), alias(as_text(col(attribute)), "g"), alias(exp.Sum(this=col(N)), _COUNT)) \
+        q = exp.select(col(_LEAF), alias(as_text(col(attribute)), "g"),
+                       alias(exp.Sum(this=col(count)), _COUNT)) \
             .from_(exp.alias_(exp.Subquery(this=per_leaf), internal("l"))) \
             .group_by(col(_LEAF), as_text(col(attribute)))
-        rows = ev.engine.fetch(q)[1]
+        rows = [r for r in ev.engine.fetch(q)[1] if r[2]]
         totals: dict[Any, int] = defaultdict(int)
         for _, g, c in rows:
             totals[g] += int(c)
@@ -107,14 +111,15 @@ def generalization_term(ctx: MetricContext, attribute: str) -> float:
 
 def suppression_term(ctx: MetricContext, attribute: str) -> float:
     """Σ_x s(x)·log2(s(x)/S) over the generalized values x of the suppressed rows (≤ 0)."""
-    s = ctx.suppressed
+    pop = ctx.population
+    s = pop.suppressed
     if s == 0:
         return 0.0
     g = col(attribute)
-    q = exp.select(alias(exp.Sum(this=col(SIZE)), _COUNT)).from_(ctx.node.verdict.copy()) \
+    q = exp.select(alias(exp.Sum(this=pop.weight.copy()), _COUNT)).from_(ctx.node.verdict.copy()) \
         .where(exp.Not(this=col(KEEP))).group_by(g)
     value = 0.0
-    for (count,) in sorted(ctx.engine.fetch(q)[1]):
+    for (count,) in sorted(r for r in ctx.engine.fetch(q)[1] if r[0]):
         value += count * log2(count / s)
     return value
 
@@ -134,14 +139,22 @@ class NonUniformEntropy(Metric):
 
     Per attribute, G_i(L) = Σ_v c(v)·log2(C(g(v))/c(v)) over all rows (suppressed ones included), plus
     T_i = Σ_x s(x)·log2(S/s(x)) over the suppressed rows' generalized values, truncated to 10 decimals.
+    The monotonic variant (``createEntropyMetric(true)``, MetricMDNUEntropy) is Σ_i trunc(G_i(L_i)):
+    suppressed rows are charged nothing beyond their generalization.
     Gionis & Tassa, k-Anonymization with minimal loss of information, TKDE 21(2), 2009; Prasser &
     Kohlmayer, Putting statistical disclosure control into practice: the ARX data anonymization tool,
     in Medical Data Privacy Handbook, Springer 2015.
     """
 
     name: ClassVar[str] = "entropy"
+    counts_population: ClassVar[bool] = True
+    options: ClassVar[tuple[str, ...]] = ("monotonic",)
+    variants: ClassVar[tuple[str, str] | None] = ("non-monotonic non-uniform entropy",
+                                                  "monotonic non-uniform entropy")
 
     def compute(self, ctx: MetricContext) -> float:
+        if self.monotonic:  # MetricMDNUEntropy: the generalization part only, suppression is free
+            return self.lower_bound(ctx)
         total = 0.0
         for ent, w in zip(per_attribute_entropy(ctx), ctx.weight_factors()):
             total += ent * w

@@ -290,6 +290,7 @@ def node_comparison(ctx: MetricContext) -> NumericComparison:
 
 class NumericMetric(Metric):
     monotonic_with_generalization: ClassVar[bool] = False
+    options: ClassVar[tuple[str, ...]] = ("numeric",)
 
 
 @register

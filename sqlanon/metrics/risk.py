@@ -186,6 +186,7 @@ class JournalistRiskAverage(RiskMetric):
     """Average journalist risk: mean of 1/F_E over released records (the marketer risk of that scenario)."""
 
     name: ClassVar[str] = "journalist_risk_avg"
+    options: ClassVar[tuple[str, ...]] = ("population",)
 
     def compute(self, ctx: MetricContext) -> float:
         return ctx.memo("risk.journalist", lambda: journalist(ctx))[0]
@@ -196,6 +197,7 @@ class JournalistRiskMax(RiskMetric):
     """Highest journalist risk: 1 / the smallest population class matching a released class."""
 
     name: ClassVar[str] = "journalist_risk_max"
+    options: ClassVar[tuple[str, ...]] = ("population",)
 
     def compute(self, ctx: MetricContext) -> float:
         return ctx.memo("risk.journalist", lambda: journalist(ctx))[1]

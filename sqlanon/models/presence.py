@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
@@ -31,6 +32,30 @@ def is_file(subset: str) -> bool:
     return Path(subset).suffix.lower() in FILE_SUFFIXES or "/" in subset or "\\" in subset
 
 
+def research_subset(models: Iterable[object]) -> SubsetCount | None:
+    """The subset statistic of the first δ-presence model: the rows ARX releases and measures."""
+    for m in models:
+        if isinstance(m, DeltaPresence):
+            return SubsetCount(m.subset)
+    return None
+
+
+def require_lasting_subset(models: Iterable[object], *, portable: bool) -> None:
+    """Refuse, before anything is read, a research subset file for an output that outlives the
+    session (a view, printed or compiled SQL): the file is loaded into a temporary table."""
+    if not portable:
+        return
+    for m in models:
+        if isinstance(m, DeltaPresence) and is_file(m.subset):
+            raise SpecError(TEMPORARY_SUBSET.format(subset=m.subset), path="delta_presence.subset")
+
+
+TEMPORARY_SUBSET = (
+    "the research subset {subset!r} is a file, loaded into a temporary table of this session only: "
+    "a view or printed SQL could not read it. Load the subset as a table of the database and give "
+    "its name, or write output mode table or in_place")
+
+
 @dataclass(frozen=True)
 class SubsetCount(Statistic):
     """How many rows of the class are in the research subset.
@@ -52,34 +77,70 @@ class SubsetCount(Statistic):
     def _key(self) -> str:
         return hashlib.sha1(self.subset.encode("utf-8")).hexdigest()[:10]
 
-    def _subset_relation(self, evaluator: Evaluator) -> str:
+    matched: ClassVar[str] = M
+    """The column of :attr:`step` holding the matched subset rows of a raw QI tuple."""
+
+    @property
+    def step(self) -> str:
+        """The plan step holding the matched subset counts per raw QI tuple."""
+        return "presence_" + self._key
+
+    def _file_relation(self, evaluator: Evaluator) -> str:
+        """The temporary table a subset file is loaded into (one per evaluator)."""
+        return evaluator.plan.prefix + "subset_" + self._key
+
+    def _load_file(self, evaluator: Evaluator) -> str:
         engine = evaluator.engine
-        if not is_file(self.subset):
-            return self.subset
         path = Path(self.subset).expanduser()
         if not path.exists():
             raise SpecError(f"research subset file not found: {self.subset}", path="delta_presence.subset")
         if not hasattr(engine, "register_file"):
             raise SpecError(f"a subset file loads into the embedded DuckDB; on {engine.name} load it as "
                             "a table of the database and give its name", path="delta_presence.subset")
-        name = evaluator.plan.prefix + "subset_" + self._key
+        name = self._file_relation(evaluator)
         kind = FILE_SUFFIXES.get(path.suffix.lower(), "csv")
         options = {"header": True, "all_varchar": True} if kind == "csv" else {}
         engine.register_file(name, str(path), kind=kind, options=options)  # type: ignore[attr-defined]
         evaluator.own_table(name)
         return name
 
-    def prepare(self, evaluator: Evaluator) -> None:
-        """Load the subset, match it to the table and keep the matched counts per raw QI tuple."""
-        engine = evaluator.engine
+    @staticmethod
+    def _types(evaluator: Evaluator) -> dict[str, object]:
         p = evaluator.p
         types = p.extra.get("column_types")
         if not types and isinstance(p.source, exp.Table):
-            types = dict(engine.columns(p.source.name))
+            types = dict(evaluator.engine.columns(p.source.name))
         if not types:
             raise SpecError("δ-presence needs the table's columns to match the research subset",
                             path="delta_presence.subset")
-        name = self._subset_relation(evaluator)
+        return dict(types)
+
+    def matched_query(self, evaluator: Evaluator, relation: str) -> exp.Select:
+        """Per raw QI tuple of the table, how many subset rows (read from ``relation``) it matches."""
+        p = evaluator.p
+        types = self._types(evaluator)
+        cols = list(types)
+        dialect = evaluator.engine.dialect.sqlglot
+        pop = exp.select(*[col(c) for c in cols], alias(count_star(), NP)).from_(p.source.copy()).group_by(
+            *[col(c) for c in cols])
+        cast = [alias(exp.cast(col(c), exp.DataType.build(str(types[c]), dialect=dialect)), c)
+                for c in cols]
+        subq = exp.select(*cast).from_(table(relation))
+        sub = exp.select(*[col(c) for c in cols], alias(count_star(), NS)).from_(
+            exp.alias_(exp.Subquery(this=subq), internal("s0"), quoted=True)).group_by(
+            *[col(c) for c in cols])
+        return exp.select(
+            *[col(q, "p") for q in p.qis],
+            alias(exp.Sum(this=exp.Least(this=col(NP, "p"), expressions=[col(NS, "s")])), M),
+        ).from_(exp.alias_(exp.Subquery(this=pop), "p", quoted=True)).join(
+            exp.alias_(exp.Subquery(this=sub), "s", quoted=True), on=nullsafe_join("p", "s", cols)
+        ).group_by(*[col(q, "p") for q in p.qis])
+
+    def prepare(self, evaluator: Evaluator) -> None:
+        """Load the subset, match it to the table and keep the matched counts per raw QI tuple."""
+        engine = evaluator.engine
+        types = self._types(evaluator)
+        name = self._load_file(evaluator) if is_file(self.subset) else self.subset
         try:
             sub_cols = [c for c, _ in engine.columns(name)]
         except EngineError:
@@ -91,23 +152,7 @@ class SubsetCount(Statistic):
             raise SpecError(f"the research subset {self.subset!r} lacks column(s) "
                             f"{', '.join(map(repr, missing))} of the table; subset rows are matched on "
                             f"every column." + hint, path="delta_presence.subset")
-        cols = list(types)
-        dialect = engine.dialect.sqlglot
-        pop = exp.select(*[col(c) for c in cols], alias(count_star(), NP)).from_(p.source.copy()).group_by(
-            *[col(c) for c in cols])
-        cast = [alias(exp.cast(col(c), exp.DataType.build(str(types[c]), dialect=dialect)), c)
-                for c in cols]
-        subq = exp.select(*cast).from_(table(name))
-        sub = exp.select(*[col(c) for c in cols], alias(count_star(), NS)).from_(
-            exp.alias_(exp.Subquery(this=subq), internal("s0"), quoted=True)).group_by(
-            *[col(c) for c in cols])
-        matched = exp.select(
-            *[col(q, "p") for q in p.qis],
-            alias(exp.Sum(this=exp.Least(this=col(NP, "p"), expressions=[col(NS, "s")])), M),
-        ).from_(exp.alias_(exp.Subquery(this=pop), "p", quoted=True)).join(
-            exp.alias_(exp.Subquery(this=sub), "s", quoted=True), on=nullsafe_join("p", "s", cols)
-        ).group_by(*[col(q, "p") for q in p.qis])
-        ref = evaluator.add_relation("presence_" + self._key, matched)
+        ref = evaluator.add_relation(self.step, self.matched_query(evaluator, name))
         total = exp.select(alias(count_star(), "n")).from_(table(name))
         n_subset = int(engine.fetch_one(total)["n"])
         n_matched = int(engine.fetch_one(exp.select(alias(exp.Coalesce(
@@ -118,9 +163,17 @@ class SubsetCount(Statistic):
                             "every column, each table row at most once)", path="delta_presence.subset")
 
     def class_query(self, ctx: CheckContext) -> exp.Select:
+        """Matched subset rows per class. The matched counts are a step of the statement's own plan:
+        the evaluator's materialized relation when checking, a CTE of the output statement (which
+        then reads the source and the subset table itself) when writing the release."""
         evaluator = ctx.extra["evaluator"]
-        rel = ctx.plan.ref("presence_" + self._key)
-        generalized = evaluator.generalizer.select(rel, ctx.extra["levels"], keep=[M])
+        if not ctx.plan.has(self.step):
+            if is_file(self.subset) and ctx.extra.get("portable"):
+                raise SpecError(TEMPORARY_SUBSET.format(subset=self.subset), path="delta_presence.subset")
+            relation = self._file_relation(evaluator) if is_file(self.subset) else self.subset
+            ctx.plan.add(self.step, self.matched_query(evaluator, relation))
+        generalizer = ctx.generalizer or evaluator.generalizer
+        generalized = generalizer.select(ctx.plan.ref(self.step), ctx.extra["levels"], keep=[M])
         return exp.select(*[col(q) for q in ctx.qis], alias(exp.Sum(this=col(M)), self.column)).from_(
             exp.alias_(exp.Subquery(this=generalized), internal("p0"), quoted=True)).group_by(
             *[col(q) for q in ctx.qis])

@@ -36,7 +36,7 @@ def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck,
     _require_generalization(spec)
     plan = plan or plan_output(spec, ds)
     target = profile(spec.output.dialect) if mode == "sql" else ds.engine.dialect
-    oq = checked_output_query(spec, ds, ev, node, target)
+    oq = checked_output_query(spec, ds, ev, node, target, portable=mode not in ("table", "in_place"))
     if mode == "sql":
         return modes.write_sql(spec, oq, target)
     removed = remove_leftovers(ds.engine)
@@ -56,11 +56,12 @@ def compile_output_sql(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck, 
 
 
 def checked_output_query(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck,
-                         target: DialectProfile) -> OutputQuery:
-    """The output statement for a node checked on the engine; refused when it is not anonymous."""
+                         target: DialectProfile, *, portable: bool = True) -> OutputQuery:
+    """The output statement for a node checked on the engine; refused when it is not anonymous.
+    ``portable``: the statement outlives this connection (a view, printed SQL)."""
     require_anonymous(node)
     return output_query(spec, ds.column_names, ev.p, node.levels, node.suppression_limit, target,
-                        evaluator=ev, enforce_limit=spec.output.mode != "view")
+                        evaluator=ev, enforce_limit=spec.output.mode != "view", portable=portable)
 
 
 def _require_generalization(spec: Spec) -> None:

@@ -85,11 +85,12 @@ def require_anonymous(node: NodeCheck) -> None:
 
 
 def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, levels: dict[str, int],
-                    evaluator: Evaluator | None = None) -> exp.Table:
+                    evaluator: Evaluator | None = None, *, portable: bool = True) -> exp.Table:
     """Add the checks' relations (as in :meth:`Evaluator.check`) to ``plan``; returns the verdict.
 
     Without ``evaluator`` (compiling without a connection) a statistic that needs relations built in
-    the database (a research subset) is refused.
+    the database (a research subset) is refused. ``portable``: the statement must run outside this
+    connection (a view, printed SQL), so it may read no temporary relation of the evaluator.
     """
     p = problem
     sensitive = list(p.sensitive)
@@ -105,7 +106,7 @@ def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, leve
     if evaluator is not None:
         extra["evaluator"] = evaluator
     ctx = checks.CheckContext(plan, list(p.qis), gen, histograms, p.value_order, p.sensitive_hierarchies,
-                              extra)
+                              dict(extra, portable=portable), generalizer=generalizer)
     stats = plan.add("stats", checks.stats_query(ctx, statistics))
     return plan.add("verdict", checks.verdict_query(stats, p.models, statistics))
 
@@ -141,7 +142,8 @@ def not_anonymous_failure(suppression_limit: float, target: DialectProfile) -> e
 
 def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: Mapping[str, int],
                  suppression_limit: float, target: DialectProfile,
-                 evaluator: Evaluator | None = None, enforce_limit: bool = True) -> OutputQuery:
+                 evaluator: Evaluator | None = None, enforce_limit: bool = True,
+                 portable: bool = True) -> OutputQuery:
     """The anonymized rows of the spec's source at ``levels``, for ``target``.
 
     The statement decides everything itself: each class's verdict against every privacy model, and,
@@ -159,6 +161,8 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
         target: the dialect the statement is for (hash functions differ).
         evaluator: the problem checked on an engine; None when compiling without a connection.
         enforce_limit: make the statement fail when the failing rows exceed the suppression limit.
+        portable: the statement outlives this connection (a view, printed or compiled SQL); False
+            when it runs once here (a table written now, in place).
 
     Raises:
         SpecError: an identifier's action needs a salt that is missing.
@@ -173,7 +177,7 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
             rows = exp.select(exp.Star()).from_(lookup_values(h, internal("v")))
             lookups[a] = plan.add(f"lookup{i}", rows)
     generalizer = Generalizer(p.qis, p.hierarchies, lookups)
-    verdict = check_relations(plan, p, generalizer, levels, evaluator)
+    verdict = check_relations(plan, p, generalizer, levels, evaluator, portable=portable)
 
     others = [c for c in columns if c not in p.qis]
     rows = generalizer.select(p.source, levels, keep=others)

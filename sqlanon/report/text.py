@@ -65,8 +65,9 @@ def format_report(r: dict[str, Any]) -> str:
     if r["metrics"]:
         lines.append("metrics:")
         width = max(len(k) for k in r["metrics"])
+        details = r.get("metric_details") or {}
         for name, v in r["metrics"].items():
-            lines.append(f"  {name:<{width}}  {_fmt(v)}")
+            lines.append(f"  {name:<{width}}  {_fmt(v)}{_counted(details.get(name))}")
     found = r.get("search")
     if found:
         lines.append(f"search: {found['strategy']} by {found['metric']} = {_fmt(found['value'])} in "
@@ -82,3 +83,15 @@ def format_report(r: dict[str, Any]) -> str:
     for w in r.get("warnings") or []:
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"
+
+
+def _counted(detail: dict | None) -> str:
+    """What a metric counts, when it is not the default: the research subset, a monotonic variant."""
+    if not detail:
+        return ""
+    notes = []
+    if detail.get("population") == "research subset":
+        notes.append(f"over the research subset's {detail['rows']} rows")
+    if str(detail.get("variant", "")).startswith("monotonic") or detail.get("variant") == "DM*":
+        notes.append(str(detail["variant"]))
+    return f"  ({'; '.join(notes)})" if notes else ""

@@ -22,6 +22,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlglot import exp
@@ -112,6 +113,8 @@ class FastEvaluator:
         metric_name: one of :data:`METRICS`, or None for no metric.
         suppression_limit: the share of rows that may be suppressed.
         weights: attribute weights for the metrics (scaled by their maximum, as ARX).
+        monotonic: compute ARX's monotonic variant of a metric that has one (metric option
+            ``monotonic``).
         rollup: group a node from the class table of a recently checked node it generalizes
             (classes are unions of the finer node's classes) instead of from every row.
 
@@ -121,7 +124,7 @@ class FastEvaluator:
 
     def __init__(self, evaluator: Evaluator, models: Sequence[PrivacyModel], metric_name: str | None,
                  suppression_limit: float, weights: Mapping[str, float] | None = None, *,
-                 rollup: bool = True) -> None:
+                 rollup: bool = True, monotonic: bool = False) -> None:
         p = evaluator.p
         self.rollup = rollup
         self._cache: dict[tuple[int, ...], Classes] = {}
@@ -134,6 +137,8 @@ class FastEvaluator:
                                    f"; supported: {', '.join(METRICS)} (check these nodes in SQL)")
         self.models = list(models)
         self.metric_name = metric_name
+        self.monotonic = monotonic
+        """ARX's monotonic variant of the metric (entropy, precision, discernibility)."""
         self.limit = float(suppression_limit)
         ws = [float((weights or {}).get(a, 1.0)) for a in self.qis]
         top = max(ws) if ws else 1.0
@@ -432,16 +437,19 @@ class FastNodeEvaluator(NodeEvaluator):
     """
 
     def __init__(self, evaluator: Evaluator, suppression_limit: float = 0.0,
-                 metric: str | None = None, *, weights: Mapping[str, float] | None = None) -> None:
+                 metric: str | None = None, *, weights: Mapping[str, float] | None = None,
+                 options: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         models = evaluator.p.models
-        self.fast = FastEvaluator(evaluator, models, metric, suppression_limit, weights)
+        chosen = get_metric(metric, options=options) if metric is not None else None
+        self.fast = FastEvaluator(evaluator, models, metric, suppression_limit, weights,
+                                  monotonic=chosen is not None and chosen.monotonic)
         monotone = [m.is_monotonic(self.fast.limit) for m in models]
         self.privacy_monotone = all(monotone)
         self.partly_monotone = any(monotone)
         self._monotone_models = [i for i, ok in enumerate(monotone) if ok]
         self.has_metric = metric is not None
-        self.metric_monotone = metric is not None and get_metric(metric).is_monotonic(self.fast.limit)
+        self.metric_monotone = chosen is not None and chosen.is_monotonic(self.fast.limit)
         self.prefers_few_checks = self.fast.rows <= FEW_CHECKS_MAX_ROWS
         self._prior = False
         """Whether the search took :meth:`prior_bounds`: checks then skip what those bounds tell."""

@@ -20,6 +20,10 @@ METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibility",
            "discernibility_star", "aecs", "entropy")
 """Metrics computed in memory."""
 
+MONOTONIC_VARIANTS = ("entropy", "precision", "discernibility")
+"""Metrics with an ARX monotonic variant (option ``monotonic``): its value is this module's lower
+bound, the metric with nothing suppressed (MetricMDNUEntropy, MetricMDPrecision, DM*)."""
+
 LEVEL_ONLY = ("loss", "loss_arithmetic", "precision", "height", "entropy")
 """Metrics whose value with nothing suppressed is a sum or product of one term per attribute and
 level: it bounds the node and its generalizations before any check."""
@@ -122,6 +126,8 @@ class NodeMetrics:
 
     def metric(self, name: str) -> float:
         n, s = self.fe.n, self.s
+        if self.fe.monotonic and name in MONOTONIC_VARIANTS:
+            return self.lower_bound(name)  # ARX's monotonic variant: the value with nothing suppressed
         if name == "entropy":
             return self._entropy(s, self.fe.weights)
         if name in ("loss", "loss_arithmetic"):

@@ -128,7 +128,7 @@ class SqlNodeEvaluator(NodeEvaluator):
         self.ev = evaluator
         self.qis = list(evaluator.p.qis)
         self.limit = float(suppression_limit)
-        self.metric = get_metric(metric) if isinstance(metric, str) else metric
+        self.metric = get_metric(metric, options=options) if isinstance(metric, str) else metric
         self.weights = dict(weights or {})
         self.options = dict(options or {})
         models = evaluator.p.models

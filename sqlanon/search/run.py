@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError
 from sqlanon.evaluate import Evaluator
+from sqlanon.metrics import get_metric
 from sqlanon.search import STRATEGIES, lattice_of
 from sqlanon.search.limits import TerminalProgress, search_within
 from sqlanon.search.fast import FastNodeEvaluator
@@ -20,12 +21,12 @@ from sqlanon.search.nodes import NodeEvaluator, SqlNodeEvaluator
 from sqlanon.spec.schema import Spec
 
 
-def node_evaluator(ev: Evaluator, limit: float, metric: str, weights: dict[str, float]
-                   ) -> tuple[NodeEvaluator, str]:
+def node_evaluator(ev: Evaluator, limit: float, metric: str, weights: dict[str, float],
+                   options: dict[str, Any] | None = None) -> tuple[NodeEvaluator, str]:
     try:
-        return FastNodeEvaluator(ev, limit, metric, weights=weights), "memory"
+        return FastNodeEvaluator(ev, limit, metric, weights=weights, options=options), "memory"
     except UnsupportedError:
-        return SqlNodeEvaluator(ev, limit, metric, weights=weights), "sql"
+        return SqlNodeEvaluator(ev, limit, metric, weights=weights, options=options), "sql"
 
 
 def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metric: str | None = None,
@@ -50,7 +51,7 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
         time_limit = DEFAULT_TIME_LIMIT
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     limit = spec.transformation.suppression_limit
-    nodes, where = node_evaluator(ev, limit, metric, weights)
+    nodes, where = node_evaluator(ev, limit, metric, weights, spec.metric_options)
     bar = TerminalProgress(metric, attributes=ev.p.qis, total=lattice_of(ev.p).size) \
         if progress else None
     try:
@@ -67,8 +68,11 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
             f"({result.checked} nodes checked): raise transformation.suppression_limit or relax a model")
     levels = dict(zip(ev.p.qis, result.node))
     alternatives = [dict(zip(ev.p.qis, n)) for n in (result.ties or result.solutions) if n != result.node]
+    variant = get_metric(metric, options=spec.metric_options).variant
     report = {
-        "strategy": result.strategy, "metric": metric, "value": result.metric,
+        "strategy": result.strategy, "metric": metric,
+        **({"metric_variant": variant} if variant else {}),
+        "value": result.metric,
         "seconds": result.seconds, "nodes_checked": result.checked, "nodes_tagged": result.tagged,
         "nodes_pruned": result.pruned,
         "nodes_rolled_up": nodes.fast.rolled_up if isinstance(nodes, FastNodeEvaluator) else 0,

@@ -81,3 +81,78 @@ def test_class_without_subset_rows_has_share_zero(adult_engine, adult_dir):
     assert {k[0]: (r["__sa_ok0"], r["__sa_size"]) for k, r in rows.items()} == {
         "Female": (True, 9782), "Male": (False, 20380)}
     assert not checked.anonymous
+
+
+def _release_spec(adult_dir, subset, mode, **output):
+    d = adult_spec_dict(adult_dir, qis=["sex", "race", "marital-status"], limit=0.02,
+                        privacy=[{"k_anonymity": {"k": 5}},
+                                 {"delta_presence": {"subset": subset, "delta_min": 0.0, "delta_max": 0.5}}])
+    d["output"] = {"mode": mode, "name": "released", **output}
+    return spec_from_dict(d)
+
+
+@pytest.mark.parametrize("subset", ["file", "table"])
+def test_presence_release_is_written_after_the_search(adult_engine, adult_dir, subset):
+    """δ-presence releases failed after the search: the output statement read the subset's matched
+    counts from a relation of the check (``__sa_presence_…``) that it does not contain."""
+    from sqlanon import api
+
+    name = str(adult_dir / "adult_subset.csv")
+    if subset == "table":
+        adult_engine.con.execute("CREATE TABLE research AS SELECT * FROM read_csv(?, delim=';', "
+                                 "header=true, all_varchar=true)", [name])
+        name = "research"
+    report = api.anonymize(_release_spec(adult_dir, name, "table"), engine=adult_engine)
+    assert report.anonymous
+    kept = report.node.rows - report.node.suppressed_rows
+    assert report.outputs["rows"] == kept == adult_engine.row_count("released")
+
+
+def test_presence_table_subset_release_as_view_and_sql(adult_engine, adult_dir):
+    """A subset table is read by the view and the printed SQL themselves (no temporary relation)."""
+    from sqlanon import api
+
+    adult_engine.con.execute("CREATE TABLE research AS SELECT * FROM read_csv(?, delim=';', "
+                             "header=true, all_varchar=true)", [str(adult_dir / "adult_subset.csv")])
+    spec = _release_spec(adult_dir, "research", "view")
+    report = api.anonymize(spec, engine=adult_engine)
+    levels = report.node.levels
+    rows = adult_engine.row_count("released")
+    assert rows == report.node.rows - report.node.suppressed_rows
+    sql = api.compile_sql(_with_levels(adult_dir, "research", "sql", levels), engine=adult_engine)
+    assert "__sa_presence_" in sql and "research" in sql
+    assert adult_engine.fetch_one(f"SELECT COUNT(*) AS n FROM ({sql.rstrip().rstrip(';')}) AS x")["n"] == rows
+
+
+def _with_levels(adult_dir, subset, mode, levels):
+    d = adult_spec_dict(adult_dir, qis=["sex", "race", "marital-status"], limit=0.02, levels=levels,
+                        privacy=[{"k_anonymity": {"k": 5}},
+                                 {"delta_presence": {"subset": subset, "delta_min": 0.0, "delta_max": 0.5}}])
+    d["output"] = {"mode": mode}
+    return spec_from_dict(d)
+
+
+@pytest.mark.parametrize("mode", ["view", "sql"])
+def test_presence_file_subset_cannot_outlive_the_session(adult_engine, adult_dir, mode):
+    """A subset file lives in a temporary table: a view or printed SQL over it is refused clearly."""
+    from sqlanon import api
+    from sqlanon.errors import SpecError
+
+    spec = _with_levels(adult_dir, str(adult_dir / "adult_subset.csv"), mode, {"race": 1})
+    with pytest.raises(SpecError, match="temporary table of this session") as e:
+        api.apply(spec, engine=adult_engine)
+    assert e.value.path == "delta_presence.subset"
+    assert not adult_engine.relation_exists("adult_anon")
+
+
+@pytest.mark.parametrize("verb", ["anonymize", "compile_sql"])
+def test_presence_file_subset_refused_before_the_source_is_read(duck, adult_dir, verb):
+    """The refusal of a subset file for a view or SQL text comes before any scan or search (the
+    source table does not even exist here)."""
+    from sqlanon import api
+    from sqlanon.errors import SpecError
+
+    spec = _with_levels(adult_dir, str(adult_dir / "adult_subset.csv"), "view", {"race": 1})
+    with pytest.raises(SpecError, match="temporary table of this session") as e:
+        getattr(api, verb)(spec, engine=duck)
+    assert e.value.path == "delta_presence.subset"
