@@ -338,8 +338,8 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
         chosen = with_levels(spec, levels)
         with ds.engine.purpose("class statistics"):
             node = ev.check(levels, spec.transformation.suppression_limit)
-        report = measured(node, _metric_names(chosen, metrics), ev, chosen, ev.p.qis, search=found,
-                          spec=spec)
+        report = measured(node, _metric_names(chosen, metrics), ev, chosen, ev.p.qis, search=found)
+        report.spec = spec
         if write_spec is not None:
             report.write_spec(write_spec)
         if not dry_run:
