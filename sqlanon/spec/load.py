@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from sqlanon.errors import HierarchyError, SpecError, did_you_mean
 from sqlanon.hierarchy.base import Hierarchy
 from sqlanon.hierarchy.builders import (
@@ -26,6 +24,7 @@ from sqlanon.hierarchy.builders import (
 from sqlanon.hierarchy.table import read_arx_csv
 from sqlanon.models import build_model
 from sqlanon.spec import schema as S
+from sqlanon.spec.yaml_text import parse_yaml
 
 TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics")
 SOURCE_KEYS = ("table", "file", "format", "database", "connection", "schema", "delimiter", "header",
@@ -103,14 +102,7 @@ def load_spec(path: str | os.PathLike[str]) -> S.Spec:
         raise SpecError("spec file not found", source=str(p)) from None
     except (IsADirectoryError, UnicodeDecodeError) as e:
         raise SpecError(f"cannot read the spec file ({type(e).__name__})", source=str(p)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(e, "problem", None) or str(e)
-        raise SpecError(f"{where}not valid YAML ({problem})", source=str(p)) from None
-    return spec_from_dict(data, source=str(p), base=p.parent)
+    return spec_from_dict(parse_yaml(text, source=str(p)), source=str(p), base=p.parent)
 
 
 def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathLike[str] = ".") -> S.Spec:
