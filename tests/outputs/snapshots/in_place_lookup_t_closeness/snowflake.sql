@@ -246,7 +246,7 @@ SELECT
       ORDER BY CASE
         WHEN "__sa_r"."name" IS NULL
         THEN NULL
-        ELSE SHA2(CONCAT('golden-salt', CAST("__sa_r"."name" AS VARCHAR)), 256)
+        ELSE SHA2(CONCAT('golden-salt-4f9c2a7e', CAST("__sa_r"."name" AS VARCHAR)), 256)
       END
     )
   END AS "name",
