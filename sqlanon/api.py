@@ -181,6 +181,12 @@ def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str
     if spec.transformation.method == "microaggregation":
         return _microaggregation(spec, engine, database, "compile_sql",
                                  dialect=dialect or spec.output.dialect)
+    if spec.transformation.method == "noise":
+        from sqlanon.errors import SpecError
+
+        raise SpecError("compile prints the SQL of a generalization or a microaggregation; noise is drawn "
+                        "outside the database when the output is written: run apply", path="transformation.method",
+                        source=spec.path)
     with _checked_node(spec, engine, database) as (ds, ev, node):
         return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
 
@@ -206,6 +212,11 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
 
         raise UnsupportedError("anonymize searches generalization levels; a microaggregation has none "
                                "to search: run `apply` (or `check`)")
+    if spec.transformation.method == "noise":
+        from sqlanon.errors import SpecError
+
+        raise SpecError("anonymize searches generalization levels; a noise spec has none to search: run "
+                        "apply", path="transformation.method", source=spec.path)
     if not dry_run:
         _check_file_output(spec, engine, database)
     ds = open_dataset(spec, engine, database=database)

@@ -1,0 +1,28 @@
+"""A verb that does not apply to a spec's method says so in one line.
+
+``compile`` and ``anonymize`` of a noise spec treated it as a generalization and crashed with
+``AttributeError: 'NoneType' object has no attribute 'height'`` (its quasi-identifiers have no
+hierarchy).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.spec import fuzz
+
+
+@pytest.fixture()
+def folder(tmp_path):
+    return fuzz.make_fixture(tmp_path / "base")
+
+
+@pytest.mark.parametrize("verb,pattern", [
+    ("compile", "transformation.method: compile prints the SQL of a generalization or a microaggregation"),
+    ("anonymize", "transformation.method: anonymize searches generalization levels"),
+])
+def test_noise_spec_through_a_verb_without_noise(folder, verb, pattern):
+    import yaml
+
+    outcome = fuzz.run_example(folder, verb, yaml.safe_dump(fuzz.NOISE))
+    assert outcome.code == 2 and pattern in outcome.stderr
