@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_report(report: dict[str, Any], as_json: bool, out=sys.stdout) -> None:
+def _print_report(report: dict[str, Any], as_json: bool, out=None) -> None:
+    out = out or sys.stdout  # read when printing, not when imported: main() may run in-process
     if as_json:
         json.dump(report, out, indent=2, default=str)
         out.write("\n")

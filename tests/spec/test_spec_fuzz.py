@@ -50,7 +50,17 @@ def test_a_crash_fails_the_harness_even_behind_a_catch_all(fixture, catch_all):
         cli._run, cli.main = run, main
 
 
-@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data(), verb=st.sampled_from(fuzz.VERBS))
 def test_fuzzed_specs_exit_cleanly_through_every_verb(fixture, data, verb):
     fuzz.run_example(fixture, verb, fuzz.spec_text(data))
+
+
+def test_reports_go_to_the_current_standard_output(fixture):
+    """The CLI printed reports to the sys.stdout of the time it was imported (a closed stream when
+    main runs in-process later): ValueError: I/O operation on closed file."""
+    import yaml
+
+    for _ in range(2):  # the first run may be the one that imports the CLI
+        outcome = fuzz.run_example(fixture, "check", yaml.safe_dump(fuzz.GENERALIZATION))
+        assert outcome.code == 0 and "anonymous: yes" in outcome.stdout
