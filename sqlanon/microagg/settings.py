@@ -112,6 +112,17 @@ def _attributes(options: Mapping[str, Any], roles: Mapping[str, str]) -> tuple[s
     return names
 
 
+def _sensitive_attribute(value: Any, roles: Mapping[str, str]) -> None:
+    """The confidential attribute of the t-closeness and (k,p,q,r) algorithms."""
+    path = "transformation.attribute"
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"must be a sensitive attribute's name, got {value!r}", path=path)
+    if roles.get(value) != "sensitive":
+        sensitive = [a for a, role in roles.items() if role == "sensitive"]
+        raise SpecError(f"{value!r} is not a declared sensitive attribute." + did_you_mean(value, sensitive),
+                        path=path)
+
+
 def _partitioner_options(algorithm: str, options: Mapping[str, Any]) -> dict[str, Any]:
     extra = {k: v for k, v in options.items() if k not in GENERIC_KEYS}
     if algorithm in SQL_METHODS:
@@ -165,6 +176,8 @@ def microaggregation_settings(options: Mapping[str, Any], roles: Mapping[str, st
     algorithm = _algorithm(options)
     k = _k(options, privacy)
     attributes = _attributes(options, roles)
+    if "attribute" in options:
+        _sensitive_attribute(options["attribute"], roles)
     statistic = options.get("statistic", "mean")
     if statistic not in STATISTICS:
         raise SpecError(f"unknown statistic {statistic!r}; use one of {', '.join(STATISTICS)}."

@@ -35,7 +35,7 @@ SEARCH_KEYS = ("search", "metric", "time_limit")
 """The ``transformation`` keys of method generalization besides levels and suppression (read by
 ``anonymize``, checked for every verb)."""
 MICROAGGREGATION_KEYS = ("algorithm", "k", "attributes", "statistic", "projection", "block_by", "block_size",
-                         "key", "centroid", "gamma", "seed", "t", "p", "q", "r", "weights", "attribute",
+                         "key", "centroid", "gamma", "seed", "t", "p", "q", "r", "attribute",
                          "distance", "order")
 """Every ``transformation`` key some microaggregation algorithm reads (docs/spec.md)."""
 HASHING_ACTIONS = ("hash", "pseudonymize")
@@ -272,6 +272,9 @@ class Transformation:
 
         o = self.options
         for key in o:
+            if key == "weights":
+                raise SpecError("attribute weights are set per attribute (attributes.<name>.weight), not "
+                                "under transformation", path="transformation.weights")
             if key not in SEARCH_KEYS:
                 methods = [m for m, keys in (("noise", NOISE_KEYS), ("microaggregation", MICROAGGREGATION_KEYS))
                            if key in keys] or ["noise", "microaggregation"]

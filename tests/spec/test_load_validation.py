@@ -193,3 +193,28 @@ def test_every_verb_refuses_a_bad_key_before_opening_the_database(tmp_path, verb
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "transformation.search: unknown search strategy 'best'" in err[0]
     assert not missing.exists()
+
+
+# --- method-specific keys ------------------------------------------------------------------------------
+
+MICRO = """\
+source: {table: people}
+attributes: {age: quasi_identifier, income: quasi_identifier, disease: sensitive}
+transformation: {method: microaggregation, k: 3, algorithm: tcloseness_kfirst, t: 0.5, attribute: %s}
+"""
+
+
+@pytest.mark.parametrize("value,pattern", [
+    ("[disease]", r"must be a sensitive attribute's name, got \['disease'\]$"),
+    ("null", r"must be a sensitive attribute's name, got None$"),
+    ("diseas", r"'diseas' is not a declared sensitive attribute\. Did you mean 'disease'\?$"),
+    ("age", r"'age' is not a declared sensitive attribute"),
+])
+def test_microaggregation_attribute_must_name_a_sensitive_attribute(tmp_path, value, pattern):
+    """attribute: [disease] crashed with TypeError: unhashable type: 'list' once the data was read."""
+    fails(tmp_path, "", r"transformation\.attribute: " + pattern, base=MICRO % value)
+
+
+def test_weights_is_not_a_transformation_setting(tmp_path):
+    fails(tmp_path, "transformation: {weights: {age: 2}}\n",
+          r"transformation\.weights: attribute weights are set per attribute \(attributes\.<name>\.weight\)")
