@@ -8,7 +8,9 @@ source is opened (:mod:`sqlanon.microagg.pipeline`).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +125,35 @@ def _sensitive_attribute(value: Any, roles: Mapping[str, str]) -> None:
                         path=path)
 
 
+def _number_rule(low: float, high: float | None = None, *, low_open: bool = False, integer: bool = False
+                 ) -> Callable[[Any], bool]:
+    def ok(v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            return False
+        if integer and not isinstance(v, numbers.Integral):
+            return False
+        return (v > low if low_open else v >= low) and (high is None or v <= high)
+    return ok
+
+
+def _distinct_list(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) and bool(v) and len({repr(x) for x in v}) == len(v)
+
+
+OPTION_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "gamma": (_number_rule(0), "a number >= 0"),
+    "t": (_number_rule(0, 1, low_open=True), "a number in (0, 1]"),
+    "p": (_number_rule(1, integer=True), "an integer >= 1"),
+    "q": (_number_rule(0, 1, low_open=True), "a number in (0, 1]"),
+    "r": (_number_rule(0, 1), "a number in [0, 1]"),
+    "seed": (_number_rule(0, integer=True), "an integer >= 0"),
+    "distance": (lambda v: v in ("ordered", "equal", "hierarchical"), "one of ordered, equal, hierarchical"),
+    "order": (_distinct_list, "a non-empty list of distinct values, lowest first"),
+}
+"""Rules of partitioner options that hold whatever the data (checked when the spec is loaded; the
+algorithms check the rest, such as p <= k, against the rows)."""
+
+
 def _partitioner_options(algorithm: str, options: Mapping[str, Any]) -> dict[str, Any]:
     extra = {k: v for k, v in options.items() if k not in GENERIC_KEYS}
     if algorithm in SQL_METHODS:
@@ -143,6 +174,8 @@ def _partitioner_options(algorithm: str, options: Mapping[str, Any]) -> dict[str
             raise SpecError(f"{key!r} does not apply to algorithm {algorithm}"
                             + (f" (its options: {', '.join(accepted)})" if accepted else ""),
                             path=f"transformation.{key}")
+        if key in OPTION_RULES and not OPTION_RULES[key][0](extra[key]):
+            raise SpecError(f"must be {OPTION_RULES[key][1]}, got {extra[key]!r}", path=f"transformation.{key}")
     return extra
 
 

@@ -218,3 +218,24 @@ def test_microaggregation_attribute_must_name_a_sensitive_attribute(tmp_path, va
 def test_weights_is_not_a_transformation_setting(tmp_path):
     fails(tmp_path, "transformation: {weights: {age: 2}}\n",
           r"transformation\.weights: attribute weights are set per attribute \(attributes\.<name>\.weight\)")
+
+
+@pytest.mark.parametrize("algorithm,key,value,rule", [
+    ("vmdav", "gamma", "x", r"a number >= 0"),
+    ("vmdav", "gamma", "-1", r"a number >= 0"),
+    ("tcloseness_merge", "t", "5", r"a number in \(0, 1\]"),
+    ("tcloseness_merge", "distance", "zz", r"one of ordered, equal, hierarchical"),
+    ("tcloseness_merge", "order", "x", r"a non-empty list of distinct values, lowest first"),
+    ("kpqr", "seed", "-3", r"an integer >= 0"),
+    ("kpqr", "q", "0", r"a number in \(0, 1\]"),
+    ("kpqr", "p", "1.5", r"an integer >= 1"),
+])
+def test_microaggregation_options_are_checked_at_load(tmp_path, algorithm, key, value, rule):
+    """These were checked only by the algorithm, after the data was read, and without the file's name
+    (a negative seed crashed numpy's generator with ValueError)."""
+    required = {"tcloseness_merge": {"t": "0.5"}, "kpqr": {"p": "2", "q": "0.5", "r": "0.5"}}.get(algorithm, {})
+    options = ", ".join(f"{k}: {v}" for k, v in {**required, key: value}.items())
+    base = ("source: {table: people}\n"
+            "attributes: {age: quasi_identifier, income: quasi_identifier, disease: sensitive}\n"
+            f"transformation: {{method: microaggregation, k: 3, algorithm: {algorithm}, {options}}}\n")
+    fails(tmp_path, "", rf"transformation\.{key}: must be {rule}, got ", base=base)
