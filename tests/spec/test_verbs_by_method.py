@@ -26,3 +26,16 @@ def test_noise_spec_through_a_verb_without_noise(folder, verb, pattern):
 
     outcome = fuzz.run_example(folder, verb, yaml.safe_dump(fuzz.NOISE))
     assert outcome.code == 2 and pattern in outcome.stderr
+
+
+def test_numeric_metric_option_on_a_date_column(folder):
+    """metrics.options.numeric naming a DATE quasi-identifier dumped the failing SQL over many lines."""
+    import copy
+
+    import yaml
+
+    spec = copy.deepcopy(fuzz.MODELS)
+    spec["metrics"]["options"]["numeric"] = ["visit"]
+    outcome = fuzz.run_example(folder, "check", yaml.safe_dump(spec))
+    assert outcome.code == 2
+    assert "metrics.options.numeric[0]: 'visit' is not numeric (column type DATE)" in outcome.stderr
