@@ -185,8 +185,8 @@ def compile_sql(spec: Spec | str, *, engine: Engine | None = None, database: str
         from sqlanon.errors import SpecError
 
         raise SpecError("compile prints the SQL of a generalization or a microaggregation; noise is drawn "
-                        "outside the database when the output is written: run apply", path="transformation.method",
-                        source=spec.path)
+                        "outside the database when the output is written: run apply",
+                        path="transformation.method", source=spec.path)
     with _checked_node(spec, engine, database) as (ds, ev, node):
         return compile_output_sql(spec, ds, ev, node, dialect or spec.output.dialect)
 

@@ -175,7 +175,8 @@ def _partitioner_options(algorithm: str, options: Mapping[str, Any]) -> dict[str
                             + (f" (its options: {', '.join(accepted)})" if accepted else ""),
                             path=f"transformation.{key}")
         if key in OPTION_RULES and not OPTION_RULES[key][0](extra[key]):
-            raise SpecError(f"must be {OPTION_RULES[key][1]}, got {extra[key]!r}", path=f"transformation.{key}")
+            raise SpecError(f"must be {OPTION_RULES[key][1]}, got {extra[key]!r}",
+                            path=f"transformation.{key}")
     return extra
 
 

@@ -276,8 +276,8 @@ class Transformation:
                 raise SpecError("attribute weights are set per attribute (attributes.<name>.weight), not "
                                 "under transformation", path="transformation.weights")
             if key not in SEARCH_KEYS:
-                methods = [m for m, keys in (("noise", NOISE_KEYS), ("microaggregation", MICROAGGREGATION_KEYS))
-                           if key in keys] or ["noise", "microaggregation"]
+                readers = (("noise", NOISE_KEYS), ("microaggregation", MICROAGGREGATION_KEYS))
+                methods = [m for m, keys in readers if key in keys] or ["noise", "microaggregation"]
                 raise SpecError(f"applies to method {' or '.join(methods)}, not generalization",
                                 path=f"transformation.{key}")
         if "search" in o:
@@ -287,7 +287,8 @@ class Transformation:
         if "time_limit" in o:
             t = o["time_limit"]
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
-                raise SpecError(f"must be a number of seconds > 0, got {t!r}", path="transformation.time_limit")
+                raise SpecError(f"must be a number of seconds > 0, got {t!r}",
+                                path="transformation.time_limit")
         if "metric" in o:
             check_metric_name(o["metric"], "transformation.metric")
 
