@@ -112,6 +112,9 @@ def load_spec(path: str | os.PathLike[str]) -> S.Spec:
         raise SpecError("spec file not found", source=str(p)) from None
     except (IsADirectoryError, UnicodeDecodeError) as e:
         raise SpecError(f"cannot read the spec file ({type(e).__name__})", source=str(p)) from None
+    except OSError as e:  # permissions, a name too long, ...
+        raise SpecError(f"cannot read the spec file ({e.strerror or type(e).__name__})",
+                        source=str(p)) from None
     return spec_from_dict(parse_yaml(text, source=str(p)), source=str(p), base=p.parent)
 
 
