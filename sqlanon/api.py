@@ -324,6 +324,11 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
 
         raise UnsupportedError("anonymize searches generalization levels; a microaggregation has none "
                                "to search: run `apply` (or `check`)")
+    if spec.transformation.method == "noise":
+        from sqlanon.errors import SpecError
+
+        raise SpecError("anonymize searches generalization levels; a noise spec has none to search: run "
+                        "apply", path="transformation.method", source=spec.path)
     if not dry_run:
         _check_before_opening(spec, engine, database)
         _check_subset_output(spec, compiled=False)

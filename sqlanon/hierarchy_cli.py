@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from sqlglot import exp
 
 from sqlanon.compile.sql import table
@@ -78,11 +77,9 @@ def open_column(column: str, *, data: str | None = None, database: str | None = 
 
 def parse_builder(text: str) -> Hierarchy:
     """A hierarchy from its spec form written as YAML or JSON, e.g. ``{intervals: {widths: [5, 10]}}``."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise SpecError(f"not valid YAML or JSON ({getattr(e, 'problem', None) or e})",
-                        path="--builder") from None
+    from sqlanon.spec.yaml_text import parse_yaml
+
+    data = parse_yaml(text, path="--builder", kind="YAML or JSON")
     return hierarchy_from_dict(data, path="--builder", base=Path.cwd())
 
 

@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- reporting ------------------------------------------------------------------------------------
 def _print_report(report: dict[str, Any], as_json: bool, out: TextIO | None = None) -> None:
-    out = out or sys.stdout
+    out = out or sys.stdout  # read when printing, not when imported: main() may run in-process
     if as_json:
         json.dump(report, out, indent=2, default=str)
         out.write("\n")

@@ -55,6 +55,9 @@ def read_arx_rows(path: str | os.PathLike[str], *, delimiter: str = ";",
     except UnicodeDecodeError as e:
         raise HierarchyError(f"not valid {encoding} text ({e.reason} at byte {e.start})",
                              source=str(p)) from None
+    except OSError as e:  # permissions, a name too long, ...
+        raise HierarchyError(f"cannot read the hierarchy file ({e.strerror or type(e).__name__})",
+                             source=str(p)) from None
     return parse_arx_text(text, delimiter=delimiter, source=str(p))
 
 

@@ -13,6 +13,8 @@ from sqlanon.errors import HierarchyError
 from sqlanon.hierarchy.base import TOP, Hierarchy, check_level, null_safe
 
 MAX_DECIMALS = 9
+MAX_MAGNITUDE = 10**15
+"""Bounds beyond this are not exact as doubles (2**53 ~ 9e15), so their intervals could not be told apart."""
 """Widths, origin and codes may have at most this many decimal places."""
 
 
@@ -22,6 +24,15 @@ def _decimal(value: object, path: str) -> Decimal:
     d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     if not d.is_finite():
         raise HierarchyError(f"must be a finite number, got {value!r}", path=path)
+    return d
+
+
+def _parameter(value: object, path: str) -> Decimal:
+    """A width, origin or bound: a finite number of at most :data:`MAX_MAGNITUDE`."""
+    d = _decimal(value, path)
+    if abs(d) > MAX_MAGNITUDE:
+        raise HierarchyError(f"must be at most 1e+15 in absolute value (larger numbers are not exact "
+                             f"as doubles), got {value!r}", path=path)
     return d
 
 
@@ -69,7 +80,7 @@ class IntervalHierarchy(Hierarchy):
         object.__setattr__(self, "widths", tuple(self.widths))
         if not self.widths:
             raise HierarchyError("intervals need at least one width", path="widths")
-        widths = [_decimal(w, f"widths[{i}]") for i, w in enumerate(self.widths)]
+        widths = [_parameter(w, f"widths[{i}]") for i, w in enumerate(self.widths)]
         for i, w in enumerate(widths):
             if w <= 0:
                 raise HierarchyError(f"width {self.widths[i]!r} must be > 0", path=f"widths[{i}]")
@@ -79,10 +90,10 @@ class IntervalHierarchy(Hierarchy):
                     f"width {self.widths[i]!r} is not a multiple of the previous width "
                     f"{self.widths[i - 1]!r}; its intervals would have two parents",
                     path=f"widths[{i}]")
-        params = [*widths, _decimal(self.origin, "origin")]
+        params = [*widths, _parameter(self.origin, "origin")]
         for name in ("bottom", "top"):
             if getattr(self, name) is not None:
-                params.append(_decimal(getattr(self, name), name))
+                params.append(_parameter(getattr(self, name), name))
         if self.bottom is not None and self.top is not None and self.bottom >= self.top:
             raise HierarchyError(f"bottom ({self.bottom!r}) must be below top ({self.top!r})",
                                  path="bottom")

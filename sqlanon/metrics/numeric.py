@@ -245,10 +245,18 @@ def numeric_columns(ctx: MetricContext) -> list[str]:
     if isinstance(chosen, str) or not isinstance(chosen, Sequence) or not chosen:
         raise SpecError(f"numeric must be a non-empty list of quasi-identifiers, got {chosen!r}",
                         path="metrics.options.numeric")
-    for c in chosen:
+    declared = p.extra.get("attribute_types", {})
+    types = p.extra.get("column_types", {})
+    for i, c in enumerate(chosen):
         if c not in p.qis:
             raise SpecError(f"{c!r} is not a quasi-identifier; numeric metrics compare generalized "
                             f"quasi-identifiers ({', '.join(p.qis)})", path="metrics.options.numeric")
+        sql_type = str(types.get(c, ""))
+        text = sql_type.split("(")[0].strip().upper() in ("", "VARCHAR", "TEXT", "STRING", "CHAR",
+                                                          "CHARACTER VARYING", "CHARACTER", "BPCHAR")
+        if declared.get(c) not in ("integer", "decimal") and not is_numeric_type(sql_type) and not text:
+            raise SpecError(f"{c!r} is not numeric (column type {sql_type}); numeric metrics compare "
+                            "numbers", path=f"metrics.options.numeric[{i}]")
     return list(chosen)
 
 

@@ -8,7 +8,9 @@ source is opened (:mod:`sqlanon.microagg.pipeline`).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +114,46 @@ def _attributes(options: Mapping[str, Any], roles: Mapping[str, str]) -> tuple[s
     return names
 
 
+def _sensitive_attribute(value: Any, roles: Mapping[str, str]) -> None:
+    """The confidential attribute of the t-closeness and (k,p,q,r) algorithms."""
+    path = "transformation.attribute"
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"must be a sensitive attribute's name, got {value!r}", path=path)
+    if roles.get(value) != "sensitive":
+        sensitive = [a for a, role in roles.items() if role == "sensitive"]
+        raise SpecError(f"{value!r} is not a declared sensitive attribute." + did_you_mean(value, sensitive),
+                        path=path)
+
+
+def _number_rule(low: float, high: float | None = None, *, low_open: bool = False, integer: bool = False
+                 ) -> Callable[[Any], bool]:
+    def ok(v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            return False
+        if integer and not isinstance(v, numbers.Integral):
+            return False
+        return (v > low if low_open else v >= low) and (high is None or v <= high)
+    return ok
+
+
+def _distinct_list(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) and bool(v) and len({repr(x) for x in v}) == len(v)
+
+
+OPTION_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "gamma": (_number_rule(0), "a number >= 0"),
+    "t": (_number_rule(0, 1, low_open=True), "a number in (0, 1]"),
+    "p": (_number_rule(1, integer=True), "an integer >= 1"),
+    "q": (_number_rule(0, 1, low_open=True), "a number in (0, 1]"),
+    "r": (_number_rule(0, 1), "a number in [0, 1]"),
+    "seed": (_number_rule(0, integer=True), "an integer >= 0"),
+    "distance": (lambda v: v in ("ordered", "equal", "hierarchical"), "one of ordered, equal, hierarchical"),
+    "order": (_distinct_list, "a non-empty list of distinct values, lowest first"),
+}
+"""Rules of partitioner options that hold whatever the data (checked when the spec is loaded; the
+algorithms check the rest, such as p <= k, against the rows)."""
+
+
 def _partitioner_options(algorithm: str, options: Mapping[str, Any]) -> dict[str, Any]:
     extra = {k: v for k, v in options.items() if k not in GENERIC_KEYS}
     if algorithm in SQL_METHODS:
@@ -131,6 +173,9 @@ def _partitioner_options(algorithm: str, options: Mapping[str, Any]) -> dict[str
         if not takes_any and key not in accepted:
             raise SpecError(f"{key!r} does not apply to algorithm {algorithm}"
                             + (f" (its options: {', '.join(accepted)})" if accepted else ""),
+                            path=f"transformation.{key}")
+        if key in OPTION_RULES and not OPTION_RULES[key][0](extra[key]):
+            raise SpecError(f"must be {OPTION_RULES[key][1]}, got {extra[key]!r}",
                             path=f"transformation.{key}")
     return extra
 
@@ -165,6 +210,8 @@ def microaggregation_settings(options: Mapping[str, Any], roles: Mapping[str, st
     algorithm = _algorithm(options)
     k = _k(options, privacy)
     attributes = _attributes(options, roles)
+    if "attribute" in options:
+        _sensitive_attribute(options["attribute"], roles)
     statistic = options.get("statistic", "mean")
     if statistic not in STATISTICS:
         raise SpecError(f"unknown statistic {statistic!r}; use one of {', '.join(STATISTICS)}."

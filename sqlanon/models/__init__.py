@@ -36,6 +36,11 @@ def registry() -> dict[str, type[PrivacyModel]]:
     return out
 
 
+_TEXT_PARAMETERS = {"attribute": "an attribute name (text)",
+                    "subset": "a table name or a CSV/Parquet file path"}
+"""How messages name the text parameters of models (every ``str`` field is checked)."""
+
+
 def build_model(key: str, params: Any, path: str, source: str | None = None) -> PrivacyModel:
     """Construct a model from its spec entry, with errors that name the key path."""
     models = registry()
@@ -57,6 +62,9 @@ def build_model(key: str, params: Any, path: str, source: str | None = None) -> 
         if name not in params and f.default is dataclasses.MISSING \
                 and f.default_factory is dataclasses.MISSING:
             raise SpecError(f"{key} needs parameter {name!r}", path=path, source=source)
+        if f.type == "str" and name in params and (not isinstance(params[name], str) or not params[name]):
+            what = _TEXT_PARAMETERS.get(name, "text")
+            raise SpecError(f"must be {what}, got {params[name]!r}", path=f"{path}.{name}", source=source)
     try:
         return cls(**params)
     except SpecError as e:

@@ -42,6 +42,8 @@ CHARGEABLE = ("laplace", "discrete_laplace", "gaussian", "staircase", "randomize
 """Mechanisms whose release is DP under substitution of one record and can be charged to a
 privacy-budget ledger dataset (docs/dp.md)."""
 LEDGER_KEYS = ("dataset", "budget_epsilon", "budget_delta")
+NOISE_KEYS = tuple(dict.fromkeys((*_COMMON, *(k for keys in _KEYS.values() for k in keys), *LEDGER_KEYS)))
+"""Every ``transformation`` key some mechanism reads."""
 
 
 @dataclass(frozen=True)

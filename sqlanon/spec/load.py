@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from sqlanon.errors import HierarchyError, SpecError, did_you_mean
 from sqlanon.hierarchy.base import Hierarchy
 from sqlanon.hierarchy.builders import (
@@ -26,6 +24,7 @@ from sqlanon.hierarchy.builders import (
 from sqlanon.hierarchy.table import read_arx_csv
 from sqlanon.models import build_model
 from sqlanon.spec import schema as S
+from sqlanon.spec.yaml_text import parse_yaml
 
 TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics")
 SOURCE_KEYS = ("table", "file", "format", "database", "connection", "schema", "delimiter", "header",
@@ -90,6 +89,16 @@ class _Ctx:
             raise type(e)(e.rule, path=e.path, source=self.source) from None
 
 
+def _name_key(c: _Ctx, key: Any, path: str, what: str) -> str:
+    """A mapping key that names a column: text, or an integer (a column named ``2019``). YAML reads
+    ``null``, ``~``, ``on``, ``yes``, ``1.5`` as other types, which are refused rather than renamed."""
+    if isinstance(key, str) and key:
+        return key
+    if isinstance(key, int) and not isinstance(key, bool):
+        return str(key)
+    raise c.error(path, f"{what} must be text (quote it), got {key!r}")
+
+
 def _kind(v: Any) -> str:
     return {dict: "a mapping", list: "a list", str: "a string"}.get(type(v), type(v).__name__)
 
@@ -103,14 +112,10 @@ def load_spec(path: str | os.PathLike[str]) -> S.Spec:
         raise SpecError("spec file not found", source=str(p)) from None
     except (IsADirectoryError, UnicodeDecodeError) as e:
         raise SpecError(f"cannot read the spec file ({type(e).__name__})", source=str(p)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(e, "problem", None) or str(e)
-        raise SpecError(f"{where}not valid YAML ({problem})", source=str(p)) from None
-    return spec_from_dict(data, source=str(p), base=p.parent)
+    except OSError as e:  # permissions, a name too long, ...
+        raise SpecError(f"cannot read the spec file ({e.strerror or type(e).__name__})",
+                        source=str(p)) from None
+    return spec_from_dict(parse_yaml(text, source=str(p)), source=str(p), base=p.parent)
 
 
 def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathLike[str] = ".") -> S.Spec:
@@ -133,7 +138,9 @@ def _source(c: _Ctx, value: Any) -> S.Source:
     v = c.mapping(value, "source")
     c.keys(v, SOURCE_KEYS, "source")
     file = str(c.file(v["file"], "source.file")) if v.get("file") is not None else None
-    database = v.get("connection") or v.get("database")
+    if v.get("connection") is not None and v.get("database") is not None:
+        raise c.error("source", "give one of `database` and `connection` (the same setting), not both")
+    database = v.get("connection") if v.get("connection") is not None else v.get("database")
     if isinstance(database, str) and not database.startswith(
             ("postgres://", "postgresql://", "host=", ":memory:", "duckdb://")):
         database = str(c.file(database, "source.database"))
@@ -146,6 +153,7 @@ def _attributes(c: _Ctx, value: Any) -> dict[str, S.Attribute]:
     v = c.mapping(value, "attributes")
     out = {}
     for name, spec in v.items():
+        name = _name_key(c, name, "attributes", "an attribute name")
         path = f"attributes.{name}"
         if isinstance(spec, str):
             spec = {"role": spec}
@@ -260,6 +268,8 @@ def _transformation(c: _Ctx, value: Any) -> S.Transformation:
     v = c.mapping(value, "transformation")
     c.keys(v, TRANSFORMATION_KEYS, "transformation")
     levels = c.mapping(v.get("levels"), "transformation.levels")
+    levels = {_name_key(c, k, "transformation.levels", "a quasi-identifier name"): lv
+              for k, lv in levels.items()}
     options = {k: val for k, val in v.items()
                if k not in ("method", "levels", "suppression_limit", "suppressed")}
     return S.Transformation(v.get("method", "generalization"), {str(k): lv for k, lv in levels.items()},
@@ -288,4 +298,6 @@ def _metrics(c: _Ctx, value: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
         return (), options
     if not isinstance(value, list):
         raise c.error(path, f"must be a list of metric names, got {_kind(value)}")
+    for i, name in enumerate(value):
+        S.check_metric_name(name, f"{path}[{i}]")
     return tuple(value), options

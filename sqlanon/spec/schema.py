@@ -31,6 +31,16 @@ OUTPUT_MODES = ("table", "view", "in_place", "sql", "none")
 SUPPRESSED_MODES = ("remove", "mask")
 METHODS = ("generalization", "microaggregation", "noise")
 FILE_FORMATS = ("csv", "parquet")
+SEARCH_KEYS = ("search", "metric", "time_limit")
+"""The ``transformation`` keys of method generalization besides levels and suppression (read by
+``anonymize``, checked for every verb)."""
+MICROAGGREGATION_KEYS = ("algorithm", "k", "attributes", "statistic", "projection", "block_by", "block_size",
+                         "key", "centroid", "gamma", "seed", "t", "p", "q", "r", "attribute",
+                         "distance", "order")
+"""Every ``transformation`` key some microaggregation algorithm reads (docs/spec.md)."""
+HASHING_ACTIONS = ("hash", "pseudonymize")
+SALT_MIN_LENGTH = 16
+SALT_MIN_DISTINCT = 6
 _SUFFIX_FORMATS = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -51,6 +61,46 @@ def number(value: Any, path: str, *, low: float | None = None, high: float | Non
         bounds = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
         raise SpecError(f"must be in {bounds}, got {value!r}", path=path)
     return float(value)
+
+
+def name(value: Any, path: str, what: str = "a name") -> str:
+    """``value`` if it is non-empty text, else a SpecError showing what was found."""
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"must be {what}, got {value!r}", path=path)
+    return value
+
+
+def check_salt(salt: Any, path: str) -> None:
+    """A salt that resists guessing: at least 16 characters, at least 6 of them different.
+
+    Whoever knows the salt reverses a hashed column by hashing candidate values (names, e-mail
+    addresses, phone numbers), so the salt is the secret key of the hash: short or repetitive
+    salts are guessed by brute force (16 characters from even a 26-letter alphabet give ~75 bits).
+    """
+    if not isinstance(salt, str):
+        raise SpecError(f"must be text, got {salt!r}", path=path)
+    why = ("whoever guesses the salt can hash candidate values and reverse the column; e.g. "
+           "python -c 'import secrets; print(secrets.token_urlsafe(24))'")
+    if len(salt) < SALT_MIN_LENGTH:
+        raise SpecError(f"too short ({len(salt)} characters): use at least {SALT_MIN_LENGTH} random "
+                        f"characters, since {why}", path=path)
+    distinct = len(set(salt))
+    if distinct < SALT_MIN_DISTINCT:
+        raise SpecError(f"too little variety ({distinct} distinct character{'s' * (distinct != 1)}): use "
+                        f"at least {SALT_MIN_DISTINCT} different characters, since {why}", path=path)
+
+
+def check_metric_name(value: Any, path: str) -> str:
+    """``value`` if it names a registered metric."""
+    from sqlanon.metrics import METRICS, load_all
+
+    if not isinstance(value, str):
+        raise SpecError(f"must be a metric name, got {value!r}", path=path)
+    load_all()
+    if value not in METRICS:
+        raise SpecError(f"unknown metric {value!r}; known: {', '.join(sorted(METRICS))}."
+                        + did_you_mean(value, METRICS), path=path)
+    return value
 
 
 @dataclass(frozen=True)
@@ -75,13 +125,22 @@ class Source:
         if bool(self.table) == bool(self.file):
             raise SpecError("give exactly one of `table` (a table of the database) or `file` (a CSV "
                             "or Parquet file)", path="source")
-        for name in ("table", "file", "schema", "database"):
-            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
-                raise SpecError(f"must be text, got {getattr(self, name)!r}", path=f"source.{name}")
+        for key in ("table", "file", "schema", "database"):
+            if getattr(self, key) is not None and not isinstance(getattr(self, key), str):
+                raise SpecError(f"must be text, got {getattr(self, key)!r}", path=f"source.{key}")
+        if self.schema is not None:
+            name(self.schema, "source.schema", "a schema name")
+        for key in ("header", "all_text"):
+            if not isinstance(getattr(self, key), bool):
+                raise SpecError(f"must be true or false, got {getattr(self, key)!r}",
+                                path=f"source.{key}")
         if self.file is None:
-            for name in ("format", "delimiter"):
-                if getattr(self, name) is not None:
-                    raise SpecError("applies to file sources only", path=f"source.{name}")
+            for key in ("format", "delimiter"):
+                if getattr(self, key) is not None:
+                    raise SpecError("applies to file sources only", path=f"source.{key}")
+            for key, default in (("header", True), ("all_text", False)):
+                if getattr(self, key) != default:
+                    raise SpecError("applies to file sources only", path=f"source.{key}")
             return
         fmt = self.format
         if fmt is None:
@@ -96,10 +155,6 @@ class Source:
             if not isinstance(self.delimiter, str) or len(self.delimiter) != 1:
                 raise SpecError(f"must be one character, got {self.delimiter!r}",
                                 path="source.delimiter")
-        for name in ("header", "all_text"):
-            if not isinstance(getattr(self, name), bool):
-                raise SpecError(f"must be true or false, got {getattr(self, name)!r}",
-                                path=f"source.{name}")
         if self.format != "csv" and (not self.header or self.all_text):
             raise SpecError("header and all_text apply to CSV files only", path="source")
 
@@ -148,10 +203,21 @@ class Attribute:
         if self.action != "drop" and self.role != "identifier":
             raise SpecError(f"only identifiers take an action; {self.name!r} is a {self.role}",
                             path=f"{path}.action")
-        if self.salt is not None and not isinstance(self.salt, str):
-            raise SpecError("must be text", path=f"{path}.salt")
+        self._check_salt(path)
         if self.order is not None:
             self._check_order(path)
+
+    def _check_salt(self, path: str) -> None:
+        if self.action in HASHING_ACTIONS:
+            if self.salt is None:
+                raise SpecError(
+                    f"action {self.action!r} needs a salt: an unsalted hash of names or e-mail addresses "
+                    "is reversed by hashing a list of candidates. Set a long random secret as `salt`, "
+                    "or use action drop or mask", path=f"{path}.salt")
+            check_salt(self.salt, f"{path}.salt")
+        elif self.salt is not None:
+            raise SpecError(f"applies to action hash or pseudonymize, not {self.action}",
+                            path=f"{path}.salt")
 
     def _check_order(self, path: str) -> None:
         if isinstance(self.order, (str, bytes, Mapping)) or not isinstance(self.order, Iterable):
@@ -194,6 +260,37 @@ class Transformation:
         object.__setattr__(self, "suppression_limit", number(
             self.suppression_limit, "transformation.suppression_limit", low=0, high=1))
         choose(self.suppressed, SUPPRESSED_MODES, "transformation.suppressed", "mode")
+        if not isinstance(self.options, Mapping):
+            raise SpecError("must be a mapping of setting names to values", path="transformation")
+        object.__setattr__(self, "options", dict(self.options))
+        if self.method == "generalization":
+            self._check_search_options()
+
+    def _check_search_options(self) -> None:
+        """The keys ``anonymize`` reads, checked for every verb; other methods' keys are refused."""
+        from sqlanon.noise.options import NOISE_KEYS
+
+        o = self.options
+        for key in o:
+            if key == "weights":
+                raise SpecError("attribute weights are set per attribute (attributes.<name>.weight), not "
+                                "under transformation", path="transformation.weights")
+            if key not in SEARCH_KEYS:
+                readers = (("noise", NOISE_KEYS), ("microaggregation", MICROAGGREGATION_KEYS))
+                methods = [m for m, keys in readers if key in keys] or ["noise", "microaggregation"]
+                raise SpecError(f"applies to method {' or '.join(methods)}, not generalization",
+                                path=f"transformation.{key}")
+        if "search" in o:
+            from sqlanon.search.strategies import STRATEGIES
+
+            choose(o["search"], STRATEGIES, "transformation.search", "search strategy")
+        if "time_limit" in o:
+            t = o["time_limit"]
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+                raise SpecError(f"must be a number of seconds > 0, got {t!r}",
+                                path="transformation.time_limit")
+        if "metric" in o:
+            check_metric_name(o["metric"], "transformation.metric")
 
 
 @dataclass(frozen=True)
@@ -227,6 +324,9 @@ class Output:
                             "<source>_anon", path="output.name")
         if not isinstance(self.replace, bool):
             raise SpecError(f"must be true or false, got {self.replace!r}", path="output.replace")
+        if self.path is not None and self.mode != "sql":
+            raise SpecError(f"applies to mode sql (the file the SQL is written to), not {self.mode}",
+                            path="output.path")
 
 
 @dataclass(frozen=True)
@@ -335,15 +435,11 @@ class Spec:
             model.validate_against(self.attributes, path)
 
     def _check_metrics(self) -> None:
-        if not self.metrics:
-            return
-        from sqlanon.metrics import METRICS, load_all
+        from sqlanon.spec.metric_options import check_metric_options
 
-        load_all()
+        check_metric_options(self.metric_options, self.attributes)
         for i, m in enumerate(self.metrics):
-            if m not in METRICS:
-                raise SpecError(f"unknown metric {m!r}; known: {', '.join(sorted(METRICS))}."
-                                + did_you_mean(str(m), METRICS), path=f"metrics[{i}]")
+            check_metric_name(m, f"metrics[{i}]")
 
     def by_role(self, role: str) -> list[str]:
         """The attributes with ``role``, in declaration order."""

@@ -10,7 +10,7 @@ import pytest
 
 from sqlanon.cli.main import main
 
-SALT = "S3cretSalt!"
+SALT = "S3cretSalt!-7d41e09b"
 SPEC = f"""\
 source: {{table: medical, database: med.duckdb}}
 attributes:

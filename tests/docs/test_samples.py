@@ -178,11 +178,14 @@ def as_spec(data: dict) -> dict:
         return {**FRAGMENT_BASE, "attributes": {"x": attribute}}
     spec = {**FRAGMENT_BASE, **data}
     spec["attributes"] = {**FRAGMENT_BASE["attributes"], **data.get("attributes", {})}
-    for model in data.get("privacy", []):
-        for settings in model.values():
-            name = settings.get("attribute") if isinstance(settings, dict) else None
-            if name and name not in spec["attributes"]:
-                spec["attributes"][name] = {"role": "sensitive", "hierarchy": {"map": {"a": ["*"]}}}
+    named = [settings.get("attribute") if isinstance(settings, dict) else None
+             for model in data.get("privacy", []) for settings in model.values()]
+    metrics = data.get("metrics")
+    if isinstance(metrics, dict):
+        named.append((metrics.get("options") or {}).get("target"))
+    for name in named:
+        if name and name not in spec["attributes"]:
+            spec["attributes"][name] = {"role": "sensitive", "hierarchy": {"map": {"a": ["*"]}}}
     return spec
 
 

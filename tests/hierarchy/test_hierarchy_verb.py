@@ -61,7 +61,7 @@ def test_build_errors(data):
                                         r"Did you mean 'intervals'"):
         run("build", "--builder", "{interval: {widths: [5]}}", "--data", str(data / "people.csv"),
             "--column", "age")
-    with pytest.raises(SpecError, match=r"--builder: not valid YAML or JSON"):
+    with pytest.raises(SpecError, match=r"--builder: (line \d+, column \d+: )?not valid YAML or JSON"):
         hierarchy_cli.parse_builder("{intervals: [")
     with pytest.raises(SpecError, match=r"--column: unknown column 'ag' in 'people'.*Did you mean 'age'"):
         run("build", "--builder", "{mask: {levels: 1}}", "--data", str(data / "people.csv"),

@@ -25,7 +25,7 @@ from sqlanon.spec import spec_from_dict
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 DIALECTS = ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino")
-SALT = "golden-salt"
+SALT = "golden-salt-4f9c2a7e"
 
 
 def spec_table_hash() -> dict:

@@ -11,7 +11,7 @@ from sqlanon import api
 from sqlanon.errors import InfeasibleError, SpecError
 from sqlanon.spec import spec_from_dict
 
-SALT = "pepper-7f3a"
+SALT = "pepper-7f3a-9c2e41"
 
 
 def apply(engine, **changes):

@@ -13,7 +13,7 @@ from sqlanon.outputs.identifiers import salted_hash
 from sqlanon.errors import EngineError, SpecError
 from sqlanon.spec import spec_from_dict
 
-SALT = "S3cretSalt!pg"
+SALT = "S3cretSalt!pg-7d41e09b"
 
 
 @pytest.fixture()

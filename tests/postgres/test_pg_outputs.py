@@ -22,7 +22,7 @@ from sqlanon.spec import spec_from_dict
 pytestmark = pytest.mark.postgres
 
 QIS = ["age", "zip", "sex"]
-SALT = "pg-salt"
+SALT = "pg-salt-4f9c2a7e1b"
 
 
 @pytest.fixture()

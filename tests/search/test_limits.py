@@ -57,7 +57,7 @@ def test_generous_time_limit_changes_nothing(adult_engine, adult_dir):
 def test_time_limit_must_be_positive(adult_engine, adult_dir):
     d = adult_spec_dict(adult_dir)
     d["transformation"]["time_limit"] = -1
-    with pytest.raises(Exception, match="time_limit must be a number of seconds > 0"):
+    with pytest.raises(Exception, match=r"transformation\.time_limit: must be a number of seconds > 0"):
         api.anonymize(spec_from_dict(d), engine=adult_engine, dry_run=True)
 
 

@@ -40,3 +40,9 @@ def test_every_model_and_its_parameters_are_documented():
 def test_every_metric_is_documented():
     load_all()
     assert sorted(set(METRICS) - documented()) == []
+
+
+def test_every_metric_option_is_documented():
+    from sqlanon.spec.metric_options import METRIC_OPTIONS
+
+    assert sorted(set(METRIC_OPTIONS) - documented()) == []

@@ -253,7 +253,7 @@ SELECT
       ORDER BY CASE
         WHEN `__sa_r`.`name` IS NULL
         THEN NULL
-        ELSE TO_HEX(SHA256(CONCAT('golden-salt', CAST(`__sa_r`.`name` AS STRING))))
+        ELSE TO_HEX(SHA256(CONCAT('golden-salt-4f9c2a7e', CAST(`__sa_r`.`name` AS STRING))))
       END NULLS LAST
     )
   END AS `name`,

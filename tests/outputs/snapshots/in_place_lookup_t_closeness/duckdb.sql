@@ -252,7 +252,7 @@ SELECT
       ORDER BY CASE
         WHEN "__sa_r"."name" IS NULL
         THEN NULL
-        ELSE SHA256('golden-salt' || CAST("__sa_r"."name" AS TEXT))
+        ELSE SHA256('golden-salt-4f9c2a7e' || CAST("__sa_r"."name" AS TEXT))
       END
     )
   END AS "name",

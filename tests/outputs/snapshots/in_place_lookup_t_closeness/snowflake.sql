@@ -252,7 +252,7 @@ SELECT
       ORDER BY CASE
         WHEN "__SA_R"."NAME" IS NULL
         THEN NULL
-        ELSE SHA2(CONCAT('golden-salt', CAST("__SA_R"."NAME" AS VARCHAR)), 256)
+        ELSE SHA2(CONCAT('golden-salt-4f9c2a7e', CAST("__SA_R"."NAME" AS VARCHAR)), 256)
       END
     )
   END AS "NAME",

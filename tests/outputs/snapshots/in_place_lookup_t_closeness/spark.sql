@@ -253,7 +253,7 @@ SELECT
       ORDER BY CASE
         WHEN `__sa_r`.`name` IS NULL
         THEN NULL
-        ELSE SHA2(CONCAT('golden-salt', CAST(`__sa_r`.`name` AS STRING)), 256)
+        ELSE SHA2(CONCAT('golden-salt-4f9c2a7e', CAST(`__sa_r`.`name` AS STRING)), 256)
       END NULLS LAST
     )
   END AS `name`,

@@ -132,7 +132,7 @@ SELECT
   CASE
     WHEN `__sa_r`.`name` IS NULL
     THEN NULL
-    ELSE TO_HEX(SHA256(CONCAT('golden-salt', CAST(`__sa_r`.`name` AS STRING))))
+    ELSE TO_HEX(SHA256(CONCAT('golden-salt-4f9c2a7e', CAST(`__sa_r`.`name` AS STRING))))
   END AS `name`,
   `__sa_r`.`age` AS `age`,
   `__sa_r`.`zip` AS `zip`,

@@ -131,7 +131,7 @@ SELECT
   CASE
     WHEN "__sa_r"."name" IS NULL
     THEN NULL
-    ELSE SHA256('golden-salt' || CAST("__sa_r"."name" AS TEXT))
+    ELSE SHA256('golden-salt-4f9c2a7e' || CAST("__sa_r"."name" AS TEXT))
   END AS "name",
   "__sa_r"."age" AS "age",
   "__sa_r"."zip" AS "zip",

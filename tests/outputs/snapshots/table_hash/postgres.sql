@@ -132,7 +132,7 @@ SELECT
     WHEN "__sa_r"."name" IS NULL
     THEN NULL
     ELSE ENCODE(
-      SHA256(CONVERT_TO('golden-salt' || CAST("__sa_r"."name" AS VARCHAR), 'UTF8')),
+      SHA256(CONVERT_TO('golden-salt-4f9c2a7e' || CAST("__sa_r"."name" AS VARCHAR), 'UTF8')),
       'hex'
     )
   END AS "name",

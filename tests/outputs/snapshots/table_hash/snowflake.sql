@@ -131,7 +131,7 @@ SELECT
   CASE
     WHEN "__SA_R"."NAME" IS NULL
     THEN NULL
-    ELSE SHA2(CONCAT('golden-salt', CAST("__SA_R"."NAME" AS VARCHAR)), 256)
+    ELSE SHA2(CONCAT('golden-salt-4f9c2a7e', CAST("__SA_R"."NAME" AS VARCHAR)), 256)
   END AS "NAME",
   "__SA_R"."AGE" AS "AGE",
   "__SA_R"."ZIP" AS "ZIP",

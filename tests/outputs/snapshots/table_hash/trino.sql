@@ -131,7 +131,11 @@ SELECT
   CASE
     WHEN "__sa_r"."name" IS NULL
     THEN NULL
-    ELSE LOWER(TO_HEX(SHA256(TO_UTF8(CONCAT('golden-salt', CAST("__sa_r"."name" AS VARCHAR))))))
+    ELSE LOWER(
+      TO_HEX(
+        SHA256(TO_UTF8(CONCAT('golden-salt-4f9c2a7e', CAST("__sa_r"."name" AS VARCHAR))))
+      )
+    )
   END AS "name",
   "__sa_r"."age" AS "age",
   "__sa_r"."zip" AS "zip",
