@@ -266,7 +266,7 @@ def run_cli(argv: list[str]) -> Outcome:
     cli.run = spy
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-                warnings.catch_warnings(record=True):  # warnings are not errors: kept off stderr
+                warnings.catch_warnings(record=True):  # warnings are one line each (check_outcome)
             warnings.simplefilter("always")
             code = cli.main(argv)
     except BaseException:
@@ -280,13 +280,18 @@ def run_cli(argv: list[str]) -> Outcome:
     return Outcome(code, out.getvalue(), err.getvalue())
 
 
+WARNING = "sqlanon: warning: "
+
+
 def check_outcome(o: Outcome) -> None:
-    """Exit 0, 1 or 2, and an error (exit 2) is one line."""
+    """Exit 0, 1 or 2, and an error (exit 2) is one line; warnings before it are one line each."""
     assert o.code in (0, 1, 2), f"exit code {o.code}: {o.stderr}"
+    assert "Traceback" not in o.stderr
     if o.code == 2:
         lines = [line for line in o.stderr.splitlines() if line.strip()]
-        assert len(lines) == 1, f"a multi-line error:\n{o.stderr}"
-        assert "Traceback" not in o.stderr
+        errors = [line for line in lines if not line.startswith(WARNING)]
+        assert len(errors) == 1 and errors[0].startswith("sqlanon: "), \
+            f"a multi-line error:\n{o.stderr}"
 
 
 def run_example(fixture: Path, verb: str, text: str) -> Outcome:
