@@ -70,7 +70,7 @@ DIRECT_VALUES_MIN_ROWS = 1000
 """From this many rows on, an inline VALUES relation's rows are rendered directly as text (each cell
 quoted by the dialect's own generator) instead of one sqlglot node per cell: building, copying and
 generating a node per cell costs seconds per 100,000 rows. Smaller relations stay nodes, so their
-SQL is exactly as before (pretty-printed one row per line)."""
+SQL is exactly as before (pretty-printed one row per line); larger ones are written on one line."""
 
 
 def values_table(rows: list[tuple[Any, ...]], columns: list[str], name: str,
@@ -78,7 +78,8 @@ def values_table(rows: list[tuple[Any, ...]], columns: list[str], name: str,
     """An inline ``(VALUES ...) AS name(columns)`` relation.
 
     With ``dialect`` (a sqlglot dialect name), large relations of text cells carry their rows as
-    text quoted for that dialect (see :data:`DIRECT_VALUES_MIN_ROWS`); the SQL is the same.
+    text quoted for that dialect (see :data:`DIRECT_VALUES_MIN_ROWS`): the same SQL (in one line
+    where pretty printing would write one row per line).
     """
     direct = (_direct_rows(rows, dialect)
               if dialect is not None and len(rows) >= DIRECT_VALUES_MIN_ROWS else None)
