@@ -101,12 +101,14 @@ def _direct_rows(rows: list[tuple[Any, ...]], dialect: str) -> exp.Var | None:
     (BigQuery), a cell that is not text or NULL, or a line break in a cell (pretty printing indents
     lines of pre-rendered text)."""
     from sqlglot.dialects.dialect import Dialect
+    from sqlglot.generator import Generator
 
     d = Dialect.get_or_raise(dialect)
     generator_class = d.generator_class
-    if not generator_class.VALUES_AS_TABLE or exp.Values in generator_class.TRANSFORMS \
-            or exp.Tuple in generator_class.TRANSFORMS or exp.Literal in generator_class.TRANSFORMS:
-        return None
+    if not generator_class.VALUES_AS_TABLE or any(
+            node in generator_class.TRANSFORMS for node in (exp.Values, exp.Tuple, exp.Literal)) or any(
+            getattr(generator_class, m) is not getattr(Generator, m) for m in ("literal_sql", "tuple_sql")):
+        return None  # the dialect writes VALUES, rows or strings its own way: keep the nodes
     generator = d.generator()
     quoted: dict[Any, str] = {None: generator.sql(exp.Null())}
     for row in rows:
