@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from sqlanon.compile.dialects import DialectProfile
 from sqlanon.compile.sql import alias, col, internal
 from sqlanon.hierarchy.base import Hierarchy
 from sqlanon.hierarchy.table import TableHierarchy
@@ -74,8 +75,12 @@ class Generalizer:
         return q
 
 
-def lookup_values(h: TableHierarchy, name: str) -> exp.Expression:
-    """The hierarchy table as an inline VALUES relation (for compiled, engine-independent SQL)."""
+def lookup_values(h: TableHierarchy, name: str, dialect: DialectProfile | None = None) -> exp.Expression:
+    """The hierarchy table as an inline VALUES relation (for compiled, engine-independent SQL).
+
+    For ``dialect``, a large table's rows are rendered directly (:func:`~sqlanon.compile.sql.values_table`).
+    """
     from sqlanon.compile.sql import values_table
 
-    return values_table(h.lookup_rows(), lookup_columns(h), name)
+    return values_table(h.lookup_rows(), lookup_columns(h), name,
+                        dialect.sqlglot if dialect is not None else None)

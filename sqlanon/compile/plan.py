@@ -35,10 +35,21 @@ class Plan:
         return table(self.prefix + name)
 
     def as_query(self, final: exp.Select) -> exp.Select:
-        """One statement: every step a CTE of ``final``."""
+        """One statement: every step a CTE of ``final``.
+
+        The WITH clause is built in one go: ``Select.with_`` copies the whole statement, earlier CTEs
+        included, on every call, which is quadratic in the plan and costly for large inline relations.
+        """
         query = final.copy()
-        for name, step in self.steps:
-            query = query.with_(exp.to_identifier(name, quoted=True), as_=step.copy())
+        if not self.steps:
+            return query
+        ctes = [exp.CTE(this=step.copy(), alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
+                for name, step in self.steps]
+        existing = query.args.get("with_")
+        if existing is not None:
+            existing.set("expressions", [*existing.expressions, *ctes])
+        else:
+            query.set("with_", exp.With(expressions=ctes))
         return query
 
 

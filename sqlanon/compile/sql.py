@@ -66,10 +66,56 @@ def div(a: exp.Expression, b: exp.Expression) -> exp.Expression:
     return exp.Div(this=as_double(a), expression=b, typed=False, safe=False)
 
 
-def values_table(rows: list[tuple[Any, ...]], columns: list[str], name: str) -> exp.Expression:
-    """An inline ``(VALUES ...) AS name(columns)`` relation."""
+DIRECT_VALUES_MIN_ROWS = 1000
+"""From this many rows on, an inline VALUES relation's rows are rendered directly as text (each cell
+quoted by the dialect's own generator) instead of one sqlglot node per cell: building, copying and
+generating a node per cell costs seconds per 100,000 rows. Smaller relations stay nodes, so their
+SQL is exactly as before (pretty-printed one row per line); larger ones are written on one line."""
+
+
+def values_table(rows: list[tuple[Any, ...]], columns: list[str], name: str,
+                 dialect: str | None = None) -> exp.Expression:
+    """An inline ``(VALUES ...) AS name(columns)`` relation.
+
+    With ``dialect`` (a sqlglot dialect name), large relations of text cells carry their rows as
+    text quoted for that dialect (see :data:`DIRECT_VALUES_MIN_ROWS`): the same SQL (in one line
+    where pretty printing would write one row per line).
+    """
+    direct = (_direct_rows(rows, dialect)
+              if dialect is not None and len(rows) >= DIRECT_VALUES_MIN_ROWS else None)
+    if direct is not None:
+        return exp.Values(expressions=[direct], alias=exp.TableAlias(
+            this=exp.to_identifier(name), columns=[exp.to_identifier(c) for c in columns]))
     return exp.values(
         [tuple(lit(v) for v in row) for row in rows],
         alias=name,
         columns=columns,
     )
+
+
+def _direct_rows(rows: list[tuple[Any, ...]], dialect: str) -> exp.Var | None:
+    """The rows ``('a', 'b'), ('c', NULL), ...`` as one pre-rendered node, each string quoted by
+    ``dialect``'s generator (its quote characters and ``escape_str``, as it writes a string literal).
+
+    None where a direct rendering could differ from the generator's: a dialect that rewrites VALUES
+    (BigQuery), a cell that is not text or NULL, or a line break in a cell (pretty printing indents
+    lines of pre-rendered text)."""
+    from sqlglot.dialects.dialect import Dialect
+    from sqlglot.generator import Generator
+
+    d = Dialect.get_or_raise(dialect)
+    generator_class = d.generator_class
+    if not generator_class.VALUES_AS_TABLE or any(
+            node in generator_class.TRANSFORMS for node in (exp.Values, exp.Tuple, exp.Literal)) or any(
+            getattr(generator_class, m) is not getattr(Generator, m) for m in ("literal_sql", "tuple_sql")):
+        return None  # the dialect writes VALUES, rows or strings its own way: keep the nodes
+    generator = d.generator()
+    quoted: dict[Any, str] = {None: generator.sql(exp.Null())}
+    for row in rows:
+        for v in row:
+            if v in quoted:
+                continue
+            if not isinstance(v, str) or "\n" in v or "\r" in v:
+                return None
+            quoted[v] = f"{d.QUOTE_START}{generator.escape_str(v)}{d.QUOTE_END}"
+    return exp.Var(this=", ".join("(" + ", ".join(quoted[v] for v in row) + ")" for row in rows))

@@ -21,7 +21,6 @@ from sqlanon.dataset import Dataset
 from sqlanon.microagg import pipeline
 from sqlanon.outputs import modes
 from sqlanon.outputs.preflight import OutputPlan, keeps_group_table, output_name, plan_output
-from sqlanon.outputs.scripts import split_statements
 from sqlanon.spec.schema import Spec
 from sqlanon.staging import remove_leftovers
 
@@ -89,7 +88,7 @@ def _write_with_group_table(spec: Spec, ds: Dataset, plan: OutputPlan, *, progre
         if mode == "view":
             script = modes.script_for("view", oq, modes.Target(name, ds.schema, engine.dialect),
                                       replace=False, transaction=False)
-            for statement in split_statements(script, engine.dialect):
+            for statement in script.statements():
                 engine.execute(statement)
     m.group_table = None  # persistent: not dropped after the report
     if mode == "view":

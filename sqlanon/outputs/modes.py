@@ -41,9 +41,40 @@ class Target:
         return staging_name(hashlib.sha256(self.name.encode()).hexdigest()[:12])
 
 
-def script_for(mode: str, oq: OutputQuery, target: Target, *, replace: bool, transaction: bool) -> str:
+SELECT_SLOT = "__sa_output_select__"
+"""Stands for the output SELECT while a skeleton is rendered and split into statements: the SELECT
+(one statement, possibly megabytes of inline VALUES) is never tokenized again."""
+
+
+@dataclass(frozen=True)
+class Script:
+    """A mode's statements: the skeleton's, with the output SELECT in the one that holds it."""
+
+    skeleton: list[str]
+    select: str
+
+    def statements(self) -> list[str]:
+        return [s.replace(SELECT_SLOT, self.select) if SELECT_SLOT in s else s for s in self.skeleton]
+
+
+def script_text(mode: str, oq: OutputQuery, target: Target, *, replace: bool, transaction: bool) -> str:
     """The SQL that realizes ``mode`` (table, view, in_place, or a bare SELECT) on ``target``."""
-    select = render(adapt(oq.query, target.dialect), target.dialect, pretty=True)
+    return _skeleton(mode, target, replace=replace, transaction=transaction).replace(
+        SELECT_SLOT, _select(oq, target))
+
+
+def script_for(mode: str, oq: OutputQuery, target: Target, *, replace: bool, transaction: bool) -> Script:
+    """The statements that realize ``mode`` on ``target``, split without re-reading the SELECT."""
+    skeleton = _skeleton(mode, target, replace=replace, transaction=transaction)
+    return Script(split_statements(skeleton, target.dialect), _select(oq, target))
+
+
+def _select(oq: OutputQuery, target: Target) -> str:
+    return render(adapt(oq.query, target.dialect), target.dialect, pretty=True)
+
+
+def _skeleton(mode: str, target: Target, *, replace: bool, transaction: bool) -> str:
+    select = SELECT_SLOT
     if mode == "view":
         return render_script("replace_view" if replace else "create_view", target.dialect,
                              relation=target.sql(), select=select, transaction=transaction)
@@ -57,11 +88,10 @@ def script_for(mode: str, oq: OutputQuery, target: Target, *, replace: bool, tra
     return render_script("select", target.dialect, select=select)
 
 
-def run_script(engine: Engine, script: str) -> None:
+def run_script(engine: Engine, script: Script) -> None:
     """Run a script's statements in one transaction: all of them take effect, or none."""
-    statements = split_statements(script, engine.dialect)
     with engine.transaction():
-        for statement in statements:
+        for statement in script.statements():
             engine.execute(statement)
 
 
@@ -108,7 +138,7 @@ def write_in_place(spec: Spec, ds: Dataset, oq: OutputQuery, plan: OutputPlan | 
 
 
 def write_sql(spec: Spec, oq: OutputQuery, target: DialectProfile) -> dict[str, Any]:
-    text = script_for("sql", oq, Target("", None, target), replace=False, transaction=False)
+    text = script_text("sql", oq, Target("", None, target), replace=False, transaction=False)
     path = sql_path(spec)
     if path is not None:
         path.write_text(text, encoding="utf-8")
@@ -129,8 +159,8 @@ def compile_script(spec: Spec, oq: OutputQuery, target: DialectProfile, *, sourc
     """
     mode = spec.output.mode
     if mode not in ("table", "view", "in_place"):
-        return script_for("sql", oq, Target("", None, target), replace=False, transaction=False)
+        return script_text("sql", oq, Target("", None, target), replace=False, transaction=False)
     name = source_name if mode == "in_place" else output_name(spec, source_name)
-    return script_for(mode, oq, Target(name, spec.source.schema if schema is None else schema, target),
+    return script_text(mode, oq, Target(name, spec.source.schema if schema is None else schema, target),
                       replace=spec.output.replace or mode == "in_place",
                       transaction=target.transactional_ddl)

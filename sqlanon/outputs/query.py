@@ -4,8 +4,10 @@ The statement recomputes the suppression decision itself: its CTEs are the check
 (:mod:`sqlanon.compile.checks`: frequency table, generalized table, histograms, per-class statistics,
 verdict with ``__sa_keep``) over the source, and the final SELECT joins every source row, generalized,
 to its class's verdict. Each class also carries the table's rows and the rows of failing classes;
-when these exceed the suppression limit the statement fails (:func:`not_anonymous_failure`). Hierarchies that need a lookup table are inline ``VALUES`` CTEs, so the
-statement reads nothing but the source table and runs anywhere its dialect runs.
+when these exceed the suppression limit the statement fails (:func:`not_anonymous_failure`).
+Hierarchies that need a lookup table are inline ``VALUES`` CTEs in a portable statement (a view,
+printed SQL), so it reads nothing but the source table and runs anywhere its dialect runs; a
+statement run once on the engine joins the lookup tables the evaluator loaded instead.
 """
 
 from __future__ import annotations
@@ -171,10 +173,14 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
     levels = {a: int(levels.get(a, 0)) for a in p.qis}
     plan = Plan(prefix=internal(""))
     lookups: dict[str, exp.Expression] = {}
+    loaded = evaluator.generalizer.lookups if evaluator is not None and not portable else {}
     for i, a in enumerate(p.qis):
         h = p.hierarchies[a]
         if levels[a] and isinstance(h, TableHierarchy) and h.needs_lookup():
-            rows = exp.select(exp.Star()).from_(lookup_values(h, internal("v")))
+            if a in loaded:  # the statement runs here: join the lookup table the evaluator loaded once
+                lookups[a] = loaded[a]
+                continue
+            rows = exp.select(exp.Star()).from_(lookup_values(h, internal("v"), target))
             lookups[a] = plan.add(f"lookup{i}", rows)
     generalizer = Generalizer(p.qis, p.hierarchies, lookups)
     verdict = check_relations(plan, p, generalizer, levels, evaluator, portable=portable)

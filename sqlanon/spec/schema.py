@@ -268,14 +268,14 @@ class Transformation:
 
     def _check_search_options(self) -> None:
         """The keys ``anonymize`` reads, checked for every verb; other methods' keys are refused."""
-        from sqlanon.noise.options import NOISE_KEYS
-
         o = self.options
         for key in o:
             if key == "weights":
                 raise SpecError("attribute weights are set per attribute (attributes.<name>.weight), not "
                                 "under transformation", path="transformation.weights")
             if key not in SEARCH_KEYS:
+                from sqlanon.noise.options import NOISE_KEYS  # imports scipy: only on an error
+
                 readers = (("noise", NOISE_KEYS), ("microaggregation", MICROAGGREGATION_KEYS))
                 methods = [m for m, keys in readers if key in keys] or ["noise", "microaggregation"]
                 raise SpecError(f"applies to method {' or '.join(methods)}, not generalization",

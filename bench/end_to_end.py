@@ -1,0 +1,161 @@
+"""The whole ``sqlanon anonymize`` process, against its parts measured in the same run.
+
+Cases: Adult (9 QIs, k = 5, 2 % suppression), creditcard (9 QIs, k = 5, 2 % suppression) and the
+large-hierarchy table of ``bench/large_hierarchy.py`` (100,000 rows, a 100,000-leaf 6-level ZIP CSV
+hierarchy plus 7 small ones, k = 2, 2 % suppression). Each source is a table of a DuckDB file; the
+command searches (optimal, Loss) and writes mode ``table``. Measured per case (medians of ``--runs``):
+
+* the whole process: ``sqlanon anonymize spec.yaml --json`` as a subprocess, wall time and peak RSS;
+* start-up: ``python -c "import sqlanon.cli.main"`` as a subprocess;
+* search: the ``seconds`` the report gives for the search;
+* one ``GROUP BY`` of the quasi-identifiers and one ``CREATE TABLE AS`` of the written output, on the
+  same file, in this process.
+
+Goal (per case): whole ≤ 1.5 × (search + GROUP BY + CREATE TABLE AS) + 0.3 s. The rest of the whole
+process (loading the spec and hierarchies, the check of the found node, metrics, the report) is shown
+as "other".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import yaml
+
+from bench.large_hierarchy import QIS as LARGE_QIS
+from bench.large_hierarchy import write_small, write_zip_hierarchy
+
+DATA = Path(os.environ.get("SQLANON_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
+             "occupation", "salary-class"]
+CC_QIS = ["LIMIT_BAL", "SEX", "EDUCATION", "MARRIAGE", "AGE", "PAY_0", "PAY_2", "PAY_3", "PAY_4"]
+
+
+def quoted(names: list[str]) -> str:
+    return ", ".join('"' + n.replace('"', '""') + '"' for n in names)
+
+
+def csv_case(con: duckdb.DuckDBPyConnection, name: str, csv: Path, qis: list[str],
+             hierarchy: Any) -> dict[str, Any]:
+    con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM read_csv(?, delim=\';\', header=true, '
+                "all_varchar=true)", [str(csv)])
+    columns = [r[0] for r in con.execute(f'DESCRIBE "{name}"').fetchall()]
+    attributes: dict[str, Any] = {c: "insensitive" for c in columns}
+    for q in qis:
+        attributes[q] = {"role": "quasi_identifier", "hierarchy": {"csv": str(hierarchy(q))}}
+    return {"source": {"table": name}, "attributes": attributes,
+            "privacy": {"k_anonymity": {"k": 5}},
+            "transformation": {"suppression_limit": 0.02},
+            "output": {"mode": "table", "name": f"{name}_anon", "replace": True}}
+
+
+def large_case(con: duckdb.DuckDBPyConnection, folder: Path) -> dict[str, Any]:
+    from bench.large_hierarchy import spec_for
+
+    write_zip_hierarchy(folder / "zip.csv", 100_000)
+    for f, values in {"sex": ["Female", "Male"], "race": ["White", "Black", "Asian", "Other"],
+                      "marital": ["Married", "Never", "Divorced"],
+                      "education": ["HS", "College", "Masters", "PhD", "None"]}.items():
+        write_small(folder / f"{f}.csv", values)
+    con.execute("""
+        CREATE TABLE people AS SELECT
+          range AS id,
+          lpad(CAST(10000 + (range * 7919) % 100000 AS VARCHAR), 6, '0') AS zip,
+          17 + (range * 31) % 73 AS age,
+          CASE WHEN range % 2 = 0 THEN 'Female' ELSE 'Male' END AS sex,
+          ['White', 'Black', 'Asian', 'Other'][1 + range % 4] AS race,
+          ['Married', 'Never', 'Divorced'][1 + (range // 3) % 3] AS marital,
+          ['HS', 'College', 'Masters', 'PhD', 'None'][1 + (range // 7) % 5] AS education,
+          (range * 13) % 99 AS hours,
+          CAST(10 + range % 20 AS VARCHAR) AS region,
+          (range * 17) % 1000 AS income
+        FROM range(100000)""")
+    spec = spec_for(folder, {"csv": str(folder / "zip.csv")}, "table")
+    spec["transformation"] = {"suppression_limit": 0.02}
+    spec["output"]["name"] = "people_anon"
+    return spec
+
+
+def timed_process(args: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) and stdout of a subprocess."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    out = proc.stdout.read() if proc.stdout else ""
+    err = proc.stderr.read() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {err.strip()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cases", default="adult,creditcard,large")
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="sqlanon-e2e-"))
+    database = folder / "data.duckdb"
+    con = duckdb.connect(str(database))
+    cases: dict[str, tuple[dict[str, Any], list[str], str]] = {}
+    wanted = args.cases.split(",")
+    if "adult" in wanted:
+        cases["adult"] = (csv_case(con, "adult", DATA / "adult" / "adult.csv", ADULT_QIS,
+                                   lambda q: DATA / "adult" / f"adult_hierarchy_{q}.csv"), ADULT_QIS, "adult")
+    if "creditcard" in wanted:
+        cases["creditcard"] = (csv_case(
+            con, "cc", DATA / "creditcard" / "creditcard_int.csv", CC_QIS,
+            lambda q: DATA / "creditcard" / f"creditcard_int_hierarchy_{q}.csv"), CC_QIS, "cc")
+    if "large" in wanted:
+        cases["large"] = (large_case(con, folder), LARGE_QIS, "people")
+    con.close()
+    python = sys.executable
+    sqlanon = [python, "-m", "sqlanon"]
+    for name, (spec, qis, source) in cases.items():
+        spec["source"]["database"] = str(database)
+        path = folder / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+        whole, rss, start, search, scan, write = [], [], [], [], [], []
+        report: dict[str, Any] = {}
+        for _ in range(args.runs):
+            start.append(timed_process([python, "-c", "import sqlanon.cli.main"])[0])
+            seconds, peak, out = timed_process([*sqlanon, "anonymize", str(path), "--json"])
+            whole.append(seconds)
+            rss.append(peak)
+            report = json.loads(out)
+            search.append(float(report["search"]["seconds"]))
+            con = duckdb.connect(str(database))
+            t = time.perf_counter()
+            con.execute(f'CREATE OR REPLACE TEMP TABLE g AS SELECT {quoted(qis)}, count(*) AS n '
+                        f'FROM "{source}" GROUP BY {quoted(qis)}')
+            scan.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            con.execute(f'CREATE OR REPLACE TEMP TABLE w AS SELECT * FROM "{spec["output"]["name"]}"')
+            write.append(time.perf_counter() - t)
+            con.close()
+        m = {k: statistics.median(v) for k, v in dict(whole=whole, start=start, search=search, scan=scan,
+                                                          write=write, rss=rss).items()}
+        bound = 1.5 * (m["search"] + m["scan"] + m["write"]) + 0.3
+        other = m["whole"] - m["start"] - m["search"]
+        print(f"{name}: whole " + ", ".join(f"{t:.2f}" for t in whole) + f" s; median {m['whole']:.2f} s, "
+              f"peak RSS {m['rss']:.0f} MB")
+        print(f"  start-up {m['start']:.2f} s, search {m['search']:.2f} s, other (load, check, output, "
+              f"report) {other:.2f} s; GROUP BY {m['scan']:.3f} s, CREATE TABLE AS {m['write']:.3f} s")
+        print(f"  levels {report.get('transformation')}; goal whole <= {bound:.2f} s: "
+              f"{'met' if m['whole'] <= bound else 'NOT met'} (ratio {m['whole'] / bound:.2f})")
+    print(f"peak RSS of this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Large table hierarchies in outputs: joined as the engine's lookup table when the statement runs
+here, written once as directly rendered VALUES when it is printed, and the same rows either way."""
+
+from __future__ import annotations
+
+import pytest
+import sqlglot
+from sqlglot import exp
+from tests.outputs.large_hierarchy import label, large_spec
+from tests.outputs.people import canon, load_people, people_spec, sorted_rows
+
+from sqlanon import api
+from sqlanon.api import levels_of
+from sqlanon.compile.dialects import profile
+from sqlanon.compile.plan import Plan
+from sqlanon.compile.render import render
+from sqlanon.compile.sql import DIRECT_VALUES_MIN_ROWS, values_table
+from sqlanon.dataset import open_dataset, problem_for
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.evaluate import Evaluator
+from sqlanon.outputs import checked_output_query, modes
+from sqlanon.outputs.scripts import split_statements
+from sqlanon.spec import spec_from_dict
+
+DIALECTS = ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino")
+HOSTILE = ["it's", 'a "quoted" one', "semi; colon; -- comment", "back\\slash \\' \\\\", "ẞüö 🙂 日本",
+           "'; DROP TABLE people; --", "", "tab\there", "NULL"]
+
+
+def hostile_rows(n: int) -> list[tuple[str, ...]]:
+    return [(f"{i}{HOSTILE[i % len(HOSTILE)]}", HOSTILE[(i + 3) % len(HOSTILE)], "*") for i in range(n)]
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_large_values_render_directly_as_the_generator_would(dialect, pretty):
+    """A large VALUES relation is not one sqlglot node per cell, and its SQL is the generator's own:
+    quotes, semicolons, comments, backslashes and non-ASCII text quoted by the dialect."""
+    rows = hostile_rows(DIRECT_VALUES_MIN_ROWS + 7)
+    columns = ["leaf", "l1", "l2"]
+    direct = values_table(rows, columns, "v", profile(dialect).sqlglot)
+    nodes = values_table(rows, columns, "v")
+    got = render(exp.select(exp.Star()).from_(direct), dialect, pretty=pretty)
+    expected = render(exp.select(exp.Star()).from_(nodes), dialect, pretty=pretty)
+    if pretty:  # the same statement; the generator lays out one row per line, the direct text one line
+        got, expected = (sqlglot.parse_one(s, read=profile(dialect).sqlglot).sql(profile(dialect).sqlglot)
+                         for s in (got, expected))
+    assert got == expected
+    if dialect != "bigquery":  # BigQuery rewrites VALUES; its cells stay nodes
+        assert direct.find(exp.Literal) is None
+
+
+def test_small_values_stay_nodes():
+    """Below the threshold the relation is built as before (the golden SQL depends on it)."""
+    rows = hostile_rows(DIRECT_VALUES_MIN_ROWS - 1)
+    assert values_table(rows, ["a", "b", "c"], "v", "duckdb") == values_table(rows, ["a", "b", "c"], "v")
+
+
+def test_line_breaks_keep_the_generators_rendering():
+    """Pretty printing indents lines of pre-rendered text: a label with a line break keeps nodes."""
+    rows = hostile_rows(DIRECT_VALUES_MIN_ROWS) + [("x\ny", "multi\r\nline", "*")]
+    direct = values_table(rows, ["a", "b", "c"], "v", "duckdb")
+    assert direct.find(exp.Literal) is not None
+    with DuckDBEngine() as engine:
+        got = engine.fetch(exp.select(exp.Star()).from_(direct))[1]
+    assert [tuple(r) for r in got] == rows
+
+
+def test_directly_rendered_values_read_back_exactly():
+    rows = hostile_rows(DIRECT_VALUES_MIN_ROWS + 3)
+    with DuckDBEngine() as engine:
+        got = engine.fetch(exp.select(exp.Star()).from_(values_table(rows, ["a", "b", "c"], "v", "duckdb")))
+    assert [tuple(r) for r in got[1]] == rows
+
+
+def test_plan_builds_the_same_with_clause_as_chained_ctes():
+    plan = Plan(prefix="p_")
+    first = plan.add("a", exp.select("1 AS x"))
+    plan.add("b", exp.select("x").from_(first))
+    final = exp.select("x").from_(plan.ref("b"))
+    chained = final.copy()
+    for name, step in plan.steps:
+        chained = chained.with_(exp.to_identifier(name, quoted=True), as_=step.copy())
+    for dialect in DIALECTS:
+        assert render(plan.as_query(final), dialect, pretty=True) == render(chained, dialect, pretty=True)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("mode", ["table", "view", "in_place", "sql"])
+def test_statements_split_without_rereading_the_select(people, mode, dialect):
+    """Splitting the skeleton around the SELECT gives the statements of the whole script."""
+    spec = spec_from_dict(large_spec(output={"mode": mode, "replace": True}))
+    ds = open_dataset(spec, people)
+    with Evaluator(problem_for(spec, ds)) as ev:
+        node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
+        oq = checked_output_query(spec, ds, ev, node, profile(dialect))
+    target = modes.Target("people_anon", None, profile(dialect))
+    args = {"replace": mode != "table", "transaction": profile(dialect).transactional_ddl}
+    text = modes.script_text(mode, oq, target, **args)
+    assert modes.script_for(mode, oq, target, **args).statements() == split_statements(text, profile(dialect))
+
+
+def test_table_written_here_joins_the_loaded_lookup(people):
+    """A table written on the engine reads the evaluator's lookup table, not the hierarchy inlined
+    again as VALUES (which cost seconds per 100,000 rows to build, render and parse)."""
+    spec = spec_from_dict(large_spec())
+    ds = open_dataset(spec, people)
+    with Evaluator(problem_for(spec, ds)) as ev:
+        node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
+        here = checked_output_query(spec, ds, ev, node, people.dialect, portable=False)
+        printed = checked_output_query(spec, ds, ev, node, people.dialect)
+        lookup = ev.generalizer.lookups["zip"]
+    assert here.query.find(exp.Values) is None
+    assert any(t.name == lookup.name for t in here.query.find_all(exp.Table))
+    assert printed.query.find(exp.Values) is not None
+
+
+@pytest.mark.parametrize("mode", ["table", "view", "in_place"])
+def test_large_hierarchy_outputs_equal_the_printed_sql(people, mode):
+    """Each mode on the engine and the printed SQL run elsewhere give the same rows, hostile labels
+    intact."""
+    api.apply(spec_from_dict(large_spec(output={"mode": mode, "replace": True})), engine=people)
+    written = sorted_rows(people, "people" if mode == "in_place" else "people_anon")
+    with DuckDBEngine() as other:
+        load_people(other)
+        sql = api.compile_sql(spec_from_dict(large_spec(output={"mode": "sql"})), engine=other)
+        printed = canon(other.fetch(sql.strip().rstrip(";"))[1])
+    assert written == printed
+    zips = {r[2] for r in written}
+    assert zips == {label("476", 2), label("479", 2)}
+    assert len(written) == 7
+
+
+def test_small_hierarchy_output_unchanged(people):
+    """The people spec's small hierarchies are still CASE maps and inline nodes."""
+    api.apply(spec_from_dict(people_spec(output={"mode": "table"})), engine=people)
+    assert len(sorted_rows(people, "people_anon")) == 7
