@@ -142,7 +142,7 @@ def _release_budget(spec: Spec, ds: Dataset, opts: NoiseOptions) -> ReleaseBudge
     return ReleaseBudget(ds.engine, opts.ledger.dataset, cost[0], cost[1],
                          budget_epsilon=opts.ledger.budget_epsilon,
                          budget_delta=opts.ledger.budget_delta,
-                         description=f"{opts.mechanism} noise on {list(opts.attributes)} of table "
+                         description=f"{opts.mechanism} noise on {', '.join(opts.attributes)} of table "
                                      f"{ds.name!r} {mode}")
 
 
