@@ -312,6 +312,18 @@ def test_gaussian_noise_on_a_column_without_values_is_not_a_type_error(engine, m
     assert report.rows == rows and len(out) == rows and all(x is None for (x,) in out)
 
 
+def test_text_report_of_one_attribute_has_no_empty_metric_lines(engine):
+    """Noise on one attribute printed `covariance_change: ` and `correlation_change: ` with nothing
+    after them (no pair of attributes to compare)."""
+    from sqlanon.noise.report import format_text
+
+    report = run(engine, {"mechanism": "uncorrelated", "attributes": [INCOME], "alpha": 0.5, "seed": 2})
+    text = format_text(report.as_dict())
+    assert "mean_change:" in text
+    assert [line for line in text.splitlines() if line.rstrip().endswith(":") and
+            line.startswith("  ")] == []
+
+
 def test_categorical_nulls_stay_null(engine):
     engine.con.execute(f'UPDATE "{TABLE.replace(chr(34), chr(34) * 2)}" SET cat = NULL WHERE id % 5 = 0')
     report = run(engine, {"mechanism": "randomized_response", "attributes": ["cat"], "epsilon": 1.0,
