@@ -7,6 +7,7 @@ from pathlib import Path
 
 from sqlglot import exp
 
+from sqlanon.compile.dialects import DialectProfile
 from sqlanon.compile.sql import table
 from sqlanon.engines.base import Engine
 from sqlanon.engines.connect import connect
@@ -84,14 +85,20 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
         raise
 
 
+def check_source_names(spec: Spec, dialect: DialectProfile) -> None:
+    """Refuse a source table or schema name that ``dialect`` would shorten to another one."""
+    src = spec.source
+    for key, value in (("schema", src.schema), ("table", src.table)):
+        too_long = value is not None and dialect.name_too_long(value)
+        if too_long:
+            raise SpecError(f"{value!r} is {too_long}", path=f"source.{key}", source=spec.path)
+
+
 def locate_table(spec: Spec, engine: Engine) -> None:
     """Refuse a source table (or its schema) that does not exist, or whose name the engine would
     shorten to another one."""
     src = spec.source
-    for key, value in (("schema", src.schema), ("table", src.table)):
-        too_long = value is not None and engine.dialect.name_too_long(value)
-        if too_long:
-            raise SpecError(f"{value!r} is {too_long}", path=f"source.{key}", source=spec.path)
+    check_source_names(spec, engine.dialect)
     if src.schema is not None and not engine.schema_exists(src.schema):
         raise SpecError(f"no schema named {src.schema!r} in the database", path="source.schema",
                         source=spec.path)

@@ -100,8 +100,12 @@ class MetricContext:
 
     def counted(self, metric: Metric) -> dict[str, Any]:
         """Which rows ``metric`` counts (and which of ARX's variants it is), for the report."""
-        out = self.population.as_dict() if metric.counts_population else \
-            {"rows": self.n, "population": "table"}
+        if metric.counts_population:
+            out = self.population.as_dict()
+        elif metric.counts_released:
+            out = {"rows": self.n - self.suppressed, "population": "released table"}
+        else:
+            out = {"rows": self.n, "population": "table"}
         if metric.variant is not None:
             out["variant"] = metric.variant
         return out
@@ -185,6 +189,8 @@ class Metric(abc.ABC):
     counts_population: ClassVar[bool] = False
     """Whether the metric counts the rows of :attr:`MetricContext.population` (ARX's quality models:
     the research subset with δ-presence) rather than every row of the table."""
+    counts_released: ClassVar[bool] = False
+    """Whether the metric counts the released records only, U = n − S (the risk figures)."""
     variants: ClassVar[tuple[str, str] | None] = None
     """ARX's names of its (non-monotonic, monotonic) variants, for the metrics that have both; the
     option ``monotonic`` chooses the second."""

@@ -167,6 +167,10 @@ def paired_query(original: str | exp.Expression, released: str | exp.Expression,
         .from_(_relation(original, "o")).join(_relation(released, "r"), on=on)
 
 
+class NoNumericRecords(SpecError):
+    """No record has a value in every compared column: there are no moments to compare."""
+
+
 def compare_pairs(engine: Engine, pairs: exp.Select, columns: Sequence[str]) -> NumericComparison:
     """Moments of a paired relation (columns ``__sa_o<i>``, ``__sa_a<i>``, weight ``__sa_w``), in SQL.
 
@@ -189,7 +193,7 @@ def compare_pairs(engine: Engine, pairs: exp.Select, columns: Sequence[str]) -> 
                          .from_(rel.copy()).where(complete.copy()))[1][0]
     n = float(first[0] or 0.0)
     if n == 0:
-        raise SpecError("no records with numeric values to compare", path="metrics.options.numeric")
+        raise NoNumericRecords("no records with numeric values to compare", path="metrics.options.numeric")
     # a constant column's mean is its value exactly, so that its deviations are exactly 0
     lows, highs = first[1 + 2 * m:1 + 4 * m], first[1 + 4 * m:]
     means = [float(lo) if lo == hi else float(s) / n for s, lo, hi in zip(first[1:1 + 2 * m], lows, highs)]

@@ -54,6 +54,7 @@ def histogram(ctx: MetricContext) -> ClassHistogram:
 class RiskMetric(Metric):
     kind: ClassVar[str] = "risk"
     monotonic_with_generalization: ClassVar[bool] = False
+    counts_released: ClassVar[bool] = True
 
 
 @register
@@ -126,6 +127,7 @@ class RecordLinkage(RiskMetric):
     """
 
     name: ClassVar[str] = "record_linkage"
+    counts_released: ClassVar[bool] = False  # a share of the intruder's n original records
 
     def compute(self, ctx: MetricContext) -> float:
         return histogram(ctx).classes / ctx.n

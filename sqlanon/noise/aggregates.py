@@ -274,7 +274,7 @@ class Histogram(Aggregate):
         return [noise.describe("count per key", 1, integer=True)]
 
     def describe(self) -> str:
-        return f"histogram over {list(self.group_by)!r} of {len(self.keys)} public keys"
+        return f"histogram over {', '.join(self.group_by)} of {len(self.keys)} public keys"
 
 
 @dataclass(frozen=True, init=False)
@@ -329,7 +329,7 @@ class Grouped(Aggregate):
                 for p in self.inner.noise_parameters(noise, coordinates=len(self.keys))]
 
     def describe(self) -> str:
-        return (f"{self.inner.describe()} per key of {list(self.group_by)!r} "
+        return (f"{self.inner.describe()} per key of {', '.join(self.group_by)} "
                 f"({len(self.keys)} public keys)")
 
 

@@ -142,7 +142,7 @@ def _release_budget(spec: Spec, ds: Dataset, opts: NoiseOptions) -> ReleaseBudge
     return ReleaseBudget(ds.engine, opts.ledger.dataset, cost[0], cost[1],
                          budget_epsilon=opts.ledger.budget_epsilon,
                          budget_delta=opts.ledger.budget_delta,
-                         description=f"{opts.mechanism} noise on {list(opts.attributes)} of table "
+                         description=f"{opts.mechanism} noise on {', '.join(opts.attributes)} of table "
                                      f"{ds.name!r} {mode}")
 
 
@@ -240,7 +240,8 @@ def _moments(ds: Dataset, attrs: list[str], *, complete: bool = True) -> np.ndar
     values (Samuelson's inequality), so at most about n·2^-52, against the catastrophic loss of the
     unshifted formula when the mean dwarfs the spread. One scan instead of the two of a two-pass
     algorithm (0.25 s of 5 columns × 100M rows). K is the least value among the first rows; a
-    column with none there takes the first scan's mean, the two-pass way.
+    column with none there takes the first scan's mean, the two-pass way (0 when it has no value at
+    all: its variances, over fewer than two values, are 0).
 
     ``complete``: over rows where every attribute is non-NULL (covariance); otherwise each
     column's variance over its own non-NULL values (the off-diagonal entries are then unused).
@@ -252,7 +253,8 @@ def _moments(ds: Dataset, attrs: list[str], *, complete: bool = True) -> np.ndar
                                                for i in range(m)]).from_(head.subquery("h")))[1][0])
     if any(k is None for k in shifts):
         means = _means(ds, attrs, complete)
-        shifts = [k if k is not None else mu for k, mu in zip(shifts, means)]
+        # a column without any value (an empty table, only NULLs) has no moments: any shift does
+        shifts = [k if k is not None else mu if mu is not None else 0.0 for k, mu in zip(shifts, means)]
     centred = [exp.Paren(this=exp.Sub(this=as_double(col(a)), expression=lit(float(k))))
                for a, k in zip(attrs, shifts)]
     pairs = [(i, j) for i in range(m) for j in range(i, m)] if complete else [(i, i) for i in range(m)]

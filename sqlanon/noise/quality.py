@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from sqlanon.compile.sql import alias, as_double, col, internal, lit
 from sqlanon.engines.base import Engine
-from sqlanon.metrics.numeric import W, compare_pairs, original_column, released_column
+from sqlanon.metrics.numeric import W, NoNumericRecords, compare_pairs, original_column, released_column
 from sqlanon.microagg.quality import record_linkage
 from sqlanon.noise.pram import estimate_frequencies
 
@@ -41,8 +41,12 @@ def pairs_query(original: exp.Expression, released: exp.Expression, columns: Seq
 
 def numeric_quality(engine: Engine, pairs: exp.Select, columns: Sequence[str], rows: int, *,
                     linkage: bool) -> dict[str, Any]:
-    """SSE, IL1s, moment changes (in SQL) and, if asked, the record-linkage risk."""
-    comparison = compare_pairs(engine, pairs, columns)
+    """SSE, IL1s, moment changes (in SQL) and, if asked, the record-linkage risk; none when no
+    record has a value in every column (an attribute holding only NULL)."""
+    try:
+        comparison = compare_pairs(engine, pairs, columns)
+    except NoNumericRecords:
+        return {}
     out: dict[str, Any] = {"sse": comparison.sse, "sst": comparison.sst, "il1s": comparison.il1s}
     moments = comparison.as_dict()
     for key in ("mean_change", "variance_change", "covariance_change", "correlation_change"):

@@ -25,6 +25,8 @@ def format_text(r: dict[str, Any]) -> str:
     if r["metrics"]:
         lines.append("metrics:")
         for name, value in r["metrics"].items():
+            if value == {}:  # a comparison of pairs of attributes, with one attribute
+                continue
             lines.append(f"  {name}: {_fmt(value)}")
     for key, value in (r.get("outputs") or {}).items():
         lines.append(f"output {key}: {plain(value)}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from sqlanon.compile.checks import statistics_of
 from sqlanon.compile.dialects import profile
 from sqlanon.compile.sql import table
+from sqlanon.dataset import check_source_names
 from sqlanon.errors import HierarchyError, SpecError, UnsupportedError
 from sqlanon.evaluate import Problem
 from sqlanon.hierarchy.table import TableHierarchy
@@ -22,6 +23,7 @@ from sqlanon.models.distance_statistics import NUMERIC_TYPES, OrderedDistance
 from sqlanon.models.numeric_sensitive import ValueRange, VarianceRatio
 from sqlanon.models.presence import SubsetCount
 from sqlanon.outputs import modes
+from sqlanon.outputs.preflight import check_name, check_output_relation, output_name
 from sqlanon.outputs.query import output_query
 from sqlanon.spec.schema import Spec
 
@@ -38,7 +40,8 @@ def compile_offline(spec: Spec, dialect: str) -> CompiledSQL:
     """The spec's output script for ``dialect``, built from the spec alone.
 
     Raises:
-        SpecError: the transformation is a search (no fixed levels), the mode is ``in_place``, a level
+        SpecError: the transformation is a search (no fixed levels), a name is longer than ``dialect``
+            keeps, ``output.name`` is empty, internal or the source itself, the mode is ``in_place``, a level
             is above its hierarchy's height, or an attribute lacks the ``type:`` or ``order:`` the
             SQL needs.
         UnsupportedError: the method is not generalization, or a privacy model needs the database
@@ -46,6 +49,12 @@ def compile_offline(spec: Spec, dialect: str) -> CompiledSQL:
     """
     target = profile(dialect)
     refuse_search(spec)
+    check_source_names(spec, target)
+    if spec.output.mode in ("table", "view") and spec.source.table:
+        check_output_relation(spec, output_name(spec, spec.source.table), spec.source.table, target,
+                              spec.output.mode)
+    elif spec.output.name is not None:
+        check_name(spec, spec.output.name, target)
     if spec.output.mode == "in_place":
         raise SpecError("in_place needs a connection: the columns the spec does not declare are unknown "
                         "without one and would be lost from the replaced table; compile mode table or "

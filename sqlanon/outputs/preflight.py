@@ -117,6 +117,21 @@ def check_name(spec: Spec, name: str, dialect: DialectProfile, what: str = "outp
                         source=spec.path)
 
 
+def check_output_relation(spec: Spec, name: str, source: str, dialect: DialectProfile,
+                          mode: str) -> None:
+    """A table or view output's name (:func:`check_name`), and not the source relation ``source``
+    itself as ``dialect`` compares names (in the same schema)."""
+    check_name(spec, name, dialect, mode)
+    if dialect.fold(name) == dialect.fold(source):
+        same = ""
+        if name != source:
+            same = (f" (names on {dialect.name} ignore case)" if dialect.case_insensitive_names
+                    else f" (on {dialect.name} both are {stored_case(name, dialect)!r})")
+        raise SpecError(f"{name!r} is the source table itself{same}; sqlanon does not write an "
+                        "output over its source: choose another output.name, or use mode in_place "
+                        "to replace the source", path="output.name", source=spec.path)
+
+
 def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, *,
                 writing: bool = True) -> OutputPlan:
     """Check the spec's output against the opened source and its database; nothing is scanned.
@@ -143,15 +158,7 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
     name = output_name(spec, ds)
     plan = OutputPlan(mode, schema=ds.schema, path=sql_path(spec) if mode == "sql" else None)
     if mode in ("table", "view"):
-        check_name(spec, name, dialect, mode)
-        if dialect.fold(name) == dialect.fold(ds.name):
-            same = ""
-            if name != ds.name:
-                same = (f" (names on {dialect.name} ignore case)" if dialect.case_insensitive_names
-                        else f" (on {dialect.name} both are {stored_case(name, dialect)!r})")
-            raise SpecError(f"{name!r} is the source table itself{same}; sqlanon does not write an "
-                            "output over its source: choose another output.name, or use mode in_place "
-                            "to replace the source", path="output.name", source=spec.path)
+        check_output_relation(spec, name, ds.name, dialect, mode)
         exists = writing and _refuse_existing(spec, engine, name, ds.schema, mode)
         if exists and mode == "table":
             _refuse_dependent_views(spec, engine, name, ds.schema)

@@ -62,13 +62,17 @@ def write_chosen_spec(spec: Spec, levels: Mapping[str, int], report: Mapping[str
 
 def chosen_data(data: dict[str, Any], spec: Spec, levels: Mapping[str, int], *, old_base: Path,
                 new_base: Path) -> dict[str, Any]:
-    """The spec's YAML data with the levels fixed and relative paths rebased to ``new_base``."""
+    """The spec's YAML data with the levels fixed, ``spec``'s output name (the file's, or one given
+    in its place, e.g. by ``--output``), and relative paths rebased to ``new_base``."""
     out = dict(data)
     old = dict(data.get("transformation") or {})
     rest = {k: v for k, v in old.items() if k not in (*SEARCH_KEYS, "method", "levels")}
     order = [a for a in spec.attributes if a in levels]
     out["transformation"] = {"method": "generalization",
                              "levels": {a: int(levels[a]) for a in order}, **rest}
+    output = data.get("output") if isinstance(data.get("output"), dict) else {}
+    if spec.output.name is not None and output.get("name") != spec.output.name:
+        out["output"] = {**output, "name": spec.output.name}  # a name given on the command line
     return rebased(out, old_base, new_base)
 
 

@@ -134,16 +134,28 @@ def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathL
                       _output(c, data.get("output")), metrics, path=source, metric_options=metric_options)
 
 
+_CONNECTION_PREFIXES = ("postgres://", "postgresql://", "host=", ":memory:", "duckdb://")
+
+
+def _not_a_url(c: _Ctx, value: Any, path: str) -> Any:
+    """A database given as a file path: a URL of another scheme (``mysql://``) is refused here,
+    before it is mistaken for a relative path."""
+    if isinstance(value, str) and "://" in value:
+        raise c.error(path, f"unsupported connection {value.split('://')[0]!r}: use a DuckDB file "
+                            "path or a postgresql:// URL")
+    return value
+
+
 def _source(c: _Ctx, value: Any) -> S.Source:
     v = c.mapping(value, "source")
     c.keys(v, SOURCE_KEYS, "source")
     file = str(c.file(v["file"], "source.file")) if v.get("file") is not None else None
     if v.get("connection") is not None and v.get("database") is not None:
         raise c.error("source", "give one of `database` and `connection` (the same setting), not both")
-    database = v.get("connection") if v.get("connection") is not None else v.get("database")
-    if isinstance(database, str) and not database.startswith(
-            ("postgres://", "postgresql://", "host=", ":memory:", "duckdb://")):
-        database = str(c.file(database, "source.database"))
+    key = "connection" if v.get("connection") is not None else "database"
+    database = v.get(key)
+    if isinstance(database, str) and not database.startswith(_CONNECTION_PREFIXES):
+        database = str(c.file(_not_a_url(c, database, f"source.{key}"), f"source.{key}"))
     return S.Source(table=v.get("table"), file=file, format=v.get("format"), database=database,
                     schema=v.get("schema"), delimiter=v.get("delimiter"), header=v.get("header", True),
                     all_text=v.get("all_text", False))
@@ -279,7 +291,8 @@ def _transformation(c: _Ctx, value: Any) -> S.Transformation:
 def _output(c: _Ctx, value: Any) -> S.Output:
     v = c.mapping(value, "output")
     c.keys(v, OUTPUT_KEYS, "output")
-    database = str(c.file(v["database"], "output.database")) if v.get("database") else None
+    database = str(c.file(_not_a_url(c, v["database"], "output.database"), "output.database")) \
+        if v.get("database") else None
     return S.Output(v.get("mode", "table"), v.get("name"), v.get("dialect", "duckdb"), v.get("path"),
                     database, v.get("replace", False))
 

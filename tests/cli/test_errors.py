@@ -50,6 +50,16 @@ def test_unsupported_url_scheme_names_the_scheme(workdir: Path, cli):
     assert "'mysql'" in line
 
 
+@pytest.mark.parametrize("key", ["source.database", "source.connection"])
+def test_unsupported_url_scheme_in_the_spec_names_the_scheme_and_key(workdir: Path, cli, key: str):
+    """``database: mysql://h/db`` in a spec was read as a relative file path ('mysql:/h/db'), and the
+    error said that DuckDB file does not exist instead of naming the unsupported scheme."""
+    (workdir / "my.yml").write_text(SPEC.replace("database: med.duckdb",
+                                                 f"{key.split('.')[1]}: 'mysql://h/db'"))
+    line = one_line_error(cli("check", "my.yml"))
+    assert "'mysql'" in line and key in line and "does not exist" not in line
+
+
 def test_mistyped_database_path_is_an_error_and_creates_no_file(workdir: Path, cli):
     """``--database nothere.duckdb`` silently created an empty file, and the error that followed
     ("no table named 'medical'") did not name the path."""

@@ -145,3 +145,22 @@ def test_risk_figures_describe_the_released_table_after_suppression(duck):
     assert released["sample_uniques"] == 0.0
     assert {name: report.metrics[name] for name in RELEASED_TABLE_RISKS} == pytest.approx(released, rel=1e-12)
     assert report.metrics["record_linkage"] == pytest.approx(len(size) / 10, rel=1e-12)
+
+
+def test_risk_details_name_the_released_rows_they_count(duck):
+    """Defect guarded: metric_details said the risk figures count every row of the table
+    (`rows: 100000, population: table` on the demo's release) while they are computed over the
+    released records, after suppression. record_linkage is named for the n original records."""
+    from sqlanon import api
+    from sqlanon.spec import spec_from_dict
+    from tests.outputs.people import load_people, people_spec
+
+    load_people(duck)
+    spec = spec_from_dict(people_spec(output={"mode": "table", "name": "people_release"}))
+    report = api.check(spec, engine=duck, metrics=NAMES)
+    n, suppressed = report.node.rows, report.node.suppressed_rows
+    assert suppressed == 3
+    details = report.as_dict()["metric_details"]
+    for name in RELEASED_TABLE_RISKS:
+        assert details[name] == {"rows": n - suppressed, "population": "released table"}, name
+    assert details["record_linkage"] == {"rows": n, "population": "table"}

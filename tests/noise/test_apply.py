@@ -292,6 +292,38 @@ def test_an_empty_table(engine):
     assert report.rows == 0 and report.outputs["rows"] == 0 and report.metrics == {}
 
 
+@pytest.mark.parametrize("mechanism", ["uncorrelated", "correlated"])
+@pytest.mark.parametrize("rows", [0, 50])
+def test_gaussian_noise_on_a_column_without_values_is_not_a_type_error(engine, mechanism, rows):
+    """Gaussian noise on an empty table, or on a column holding only NULL, crashed with
+    `TypeError: float() argument must be ... not 'NoneType'` (the moments shifted by a missing mean)."""
+    engine.con.execute(f"CREATE TABLE sparse AS SELECT i AS id, NULL::DOUBLE AS x, i * 1.5 AS y "
+                       f"FROM range({rows}) r(i)")
+    s = spec_from_dict({"source": {"table": "sparse"},
+                        "attributes": {"id": {"role": "insensitive"}, "x": {"role": "sensitive"},
+                                       "y": {"role": "sensitive"}},
+                        "transformation": {"method": "noise", "mechanism": mechanism,
+                                           "attributes": ["x", "y"], "alpha": 0.5, "seed": 3},
+                        "output": {"mode": "table", "name": "noisy"}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+        report = api.apply(s, engine=engine)
+    out = engine.con.execute("SELECT x FROM noisy").fetchall()
+    assert report.rows == rows and len(out) == rows and all(x is None for (x,) in out)
+
+
+def test_text_report_of_one_attribute_has_no_empty_metric_lines(engine):
+    """Noise on one attribute printed `covariance_change: ` and `correlation_change: ` with nothing
+    after them (no pair of attributes to compare)."""
+    from sqlanon.noise.report import format_text
+
+    report = run(engine, {"mechanism": "uncorrelated", "attributes": [INCOME], "alpha": 0.5, "seed": 2})
+    text = format_text(report.as_dict())
+    assert "mean_change:" in text
+    assert [line for line in text.splitlines() if line.rstrip().endswith(":") and
+            line.startswith("  ")] == []
+
+
 def test_categorical_nulls_stay_null(engine):
     engine.con.execute(f'UPDATE "{TABLE.replace(chr(34), chr(34) * 2)}" SET cat = NULL WHERE id % 5 = 0')
     report = run(engine, {"mechanism": "randomized_response", "attributes": ["cat"], "epsilon": 1.0,

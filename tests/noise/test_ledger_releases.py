@@ -125,6 +125,20 @@ def test_per_value_release_is_charged_per_record_exactly(engine):
         "1.098612288668109800")  # ln 3 (keep 0.75 of 2 categories), rounded up from its float
 
 
+def test_ledger_descriptions_name_columns_without_python_list_reprs(engine):
+    """A release's ledger entry read "laplace noise on ['age', 'income'] of table ...", a Python
+    list repr shown to people by `sqlanon budget --entries`; so did histogram and grouped queries."""
+    from sqlanon.noise.aggregates import Grouped, Histogram, Mean
+
+    api.apply(spec(LAPLACE, dataset="clinic", budget_epsilon=1), engine=engine)
+    [entry] = PrivacyLedger(engine).entries("clinic")
+    assert "noise on age, income of table" in entry["description"], entry["description"]
+    histogram = Histogram(["age", "sex"], [("30", "F")]).describe()
+    grouped = Grouped(Mean("income", 0, 10), ["age"], [("30",)]).describe()
+    for text in (entry["description"], histogram, grouped):
+        assert "['" not in text and "']" not in text, text
+
+
 def test_without_a_dataset_nothing_is_charged(engine):
     report = api.apply(spec(LAPLACE), engine=engine)
     assert report.guarantee["ledger"]["dataset"] is None

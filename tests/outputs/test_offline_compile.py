@@ -83,6 +83,32 @@ def test_in_place_is_refused_offline_where_undeclared_columns_would_be_lost():
         api.compile_sql(spec_from_dict(spec), dialect="snowflake")
 
 
+@pytest.mark.parametrize(("dialect", "key", "name"), [
+    ("spark", "output.name", "x" * 129), ("trino", "output.name", "x" * 129),
+    ("postgres", "output.name", "p" * 63 + "_release"), ("snowflake", "output.name", "x" * 256),
+    ("postgres", "source.table", "p" * 64), ("spark", "source.schema", "s" * 129)])
+def test_names_longer_than_the_target_keeps_are_refused_offline(dialect, key, name):
+    """`compile --offline` printed SQL for names longer than the dialect keeps (a Spark output name of
+    130 characters, a PostgreSQL one of 71 bytes that the server cuts to another table's name): the
+    check ran only with a connection."""
+    section, field = key.split(".")
+    spec = people_spec(**{section: {field: name}})
+    with pytest.raises(SpecError, match=rf"{key}: .*{name}.* is \d+ (bytes|characters)"):
+        api.compile_sql(spec_from_dict(spec), dialect=dialect, offline=True)
+
+
+@pytest.mark.parametrize(("dialect", "name"), [("duckdb", "people"), ("duckdb", "People"),
+                                             ("snowflake", "PEOPLE"), ("postgres", "people")])
+@pytest.mark.parametrize("mode", ["table", "view"])
+def test_an_output_over_the_source_is_refused_offline(dialect, name, mode):
+    """`compile --offline --output people --replace` printed a script that replaced the source table
+    `people` with its anonymized copy (dropping the columns the spec does not declare); with a
+    connection the same spec is refused."""
+    spec = people_spec(output={"mode": mode, "name": name, "replace": True})
+    with pytest.raises(SpecError, match=r"output\.name: .* is the source table itself"):
+        api.compile_sql(spec_from_dict(spec), dialect=dialect, offline=True)
+
+
 def test_a_search_spec_is_refused_offline_with_the_way_forward():
     spec = people_spec(transformation={"levels": {}, "search": "optimal"})
     with pytest.raises(SpecError) as e:

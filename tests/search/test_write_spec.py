@@ -143,3 +143,14 @@ def test_write_spec_does_not_overwrite_the_input_spec(project):
     with pytest.raises(SpecError, match="would overwrite the input spec"):
         api.anonymize(str(spec), dry_run=True, write_spec=spec)
     assert spec.read_text(encoding="utf-8") == before
+
+
+def test_written_spec_keeps_the_output_name_given_on_the_command_line(project):
+    """`anonymize --output released --write-spec chosen.yml` wrote the input's `output.name`
+    (adult_anon) into chosen.yml, so `apply chosen.yml` wrote another table than anonymize did.
+    The name is carried over; --replace is not (it stays a decision of each run)."""
+    out = sqlanon("anonymize", "project/spec.yml", "--output", "released", "--replace", "--dry-run",
+                  "--write-spec", "chosen.yml", cwd=project)
+    assert out.returncode == 0, out.stderr
+    written = yaml.safe_load((project / "chosen.yml").read_text(encoding="utf-8"))
+    assert written["output"] == {"mode": "table", "name": "released"}
