@@ -327,6 +327,12 @@ class Output:
         if self.path is not None and self.mode != "sql":
             raise SpecError(f"applies to mode sql (the file the SQL is written to), not {self.mode}",
                             path="output.path")
+        if self.name is not None and self.mode == "in_place":
+            import warnings
+
+            warnings.warn(f"output.name: mode in_place replaces the source table itself, so the name "
+                          f"{self.name!r} is not used: leave output.name out, or use mode table to "
+                          "write a new table of that name", stacklevel=2)
 
 
 @dataclass(frozen=True)

@@ -243,3 +243,16 @@ def test_missing_spec_file(tmp_path):
 
     with pytest.raises(SpecError, match=re.escape(str(tmp_path / "none.yaml")) + ": spec file not found"):
         load_spec(tmp_path / "none.yaml")
+
+
+def test_an_in_place_output_with_a_name_says_the_name_is_not_used():
+    """`output: {mode: in_place, name: foo}` (or `--output foo`) rewrote the source and dropped the
+    name without a word."""
+    from sqlanon.spec import spec_from_dict
+
+    spec = {"source": {"table": "t"},
+            "attributes": {"q": {"role": "quasi_identifier", "hierarchy": {"map": {"a": ["*"]}}}},
+            "privacy": [{"k_anonymity": {"k": 2}}],
+            "output": {"mode": "in_place", "name": "foo"}}
+    with pytest.warns(UserWarning, match=r"output\.name: mode in_place replaces the source table itself"):
+        spec_from_dict(spec)
