@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlanon.engines.base import Engine
-from sqlanon.errors import EngineError, SpecError
+from sqlanon.errors import EngineError
+from sqlanon.spec.targets import file_path, target_kind
 
 
 def connect(target: str | None = None, *, create: bool = False) -> Engine:
@@ -17,19 +18,17 @@ def connect(target: str | None = None, *, create: bool = False) -> Engine:
     A DuckDB file that does not exist is an error naming the path, unless ``create`` (for a database
     that receives an output): a mistyped path must not silently become a new, empty database.
     """
-    if target is None or target in (":memory:", "duckdb://", "duckdb:///:memory:"):
+    kind = target_kind(target)
+    if kind == "memory":
         from sqlanon.engines.duckdb import DuckDBEngine
 
         return DuckDBEngine(":memory:")
-    if target.startswith(("postgresql://", "postgres://")) or target.startswith("host="):
+    assert target is not None
+    if kind == "postgres":
         from sqlanon.engines.postgres import PostgresEngine
 
         return PostgresEngine(target)
-    if target.startswith("duckdb://"):
-        target = target[len("duckdb://"):]
-    if "://" in target:
-        raise SpecError(f"unsupported connection {target.split('://')[0]!r}: use a DuckDB file path "
-                        "or a postgresql:// URL")
+    target = file_path(target)
     if not create and not Path(target).exists():
         raise EngineError(f"the DuckDB database {target!r} does not exist (sqlanon opens an existing "
                           "database; it creates a file only for an output)")

@@ -24,6 +24,7 @@ from sqlanon.hierarchy.builders import (
 from sqlanon.hierarchy.table import read_arx_csv
 from sqlanon.models import build_model
 from sqlanon.spec import schema as S
+from sqlanon.spec.targets import file_path, target_kind
 from sqlanon.spec.yaml_text import parse_yaml
 
 TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics")
@@ -134,16 +135,16 @@ def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathL
                       _output(c, data.get("output")), metrics, path=source, metric_options=metric_options)
 
 
-_CONNECTION_PREFIXES = ("postgres://", "postgresql://", "host=", ":memory:", "duckdb://")
-
-
-def _not_a_url(c: _Ctx, value: Any, path: str) -> Any:
-    """A database given as a file path: a URL of another scheme (``mysql://``) is refused here,
-    before it is mistaken for a relative path."""
-    if isinstance(value, str) and "://" in value:
-        raise c.error(path, f"unsupported connection {value.split('://')[0]!r}: use a DuckDB file "
-                            "path or a postgresql:// URL")
-    return value
+def _database_file(c: _Ctx, value: Any, path: str) -> Any:
+    """A database setting, with a DuckDB file resolved against the spec's folder (a server URL or
+    ``:memory:`` kept as written; a URL of another scheme refused before it passes for a path)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        kind = target_kind(value, path)
+    except SpecError as e:
+        raise c.error(path, e.rule) from None
+    return str(c.file(file_path(value), path)) if kind == "file" else value
 
 
 def _source(c: _Ctx, value: Any) -> S.Source:
@@ -154,8 +155,7 @@ def _source(c: _Ctx, value: Any) -> S.Source:
         raise c.error("source", "give one of `database` and `connection` (the same setting), not both")
     key = "connection" if v.get("connection") is not None else "database"
     database = v.get(key)
-    if isinstance(database, str) and not database.startswith(_CONNECTION_PREFIXES):
-        database = str(c.file(_not_a_url(c, database, f"source.{key}"), f"source.{key}"))
+    database = _database_file(c, database, f"source.{key}")
     return S.Source(table=v.get("table"), file=file, format=v.get("format"), database=database,
                     schema=v.get("schema"), delimiter=v.get("delimiter"), header=v.get("header", True),
                     all_text=v.get("all_text", False))
@@ -291,8 +291,7 @@ def _transformation(c: _Ctx, value: Any) -> S.Transformation:
 def _output(c: _Ctx, value: Any) -> S.Output:
     v = c.mapping(value, "output")
     c.keys(v, OUTPUT_KEYS, "output")
-    database = str(c.file(_not_a_url(c, v["database"], "output.database"), "output.database")) \
-        if v.get("database") else None
+    database = _database_file(c, v["database"], "output.database") if v.get("database") else None
     return S.Output(v.get("mode", "table"), v.get("name"), v.get("dialect", "duckdb"), v.get("path"),
                     database, v.get("replace", False))
 

@@ -1,0 +1,39 @@
+"""What a database setting names: an in-memory DuckDB, a PostgreSQL server, or a DuckDB file.
+
+One reading for the spec loader (which resolves file paths against the spec's folder) and for
+:func:`sqlanon.engines.connect.connect`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from sqlanon.errors import SpecError
+
+MEMORY = (":memory:", "duckdb://", "duckdb:///:memory:")
+POSTGRES_PREFIXES = ("postgresql://", "postgres://", "host=")
+DUCKDB_PREFIX = "duckdb://"
+
+Kind = Literal["memory", "postgres", "file"]
+
+
+def target_kind(target: str | None, path: str = "") -> Kind:
+    """``memory``, ``postgres`` or ``file``; a URL of another scheme (``mysql://``) is a SpecError at
+    ``path``, never mistaken for a relative file name.
+
+    >>> target_kind("postgresql://me@db/clinic"), target_kind("clinic.duckdb"), target_kind(None)
+    ('postgres', 'file', 'memory')
+    """
+    if target is None or target in MEMORY:
+        return "memory"
+    if target.startswith(POSTGRES_PREFIXES):
+        return "postgres"
+    if "://" in file_path(target):
+        raise SpecError(f"unsupported connection {target.split('://')[0]!r}: use a DuckDB file path "
+                        "or a postgresql:// URL", path=path)
+    return "file"
+
+
+def file_path(target: str) -> str:
+    """A DuckDB file target without its optional ``duckdb://`` prefix."""
+    return target[len(DUCKDB_PREFIX):] if target.startswith(DUCKDB_PREFIX) else target
