@@ -23,10 +23,10 @@ import warnings
 from pathlib import Path
 
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.noise.aggregates import Count, Mean, Sum
-from sqlanon.noise.dp_microdata import dp_microaggregate
-from sqlanon.noise.dp_queries import dp_query
-from sqlanon.noise.rng import ReproducibleNoiseWarning
+from sqlanon.methods.dp.aggregates import Count, Mean, Sum
+from sqlanon.methods.dp.microdata import dp_microaggregate
+from sqlanon.methods.dp.queries import dp_query
+from sqlanon.methods.rng import ReproducibleNoiseWarning
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mdav" \
     / "synthetic_normal_100k_x5_seed42.csv"

@@ -23,7 +23,7 @@ Kinds and what must hold after every kill:
     relation other than the table, the ledger and staging relations exists.
 
 After the checks, leftover staging relations are removed as the next run would
-(:func:`sqlanon.staging.remove_leftovers`), and none may remain. Prints the counts; exits 1 on any
+(:func:`sqlanon.engines.staging.remove_leftovers`), and none may remain. Prints the counts; exits 1 on any
 violation.
 
     python -m bench.kill_soak --kills 20
@@ -232,7 +232,7 @@ def _grouped(rows: list[tuple[Any, ...]]) -> list[tuple[str, str, dict[str, str]
 # -- checks ------------------------------------------------------------------------------------------
 
 def _q(schema: str, name: str) -> str:
-    from sqlanon.compile.sql import table
+    from sqlanon.sql.nodes import table
 
     return table(name, schema).sql("postgres")  # quoted by sqlglot; both engines read this form
 
@@ -278,7 +278,7 @@ def source_state(db, e, rows: int) -> str:  # noqa: ANN001
 
 
 def spent(e) -> float:  # noqa: ANN001
-    from sqlanon.noise.ledger import PrivacyLedger
+    from sqlanon.methods.dp.budget import PrivacyLedger
 
     if not e.relation_exists(LEDGER[0]):
         return 0.0
@@ -287,7 +287,7 @@ def spent(e) -> float:  # noqa: ANN001
 
 
 def check(db, kind: str, case: str, rows: int, killed: bool, tally: Tally) -> None:  # noqa: ANN001
-    from sqlanon.staging import is_staging, remove_leftovers
+    from sqlanon.engines.staging import is_staging, remove_leftovers
 
     e = db.connect()
     try:

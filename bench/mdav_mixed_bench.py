@@ -5,7 +5,7 @@ marital-status and occupation; k = 5. A second case adds a synthetic nominal att
 values under a six-level ZIP-like hierarchy (``--large``), the size where marginalities are summed
 over the tree.
 
-Baseline, measured in the same run on the same rows: ``sqlanon.microagg.mdav.mdav`` (sdcMicro's
+Baseline, measured in the same run on the same rows: ``sqlanon.methods.microaggregation.algorithms.mdav.mdav`` (sdcMicro's
 numeric MDAV) on the matrix of age and the three attributes' value codes, i.e. the same number of
 rows, columns and groups without the semantic distances and centroids. Runs alternate (baseline,
 subject, ...); the script prints every run, the medians and their ratio.
@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sqlanon.hierarchy import TableHierarchy, read_arx_csv
-from sqlanon.microagg.mdav import mdav
-from sqlanon.microagg.mdav_mixed import mdav_mixed
-from sqlanon.microagg.registry import NominalColumn, Records
+from sqlanon.domain.hierarchy import TableHierarchy, read_arx_csv
+from sqlanon.methods.microaggregation.algorithms.mdav import mdav
+from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed
+from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
 
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
 NOMINAL = ("education", "marital-status", "occupation")

@@ -6,13 +6,13 @@ fewer than k), the number of classes and the smallest class kept; the script ass
 agree on every node, then prints per-node times (medians over ``--runs``) and their ratios:
 
 (i) ``sql``: one query per node on the frequency table in the engine
-    (:meth:`sqlanon.evaluate.Evaluator.check`, privacy only, as the SQL search checks nodes);
+    (:meth:`sqlanon.methods.generalization.evaluator.Evaluator.check`, privacy only, as the SQL search checks nodes);
 (ii) ``grouping sets``: a table of per-level integer codes (one column per QI and level, from the
      hierarchies' label order), built once by one join of the frequency table with a code table per
      QI; then one query per batch of nodes: ``GROUP BY GROUPING SETS ((q0_l, q1_l, …), …)`` with
      ``GROUPING(…)`` telling the nodes apart, summarized per grouping set (classes, smallest class,
      rows in classes < k). Built with sqlglot;
-(iii) ``memory``: :meth:`sqlanon.search.fast.FastEvaluator.evaluate` on the frequency table read once,
+(iii) ``memory``: :meth:`sqlanon.methods.generalization.search.fast.FastEvaluator.evaluate` on the frequency table read once,
       with and without rolling a node up from a cached finer node.
 
 One-off costs (the frequency table, the code table, the in-memory load) are reported apart.
@@ -33,14 +33,14 @@ from sqlglot import exp
 from bench.grow_adult import QIS
 from bench.search_big import open_table
 from sqlanon.compile.checks import N
-from sqlanon.compile.sql import alias, col, lit, table
+from sqlanon.sql.nodes import alias, col, lit, table
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.evaluate import Evaluator, Problem
-from sqlanon.hierarchy import read_arx_csv
-from sqlanon.models.k_anonymity import KAnonymity
-from sqlanon.search import lattice_of
-from sqlanon.search.fast import FastEvaluator, FastNodeEvaluator
-from sqlanon.search.limits import search_within
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.domain.hierarchy import read_arx_csv
+from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.methods.generalization.search import lattice_of
+from sqlanon.methods.generalization.search.fast import FastEvaluator, FastNodeEvaluator
+from sqlanon.methods.generalization.search.limits import search_within
 
 K, LIMIT = 5, 0.02
 Answer = tuple[int, int, int | None]

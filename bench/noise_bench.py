@@ -7,7 +7,7 @@ The table ``big`` (5 DOUBLE columns, no key) is generated deterministically insi
 * one series per ``--mechanism`` (comma-separated, default ``uncorrelated``): ``sqlanon.api.apply``
   with ``transformation: {method: noise, mechanism: ...}`` on all 5 columns, ``metrics=()`` (no
   utility report), output a new table. The noise is drawn in numpy and joined by position to row
-  blocks of 2^20 row ids, written in parallel (``sqlanon.noise.blocks``);
+  blocks of 2^20 row ids, written in parallel (``sqlanon.methods.perturbation.blocks``);
 * with ``--sql-random``, also ``sql_random``: the alternative sqlanon does not use, Gaussian noise of
   the same variances from DuckDB's ``random()`` (Box–Muller) inside the same CREATE TABLE AS;
 * with ``--floor``, also ``zeros_joined``: the same positional CREATE TABLE AS with an Arrow stream
@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.noise.rng import ReproducibleNoiseWarning
+from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec import spec_from_dict
 
 COLUMNS = [f"c{i}" for i in range(1, 6)]

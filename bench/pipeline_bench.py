@@ -6,7 +6,7 @@ table with its row number as the key (sdcMicro breaks ties by row order). The me
 of the five columns, MDAV, the group table written back, the output table built by one join, and the
 report's metrics (SSE, SST, IL1s in SQL; record linkage in numpy). ``--no-metrics`` leaves the metrics out.
 
-Baseline, measured in the same run on the same array: ``sqlanon.microagg.mdav.microaggregate`` alone
+Baseline, measured in the same run on the same array: ``sqlanon.methods.microaggregation.algorithms.mdav.microaggregate`` alone
 (numpy, no database). Runs alternate (baseline, pipeline, ...); the script prints every run, the
 medians, their ratio and the SSE, which must equal sdcMicro's (6718.869529 and 11526.37237).
 """
@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.microagg.mdav import microaggregate
+from sqlanon.methods.microaggregation.algorithms.mdav import microaggregate
 from sqlanon.spec import spec_from_dict
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mdav" / "synthetic_normal_100k_x5_seed42.csv"

@@ -7,8 +7,8 @@ and the given memory limit.
 Baseline, measured in the same run on the same connection: one
 ``CREATE TEMP TABLE … AS SELECT <9 QIs>, count(*) FROM adult_big GROUP BY <9 QIs>``. The subject is
 the whole optimal search as ``anonymize`` runs it: build the frequency table in the engine
-(:class:`~sqlanon.evaluate.Evaluator`), load it into memory
-(:class:`~sqlanon.search.fast.FastNodeEvaluator`), search (:func:`~sqlanon.search.search`). Runs
+(:class:`~sqlanon.methods.generalization.evaluator.Evaluator`), load it into memory
+(:class:`~sqlanon.methods.generalization.search.fast.FastNodeEvaluator`), search (:func:`~sqlanon.methods.generalization.search.search`). Runs
 alternate (baseline, search, …) after one warm-up each; the script prints every run with its phases,
 where the search's time goes (node checks grouped from every row of the frequency table or rolled up
 from a cached finer node, the strategy's own work), the medians, the ratio to the baseline and the
@@ -29,14 +29,14 @@ from pathlib import Path
 import duckdb
 
 from bench.grow_adult import QIS, distinct_combinations, grow
-from sqlanon.compile.sql import table
+from sqlanon.sql.nodes import table
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.evaluate import Evaluator, Problem
-from sqlanon.hierarchy import read_arx_csv
-from sqlanon.models.k_anonymity import KAnonymity
-from sqlanon.search import lattice_of
-from sqlanon.search.fast import FastNodeEvaluator
-from sqlanon.search.limits import search_within
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.domain.hierarchy import read_arx_csv
+from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.methods.generalization.search import lattice_of
+from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
+from sqlanon.methods.generalization.search.limits import search_within
 
 K, LIMIT, METRIC = 5, 0.02, "loss"
 

@@ -2,7 +2,7 @@
 
 Quasi-identifiers: age and education (as its rank); confidential attribute: occupation, ordered
 distance over its values in alphabetical order (as in the tests). The baseline is sdcMicro-exact MDAV
-(:func:`sqlanon.microagg.mdav.mdav_groups`) on the same array, measured in the same run and alternated
+(:func:`sqlanon.methods.microaggregation.algorithms.mdav.mdav_groups`) on the same array, measured in the same run and alternated
 with each algorithm; the script prints every run, the medians, their ratio, and the quality of each
 result (groups, largest group, largest EMD, 100·SSE/SST on the MDAV-weighted quasi-identifiers).
 
@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sqlanon.microagg.emd import ClusterEMD, confidential_ranks
-from sqlanon.microagg.mdav import mdav_groups
-from sqlanon.microagg.qi_space import scaled
-from sqlanon.microagg.registry import NominalColumn, Records
-from sqlanon.microagg.tcloseness import tcloseness_kfirst, tcloseness_merge, tcloseness_tfirst
+from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, confidential_ranks
+from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
+from sqlanon.methods.microaggregation.distance.qi_space import scaled
+from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
+from sqlanon.methods.microaggregation.algorithms.tcloseness import tcloseness_kfirst, tcloseness_merge, tcloseness_tfirst
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult" / "adult.csv"
 EDUCATION = ("Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad",

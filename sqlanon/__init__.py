@@ -4,12 +4,12 @@ Modules, from the user's side inward:
 
 * :mod:`sqlanon.api`: ``check``, ``apply``, ``anonymize``, ``compile_sql``: the verbs of the command
   line (also here, as ``sqlanon.check`` ...), with ``dp_query`` and ``dp_microaggregate`` from
-  :mod:`sqlanon.noise`;
+  :mod:`sqlanon.methods.dp`;
 * :mod:`sqlanon.spec`: the specification (YAML or Python objects);
-* :mod:`sqlanon.hierarchy`: generalization hierarchies (ARX CSV files and builders);
-* :mod:`sqlanon.models`: privacy models, each a per-class SQL check;
-* :mod:`sqlanon.metrics`: utility and risk metrics (ARX's definitions where ARX has them);
-* :mod:`sqlanon.evaluate`: checking one transformation on an engine;
+* :mod:`sqlanon.domain.hierarchy`: generalization hierarchies (ARX CSV files and builders);
+* :mod:`sqlanon.domain.models`: privacy models, each a per-class SQL check;
+* :mod:`sqlanon.domain.metrics`: utility and risk metrics (ARX's definitions where ARX has them);
+* :mod:`sqlanon.methods.generalization.evaluator`: checking one transformation on an engine;
 * :mod:`sqlanon.compile`: the only code that builds SQL (sqlglot trees, rendered strictly per dialect);
 * :mod:`sqlanon.outputs`: tables, views, in-place updates and portable SQL;
 * :mod:`sqlanon.engines`: DuckDB and PostgreSQL behind one interface.
@@ -39,12 +39,12 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-_NOISE = ("dp_query", "dp_microaggregate")  # loaded on first use, as in sqlanon.noise
+_NOISE = ("dp_query", "dp_microaggregate")  # loaded on first use, as in sqlanon.methods.dp
 
 
 def __getattr__(name: str) -> object:
     if name in _NOISE:
-        import sqlanon.noise
+        import sqlanon.methods.dp
 
-        return getattr(sqlanon.noise, name)
+        return getattr(sqlanon.methods.dp, name)
     raise AttributeError(f"module 'sqlanon' has no attribute {name!r}")

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlanon.dataset import Dataset, open_dataset, problem_for
+from sqlanon.methods.dataset import Dataset, open_dataset, problem_for
 from sqlanon.engines.base import Engine
-from sqlanon.evaluate import Evaluator, NodeCheck
-from sqlanon.metrics import MetricContext, get_metric
+from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
+from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.spec.load import load_spec
 from sqlanon.spec.schema import Spec
 
@@ -170,9 +170,9 @@ def _checked_node(spec: Spec, engine: Engine | None, database: str | None,
 
 def _microaggregation(spec: Spec, engine: Engine | None, database: str | None, verb: str,
                       before: Callable[[Dataset], Any] | None = None, **options: Any) -> Any:
-    """``method: microaggregation``: the verb of :mod:`sqlanon.microagg.verbs` on the opened source
+    """``method: microaggregation``: the verb of :mod:`sqlanon.methods.microaggregation.verbs` on the opened source
     (``before`` runs first and its result is passed on as ``plan``)."""
-    from sqlanon.microagg import verbs
+    from sqlanon.methods.microaggregation import verbs
 
     ds = open_dataset(spec, engine, database=database)
     try:
@@ -187,7 +187,7 @@ def _microaggregation(spec: Spec, engine: Engine | None, database: str | None, v
 
 def _output_plan(spec: Spec, dialect: str | None = None) -> Callable[[Dataset], Any]:
     """The pre-flight output check of a verb that writes (``dialect`` None) or compiles for ``dialect``."""
-    from sqlanon.compile.dialects import profile
+    from sqlanon.sql.dialects import profile
     from sqlanon.outputs.preflight import plan_output
 
     if dialect is None:
@@ -235,7 +235,7 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         return _microaggregation(spec, engine, database, "apply", plan, metrics=metrics != (),
                                  dry_run=dry_run, progress=progress)
     if spec.transformation.method == "noise":
-        from sqlanon.noise.apply import apply_noise
+        from sqlanon.methods.perturbation.apply import apply_noise
 
         return apply_noise(spec, engine=engine, database=database, dry_run=dry_run,
                            quality=metrics != ())
@@ -250,7 +250,7 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
 def _check_subset_output(spec: Spec, *, compiled: bool) -> None:
     """A research subset read from a file lives in a temporary table: refused where the output
     would outlive the connection (a view, printed SQL)."""
-    from sqlanon.models.presence import require_lasting_subset
+    from sqlanon.domain.models.presence import require_lasting_subset
 
     require_lasting_subset(spec.privacy, portable=compiled or spec.output.mode in ("view", "sql"))
 
@@ -315,7 +315,7 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     on a terminal for searches that take more than a second. ``write_spec`` names a file to write
     the spec with the chosen levels to (:meth:`Report.write_spec`), before the output is written.
     """
-    from sqlanon.search.run import search_spec, with_levels
+    from sqlanon.methods.generalization.search.run import search_spec, with_levels
     from sqlanon.outputs import write_output
 
     spec = _spec(spec)

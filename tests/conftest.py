@@ -27,7 +27,7 @@ def adult_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def adult_hierarchies(adult_dir: Path) -> dict:
-    from sqlanon.hierarchy import read_arx_csv
+    from sqlanon.domain.hierarchy import read_arx_csv
 
     return {q: read_arx_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in ADULT_QIS}
 

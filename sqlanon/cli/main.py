@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "connecting (the default when the spec names no database); needs fixed levels")
 
     p = verb("query", "one differentially private aggregate, charged to a budget")
-    from sqlanon.noise import dp_cli
+    from sqlanon.cli import dp as dp_cli
 
     dp_cli.add_arguments(p)
     _add_common(p)
@@ -127,13 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = verb("hierarchy", "build, validate or export hierarchies")
-    from sqlanon import hierarchy_cli
+    from sqlanon.cli import hierarchy as hierarchy_cli
 
     hierarchy_cli.add_arguments(p)
     _add_common(p)
 
     p = verb("demo", "generate a table of people in a DuckDB file and anonymize it")
-    from sqlanon.demo import DEFAULT_DATABASE
+    from sqlanon.cli.demo import DEFAULT_DATABASE
 
     p.add_argument("--database", default=DEFAULT_DATABASE,
                    help=f"the DuckDB file to create; the spec is written beside it "
@@ -331,19 +331,19 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(sql)
         return EXIT_OK
     if args.verb == "query":
-        from sqlanon.noise import dp_cli
+        from sqlanon.cli import dp as dp_cli
 
         return dp_cli.run(args)
     if args.verb == "budget":
-        from sqlanon.noise import dp_cli
+        from sqlanon.cli import dp as dp_cli
 
         return dp_cli.run_budget(args)
     if args.verb == "hierarchy":
-        from sqlanon import hierarchy_cli
+        from sqlanon.cli import hierarchy as hierarchy_cli
 
         return hierarchy_cli.run(args)
     if args.verb == "demo":
-        from sqlanon.demo import run_demo
+        from sqlanon.cli.demo import run_demo
 
         report = run_demo(args.database, rows=args.rows, seed=args.seed)
         _print_report(report, args.json)

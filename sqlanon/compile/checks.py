@@ -5,7 +5,7 @@ Relations, in order (names are plan steps):
 * ``freq``: ``GROUP BY`` the raw QIs and sensitive attributes with a row count: the one scan of the source;
 * ``gen``: the frequency table with QIs generalized to the node's levels;
 * ``hist_<i>``: per sensitive attribute, one row per (class, value) with the columns of
-  :class:`~sqlanon.models.base.HistogramColumns`;
+  :class:`~sqlanon.domain.models.base.HistogramColumns`;
 * ``stats``: one row per class: the QIs, ``__sa_size`` and every statistic the models read;
 * ``verdict``: ``stats`` plus one boolean per model and ``__sa_keep`` (the class satisfies every model).
 """
@@ -19,8 +19,8 @@ from sqlglot import exp
 
 from sqlanon.compile.generalize import Generalizer
 from sqlanon.compile.plan import Plan, nullsafe_join
-from sqlanon.compile.sql import alias, col, count_star, internal, lit
-from sqlanon.models.base import H, ClassSize, PrivacyModel, Statistic, stat_attribute
+from sqlanon.sql.nodes import alias, col, count_star, internal, lit
+from sqlanon.domain.models.base import H, ClassSize, PrivacyModel, Statistic, stat_attribute
 
 N = internal("n")
 SIZE = internal("size")

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlanon.compile.dialects import DialectProfile
-from sqlanon.compile.sql import alias, col, internal
-from sqlanon.hierarchy.base import Hierarchy
-from sqlanon.hierarchy.table import TableHierarchy
+from sqlanon.sql.dialects import DialectProfile
+from sqlanon.sql.nodes import alias, col, internal
+from sqlanon.domain.hierarchy.base import Hierarchy
+from sqlanon.domain.hierarchy.table import TableHierarchy
 
 
 def lookup_name(attribute_index: int) -> str:
@@ -78,9 +78,9 @@ class Generalizer:
 def lookup_values(h: TableHierarchy, name: str, dialect: DialectProfile | None = None) -> exp.Expression:
     """The hierarchy table as an inline VALUES relation (for compiled, engine-independent SQL).
 
-    For ``dialect``, a large table's rows are rendered directly (:func:`~sqlanon.compile.sql.values_table`).
+    For ``dialect``, a large table's rows are rendered directly (:func:`~sqlanon.sql.nodes.values_table`).
     """
-    from sqlanon.compile.sql import values_table
+    from sqlanon.sql.nodes import values_table
 
     return values_table(h.lookup_rows(), lookup_columns(h), name,
                         dialect.sqlglot if dialect is not None else None)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from sqlanon.compile.sql import table
+from sqlanon.sql.nodes import table
 
 
 @dataclass
@@ -55,7 +55,7 @@ class Plan:
 
 def nullsafe_join(left: str, right: str, columns: list[str]) -> exp.Expression:
     """``left.c IS NOT DISTINCT FROM right.c AND ...``: class keys may be NULL (a value of its own)."""
-    from sqlanon.compile.sql import col
+    from sqlanon.sql.nodes import col
 
     conds = [exp.NullSafeEQ(this=col(c, left), expression=col(c, right)) for c in columns]
     return exp.and_(*conds) if conds else exp.true()

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.dialects import DialectProfile, adapt, profile
-from sqlanon.compile.render import render
-from sqlanon.compile.secrets import redacted_sql
-from sqlanon.compile.sql import INTERNAL_PREFIX, ident, table
+from sqlanon.sql.dialects import DialectProfile, adapt, profile
+from sqlanon.sql.render import render
+from sqlanon.sql.secrets import redacted_sql
+from sqlanon.sql.nodes import INTERNAL_PREFIX, ident, table
 from sqlanon.errors import EngineError
 
 if TYPE_CHECKING:

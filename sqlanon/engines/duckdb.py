@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.sql import internal, table
+from sqlanon.sql.nodes import internal, table
 from sqlanon.engines.base import Engine, driver_message
 from sqlanon.errors import EngineError
 
@@ -150,7 +150,7 @@ class DuckDBEngine(Engine):
         """
         from sqlglot import exp
 
-        from sqlanon.compile.sql import lit
+        from sqlanon.sql.nodes import lit
 
         args: list[exp.Expression] = [lit(path)]
         for key, value in (options or {}).items():

@@ -4,7 +4,7 @@ The connection runs in autocommit mode; :meth:`Engine.transaction` issues ``BEGI
 ``ROLLBACK`` itself, so DDL inside it is transactional (PostgreSQL supports that). Catalog look-ups
 pass names as query parameters, never as SQL text. Numeric results come back as Python ``int`` or
 ``float`` (not ``Decimal``), as from DuckDB, so that both engines report identical numbers. Joins on
-``IS NOT DISTINCT FROM`` are made hashable (:func:`sqlanon.compile.dialects.adapt`).
+``IS NOT DISTINCT FROM`` are made hashable (:func:`sqlanon.sql.dialects.adapt`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.sql import ident, table
+from sqlanon.sql.nodes import ident, table
 from sqlanon.engines.base import Engine, driver_message
 from sqlanon.errors import EngineError, UnsupportedError
 

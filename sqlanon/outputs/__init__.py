@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlanon.compile.dialects import DialectProfile, profile
-from sqlanon.dataset import Dataset
+from sqlanon.sql.dialects import DialectProfile, profile
+from sqlanon.methods.dataset import Dataset
 from sqlanon.errors import UnsupportedError
-from sqlanon.evaluate import Evaluator, NodeCheck
+from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
 from sqlanon.outputs import modes
 from sqlanon.outputs.preflight import OutputPlan, plan_output
 from sqlanon.outputs.query import OutputQuery, output_query, require_anonymous
 from sqlanon.spec.schema import Spec
-from sqlanon.staging import remove_leftovers
+from sqlanon.engines.staging import remove_leftovers
 
 
 def write_output(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck,

@@ -31,8 +31,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlanon.compile.dialects import DialectProfile
-from sqlanon.compile.sql import as_text, lit
+from sqlanon.sql.dialects import DialectProfile
+from sqlanon.sql.nodes import as_text, lit
 
 T = exp.DataType.Type
 _DATETIME = {T.TIMESTAMP, T.TIMESTAMPNTZ, T.DATETIME, T.TIMESTAMP_S, T.TIMESTAMP_MS, T.TIMESTAMP_NS}

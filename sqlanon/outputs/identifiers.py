@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sqlanon.compile.dialects import DialectProfile, sha256_hex
-from sqlanon.compile.secrets import secret
-from sqlanon.compile.sql import as_text, lit
+from sqlanon.sql.dialects import DialectProfile, sha256_hex
+from sqlanon.sql.secrets import secret
+from sqlanon.sql.nodes import as_text, lit
 from sqlanon.errors import SpecError
 from sqlanon.outputs.hash_text import canonical_sql
 from sqlanon.spec.schema import Attribute

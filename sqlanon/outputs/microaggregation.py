@@ -1,7 +1,7 @@
 """Writing microaggregated rows: the output modes of ``method: microaggregation``.
 
 SQL methods (individual ranking, projection) are one SELECT over the source and go through the same
-modes as generalization. Pulled algorithms (MDAV, ...) read a group table (:mod:`sqlanon.microagg.pipeline`):
+modes as generalization. Pulled algorithms (MDAV, ...) read a group table (:mod:`sqlanon.methods.microaggregation.pipeline`):
 
 * ``table`` and ``in_place`` read a temporary group table while the statement runs (``in_place`` in one
   transaction, as for generalization); it is dropped after.
@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlanon.compile.dialects import profile
-from sqlanon.dataset import Dataset
-from sqlanon.microagg import pipeline
+from sqlanon.sql.dialects import profile
+from sqlanon.methods.dataset import Dataset
+from sqlanon.methods.microaggregation import pipeline
 from sqlanon.outputs import modes
 from sqlanon.outputs.preflight import OutputPlan, keeps_group_table, output_name, plan_output
 from sqlanon.spec.schema import Spec
-from sqlanon.staging import remove_leftovers
+from sqlanon.engines.staging import remove_leftovers
 
 
 Inspect = Callable[[pipeline.Masking], None]

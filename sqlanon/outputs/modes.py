@@ -12,16 +12,16 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from sqlanon.compile.dialects import DialectProfile, adapt
-from sqlanon.compile.render import render
-from sqlanon.compile.sql import table
-from sqlanon.dataset import Dataset
+from sqlanon.sql.dialects import DialectProfile, adapt
+from sqlanon.sql.render import render
+from sqlanon.sql.nodes import table
+from sqlanon.methods.dataset import Dataset
 from sqlanon.engines.base import Engine
 from sqlanon.outputs.preflight import OutputPlan, output_name, plan_output, sql_path
 from sqlanon.outputs.query import OutputQuery
 from sqlanon.outputs.scripts import render_script, split_statements
 from sqlanon.spec.schema import Spec
-from sqlanon.staging import staging_name
+from sqlanon.engines.staging import staging_name
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlanon.compile.checks import statistics_of
-from sqlanon.compile.dialects import profile
-from sqlanon.compile.sql import table
-from sqlanon.dataset import check_source_names
+from sqlanon.sql.dialects import profile
+from sqlanon.sql.nodes import table
+from sqlanon.methods.dataset import check_source_names
 from sqlanon.errors import HierarchyError, SpecError, UnsupportedError
-from sqlanon.evaluate import Problem
-from sqlanon.hierarchy.table import TableHierarchy
-from sqlanon.models.distance_statistics import NUMERIC_TYPES, OrderedDistance
-from sqlanon.models.numeric_sensitive import ValueRange, VarianceRatio
-from sqlanon.models.presence import SubsetCount
+from sqlanon.methods.generalization.evaluator import Problem
+from sqlanon.domain.hierarchy.table import TableHierarchy
+from sqlanon.domain.models.distance_statistics import NUMERIC_TYPES, OrderedDistance
+from sqlanon.domain.models.numeric_sensitive import ValueRange, VarianceRatio
+from sqlanon.domain.models.presence import SubsetCount
 from sqlanon.outputs import modes
 from sqlanon.outputs.preflight import check_name, check_output_relation, output_name
 from sqlanon.outputs.query import output_query

@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlanon.compile.dialects import DialectProfile, stored_case
-from sqlanon.compile.sql import INTERNAL_PREFIX
-from sqlanon.dataset import Dataset
+from sqlanon.sql.dialects import DialectProfile, stored_case
+from sqlanon.sql.nodes import INTERNAL_PREFIX
+from sqlanon.methods.dataset import Dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.spec.schema import Spec

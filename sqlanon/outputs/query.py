@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from sqlanon.compile import checks
-from sqlanon.compile.dialects import DialectProfile, fail
+from sqlanon.sql.dialects import DialectProfile, fail
 from sqlanon.compile.generalize import Generalizer, lookup_values
 from sqlanon.compile.plan import Plan, nullsafe_join
-from sqlanon.compile.sql import alias, as_double, as_text, col, internal, lit
+from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit
 from sqlanon.errors import InfeasibleError
-from sqlanon.evaluate import Evaluator, NodeCheck, Problem
-from sqlanon.hierarchy.base import TOP
-from sqlanon.hierarchy.table import TableHierarchy
-from sqlanon.models.base import stat_attribute
+from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck, Problem
+from sqlanon.domain.hierarchy.base import TOP
+from sqlanon.domain.hierarchy.table import TableHierarchy
+from sqlanon.domain.models.base import stat_attribute
 from sqlanon.outputs.hash_text import declared_types, parse_types
 from sqlanon.outputs.identifiers import identifier_expression
 from sqlanon.spec.schema import Spec

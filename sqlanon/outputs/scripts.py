@@ -14,7 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFo
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from sqlanon.compile.dialects import DialectProfile
+from sqlanon.sql.dialects import DialectProfile
 from sqlanon.errors import InternalError
 
 

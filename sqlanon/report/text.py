@@ -38,11 +38,11 @@ def plain(value: Any, *, nested: bool = False) -> str:
 
 def format_report(r: dict[str, Any]) -> str:
     if r.get("transformation", {}).get("method") == "noise":
-        from sqlanon.noise.report import format_text as noise_text
+        from sqlanon.methods.perturbation.report import format_text as noise_text
 
         return noise_text(r)
     if r.get("transformation", {}).get("method") == "microaggregation":
-        from sqlanon.microagg.report import format_text
+        from sqlanon.methods.microaggregation.report import format_text
 
         return format_text(r)
     lines = []

@@ -126,7 +126,7 @@ def rebased(data: dict[str, Any], old_base: Path, new_base: Path) -> dict[str, A
 
 def _rebased_models(privacy: Any, move: Any) -> Any:
     """Research subsets given as files are paths too (relative to the spec, like every path)."""
-    from sqlanon.models.presence import is_file
+    from sqlanon.domain.models.presence import is_file
 
     def entry(params: Any) -> Any:
         subset = params.get("subset") if isinstance(params, dict) else None

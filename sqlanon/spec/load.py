@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from sqlanon.errors import HierarchyError, SpecError, did_you_mean
-from sqlanon.hierarchy.base import Hierarchy
-from sqlanon.hierarchy.builders import (
+from sqlanon.domain.hierarchy.base import Hierarchy
+from sqlanon.domain.hierarchy.builders import (
     DateHierarchy,
     IntervalHierarchy,
     MapHierarchy,
     MaskHierarchy,
     OrderedHierarchy,
 )
-from sqlanon.hierarchy.table import read_arx_csv
-from sqlanon.models import build_model
+from sqlanon.domain.hierarchy.table import read_arx_csv
+from sqlanon.domain.models import build_model
 from sqlanon.spec import schema as S
 from sqlanon.spec.targets import file_path, target_kind
 from sqlanon.spec.yaml_text import parse_yaml
@@ -251,7 +251,7 @@ def _build(c: _Ctx, kind: str, body: Any, p: str, v: dict[str, Any], order: list
 
 def _relative_files(c: _Ctx, params: Any) -> Any:
     """A model's file parameter (a research subset) is relative to the spec file, like every path."""
-    from sqlanon.models.presence import is_file
+    from sqlanon.domain.models.presence import is_file
 
     subset = params.get("subset") if isinstance(params, dict) else None
     if isinstance(subset, str) and is_file(subset):

@@ -73,7 +73,7 @@ def relation_name(value: Any, path: str, attributes: Mapping[str, Any]) -> None:
 
 def monotonic_variants(value: Any, path: str, attributes: Mapping[str, Any]) -> None:
     """``true``, ``false`` or a list of the metrics with a monotonic variant (ARX's names)."""
-    from sqlanon.metrics.base import monotonic_choice
+    from sqlanon.domain.metrics.base import monotonic_choice
 
     try:
         monotonic_choice({"monotonic": value})

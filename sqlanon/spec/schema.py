@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.hierarchy.base import Hierarchy
-from sqlanon.models.base import PrivacyModel
+from sqlanon.domain.hierarchy.base import Hierarchy
+from sqlanon.domain.models.base import PrivacyModel
 
 ROLES = ("quasi_identifier", "sensitive", "identifier", "insensitive")
 TYPES = ("string", "integer", "decimal", "date", "ordinal")
@@ -92,7 +92,7 @@ def check_salt(salt: Any, path: str) -> None:
 
 def check_metric_name(value: Any, path: str) -> str:
     """``value`` if it names a registered metric."""
-    from sqlanon.metrics import METRICS, load_all
+    from sqlanon.domain.metrics import METRICS, load_all
 
     if not isinstance(value, str):
         raise SpecError(f"must be a metric name, got {value!r}", path=path)
@@ -274,14 +274,14 @@ class Transformation:
                 raise SpecError("attribute weights are set per attribute (attributes.<name>.weight), not "
                                 "under transformation", path="transformation.weights")
             if key not in SEARCH_KEYS:
-                from sqlanon.noise.options import NOISE_KEYS  # imports scipy: only on an error
+                from sqlanon.methods.perturbation.options import NOISE_KEYS  # imports scipy: only on an error
 
                 readers = (("noise", NOISE_KEYS), ("microaggregation", MICROAGGREGATION_KEYS))
                 methods = [m for m, keys in readers if key in keys] or ["noise", "microaggregation"]
                 raise SpecError(f"applies to method {' or '.join(methods)}, not generalization",
                                 path=f"transformation.{key}")
         if "search" in o:
-            from sqlanon.search.strategies import STRATEGIES
+            from sqlanon.methods.generalization.search.strategies import STRATEGIES
 
             choose(o["search"], STRATEGIES, "transformation.search", "search strategy")
         if "time_limit" in o:
@@ -307,7 +307,7 @@ class Output:
     """Overwrite an existing output table or view (modes ``table`` and ``view`` refuse otherwise)."""
 
     def __post_init__(self) -> None:
-        from sqlanon.compile.dialects import PROFILES, profile
+        from sqlanon.sql.dialects import PROFILES, profile
         from sqlanon.errors import UnsupportedError
 
         choose(self.mode, OUTPUT_MODES, "output.mode", "mode")
@@ -393,7 +393,7 @@ class Spec:
         if self.transformation.method == "microaggregation":
             self.microaggregation  # noqa: B018 -- validates the settings (levels refused first)
         if self.transformation.method == "noise":
-            from sqlanon.noise.options import parse
+            from sqlanon.methods.perturbation.options import parse
 
             parse(self.transformation.options)
         self._check_levels()
@@ -403,8 +403,8 @@ class Spec:
     @property
     def microaggregation(self) -> Any:
         """The validated ``method: microaggregation`` settings
-        (:class:`~sqlanon.microagg.settings.MicroaggregationSettings`)."""
-        from sqlanon.microagg.settings import microaggregation_settings
+        (:class:`~sqlanon.methods.microaggregation.settings.MicroaggregationSettings`)."""
+        from sqlanon.methods.microaggregation.settings import microaggregation_settings
 
         t = self.transformation
         return microaggregation_settings(t.options, {a.name: a.role for a in self.attributes.values()},

@@ -10,8 +10,8 @@ import pytest
 from sqlglot import exp
 
 import sqlanon
-from sqlanon.compile.dialects import profile
-from sqlanon.compile.sql import col, table
+from sqlanon.sql.dialects import profile
+from sqlanon.sql.nodes import col, table
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import EngineError
 from sqlanon.outputs.identifiers import salted_hash

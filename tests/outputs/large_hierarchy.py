@@ -6,7 +6,7 @@ from typing import Any
 
 from tests.outputs.people import ZIPS, people_spec
 
-from sqlanon.compile.sql import DIRECT_VALUES_MIN_ROWS
+from sqlanon.sql.nodes import DIRECT_VALUES_MIN_ROWS
 
 
 def label(prefix: str, level: int) -> str:

@@ -12,7 +12,7 @@ from sqlglot import exp
 from tests.outputs.people import canon, people_spec
 
 from sqlanon import api
-from sqlanon.compile.sql import ident, table
+from sqlanon.sql.nodes import ident, table
 from sqlanon.spec import spec_from_dict
 
 SALT = "offline-test-salt"

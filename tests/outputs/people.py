@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlanon.compile.sql import ident, lit, table
+from sqlanon.sql.nodes import ident, lit, table
 
 COLUMNS = [("id", "int"), ("name", "varchar"), ("age", "int"), ("zip", "varchar"), ("sex", "varchar"),
            ("disease", "varchar")]

@@ -10,11 +10,11 @@ import sqlglot
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.compile.dialects import profile, sha256_hex
-from sqlanon.compile.sql import lit
+from sqlanon.sql.dialects import profile, sha256_hex
+from sqlanon.sql.nodes import lit
 from sqlanon.errors import InternalError, UnsupportedError
-from sqlanon.hierarchy.base import Hierarchy
-from sqlanon.models.k_anonymity import KAnonymity
+from sqlanon.domain.hierarchy.base import Hierarchy
+from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.outputs.scripts import render_script, split_statements, template_name
 from sqlanon.spec.schema import Attribute, Source, Spec, Transformation
 
@@ -117,7 +117,7 @@ def test_statements_split_only_at_real_semicolons():
 def test_repeat_is_refused_on_trino_where_it_builds_an_array():
     from sqlglot import exp as _exp
 
-    from sqlanon.compile.render import render as _render
+    from sqlanon.sql.render import render as _render
     from sqlanon.errors import UnsupportedError as _Unsupported
 
     tree = _exp.select(_exp.Repeat(this=_exp.Literal.string("*"), times=_exp.Literal.number(3)))
@@ -132,7 +132,7 @@ def test_identifier_mask_runs_the_same_on_duckdb_from_every_dialect():
     import sqlglot
     from sqlglot import exp as _exp
 
-    from sqlanon.compile.render import render as _render
+    from sqlanon.sql.render import render as _render
     from sqlanon.outputs.identifiers import masked
 
     con = duckdb.connect()

@@ -17,9 +17,9 @@ from tests.outputs.people import load_people, people_spec
 from sqlglot import exp
 
 from sqlanon.api import levels_of
-from sqlanon.dataset import open_dataset, problem_for
+from sqlanon.methods.dataset import open_dataset, problem_for
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.evaluate import Evaluator
+from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.outputs import compile_output_sql
 from sqlanon.spec import spec_from_dict
 

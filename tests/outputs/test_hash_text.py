@@ -20,8 +20,8 @@ import numpy
 import pytest
 from sqlglot import exp
 
-from sqlanon.compile.dialects import profile
-from sqlanon.compile.sql import col, ident, lit, table
+from sqlanon.sql.dialects import profile
+from sqlanon.sql.nodes import col, ident, lit, table
 from sqlanon.outputs import hash_text
 from sqlanon.outputs.identifiers import salted_hash
 

@@ -11,13 +11,13 @@ from tests.outputs.people import canon, load_people, people_spec, sorted_rows
 
 from sqlanon import api
 from sqlanon.api import levels_of
-from sqlanon.compile.dialects import profile
+from sqlanon.sql.dialects import profile
 from sqlanon.compile.plan import Plan
-from sqlanon.compile.render import render
-from sqlanon.compile.sql import DIRECT_VALUES_MIN_ROWS, values_table
-from sqlanon.dataset import open_dataset, problem_for
+from sqlanon.sql.render import render
+from sqlanon.sql.nodes import DIRECT_VALUES_MIN_ROWS, values_table
+from sqlanon.methods.dataset import open_dataset, problem_for
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.evaluate import Evaluator
+from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.outputs import checked_output_query, modes
 from sqlanon.outputs.scripts import split_statements
 from sqlanon.spec import spec_from_dict

@@ -16,7 +16,7 @@ import pytest
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.compile.sql import table
+from sqlanon.sql.nodes import table
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.engines.postgres import PostgresEngine
 from sqlanon.spec import spec_from_dict

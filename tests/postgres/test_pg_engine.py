@@ -6,7 +6,7 @@ import pytest
 from tests.outputs.people import load_people
 from sqlglot import exp
 
-from sqlanon.compile.sql import col, table
+from sqlanon.sql.nodes import col, table
 from sqlanon.engines import connect
 from sqlanon.engines.postgres import PostgresEngine
 from sqlanon.errors import EngineError

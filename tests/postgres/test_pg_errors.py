@@ -7,8 +7,8 @@ import pytest
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.compile.dialects import profile
-from sqlanon.compile.sql import col, table
+from sqlanon.sql.dialects import profile
+from sqlanon.sql.nodes import col, table
 from sqlanon.outputs.identifiers import salted_hash
 from sqlanon.errors import EngineError, SpecError
 from sqlanon.spec import spec_from_dict

@@ -7,9 +7,9 @@ import pytest
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.compile.sql import alias, col, lit, table
+from sqlanon.sql.nodes import alias, col, lit, table
 from sqlanon.engines.duckdb import DuckDBEngine
-from tests.microagg.test_mdav_mixed_pipeline import TABLE, load, people, spec
+from tests.methods.microaggregation.test_mdav_mixed_pipeline import TABLE, load, people, spec
 
 pytestmark = pytest.mark.postgres
 

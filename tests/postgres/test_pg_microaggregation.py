@@ -9,10 +9,10 @@ import pytest
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.compile.sql import alias, col, lit, table
+from sqlanon.sql.nodes import alias, col, lit, table
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.spec import spec_from_dict
-from tests.microagg.test_pipeline import ATTRS, expected, frame
+from tests.methods.microaggregation.test_pipeline import ATTRS, expected, frame
 
 pytestmark = pytest.mark.postgres
 

@@ -1,10 +1,10 @@
-"""Every privacy model × verb × output mode on PostgreSQL (see tests/models/matrix.py)."""
+"""Every privacy model × verb × output mode on PostgreSQL (see tests/domain/models/matrix.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.models.matrix import cases, load, run
+from tests.domain.models.matrix import cases, load, run
 
 pytestmark = pytest.mark.postgres
 

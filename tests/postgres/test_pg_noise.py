@@ -9,7 +9,7 @@ import pytest
 
 from sqlanon import api
 from sqlanon.errors import EngineError
-from sqlanon.noise.rng import ReproducibleNoiseWarning
+from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec import spec_from_dict
 
 pytestmark = pytest.mark.postgres

@@ -17,10 +17,10 @@ import pytest
 
 from sqlanon import api
 from sqlanon.engines.postgres import PostgresEngine
-from sqlanon.noise.ledger import PrivacyLedger
-from sqlanon.noise.rng import ReproducibleNoiseWarning
+from sqlanon.methods.dp.budget import PrivacyLedger
+from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec.load import spec_from_dict
-from sqlanon.staging import is_staging
+from sqlanon.engines.staging import is_staging
 from tests.processes import ROOT, kill_when_marked
 
 pytestmark = pytest.mark.postgres
@@ -117,7 +117,7 @@ STAGING_OWNER = r"""
 import sys, time
 from pathlib import Path
 from sqlanon.engines.postgres import PostgresEngine
-from sqlanon.staging import StagingArea
+from sqlanon.engines.staging import StagingArea
 
 dsn, marker = sys.argv[1], Path(sys.argv[2])
 engine = PostgresEngine(dsn)

@@ -95,7 +95,7 @@ attributes:
 
 
 def test_duplicate_key_in_a_hierarchy_builder_given_on_the_command_line():
-    from sqlanon.hierarchy_cli import parse_builder
+    from sqlanon.cli.hierarchy import parse_builder
 
     with pytest.raises(SpecError, match=re.escape("--builder.intervals.widths: duplicate key (lines 1 and 1)")):
         parse_builder("{intervals: {widths: [5], widths: [10]}}")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sqlanon.metrics import METRICS, load_all
-from sqlanon.models import registry
+from sqlanon.domain.metrics import METRICS, load_all
+from sqlanon.domain.models import registry
 from sqlanon.spec import load as L
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "spec.md"

@@ -1,0 +1,1 @@
+"""What anonymization is about, independent of any engine: hierarchies, privacy models, metrics."""

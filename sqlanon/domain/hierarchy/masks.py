@@ -1,0 +1,67 @@
+"""Redaction: one more character replaced per level, compiled to portable SQL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlanon.sql.nodes import as_text, lit
+from sqlanon.errors import HierarchyError
+from sqlanon.domain.hierarchy.base import Hierarchy, check_level, null_safe
+
+
+@dataclass(frozen=True)
+class MaskHierarchy(Hierarchy):
+    """Redaction one character per level: 47677 → 4767* → 476** → … → *****.
+
+    ``levels`` is the number of characters masked at the top level (the height). ``from_right``
+    masks the end of the value (ZIP codes); ``from_right=False`` masks the start (47677 → *7677).
+    Values keep their length: a value with fewer characters than the level is all ``char``
+    (``12`` → ``1*`` → ``**`` → ``**``). NULL stays NULL below the top and is fully masked at the top
+    (``*****`` for ``levels=5``), so that values of ``levels`` characters and NULL share one top.
+
+    Example:
+        >>> MaskHierarchy(5).describe()
+        'mask up to 5 characters from the right with *'
+    """
+
+    levels: int
+    from_right: bool = True
+    char: str = "*"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.levels, bool) or not isinstance(self.levels, int) or self.levels < 1:
+            raise HierarchyError(f"levels must be an integer >= 1, got {self.levels!r}", path="levels")
+        if not isinstance(self.char, str) or len(self.char) != 1:
+            raise HierarchyError(f"the mask character must be exactly one character, got {self.char!r}",
+                                 path="char")
+
+    @property
+    def height(self) -> int:
+        return self.levels
+
+    def expression(self, column: exp.Expression, level: int) -> exp.Expression:
+        check_level(self, level)
+        if level == 0:
+            return column
+        text = as_text(column)
+        length = exp.Length(this=text.copy())
+        stars = lit(self.char * level)
+        if self.from_right:
+            kept = exp.Substring(this=text.copy(), start=lit(1),
+                                 length=exp.Sub(this=length.copy(), expression=lit(level)))
+            masked = exp.Concat(expressions=[kept, stars], safe=False, coalesce=False)
+        else:
+            kept = exp.Substring(this=text.copy(), start=lit(level + 1))
+            masked = exp.Concat(expressions=[stars.copy(), kept], safe=False, coalesce=False)
+        short = exp.Substring(this=stars.copy(), start=lit(1), length=length.copy())
+        value = exp.Case().when(exp.LTE(this=length, expression=lit(level)), short).else_(masked)
+        if level == self.height:
+            return exp.Case().when(exp.Is(this=column.copy(), expression=exp.Null()),
+                                   lit(self.char * level)).else_(value)
+        return null_safe(column, value)
+
+    def describe(self) -> str:
+        side = "right" if self.from_right else "left"
+        return f"mask up to {self.levels} characters from the {side} with {self.char}"

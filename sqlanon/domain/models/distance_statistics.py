@@ -1,0 +1,302 @@
+"""EMD statistics that need more than one GROUP BY: the ordered and the hierarchical ground distance.
+
+Both read the histogram of a sensitive attribute (one row per class and value, see
+:class:`~sqlanon.domain.models.base.HistogramColumns`) and return one row per class. The reference
+distribution is the attribute's distribution over all rows of the table, suppressed rows included (ARX).
+
+Li N, Li T, Venkatasubramanian S. t-closeness: privacy beyond k-anonymity and l-diversity. ICDE 2007.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from sqlanon.compile.plan import nullsafe_join
+from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit
+from sqlanon.errors import HierarchyError, SpecError
+from sqlanon.domain.hierarchy.materialize import uncovered_values
+from sqlanon.domain.models.base import H, Statistic
+
+if TYPE_CHECKING:
+    from sqlanon.compile.checks import CheckContext
+    from sqlanon.methods.generalization.evaluator import Evaluator
+
+NUMERIC_TYPES = ("integer", "decimal")
+"""Declared attribute types (``type:`` in the spec) whose text values are read as numbers."""
+
+K = internal("k")
+CE = internal("ce")
+GC = internal("gc")
+R = internal("r")
+NT = internal("nt")
+GCUM = internal("gcum")
+CCUM = internal("ccum")
+LVL = internal("lvl")
+PARENT = internal("parent")
+CHILD = internal("child")
+PG = internal("pg")
+POS = internal("pos")
+NEG = internal("neg")
+
+
+def _sub(query: exp.Select, name: str) -> exp.Expression:
+    return exp.alias_(exp.Subquery(this=query), internal(name), quoted=True)
+
+
+def _wrap(e: exp.Expression) -> exp.Expression:
+    return exp.Paren(this=e) if isinstance(e, (exp.Binary, exp.Neg)) else e
+
+
+def add(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    """``a + b`` with operands parenthesized (sqlglot does not add parentheses to built trees)."""
+    return exp.Add(this=_wrap(a), expression=_wrap(b))
+
+
+def sub(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return exp.Sub(this=_wrap(a), expression=_wrap(b))
+
+
+def mul(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return exp.Mul(this=_wrap(a), expression=_wrap(b))
+
+
+def div(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return exp.Div(this=_wrap(a), expression=_wrap(b))
+
+
+def column_kind(attribute: str, extra: Mapping[str, Any], dialect: str) -> str:
+    """``numeric``, ``temporal``, ``other`` (text, boolean...) or ``unknown`` for a source column."""
+    sql_type = (extra.get("column_types") or {}).get(attribute)
+    if sql_type is None:
+        return "unknown"
+    try:
+        dt = exp.DataType.build(str(sql_type), dialect=dialect)
+    except Exception:  # a type sqlglot cannot parse is not one we can order or add
+        return "other"
+    if dt.is_type(*exp.DataType.NUMERIC_TYPES):
+        return "numeric"
+    if dt.is_type(*exp.DataType.TEMPORAL_TYPES):
+        return "temporal"
+    return "other"
+
+
+def declared_type(attribute: str, extra: Mapping[str, Any]) -> str | None:
+    return (extra.get("attribute_types") or {}).get(attribute)
+
+
+def order_key(attribute: str, value: exp.Expression, value_order: Mapping[str, Sequence[object]],
+              extra: Mapping[str, Any], dialect: str, *, what: str) -> exp.Expression:
+    """The expression that sorts the values of ``attribute`` for the ordered distance.
+
+    A declared ``order:`` list wins (values compared as text); then a numeric or temporal column's own
+    order; then a text column declared ``type: integer`` or ``decimal`` (cast to double). NULL sorts last.
+
+    Raises:
+        SpecError: when the attribute has none of these.
+    """
+    order = value_order.get(attribute)
+    if order:
+        case = exp.Case(this=as_text(value))
+        for i, v in enumerate(order, start=1):
+            case = case.when(lit(str(v)), lit(i))
+        return case
+    kind = column_kind(attribute, extra, dialect)
+    if kind in ("numeric", "temporal", "unknown"):
+        return value
+    if declared_type(attribute, extra) in NUMERIC_TYPES:
+        return as_double(value)
+    if declared_type(attribute, extra) == "date":
+        return value
+    raise SpecError(f"{what} needs an ordered attribute, but {attribute!r} is a text column without "
+                    "an order: declare `type: integer` or `decimal` for numbers, or list its values "
+                    "lowest first in `order:`", path=f"attributes.{attribute}")
+
+
+def check_numbers(evaluator: Evaluator, attribute: str, what: str) -> None:
+    """Fail clearly when a text column read as numbers holds something else."""
+    extra = evaluator.p.extra
+    if column_kind(attribute, extra, evaluator.engine.dialect.sqlglot) in ("numeric", "unknown"):
+        return
+    q = exp.select(alias(as_text(col(attribute)), "v")).distinct().from_(evaluator.sensitive_source.copy()).where(
+        exp.Not(this=exp.Is(this=col(attribute), expression=exp.Null())))
+    bad = 0
+    for (v,) in evaluator.engine.fetch(q)[1]:
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            bad += 1
+    if bad:
+        raise SpecError(f"{what} reads {attribute!r} as numbers, but {bad} of its distinct values are "
+                        "not numbers", path=f"attributes.{attribute}")
+
+
+@dataclass(frozen=True)
+class OrderedDistance(Statistic):
+    """EMD with the ordered ground distance |rank(i) − rank(j)| / (r − 1).
+
+    ``EMD = 1/(r−1) · Σ_{i=1..r} |Σ_{j≤i} (p_j − q_j)|`` over all r distinct values of the attribute in
+    the table, in the attribute's order (values absent from a class have p = 0). This is the corrected
+    cumulative form (the inner sum runs over j ≤ i). With r = 1 the distance is 0.
+
+    The sum is computed exactly in integers (counts scaled by n·|E|) and divided once at the end.
+    """
+
+    attribute: str
+
+    def prepare(self, evaluator: Evaluator) -> None:
+        """Check, once per problem, that the attribute can be ordered and its order covers the data."""
+        p = evaluator.p
+        what = f"the ordered distance of {self.attribute!r}"
+        key = order_key(self.attribute, col(self.attribute), p.value_order, p.extra,
+                        evaluator.engine.dialect.sqlglot, what=what)
+        order = p.value_order.get(self.attribute)
+        if order:
+            listed = {str(v) for v in order}
+            q = exp.select(alias(as_text(col(self.attribute)), "v")).distinct().from_(
+                evaluator.sensitive_source.copy())
+            missing = [v for (v,) in evaluator.engine.fetch(q)[1] if v is not None and v not in listed]
+            if missing:
+                raise SpecError(f"{len(missing)} value(s) of {self.attribute!r} are missing from its "
+                                "`order:` list (NULL sorts last and needs no entry)",
+                                path=f"attributes.{self.attribute}.order")
+        elif isinstance(key, exp.Cast):
+            check_numbers(evaluator, self.attribute, what)
+
+    def class_query(self, ctx: CheckContext) -> exp.Select:
+        qis = ctx.qis
+        dialect = ctx.extra["evaluator"].engine.dialect.sqlglot if "evaluator" in ctx.extra else "duckdb"
+        key = order_key(self.attribute, col(H.value), ctx.value_order, ctx.extra, dialect,
+                        what=f"the ordered distance of {self.attribute!r}")
+        hist = ctx.histograms[self.attribute].copy()
+        # class × ordered value counts
+        grouped = exp.select(*[col(q) for q in qis], alias(key, K), alias(exp.Sum(this=col(H.count)), CE)) \
+            .from_(hist).group_by(*[col(q) for q in qis], key.copy())
+        # the domain: every value of the table, its cumulative global count, r and n
+        dom0 = exp.select(col(K), alias(exp.Sum(this=col(CE)), GC)).from_(_sub(grouped, "o0")).group_by(
+            col(K))
+        # NULL last through a first key; NULLS FIRST is every target's default or spelled out
+        # (BigQuery cannot spell NULLS LAST in a window's ORDER BY)
+        is_null = exp.Case().when(exp.Is(this=col(K), expression=exp.Null()), lit(1)).else_(lit(0))
+        by_k = exp.Order(expressions=[exp.Ordered(this=is_null, nulls_first=True),
+                                      exp.Ordered(this=col(K), nulls_first=True)])
+        dom = exp.select(
+            col(K),
+            alias(exp.Window(this=exp.Sum(this=col(GC)), order=by_k,
+                             spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING")),
+                  GCUM),
+            alias(exp.Window(this=exp.Count(this=exp.Star())), R),
+            alias(exp.Window(this=exp.Sum(this=col(GC))), NT),
+        ).from_(_sub(dom0, "o1"))
+        classes = exp.select(*[col(q) for q in qis], alias(exp.Sum(this=col(CE)), H.size)).from_(
+            _sub(grouped, "o2")).group_by(*[col(q) for q in qis])
+        # the class × domain grid with the class's count of each value (0 when absent)
+        grid = exp.select(
+            *[col(q, "c") for q in qis], col(H.size, "c"), col(K, "d"), col(GCUM, "d"), col(R, "d"),
+            col(NT, "d"),
+            alias(exp.Coalesce(this=col(CE, "g"), expressions=[lit(0)]), CE),
+        ).from_(exp.alias_(exp.Subquery(this=classes), "c", quoted=True)).join(
+            exp.alias_(exp.Subquery(this=dom), "d", quoted=True), join_type="cross").join(
+            exp.alias_(exp.Subquery(this=grouped.copy()), "g", quoted=True),
+            on=exp.and_(nullsafe_join("c", "g", qis),
+                        exp.NullSafeEQ(this=col(K, "g"), expression=col(K, "d"))),
+            join_type="left")
+        cum = exp.select(
+            *[col(q) for q in qis], col(H.size), col(R), col(NT), col(GCUM),
+            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=[col(q) for q in qis] or None,
+                             order=by_k.copy(),
+                             spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING")),
+                  CCUM),
+        ).from_(_sub(grid, "o3"))
+        # |F_E(i) − G(i)| scaled by n·|E| is an exact integer
+        gap = exp.Abs(this=sub(mul(col(CCUM), col(NT)), mul(col(GCUM), col(H.size))))
+        denom = mul(mul(as_double(col(H.size)), col(NT)), sub(col(R), lit(1)))
+        emd = exp.Case().when(exp.GT(this=col(R), expression=lit(1)),
+                              div(as_double(exp.Sum(this=gap)), denom)).else_(lit(0.0))
+        return exp.select(*[col(q) for q in qis], alias(emd, self.column)).from_(_sub(cum, "o4")).group_by(
+            *[col(q) for q in qis], col(H.size), col(R), col(NT))
+
+
+@dataclass(frozen=True)
+class HierarchicalDistance(Statistic):
+    """EMD with the hierarchical ground distance, computed as ARX does but exactly.
+
+    The tree's leaves are the attribute's values present in the table; its inner nodes are their
+    generalizations at levels 1..H of the attribute's own hierarchy. With counts scaled by n·|E|, a
+    node's *extra* is ``C(N)·|E| − c_E(N)·n`` (C: count in the table, c_E: count in the class); an inner
+    node N costs ``level(N)/H · min(pos(N), neg(N))``, where pos and neg sum the positive and the
+    negative extras of its children, and ``EMD = Σ cost / (n·|E|)``.
+
+    Children absent from the class have extra ``C·|E| > 0``, so they enter pos as ``|E|·(C(N) − Σ C of
+    the present children)``: only nodes present in the class are grouped, no class × domain grid.
+    Counts stay integers (64-bit or wider), so there is no 32-bit overflow as in ARX on large tables.
+    """
+
+    attribute: str
+
+    def _hierarchy(self, hierarchies: Mapping[str, object]) -> Any:
+        h = hierarchies.get(self.attribute)
+        if h is None:
+            raise SpecError(f"the hierarchical distance needs a hierarchy for {self.attribute!r}",
+                            path=f"attributes.{self.attribute}.hierarchy")
+        if h.height < 1:  # type: ignore[attr-defined]
+            raise HierarchyError(f"the hierarchy of {self.attribute!r} has height 0; the hierarchical "
+                                 "distance needs at least one level above the values",
+                                 path=f"attributes.{self.attribute}.hierarchy")
+        return h
+
+    def prepare(self, evaluator: Evaluator) -> None:
+        """Check that the hierarchy exists and covers every value of the attribute in the table."""
+        h = self._hierarchy(evaluator.p.sensitive_hierarchies)
+        missing = uncovered_values(h, evaluator.engine, evaluator.sensitive_source, self.attribute)
+        if missing:
+            hint = " (NULL needs a hierarchy row: set `null:` to its leaf label)" if None in missing else ""
+            raise HierarchyError(f"{len(missing)} value(s) of sensitive attribute {self.attribute!r} are "
+                                 f"missing from its hierarchy{hint}", source=getattr(h, "source", None))
+
+    def class_query(self, ctx: CheckContext) -> exp.Select:
+        qis = ctx.qis
+        h = self._hierarchy(ctx.hierarchies)
+        height = h.height
+        v = col(H.value)
+        # one row per class and leaf with the leaf's ancestors a1..aH
+        anc = [alias(v.copy(), internal("a0"))]
+        anc += [alias(as_text(h.expression(v.copy(), j)), internal(f"a{j}")) for j in range(1, height + 1)]
+        hx = exp.select(*[col(q) for q in qis], col(H.size), col(H.total), col(H.count), *anc).from_(
+            ctx.histograms[self.attribute].copy())
+        levels = []
+        for j in range(1, height + 1):
+            child = col(internal(f"a{j - 1}"))
+            parent = col(internal(f"a{j}"))
+            child_expr = as_text(child) if j == 1 else child
+            levels.append(exp.select(
+                *[col(q) for q in qis], col(H.size), col(H.total), alias(lit(j), LVL),
+                alias(parent.copy(), PARENT), alias(child_expr, CHILD),
+                alias(exp.Sum(this=col(H.count)), CE),
+            ).from_(_sub(hx, "x0")).group_by(*[col(q) for q in qis], col(H.size), col(H.total),
+                                             child.copy(), parent.copy()))
+        union: exp.Query = levels[0]
+        for q in levels[1:]:
+            union = exp.union(union, q, distinct=False)
+        # global counts of each child and of each parent node (sums over all classes)
+        windowed = exp.select(
+            exp.Star(),
+            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=[col(LVL), col(PARENT), col(CHILD)]),
+                  GC),
+            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=[col(LVL), col(PARENT)]), PG),
+        ).from_(exp.alias_(exp.Subquery(this=union), internal("x1"), quoted=True))
+        extra = sub(mul(col(GC), col(H.size)), mul(col(CE), col(H.total)))
+        absent = sub(exp.Max(this=col(PG)), exp.Sum(this=col(GC)))
+        pos = add(exp.Sum(this=exp.Greatest(this=extra, expressions=[lit(0)])), mul(col(H.size), absent))
+        neg = exp.Sum(this=exp.Greatest(this=sub(mul(col(CE), col(H.total)), mul(col(GC), col(H.size))),
+                                        expressions=[lit(0)]))
+        group = [*[col(q) for q in qis], col(H.size), col(H.total)]
+        nodes = exp.select(*[c.copy() for c in group], col(LVL), alias(pos, POS), alias(neg, NEG)).from_(
+            _sub(windowed, "x2")).group_by(*[c.copy() for c in group], col(LVL), col(PARENT))
+        cost = exp.Sum(this=mul(col(LVL), exp.Least(this=col(POS), expressions=[col(NEG)])))
+        denom = mul(mul(lit(float(height)), as_double(col(H.size))), col(H.total))
+        return exp.select(*[col(q) for q in qis], alias(div(as_double(cost), denom), self.column)).from_(
+            _sub(nodes, "x3")).group_by(*group)

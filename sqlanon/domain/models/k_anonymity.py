@@ -1,0 +1,51 @@
+"""k-anonymity and the models that only bound class sizes and value counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sqlglot import exp
+
+from sqlanon.sql.nodes import lit
+from sqlanon.errors import SpecError
+from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic
+
+
+def require_int(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SpecError(f"{name} must be an integer >= {minimum}, got {value!r}", path=name)
+    return value
+
+
+@dataclass(frozen=True)
+class KAnonymity(PrivacyModel):
+    """Every equivalence class holds at least ``k`` records.
+
+    Sweeney L. k-anonymity: a model for protecting privacy. IJUFKS 2002;10(5):557-570.
+
+    >>> str(KAnonymity(5))
+    '5-anonymity'
+    """
+
+    k: int
+    name: ClassVar[str] = "k_anonymity"
+    monotonicity: ClassVar[Monotonicity] = Monotonicity(generalization=True, suppression=True)
+
+    def __post_init__(self) -> None:
+        require_int(self.k, "k", 1)
+
+    def __str__(self) -> str:
+        return f"{self.k}-anonymity"
+
+    def statistics(self) -> tuple[Statistic, ...]:
+        return (ClassSize(),)
+
+    def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
+        return exp.GTE(this=s[ClassSize()], expression=lit(self.k))
+
+    def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
+        return exp.Min(this=s[ClassSize()])
+
+    def min_class_size(self) -> int:
+        return self.k

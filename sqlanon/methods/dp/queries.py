@@ -1,0 +1,156 @@
+"""``dp_query``: one differentially private aggregate, paid for from the dataset's budget.
+
+The order of events:
+
+1. the table, the columns, the bounds and the mechanism are checked (nothing is spent on bad input);
+2. in one transaction, the ledger raises the dataset's spending if it stays within the budget
+   (:class:`~sqlanon.methods.dp.budget.PrivacyLedger`), records the spend, and the engine computes the
+   exact aggregate; they commit together, or neither happens;
+3. only then is noise drawn (in Python, from :func:`~sqlanon.methods.rng.make_rng`) and the noisy
+   answer returned. The exact value never leaves this module.
+
+An answer is (ε, δ)-DP under add/remove neighbours. A dataset whose budget is kept under
+substitution (shared with releases of whole tables) is charged (2ε, (1 + e^ε)·δ) for it
+(:func:`~sqlanon.methods.dp.budget.charge`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlanon.errors import EngineError, SpecError
+from sqlanon.methods.dp.aggregates import Aggregate, Noise, check_mechanism
+from sqlanon.methods.dp.bounds import check_not_data_range, require_columns
+from sqlanon.methods.dp.budget import (ADD_REMOVE, LedgerState, PrivacyLedger, amount,
+                                  check_neighbours)
+from sqlanon.methods.rng import make_rng
+
+if TYPE_CHECKING:
+    from sqlanon.engines.base import Engine
+
+
+@dataclass(frozen=True)
+class DPResult:
+    """A noisy answer and what it cost."""
+
+    aggregate: str
+    """``count``, ``sum``, ``mean`` or ``histogram``."""
+    description: str
+    value: Any
+    """The noisy answer: a number, or for a histogram a list of ``{key, count}``."""
+    epsilon: float
+    delta: float
+    mechanism: str
+    ledger: LedgerState
+    noise: list[dict[str, Any]]
+    """Per noisy part: mechanism, sensitivity, ε (and δ) and the scale (or σ) of the noise."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """``spent`` is the answer's (ε, δ) under add/remove neighbours; ``budget.charged`` what
+        the budget was charged under its own relation (the same, or the substitution conversion)."""
+        return {"aggregate": self.aggregate, "query": self.description, "value": self.value,
+                "mechanism": self.mechanism, "noise": self.noise,
+                "spent": {"epsilon": self.epsilon, "delta": self.delta},
+                "budget": self.ledger.as_dict()}
+
+
+def open_database(target: str, *, timeout: float = 30.0, create: bool = True) -> Engine:
+    """Connect to ``target``; a DuckDB file held by another process is retried until ``timeout``.
+
+    ``create=False`` for a database that must hold data already (a table to query, budgets to
+    read): a DuckDB file that does not exist is then an error naming it, not a new empty file.
+
+    DuckDB lets one process at a time open a database file for writing; the others fail with
+    "Could not set lock on file". Waiting for the holder to close it serializes ledger spends of
+    several processes on one file.
+    """
+    from sqlanon.engines.connect import connect
+
+    deadline = time.monotonic() + timeout
+    pause = 0.01
+    while True:
+        try:
+            return connect(target, create=create)
+        except Exception as e:
+            if "lock" not in str(e).lower():
+                raise
+            if time.monotonic() > deadline:
+                raise EngineError(f"the database {target!r} stayed locked by another process for "
+                                  f"{timeout:g} s; retry when it is closed, or raise lock_timeout "
+                                  f"({e})") from e
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.25)
+
+
+def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilon: float,
+             delta: float = 0.0, dataset: str | None = None, budget_epsilon: float | None = None,
+             budget_delta: float = 0.0, budget_neighbours: str = ADD_REMOVE,
+             mechanism: str = "laplace", seed: int | None = None, trust_bounds: bool = False,
+             lock_timeout: float = 30.0) -> DPResult:
+    """Answer one aggregate of ``table`` with (ε, δ)-differential privacy, charged to ``dataset``.
+
+    Args:
+        database: an open engine, or a DuckDB file path / ``postgresql://`` URL to open (and close).
+        table: the table to query (one identifier).
+        aggregate: :class:`~sqlanon.methods.dp.aggregates.Count`, ``Sum``, ``Mean`` or ``Histogram``.
+        epsilon: the ε this answer spends (> 0).
+        delta: the δ it spends (only with ``mechanism="gaussian"``).
+        dataset: the name the budget is kept under (default: the table's name). Tables holding
+            the same people must share one dataset name, or their budgets do not compose.
+        budget_epsilon, budget_delta: the dataset's total budget, set on first use; giving a
+            different one later is refused.
+        budget_neighbours: the relation the budget is kept under when it is set here:
+            ``"add/remove"`` (the answers' own) or ``"substitution"`` (to share the budget with
+            releases of whole tables; each answer is then charged (2ε, (1 + e^ε)·δ)). Set once,
+            with the budget.
+        mechanism: ``"laplace"`` (discrete Laplace for counts, snapped Laplace for sums) or
+            ``"gaussian"``.
+        seed: makes the noise reproducible (with a warning); default cryptographically seeded.
+        trust_bounds: accept bounds equal to the data's minimum and maximum
+            (:func:`~sqlanon.methods.dp.bounds.check_not_data_range`).
+        lock_timeout: seconds to wait for a DuckDB file another process holds.
+
+    Raises:
+        SpecError: unknown table or column, bad bounds, mechanism or parameters.
+        PrivacyBudgetError: no budget, a different budget or relation, or the answer would
+            exceed the budget; nothing is spent.
+    """
+    check_mechanism(mechanism, float(delta))
+    check_neighbours(budget_neighbours, "budget_neighbours")
+    if isinstance(database, str):
+        engine = open_database(database, timeout=lock_timeout, create=False)
+        try:
+            return _run(engine, table, aggregate, epsilon, delta, dataset, budget_epsilon,
+                        budget_delta, budget_neighbours, mechanism, seed, trust_bounds)
+        finally:
+            engine.close()
+    return _run(database, table, aggregate, epsilon, delta, dataset, budget_epsilon, budget_delta,
+                budget_neighbours, mechanism, seed, trust_bounds)
+
+
+def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta: float,
+         dataset: str | None, budget_epsilon: float | None, budget_delta: float,
+         budget_neighbours: str, mechanism: str, seed: int | None, trust_bounds: bool) -> DPResult:
+    if not isinstance(aggregate, Aggregate):
+        raise SpecError(f"aggregate must be Count, Sum, Mean, Histogram or Grouped, got {aggregate!r}",
+                        path="aggregate")
+    eps = float(amount(epsilon, "epsilon"))
+    if eps <= 0:
+        raise SpecError(f"epsilon must be > 0, got {epsilon!r}", path="epsilon")
+    require_columns(engine, table, aggregate.columns(), relation_path="table", column_path="column")
+    check_not_data_range(engine, table, aggregate.bounds(), trust_bounds=trust_bounds)
+    rng = make_rng(seed)
+    ledger = PrivacyLedger(engine)
+    name = dataset if dataset is not None else table
+    if budget_epsilon is not None:
+        ledger.set_budget(name, budget_epsilon, budget_delta, neighbours=budget_neighbours)
+    description = f"{aggregate.describe()} on table {table!r} ({mechanism})"
+    query = aggregate.query(table)
+    rows, state = ledger.spend(name, epsilon, delta, neighbours=ADD_REMOVE, description=description,
+                               then=lambda: engine.fetch(query)[1])
+    noise = Noise(mechanism, eps, float(delta), rng)
+    value = aggregate.release(rows, noise)
+    return DPResult(aggregate.kind, description, value, eps, float(delta), mechanism, state,
+                    aggregate.noise_parameters(noise))

@@ -1,0 +1,1 @@
+"""``method: generalization``: full-domain generalization with suppression, and the lattice search."""

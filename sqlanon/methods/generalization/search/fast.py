@@ -1,0 +1,538 @@
+"""Check lattice nodes in memory: one read of the frequency table, then numpy per node.
+
+The raw frequency table (QIs, sensitive attributes, row count) is read once from the engine. Each QI
+is coded as integers consistent with its hierarchy table (values compared as text, NULL through the
+hierarchy's NULL leaf), and per level a map gives every row its generalized label code. A node then
+costs a few gathers, one grouping into equivalence classes and a few ``bincount`` calls.
+
+The privacy decision follows ARX (El Emam K, Dankar FK, et al. A globally optimal k-anonymity method
+for the de-identification of health data. JAMIA 2009;16(5):670-682; Prasser F, Kohlmayer F.
+Putting statistical disclosure control into practice: the ARX data anonymization tool. 2015): a class
+is an outlier if it fails any model, and the node is anonymous iff the outlier rows fit the budget
+floor(limit · n). The metrics are ARX's exact definitions, computed in the same order as
+:mod:`sqlanon.domain.metrics.arx` so that both give bit-identical doubles.
+
+Models and metrics outside this set raise :class:`~sqlanon.errors.UnsupportedError`; the caller then
+checks nodes in SQL (:meth:`sqlanon.methods.generalization.evaluator.Evaluator.check`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlglot import exp
+
+from sqlanon.compile.checks import N
+from sqlanon.sql.nodes import alias, col, internal
+from sqlanon.errors import HierarchyError, UnsupportedError
+from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
+from sqlanon.domain.factorize import factorize
+from sqlanon.domain.metrics import get_metric
+from sqlanon.domain.metrics.entropy import first_appearance, log2
+from sqlanon.domain.models.base import PrivacyModel
+from sqlanon.domain.models.distance_statistics import order_key
+from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.domain.models.l_diversity import AlphaKAnonymity, LDiversity, PSensitiveKAnonymity
+from sqlanon.domain.models.t_closeness import TOLERANCE, TCloseness
+from sqlanon.methods.generalization.search.fast_metrics import LEVEL_ONLY, METRICS, NodeMetrics, attribute_term
+from sqlanon.methods.generalization.search.fast_models import alpha_k, close, diverse, emd_hierarchical, p_sensitive
+from sqlanon.methods.generalization.search.grouping import Grouping
+from sqlanon.methods.generalization.search.lattice import Lattice, Node
+from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
+from sqlanon.methods.generalization.search.pages import on_regular_pages
+
+LOSSES = ("loss", "loss_arithmetic", "precision")
+"""Metrics whose lower bound is the metric itself when nothing is suppressed."""
+
+HISTOGRAM_MODELS = (LDiversity, TCloseness, AlphaKAnonymity, PSensitiveKAnonymity)
+"""Models decided in memory from each class's sensitive-value histogram (with k-anonymity)."""
+
+FEW_CHECKS_MAX_ROWS = 200_000
+"""Up to this many frequency rows a check costs mostly its fixed overhead, so searches minimize the
+number of checks; above, the rows grouped dominate (Adult's 19,502 rows against the 1.56M of Adult
+grown to 10M rows: bench/README.md)."""
+
+CACHE_SIZE = 8
+"""Class tables of recently checked nodes kept for rolling up to their generalizations."""
+
+
+
+@dataclass(frozen=True)
+class FastResult:
+    """One checked node, with ARX's output statistics (classes and min size of kept classes)."""
+
+    anonymous: bool
+    outlier_rows: int
+    classes: int
+    min_class_size: int | None
+    metric: float | None
+    lower_bound: float | None
+    violating_rows: tuple[int, ...] = ()
+    """Per model (in the given order): rows of the classes that model alone rejects."""
+
+
+def _objects(a: np.ndarray) -> np.ndarray:
+    """A fetched column as an object array with None for NULL."""
+    out = np.asarray(a, dtype=object)
+    if np.ma.isMaskedArray(a):
+        out = np.array(a.data, dtype=object)
+        out[np.ma.getmaskarray(a)] = None
+    return out
+
+
+def _supported(models: Sequence[PrivacyModel], qis: Sequence[str],
+               sensitive_hierarchies: Mapping[str, object]) -> None:
+    bad = []
+    for m in models:
+        if isinstance(m, KAnonymity):
+            continue
+        if not isinstance(m, HISTOGRAM_MODELS):
+            bad.append(f"{m} ({m.label})")
+        elif isinstance(m, TCloseness) and m.distance == "hierarchical" and (
+                getattr(sensitive_hierarchies.get(m.attribute), "table", lambda: None)() is None):
+            bad.append(f"{m} (its hierarchy is not a table)")
+        elif m.attribute in qis:
+            bad.append(f"{m} (its attribute is a quasi-identifier)")
+    if bad:
+        raise UnsupportedError("the in-memory node check does not support: " + "; ".join(bad)
+                               + " (check these nodes in SQL)")
+
+
+class FastEvaluator:
+    """Check nodes of one problem in memory, with ARX's outlier semantics and metrics.
+
+    Args:
+        evaluator: the problem's evaluator; its raw frequency table is read once.
+        models: the privacy models (k-anonymity; distinct, entropy and recursive l-diversity;
+            t-closeness with the equal or ordered distance).
+        metric_name: one of :data:`METRICS`, or None for no metric.
+        suppression_limit: the share of rows that may be suppressed.
+        weights: attribute weights for the metrics (scaled by their maximum, as ARX).
+        monotonic: compute ARX's monotonic variant of a metric that has one (metric option
+            ``monotonic``).
+        rollup: group a node from the class table of a recently checked node it generalizes
+            (classes are unions of the finer node's classes) instead of from every row.
+
+    Raises:
+        UnsupportedError: a model or metric outside the supported set, named in the message.
+    """
+
+    def __init__(self, evaluator: Evaluator, models: Sequence[PrivacyModel], metric_name: str | None,
+                 suppression_limit: float, weights: Mapping[str, float] | None = None, *,
+                 rollup: bool = True, monotonic: bool = False) -> None:
+        p = evaluator.p
+        self.rollup = rollup
+        self._cache: dict[tuple[int, ...], Classes] = {}
+        self.rolled_up = 0
+        """Nodes grouped from a finer node's classes rather than from every row."""
+        self.qis = list(p.qis)
+        _supported(models, self.qis, p.sensitive_hierarchies)
+        if metric_name is not None and metric_name not in METRICS:
+            raise UnsupportedError(f"the in-memory node check does not support metric {metric_name!r}"
+                                   f"; supported: {', '.join(METRICS)} (check these nodes in SQL)")
+        self.models = list(models)
+        self.metric_name = metric_name
+        self.monotonic = monotonic
+        """ARX's monotonic variant of the metric (entropy, precision, discernibility)."""
+        self.limit = float(suppression_limit)
+        ws = [float((weights or {}).get(a, 1.0)) for a in self.qis]
+        top = max(ws) if ws else 1.0
+        self.weights = [w / top for w in ws]
+        self.heights = [p.hierarchies[a].height for a in self.qis]
+        self._load(evaluator)
+        self.max_suppressed = suppression_budget(self.limit, self.n)
+
+    # -- loading ----------------------------------------------------------------------------------
+    @on_regular_pages
+    def _load(self, ev: Evaluator) -> None:
+        p = ev.p
+        sens = list(dict.fromkeys(m.attribute for m in self.models if not isinstance(m, KAnonymity)))
+        ordered = {m.attribute for m in self.models
+                   if isinstance(m, TCloseness) and m.distance == "ordered"}
+        self.hierarchical = {m.attribute for m in self.models
+                             if isinstance(m, TCloseness) and m.distance == "hierarchical"}
+        tables = [ev.hierarchy_table(a) if p.hierarchies[a].table() is None else p.hierarchies[a].table()
+                  for a in self.qis]
+        if all(p.hierarchies[a].table() is not None for a in self.qis):
+            data, leaves, keys = self._fetch_coded(ev, sens, ordered)
+        else:
+            data, leaves, keys = self._fetch_keys(ev, sens, ordered)
+        self.row_n = np.asarray(data["n"], dtype=np.int64)
+        self.n = int(self.row_n.sum())
+        self.rows = len(self.row_n)
+        self._row_weights = self.row_n.astype(np.float64)  # bincount weighs in doubles (exact here)
+        self._row_ids = np.arange(self.rows, dtype=np.int64)
+        # per attribute and level: the row's label code, the label counts (file rows) and sizes
+        self.codes: list[list[np.ndarray]] = []
+        self.radix: list[list[int]] = []
+        self.weighted_all: list[list[int]] = []
+        self.domain: list[int] = []
+        self.label_counts: list[list[np.ndarray]] = []
+        self.entropy_terms: list[list[float]] = []
+        """Per attribute and level: Σ_v c(v)·log2(c(v)/C(g(v))) in ARX's order (entropy only)."""
+        for a, table_, leaf, uniques in zip(self.qis, tables, leaves, keys):
+            mapping = table_.mapping
+            codes, radix, weighted, counts, labels_of_leaf = [], [], [], [], []
+            leaf_rows = np.bincount(leaf, weights=self.row_n, minlength=len(uniques)).astype(np.int64)
+            for level in range(table_.height + 1):
+                labels = table_.level_values(level)
+                index = {lbl: j for j, lbl in enumerate(labels)}
+                per_leaf = np.array([index[mapping[u][level]] for u in uniques], dtype=np.int32)
+                lc = np.array([table_.label_count(lbl, level) for lbl in labels], dtype=np.int64)
+                codes.append(per_leaf[leaf])
+                labels_of_leaf.append(per_leaf)
+                radix.append(len(labels))
+                counts.append(lc)
+                weighted.append(int(np.dot(leaf_rows, lc[per_leaf])) if len(uniques) else 0)
+            self.codes.append(codes)
+            self.radix.append(radix)
+            self.weighted_all.append(weighted)
+            self.label_counts.append(counts)
+            self.domain.append(table_.domain_size)
+            if self.metric_name == "entropy":
+                self.entropy_terms.append(_entropy_terms(uniques, leaf_rows, labels_of_leaf,
+                                                         first_appearance(ev)[a]))
+        self.grouping = Grouping(self.codes, self.radix, self.rows)
+        self.sensitive: dict[str, tuple[np.ndarray, int, np.ndarray]] = {}
+        self.trees: dict[str, list[np.ndarray]] = {}
+        for j, a in enumerate(sens):
+            if a in ordered:
+                okeys = _objects(data[f"o{j}"])
+                present = sorted({k for k in okeys if k is not None})
+                rank = {k: r for r, k in enumerate(present)}
+                values = np.array([rank[k] if k is not None else len(present) for k in okeys],
+                                  dtype=np.int64)
+                nvals = len(present) + (1 if any(k is None for k in okeys) else 0)
+            else:
+                values, uniq = factorize(_objects(data[f"s{j}"]))
+                values = values.astype(np.int64)
+                nvals = len(uniq)
+            global_counts = np.bincount(values, weights=self.row_n, minlength=nvals).astype(np.int64)
+            self.sensitive[a] = (values, nvals, global_counts)
+            if a in self.hierarchical:
+                self.trees[a] = self._tree(ev, a, values, nvals, _objects(data[f"h{j}"]))
+
+    @staticmethod
+    def _tree(ev: Evaluator, a: str, values: np.ndarray, nvals: int, keys: np.ndarray
+              ) -> list[np.ndarray]:
+        """The sensitive hierarchy over the values present: per level 1..H, a 0/1 matrix from the
+        nodes one level down (values first) to the nodes at that level."""
+        h = ev.p.sensitive_hierarchies[a]
+        table_ = h.table()
+        key_of = [None] * nvals
+        for v, k in zip(values.tolist(), keys.tolist()):
+            key_of[v] = k
+        missing = sorted({repr(k) for k in key_of if k not in table_.mapping})
+        if missing:
+            raise HierarchyError(f"{len(missing)} value(s) of sensitive attribute {a!r} are missing "
+                                 f"from its hierarchy: {', '.join(missing[:5])}",
+                                 source=getattr(h, "source", None))
+        below = np.arange(nvals)  # node (one level down) of each value
+        steps = []
+        for level in range(1, table_.height + 1):
+            labels = [table_.mapping[k][level] for k in key_of]
+            up, _ = factorize(np.array(labels, dtype=object))
+            m = np.zeros((int(below.max()) + 1, int(up.max()) + 1), dtype=np.int64)
+            m[below, up] = 1
+            steps.append(m)
+            below = up
+        return steps
+
+    def _fetch_keys(self, ev: Evaluator, sens: list[str], ordered: set[str]
+                    ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
+        """Read the raw frequency table with each QI as its hierarchy key (text), factorized here."""
+        p = ev.p
+        proj = [alias(p.hierarchies[a].key(col(a)), f"q{i}") for i, a in enumerate(self.qis)]
+        q = self._with_sensitive(ev, proj, sens, ordered, None, exp.Sum(this=col(N)), ev.freq.copy())
+        data = ev.engine.fetch_numpy(q)
+        leaves, keys = [], []
+        for i, a in enumerate(self.qis):
+            leaf, uniques = factorize(_objects(data[f"q{i}"]))
+            known = ev.hierarchy_table(a).mapping  # once: a lookup per value costs seconds on 100,000
+            missing = [u for u in uniques if u not in known]
+            if missing:
+                raise HierarchyError(f"{len(missing)} value(s) of attribute {a!r} are missing from the "
+                                     f"hierarchy: {', '.join(map(repr, missing[:5]))}")
+            leaves.append(leaf)
+            keys.append(list(uniques))
+        return data, leaves, keys
+
+    def _fetch_coded(self, ev: Evaluator, sens: list[str], ordered: set[str]
+                     ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
+        """One GROUP BY of the source on integer leaf codes (a join per QI with its leaf list).
+
+        Only integers cross to Python, and the raw frequency table is never built: on a large table
+        this is one scan as cheap as a plain GROUP BY of the QIs (bench/README.md).
+        """
+        p = ev.p
+        src = internal("src")
+        proj, joins, keys = [], [], []
+        for i, a in enumerate(self.qis):
+            h = p.hierarchies[a]
+            codes, leaf_keys = ev.leaf_codes(a)
+            keys.append(leaf_keys)
+            name = f"k{i}"
+            joins.append((exp.alias_(codes.copy(), name, table=True, quoted=True),
+                          exp.EQ(this=col("leaf", name), expression=h.key(col(a, src)))))
+            proj.append(alias(col("code", name), f"q{i}"))
+        q = self._with_sensitive(ev, proj, sens, ordered, src, exp.Count(this=exp.Star()),
+                                 exp.alias_(p.source.copy(), src, table=True, quoted=True))
+        for rel, on in joins:
+            q = q.join(rel, on=on, join_type="left")
+        data = ev.engine.fetch_numpy(q)
+        leaves = []
+        for i, a in enumerate(self.qis):
+            column = data[f"q{i}"]
+            if np.ma.isMaskedArray(column) and np.ma.getmaskarray(column).any():
+                ev.validate_coverage(p.source, [a])  # names the values the hierarchy lacks
+                raise HierarchyError(f"attribute {a!r} has values missing from its hierarchy")
+            leaves.append(np.asarray(column, dtype=np.int64))
+        return data, leaves, keys
+
+    @staticmethod
+    def _with_sensitive(ev: Evaluator, proj: list[exp.Expression], sens: list[str],
+                        ordered: set[str], src: str | None, count: exp.Expression,
+                        source: exp.Expression) -> exp.Select:
+        """The loading query: QI projections, raw sensitive values and their order keys, a count."""
+        p = ev.p
+        proj = proj + [alias(col(a, src), f"s{j}") for j, a in enumerate(sens)]
+        proj += [alias(order_key(a, col(a, src), p.value_order, p.extra, ev.engine.dialect.sqlglot,
+                                 what=f"the ordered distance of {a!r}"), f"o{j}")
+                 for j, a in enumerate(sens) if a in ordered]
+        proj += [alias(p.sensitive_hierarchies[a].key(col(a, src)), f"h{j}")
+                 for j, a in enumerate(sens) if any(
+                     isinstance(m, TCloseness) and m.distance == "hierarchical" and m.attribute == a
+                     for m in p.models)]
+        q = exp.select(*proj, alias(count, "n")).from_(source)
+        if proj:
+            q = q.group_by(*[e.this.copy() for e in proj])
+        return q
+
+    # -- one node ---------------------------------------------------------------------------------
+    def _finer(self, node: tuple[int, ...]) -> Classes | None:
+        """The cached class table with the fewest classes among nodes that ``node`` generalizes.
+
+        Only tables of at most half the rows pay off (measured on Adult).
+        """
+        best = None
+        for levels, t in self._cache.items():
+            if t.k * 2 <= self.rows and all(a <= b for a, b in zip(levels, node)) \
+                    and (best is None or t.k < best.k):
+                best = t
+        return best
+
+    def _classes(self, node: tuple[int, ...]) -> Classes:
+        base = self._finer(node) if self.rollup else None
+        if base is None:
+            inv, k = self.grouping.group(node)
+            sizes = np.bincount(inv, weights=self._row_weights, minlength=k).astype(np.int64)
+            hists = {}
+            for a, (values, nvals, _) in self.sensitive.items():
+                hists[a] = np.bincount(inv.astype(np.int64) * nvals + values,
+                                       weights=self._row_weights, minlength=k * nvals).reshape(k, nvals)
+            table_ = Classes(k, sizes, hists, inv, self.row_n, None)
+        else:
+            self.rolled_up += 1
+            inv, k = self.grouping.group(node, base.rep)
+            sizes = np.bincount(inv, weights=base.sizes, minlength=k).astype(np.int64)
+            hists = {a: np.stack([np.bincount(inv, weights=h[:, v], minlength=k)
+                                  for v in range(h.shape[1])], axis=1)
+                     for a, h in base.hists.items()}
+            table_ = Classes(k, sizes, hists, inv, base.sizes, base.rep)
+        if self.rollup:
+            self._cache[node] = table_
+            if len(self._cache) > CACHE_SIZE:
+                del self._cache[next(iter(self._cache))]
+        return table_
+
+    def _oks(self, c: Classes) -> list[np.ndarray]:
+        """Per model: which classes satisfy it."""
+        oks = []
+        for m in self.models:
+            if isinstance(m, KAnonymity):
+                oks.append(c.sizes >= m.k)
+            elif isinstance(m, LDiversity):
+                oks.append(diverse(m, c.hists[m.attribute], c.sizes))
+            elif isinstance(m, AlphaKAnonymity):
+                oks.append(alpha_k(m, c.hists[m.attribute], c.sizes))
+            elif isinstance(m, PSensitiveKAnonymity):
+                oks.append(p_sensitive(m, c.hists[m.attribute], c.sizes))
+            else:
+                if m.distance == "hierarchical":
+                    oks.append(emd_hierarchical(self.trees[m.attribute], c.hists[m.attribute],
+                                                 c.sizes, self.sensitive[m.attribute][2], self.n)
+                               <= float(m.t) + TOLERANCE)
+                    continue
+                oks.append(close(m, c.hists[m.attribute], c.sizes, self.sensitive[m.attribute][2],
+                                  self.n))
+        return oks
+
+    @on_regular_pages
+    def evaluate(self, node: Sequence[int], *, metric_always: bool = True,
+                 bound: bool = True, metric: bool = True) -> FastResult:
+        """Check one node (levels in QI order): anonymity, ARX's statistics, metric and lower bound.
+
+        ``metric=False`` computes no metric at all (the caller knows the node cannot matter).
+
+        ``metric_always=False`` computes the metric only for an anonymous node; ``bound=False`` skips
+        the lower bound (the search may know it already, :meth:`FastNodeEvaluator.prior_bounds`).
+        """
+        node = tuple(int(x) for x in node)
+        if len(node) != len(self.qis) or any(not 0 <= x <= h for x, h in zip(node, self.heights)):
+            raise HierarchyError(f"node {list(node)} does not fit the hierarchies' heights "
+                                 f"{self.heights} (one level per QI: {', '.join(self.qis)})")
+        c = self._classes(node)
+        oks = self._oks(c)
+        keep = np.logical_and.reduce(oks) if oks else np.ones(c.k, dtype=bool)
+        outlier_rows = int(c.sizes[~keep].sum())
+        anonymous = outlier_rows <= self.max_suppressed
+        if anonymous:
+            kept_sizes = c.sizes[keep]
+            classes = len(kept_sizes)
+            min_size = int(kept_sizes.min()) if classes else None
+        else:
+            classes, min_size = c.k, int(c.sizes.min()) if c.k else None
+        value = lower = None
+        if self.metric_name is not None and (anonymous or metric_always or bound):
+            s = outlier_rows if anonymous else 0
+            ctx = NodeMetrics(self, node, c, keep, s, classes)
+            if metric and (anonymous or metric_always):
+                value = ctx.metric(self.metric_name)
+            if bound:
+                lower = value if value is not None and s == 0 and self.metric_name in LOSSES \
+                    else ctx.lower_bound(self.metric_name)
+        violating = tuple(int(c.sizes[~ok].sum()) for ok in oks) if len(oks) > 1 else \
+            (outlier_rows,) * len(oks)
+        return FastResult(anonymous, outlier_rows, classes, min_size, value, lower, violating)
+
+
+def _entropy_terms(keys: Sequence, leaf_rows: np.ndarray, labels_of_leaf: list[np.ndarray],
+                   first: Mapping) -> list[float]:
+    """G_i(L) of :func:`sqlanon.domain.metrics.entropy.generalization_term` for every level of one attribute,
+    summed over the leaves present in order of their first row in the source, as ARX does."""
+    present = sorted((first.get(k, math.inf), j) for j, k in enumerate(keys) if leaf_rows[j])
+    out = [0.0]
+    for per_leaf in labels_of_leaf[1:]:
+        totals = np.bincount(per_leaf, weights=leaf_rows).astype(np.int64)
+        value = 0.0
+        for _, j in present:
+            a, b = float(leaf_rows[j]), float(totals[per_leaf[j]])
+            value += a * log2(a / b)
+        out.append(value)
+    return out
+
+
+class FastNodeEvaluator(NodeEvaluator):
+    """The search's :class:`NodeEvaluator` over :class:`FastEvaluator` (the problem's models).
+
+    Answers as :class:`~sqlanon.methods.generalization.search.nodes.SqlNodeEvaluator` does, except that the lower bound is
+    ARX's (:meth:`FastEvaluator.evaluate`) for every metric and node.
+
+    Raises:
+        UnsupportedError: a model or metric the in-memory check lacks (search in SQL instead).
+    """
+
+    def __init__(self, evaluator: Evaluator, suppression_limit: float = 0.0,
+                 metric: str | None = None, *, weights: Mapping[str, float] | None = None,
+                 options: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        models = evaluator.p.models
+        chosen = get_metric(metric, options=options) if metric is not None else None
+        self.fast = FastEvaluator(evaluator, models, metric, suppression_limit, weights,
+                                  monotonic=chosen is not None and chosen.monotonic)
+        monotone = [m.is_monotonic(self.fast.limit) for m in models]
+        self.privacy_monotone = all(monotone)
+        self.partly_monotone = any(monotone)
+        self._monotone_models = [i for i, ok in enumerate(monotone) if ok]
+        self.has_metric = metric is not None
+        self.metric_monotone = chosen is not None and chosen.is_monotonic(self.fast.limit)
+        self.prefers_few_checks = self.fast.rows <= FEW_CHECKS_MAX_ROWS
+        self._prior = False
+        """Whether the search took :meth:`prior_bounds`: checks then skip what those bounds tell."""
+        self._bounds: np.ndarray | None = None
+        self._lattice: Lattice | None = None
+
+    def prior_bounds(self, lattice: Lattice) -> np.ndarray | None:
+        """ARX's bound with nothing suppressed, for the metrics where it depends on the levels alone.
+
+        Loss, its arithmetic variant, precision, height and non-uniform entropy sum or multiply one term
+        per attribute and level (every row counts its label's leaves, or its share of its label), so
+        the whole lattice costs one pass over node ids;
+        the terms are those of :meth:`FastEvaluator.evaluate`, in the same order, so the bounds equal
+        the metric bit for bit when nothing is suppressed.
+        """
+        name, fe = self.fast.metric_name, self.fast
+        if name not in LEVEL_ONLY or not lattice.enumerable:
+            return None
+        self._prior = True
+        self._lattice = lattice
+        terms = [[attribute_term(fe, name, i, level) for level in range(h + 1)]
+                 for i, h in enumerate(fe.heights)]
+        ids = np.arange(lattice.size, dtype=np.int64)
+        total = np.full(lattice.size, 1.0 if name == "loss" else 0.0)
+        step = 1
+        for t, h in zip(terms, fe.heights):
+            level = (ids // step) % (h + 1)
+            if name == "loss":
+                total *= np.asarray(t)[level]
+            else:
+                total += np.asarray(t)[level]
+            step *= h + 1
+        self._bounds = total - 1.0 if name == "loss" else total
+        return self._bounds
+
+    def _beyond_ceiling(self, node: Node) -> bool:
+        """Whether the node's bound known before checking is clearly above :attr:`ceiling`, so its
+        metric cannot matter (on large tables only, where computing it costs a pass)."""
+        if self._bounds is None or self.prefers_few_checks or math.isinf(self.ceiling):
+            return False
+        margin = 1e-9 * max(1.0, abs(self.ceiling))  # far wider than the search's tie tolerance
+        return float(self._bounds[self._lattice.node_id(node)]) > self.ceiling + margin
+
+    def _evaluate(self, node: Node) -> NodeResult:
+        r = self.fast.evaluate(node, metric_always=self.metric_monotone and not self._prior,
+                               bound=not self._prior, metric=not self._beyond_ceiling(node))
+        part = all(r.violating_rows[i] <= self.fast.max_suppressed for i in self._monotone_models)
+        value = r.metric if r.anonymous or self.metric_monotone else None
+        return NodeResult(node, r.anonymous, part or r.anonymous, value, r.lower_bound)
+
+    def distinct_values(self, node: Node) -> list[int]:
+        """Per QI, the distinct generalized values its column holds at the node's level (the
+        attribute Datafly generalizes next has the most; Sweeney, IJUFKS 2002)."""
+        fe = self.fast
+        return [int(np.count_nonzero(np.bincount(fe.codes[i][level], minlength=fe.radix[i][level])))
+                for i, level in enumerate(node)]
+
+
+@dataclass
+class Classes:
+    """The equivalence classes of one node: sizes and sensitive histograms, and the class of each
+    member (a frequency row, or a class of the finer node the classes were rolled up from)."""
+
+    k: int
+    sizes: np.ndarray
+    hists: dict[str, np.ndarray]
+    inv: np.ndarray
+    """The class of each member."""
+    member_sizes: np.ndarray
+    """The rows each member stands for (int64)."""
+    members: np.ndarray | None
+    """The frequency row representing each member (None: member ``i`` is row ``i``)."""
+
+    @functools.cached_property
+    def rep(self) -> np.ndarray:
+        """One frequency row of each class (built on first use: only roll-ups need it)."""
+        rep = np.empty(self.k, dtype=np.int64)
+        rep[self.inv] = np.arange(len(self.inv)) if self.members is None else self.members
+        return rep
+
+    def rows_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(frequency rows, rows each stands for)`` of the members of the classes marked in the
+        boolean array ``classes``: Σ over them equals Σ over those classes."""
+        idx = np.flatnonzero(classes[self.inv])
+        return (idx if self.members is None else self.members[idx]), self.member_sizes[idx]

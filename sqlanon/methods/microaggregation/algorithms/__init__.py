@@ -1,0 +1,1 @@
+"""Microaggregation algorithms: how rows are partitioned into groups."""

@@ -1,0 +1,1 @@
+"""Distances between records and between value distributions, for microaggregation."""

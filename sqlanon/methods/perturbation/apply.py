@@ -1,0 +1,438 @@
+"""``transformation: {method: noise}``: perturb a table inside the engine and report what it cost.
+
+The noise is drawn in numpy from a cryptographically seeded generator (or the spec's seed) and meets
+the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.methods.perturbation.rows`); in place, the new table
+replaces the source inside one transaction, so a failure leaves the source as it was. A DP release
+whose spec names a ledger ``dataset`` is charged to it in that same transaction
+(:class:`~sqlanon.methods.dp.budget.ReleaseBudget`), except on DuckDB's block writer, whose blocks commit
+one by one: there the spend is committed before the first block and refunded if the write fails
+(noisy rows are never readable under no spend, even after a SIGKILL). Every run first removes the
+staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlglot import exp
+
+from sqlanon.sql.nodes import alias, as_double, col, lit, table
+from sqlanon.methods.dataset import Dataset, open_dataset
+from sqlanon.engines.base import Engine
+from sqlanon.errors import SpecError
+from sqlanon.domain.metrics.numeric import is_numeric_type
+from sqlanon.methods.perturbation import blocks as B
+from sqlanon.methods.perturbation import rows as R
+from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
+from sqlanon.methods.dp.microdata import dp_microaggregate
+from sqlanon.methods.dp.budget import ReleaseBudget
+from sqlanon.methods.perturbation.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODATA, NoiseOptions,
+                                   dp_cost, parse)
+from sqlanon.methods.perturbation.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
+from sqlanon.methods.rng import make_rng
+from sqlanon.outputs.hash_text import parse_types
+from sqlanon.outputs.preflight import plan_output
+from sqlanon.outputs.query import OutputQuery
+from sqlanon.spec.schema import Spec
+from sqlanon.engines.staging import StagingArea, remove_leftovers
+
+CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
+"""Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.methods.perturbation.blocks)."""
+
+_INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "INT", "INT2", "INT4", "INT8", "BIGINT",
+                            "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"})
+
+
+@dataclass
+class NoiseReport:
+    """What a noise transformation did: parameters, guarantee, utility and risk, the output."""
+
+    mechanism: str
+    attributes: tuple[str, ...]
+    rows: int
+    parameters: dict[str, Any]
+    guarantee: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"transformation": {"method": "noise", "mechanism": self.mechanism,
+                                   "attributes": list(self.attributes), "parameters": self.parameters},
+                "rows": self.rows, "guarantee": self.guarantee, "metrics": self.metrics,
+                "outputs": self.outputs, "warnings": self.warnings}
+
+
+def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | None = None,
+                dry_run: bool = False, quality: bool = True) -> NoiseReport:
+    """Perturb the spec's source as its transformation says and write the output.
+
+    ``quality`` False skips the utility and risk metrics (two more scans of both tables).
+
+    Raises:
+        SpecError: bad noise settings, attributes that are not columns of the right type, or an
+            output mode that cannot hold drawn noise (only ``table`` and ``in_place`` can).
+    """
+    opts = _options(spec)
+    if spec.output.mode not in ("table", "in_place"):
+        raise SpecError(f"noise is drawn by sqlanon and must be stored: use mode table or in_place, "
+                        f"not {spec.output.mode} (SQL text or a view would have to draw it with the "
+                        "engine's random(), which is neither cryptographically seeded nor seedable)",
+                        path="output.mode", source=spec.path)
+    if opts.mechanism == DP_MICRODATA and spec.output.mode != "table":
+        raise SpecError("dp_microaggregation writes only the released attributes (any other column "
+                        "would be released unprotected), so it cannot replace the source: use mode "
+                        "table", path="output.mode", source=spec.path)
+    if spec.output.mode == "in_place" and spec.source.file:
+        raise SpecError("in_place replaces a database table; a file source is never written. Use mode "
+                        "table (with output.database)", path="output.mode", source=spec.path)
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        if not dry_run:
+            plan_output(spec, ds)  # every output problem, before anything is read or drawn
+        return _apply(spec, ds, opts, dry_run, quality)
+    except SpecError as e:
+        if e.source is not None or spec.path is None:
+            raise
+        raise type(e)(e.rule, path=e.path, source=spec.path) from None
+    finally:
+        ds.close()
+
+
+def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool) -> NoiseReport:
+    removed = [] if dry_run else remove_leftovers(ds.engine)
+    if opts.mechanism == DP_MICRODATA:
+        report = _dp_microdata(spec, ds, opts, dry_run, quality)
+    else:
+        report = _perturb(spec, ds, opts, dry_run, quality)
+    if removed:
+        report.outputs["staging_removed"] = removed
+    return report
+
+
+def _perturb(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool
+             ) -> NoiseReport:
+    types = _check_columns(spec, ds, opts)
+    rng = make_rng(opts.seed)
+    n = ds.engine.row_count(ds.name, schema=R.schema_of(ds))
+    report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
+    if dry_run:
+        return report
+    name, exists = _target(spec, ds)
+    budget = _release_budget(spec, ds, opts)
+    budget.check()
+    report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types, quality,
+                                                              name, exists, budget)
+    if opts.mechanism in CHARGEABLE:
+        report.guarantee["ledger"] = budget.as_dict()
+    return report
+
+
+def _release_budget(spec: Spec, ds: Dataset, opts: NoiseOptions) -> ReleaseBudget:
+    """The ledger charge of a DP release under substitution: the per-record (m·ε, m·δ)
+    (:func:`~sqlanon.methods.perturbation.options.dp_cost`). Without a ledger dataset, none."""
+    if opts.ledger is None:
+        return ReleaseBudget(ds.engine, None, 0)
+    cost = dp_cost(opts)
+    assert cost is not None  # options.parse takes a dataset only for the DP mechanisms
+    mode = "in place" if spec.output.mode == "in_place" else \
+        f"into {spec.output.name or ds.name + '_anon'!r}"
+    return ReleaseBudget(ds.engine, opts.ledger.dataset, cost[0], cost[1],
+                         budget_epsilon=opts.ledger.budget_epsilon,
+                         budget_delta=opts.ledger.budget_delta,
+                         description=f"{opts.mechanism} noise on {', '.join(opts.attributes)} of table "
+                                     f"{ds.name!r} {mode}")
+
+
+def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
+                  quality: bool) -> NoiseReport:
+    """ε-DP microdata: numeric attributes (those with bounds) and nominal ones (their hierarchy is
+    the taxonomy); see :mod:`sqlanon.methods.dp.microdata`. The metrics compare the numeric ones."""
+    p = opts.params
+    categorical = {}
+    for a in opts.attributes:
+        if a in p["bounds"]:
+            continue
+        attribute = spec.attributes.get(a)
+        if attribute is None or attribute.hierarchy is None:
+            raise SpecError(f"{a!r} has no bounds, so it is nominal, and a nominal attribute needs a "
+                            "taxonomy: give it a hierarchy covering its whole domain (or give a "
+                            "numeric attribute its public bounds under transformation.bounds)",
+                            path=f"attributes.{a}.hierarchy", source=spec.path)
+        categorical[a] = attribute.hierarchy
+    n = ds.engine.row_count(ds.name, schema=R.schema_of(ds))
+    report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
+    if dry_run:
+        return report
+    name = spec.output.name or f"{ds.name}_anon"
+    ledger = opts.ledger
+    released = dp_microaggregate(ds.engine, ds.name, name, k=p["k"], epsilon=p["epsilon"],
+                                 bounds=p["bounds"], categorical=categorical, method=p["order"],
+                                 seed=opts.seed, trust_bounds=p["trust_bounds"],
+                                 replace=spec.output.replace, quality=quality,
+                                 linkage=opts.linkage,
+                                 dataset=ledger.dataset if ledger else None,
+                                 budget_epsilon=ledger.budget_epsilon if ledger else None,
+                                 budget_delta=ledger.budget_delta if ledger else 0.0,
+                                 schema=ds.schema)
+    report.guarantee = {key: v for key, v in released.as_dict().items()
+                        if key not in ("output", "metrics")}
+    report.metrics = released.metrics
+    report.guarantee["neighbours"] = "substitution of one record"
+    report.outputs = {"mode": "table", "relation": name, "rows": released.rows}
+    return report
+
+
+def _options(spec: Spec) -> NoiseOptions:
+    try:
+        return parse(spec.transformation.options)
+    except SpecError as e:
+        raise SpecError(e.rule, path=e.path, source=spec.path) from None
+
+
+def _public(opts: NoiseOptions) -> dict[str, Any]:
+    """The parameters as given (matrices as nested lists), with the seed only said to be present."""
+    params = {k: v for k, v in opts.params.items() if k != "matrix"}
+    if "matrix" in opts.params:
+        params["matrix"] = {a: {"categories": [str(c) for c in cats], "rows": rows}
+                            for a, (cats, rows) in opts.params["matrix"].items()}
+    params["seeded"] = opts.seed is not None
+    return params
+
+
+def _check_columns(spec: Spec, ds: Dataset, opts: NoiseOptions) -> dict[str, str]:
+    types = dict(ds.columns)
+    for a in opts.attributes:
+        where = f"transformation.attributes.{a}"
+        if a not in types:
+            raise SpecError(f"{a!r} is not a column of {ds.name!r}", path=where, source=spec.path)
+        attribute = spec.attributes.get(a)
+        if attribute is not None and attribute.role == "identifier":
+            raise SpecError(f"{a!r} is an identifier; identifiers are dropped, masked or hashed, not "
+                            "perturbed", path=where, source=spec.path)
+        if opts.mechanism not in CATEGORICAL and not is_numeric_type(types[a]):
+            raise SpecError(f"{opts.mechanism} needs a numeric column; {a!r} has type {types[a]}",
+                            path=where, source=spec.path)
+        if opts.mechanism == "discrete_laplace" and types[a].upper() not in _INTEGER_TYPES:
+            raise SpecError(f"discrete_laplace needs an integer column; {a!r} has type {types[a]}",
+                            path=where, source=spec.path)
+    return types
+
+
+def _statistics(ds: Dataset, opts: NoiseOptions) -> dict[str, Any]:
+    """Sample variances (uncorrelated, each over its non-NULL values) or the sample covariance
+    over complete rows (correlated), both n − 1, in one scan (:func:`_moments`)."""
+    attrs = list(opts.attributes)
+    if opts.mechanism == "uncorrelated":
+        return {"variances": _moments(ds, attrs, complete=False).diagonal().copy()}
+    if opts.mechanism == "correlated":
+        return {"covariance": _moments(ds, attrs)}
+    return {}
+
+
+def _moments(ds: Dataset, attrs: list[str], *, complete: bool = True) -> np.ndarray:
+    """Sample covariances from sums of products shifted by one value K_i of each column.
+
+    With x − K instead of x the one-pass formula (S_ij − S_i·S_j/n)/(n − 1) loses little: its
+    relative error grows with (mean − K)²/variance, which is at most n − 1 when K is one of the
+    values (Samuelson's inequality), so at most about n·2^-52, against the catastrophic loss of the
+    unshifted formula when the mean dwarfs the spread. One scan instead of the two of a two-pass
+    algorithm (0.25 s of 5 columns × 100M rows). K is the least value among the first rows; a
+    column with none there takes the first scan's mean, the two-pass way (0 when it has no value at
+    all: its variances, over fewer than two values, are 0).
+
+    ``complete``: over rows where every attribute is non-NULL (covariance); otherwise each
+    column's variance over its own non-NULL values (the off-diagonal entries are then unused).
+    """
+    source = table(ds.name, R.schema_of(ds))
+    m = len(attrs)
+    head = exp.select(*[alias(col(a), f"c{i}") for i, a in enumerate(attrs)]).from_(source).limit(1000)
+    shifts = list(ds.engine.fetch(exp.select(*[exp.Min(this=as_double(col(f"c{i}")))
+                                               for i in range(m)]).from_(head.subquery("h")))[1][0])
+    if any(k is None for k in shifts):
+        means = _means(ds, attrs, complete)
+        # a column without any value (an empty table, only NULLs) has no moments: any shift does
+        shifts = [k if k is not None else mu if mu is not None else 0.0 for k, mu in zip(shifts, means)]
+    centred = [exp.Paren(this=exp.Sub(this=as_double(col(a)), expression=lit(float(k))))
+               for a, k in zip(attrs, shifts)]
+    pairs = [(i, j) for i in range(m) for j in range(i, m)] if complete else [(i, i) for i in range(m)]
+    counts = [exp.Count(this=exp.Star())] if complete else [exp.Count(this=col(a)) for a in attrs]
+    q = exp.select(*counts, *[exp.Sum(this=c.copy()) for c in centred],
+                   *[exp.Sum(this=exp.Mul(this=centred[i].copy(), expression=centred[j].copy()))
+                     for i, j in pairs]).from_(source)
+    if complete:
+        q = q.where(_complete(attrs))
+    row = ds.engine.fetch(q)[1][0]
+    n = [int(row[0])] * m if complete else [int(c) for c in row[:m]]
+    sums = [float(v or 0.0) for v in row[len(counts):len(counts) + m]]
+    products = row[len(counts) + m:]
+    cov = np.zeros((m, m))
+    for (i, j), v in zip(pairs, products):
+        if n[i] >= 2:
+            value = (float(v) - sums[i] * sums[j] / n[i]) / (n[i] - 1)
+            cov[i, j] = cov[j, i] = max(value, 0.0) if i == j else value
+    return cov
+
+
+def _complete(attrs: list[str]) -> exp.Expression:
+    return exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs])
+
+
+def _means(ds: Dataset, attrs: list[str], complete: bool) -> list[float | None]:
+    q = exp.select(*[exp.Avg(this=as_double(col(a))) for a in attrs]).from_(table(ds.name, R.schema_of(ds)))
+    if complete:
+        q = q.where(_complete(attrs))
+    return [None if v is None else float(v) for v in ds.engine.fetch(q)[1][0]]
+
+
+def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
+          types: dict[str, str]) -> tuple[Draw, np.ndarray | None]:
+    keys = None
+    if opts.mechanism in ADDITIVE:
+        if not R.positional(ds):
+            keys = R.read_columns(ds, [])[R.KEY]
+        integers = frozenset(a for a in opts.attributes if types[a].upper() in _INTEGER_TYPES)
+        return additive(opts, rng, _statistics(ds, opts), integers), keys
+    if opts.mechanism == "sampling":
+        if not R.positional(ds):
+            keys = R.read_columns(ds, [])[R.KEY]
+        return sampling(opts.params["fraction"], n, rng), keys
+    data = R.read_columns(ds, list(opts.attributes))
+    keys = data.get(R.KEY)
+    return per_row(opts, rng, data, types, ds.engine.dialect.name), keys
+
+
+def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
+    released = OutputQuery(exp.select(), types=parse_types(ds.columns, ds.engine.dialect.sqlglot))
+    out = []
+    for c in ds.column_names:
+        if c in draw.expressions:
+            out.append(alias(draw.expressions[c], c))
+        elif (value := released.released(spec, c, col(c, R.SOURCE), ds.engine.dialect)) is not None:
+            out.append(value)
+    return out
+
+
+def _target(spec: Spec, ds: Dataset) -> tuple[str, bool]:
+    """The output's name and whether it exists (to be replaced); refused before anything is drawn,
+    set or spent when it exists and may not be replaced (:func:`plan_output`)."""
+    plan = plan_output(spec, ds)
+    assert plan.name is not None
+    return plan.name, plan.exists
+
+
+def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
+           types: dict[str, str], quality: bool, name: str, exists: bool, budget: ReleaseBudget
+           ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Draw and write the output; its final transaction is ``budget``'s (charged or plain)."""
+    draw, keys = _draw(ds, opts, rng, n, types)
+    engine = ds.engine
+    schema = R.schema_of(ds)
+    blocks = B.blocks_of(ds) if draw.independent is not None else None
+    if blocks is not None:
+        metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality, budget)
+    else:
+        metrics = _write_joined(spec, ds, opts, draw, keys, n, name, exists, quality, budget)
+    outputs = {"mode": spec.output.mode, "relation": name,
+               "rows": engine.row_count(name, schema=schema)}
+    return outputs, metrics, _per_record(draw.guarantee, opts.attributes)
+
+
+def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys: np.ndarray | None,
+                  n: int, name: str, exists: bool, quality: bool, budget: ReleaseBudget
+                  ) -> dict[str, Any]:
+    """One CREATE TABLE AS joining the values to the rows (by position, or by key on PostgreSQL)."""
+    engine, schema = ds.engine, R.schema_of(ds)
+    positional = R.positional(ds)
+    area = StagingArea(engine)
+    staging = area.name() if exists else name
+
+    def write() -> dict[str, Any]:
+        metrics: dict[str, Any] = {}
+        select = skeleton.select(*_projection(spec, ds, draw), append=False)
+        if not positional:
+            select = select.select(alias(exp.cast(col("ctid", R.SOURCE), exp.DataType.build("text")),
+                                         R.KEY))
+        if opts.mechanism == "sampling":
+            select = select.where(col(noise_column(0), R.VALUES))
+        engine.execute(exp.Create(this=table(staging, schema), kind="TABLE", expression=select))
+        if quality:
+            metrics = _quality(ds, opts, draw, staging, n)
+        if not positional:
+            engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
+                exp.Drop(tables=[col(R.KEY)], kind="COLUMN")]))
+        if exists:
+            engine.drop(name, if_exists=False, schema=schema)
+            engine.rename_table(staging, name, schema=schema)
+        return metrics
+
+    # the values are attached outside the transaction, so that they are released after a rollback;
+    # DuckDB streams them once, so a transaction that lost a ledger conflict is not run again
+    with area, R.attached(ds, n, draw.schema, draw.batches, keys) as skeleton:
+        return budget.write(write, once=positional)
+
+
+def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: np.random.Generator,
+                  n: int, blocks: list[B.Block], name: str, exists: bool, quality: bool,
+                  budget: ReleaseBudget) -> dict[str, Any]:
+    """Row blocks written in parallel into a staging table, renamed into place in one transaction.
+
+    The blocks commit one by one, so a DP release is charged before the first of them
+    (:meth:`~sqlanon.methods.dp.budget.ReleaseBudget.charged_ahead`): a killed process leaves noisy
+    rows only under a committed spend, and its staging table to the next run to remove
+    (:mod:`sqlanon.engines.staging`).
+    """
+    engine, schema = ds.engine, R.schema_of(ds)
+    assert draw.independent is not None
+    with StagingArea(engine) as area:
+        staging = area.name()
+
+        def write() -> dict[str, Any]:
+            B.write_blocks(ds, staging, blocks, draw.schema, draw.independent, rng,
+                           lambda skeleton: skeleton.select(*_projection(spec, ds, draw),
+                                                            append=False),
+                           uncompressed=frozenset(opts.attributes) if opts.mechanism in CONTINUOUS
+                           else frozenset())
+            with engine.transaction():
+                metrics = _quality(ds, opts, draw, staging, n) if quality else {}
+                if exists:
+                    engine.drop(name, if_exists=False, schema=schema)
+                engine.rename_table(staging, name, schema=schema)
+            return metrics
+
+        return budget.charged_ahead(write, discard=lambda: B.discard(ds, staging))
+
+
+def _per_record(guarantee: dict[str, Any], attributes: tuple[str, ...]) -> dict[str, Any]:
+    """Adds what a whole record's perturbed values guarantee together.
+
+    Each value is private for its own attribute; a changed record changes all its m values, so by
+    sequential composition they are (Σε, Σδ)-DP together (seed 000 Thm 8.2 with erratum E7), and
+    the records compose in parallel (Thm 8.3).
+    """
+    out = dict(guarantee)
+    if "epsilon" in guarantee:
+        out["epsilon_per_record"] = guarantee["epsilon"] * len(attributes)
+        if "delta" in guarantee:
+            out["delta_per_record"] = guarantee["delta"] * len(attributes)
+    elif guarantee and all(isinstance(g, dict) and "epsilon" in g for g in guarantee.values()):
+        out["epsilon_per_record"] = sum(g["epsilon"] for g in guarantee.values())
+    return out
+
+
+def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int) -> dict[str, Any]:
+    if opts.mechanism == "sampling" or n == 0:
+        return {}
+    if draw.categorical:
+        return {a: categorical_quality(v, opts.mechanism) for a, v in draw.categorical.items()}
+    schema = R.schema_of(ds)
+    original = exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True)
+    result = exp.alias_(table(released, schema), RELEASED, table=True, quoted=True)
+    on = None
+    if not R.positional(ds):
+        on = exp.EQ(this=exp.cast(col("ctid", ORIGINAL), exp.DataType.build("text")),
+                    expression=col(R.KEY, RELEASED))
+    pairs = pairs_query(original, result, opts.attributes, on)
+    return numeric_quality(ds.engine, pairs, opts.attributes, n, linkage=opts.linkage)

@@ -1,0 +1,328 @@
+"""What each mechanism adds to or makes of the rows: numpy draws and the SQL that applies them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.sql.nodes import as_double, col, internal
+from sqlanon.errors import SpecError
+from sqlanon.methods.dp import mechanisms as mech
+from sqlanon.methods.perturbation import perturb
+from sqlanon.methods.perturbation.condensation import condensation
+from sqlanon.methods.perturbation.options import NoiseOptions
+from sqlanon.methods.perturbation.pram import (category_codes, check_matrix, invariant_matrix,
+                                invariant_matrix_theta, pram_codes)
+from sqlanon.methods.perturbation.rows import SOURCE, VALUES
+from sqlanon.methods.perturbation.swap import rank_swap_column
+
+
+def noise_column(i: int) -> str:
+    return internal(f"n{i}")
+
+
+@dataclass
+class Draw:
+    """Per-row values for the rows of a table and how each perturbed column is computed from them."""
+
+    schema: pa.Schema
+    batches: Callable[[int], dict[str, Any]]
+    expressions: dict[str, exp.Expression]
+    guarantee: dict[str, Any] = field(default_factory=dict)
+    categorical: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per categorical attribute: categories, original and released codes, and the matrix used."""
+    independent: Callable[[np.random.Generator], Callable[[int], dict[str, Any]]] | None = None
+    """For noise that ignores the values: ``batches`` drawn from any given generator, so that blocks
+    of rows can be drawn apart (:mod:`sqlanon.methods.perturbation.blocks`)."""
+
+
+def _source(c: str) -> exp.Expression:
+    return col(c, SOURCE)
+
+
+def _value(i: int) -> exp.Expression:
+    return col(noise_column(i), VALUES)
+
+
+def _clamp(x: exp.Expression, low: float, high: float) -> exp.Expression:
+    """x clamped to [low, high] by CASE (NULL stays NULL: both comparisons are NULL then).
+
+    Not GREATEST/LEAST: those skip NULLs (and sqlglot nests a CASE per call to keep them), and cost
+    twice the comparisons in DuckDB (snapping one column of 10M rows: 25 ms against 59 ms).
+    """
+    hi, lo = _exact_double(high), _exact_double(low)
+    return exp.Case(ifs=[exp.If(this=exp.GT(this=x.copy(), expression=hi), true=hi.copy()),
+                         exp.If(this=exp.LT(this=x.copy(), expression=lo), true=lo.copy())],
+                    default=x.copy())
+
+
+def _float_schema(m: int, kind: pa.DataType = pa.float64()) -> pa.Schema:
+    return pa.schema([(noise_column(i), kind) for i in range(m)])
+
+
+def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any],
+             integers: frozenset[str] = frozenset()) -> Draw:
+    """Noise that does not depend on the values (given ``stats``: variances or the covariance).
+
+    ``integers``: the attributes of an integer type, which the DP mechanisms release on the grid 1.
+    """
+    attrs = opts.attributes
+    m = len(attrs)
+    p = opts.params
+    kind = opts.mechanism
+    guarantee: dict[str, Any] = {}
+    schema = _float_schema(m)
+
+    if kind == "uncorrelated":
+        sd = perturb.uncorrelated_sd(stats["variances"], p["alpha"])
+        exprs = _linear(attrs, np.diag(sd))
+        make = _standard_normals(m)
+    elif kind == "correlated":
+        exprs = _linear(attrs, perturb.correlated_factor(stats["covariance"], p["alpha"]))
+        make = _standard_normals(m)
+    elif kind == "gaussian":
+        grids, sigmas = zip(*(mech.gaussian_parameters(opts.sensitivity(a), p["epsilon"],
+                                                       p["delta"], integer=a in integers)
+                              for a in attrs))
+        guarantee = {"epsilon": p["epsilon"], "delta": p["delta"], "calibration": "analytic",
+                     "sigma": dict(zip(attrs, sigmas)), "grid": dict(zip(attrs, grids))}
+        # the engine rounds σ/γ·z half up: a function of the draw alone, so the noise stays
+        # independent of the values (see mechanisms.gaussian)
+        exprs = {a: _on_grid(a, grid, _round_half_up(exp.Mul(this=_exact_double(sigma / grid),
+                                                             expression=_value(i))),
+                             a in integers)
+                 for i, (a, grid, sigma) in enumerate(zip(attrs, grids, sigmas))}
+        make = _standard_normals(m)
+    elif kind == "staircase":
+        gamma = p.get("gamma", mech.staircase_optimal_gamma(p["epsilon"]))
+        grids, sensitivities = zip(*(mech.release_grid(opts.sensitivity(a), integer=a in integers)
+                                     for a in attrs))
+        guarantee = {"epsilon": p["epsilon"], "gamma": gamma, "grid": dict(zip(attrs, grids))}
+        exprs = {a: _on_grid(a, grid, _value(i), a in integers)
+                 for i, (a, grid) in enumerate(zip(attrs, grids))}
+
+        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+            def batches(n: int) -> dict[str, Any]:
+                return {noise_column(i): mech.round_half_up(
+                            mech.sample_staircase(g, (n,), sens, p["epsilon"], gamma) / grid)
+                        for i, (sens, grid) in enumerate(zip(sensitivities, grids))}
+            return batches
+    elif kind == "discrete_laplace":
+        schema = _float_schema(m, pa.int64())
+        exprs = {a: exp.Add(this=exp.cast(_source(a), exp.DataType.build("bigint")),
+                            expression=_value(i)) for i, a in enumerate(attrs)}
+        guarantee = {"epsilon": p["epsilon"]}
+
+        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+            def batches(n: int) -> dict[str, Any]:
+                return {noise_column(i): mech.sample_discrete_laplace(
+                    g, (n,), p["epsilon"] / opts.sensitivity(a)) for i, a in enumerate(attrs)}
+            return batches
+    elif kind == "laplace":
+        return _snapping(opts, rng)
+    else:  # pragma: no cover - options.parse admits only known mechanisms
+        raise SpecError(f"unknown additive mechanism {kind!r}", path="transformation.mechanism")
+    return Draw(schema, make(rng), exprs, guarantee, independent=make)
+
+
+def _round_half_up(x: exp.Expression) -> exp.Expression:
+    return exp.Floor(this=exp.Add(this=x, expression=_exact_double(0.5)))
+
+
+def _on_grid(attribute: str, grid: float, steps: exp.Expression, integer: bool) -> exp.Expression:
+    """γ·(x/γ rounded + steps): the value on the grid γ moved by an integer number of steps.
+
+    γ is a power of two, so dividing and multiplying by it are exact; an integer column is on the
+    grid 1 already."""
+    x = as_double(_source(attribute))
+    if integer and grid == 1.0:
+        return exp.Add(this=x, expression=steps)
+    on_grid = exp.Add(this=exp.Round(this=exp.Mul(this=x, expression=_exact_double(1.0 / grid))),
+                      expression=steps)
+    return exp.Mul(this=exp.Paren(this=on_grid), expression=_exact_double(grid))
+
+
+def _exact_double(value: float) -> exp.Expression:
+    """A DOUBLE literal equal to ``value`` bit for bit (text → double is correctly rounded; a plain
+    decimal literal would become a DECIMAL first)."""
+    return exp.cast(exp.Literal.string(repr(float(value))), exp.DataType.build("double"))
+
+
+def _combination(coefficients: np.ndarray, values: list[exp.Expression]) -> exp.Expression:
+    """Σ c_j·v_j over the non-zero coefficients, in order (0 when there are none)."""
+    terms = [exp.Mul(this=_exact_double(c), expression=v.copy())
+             for c, v in zip(coefficients, values) if c]
+    if not terms:
+        return _exact_double(0.0)
+    out: exp.Expression = terms[0]
+    for t in terms[1:]:
+        out = exp.Add(this=out, expression=t)
+    return out
+
+
+def _standard_normals(m: int) -> Callable[[np.random.Generator], Callable[[int], dict[str, Any]]]:
+    """Batches of m independent N(0, 1) columns; scales are applied by the engine."""
+    def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+        def batches(n: int) -> dict[str, Any]:
+            return {noise_column(i): g.standard_normal(n) for i in range(m)}
+        return batches
+    return make
+
+
+def _linear(attrs: tuple[str, ...], factor: np.ndarray) -> dict[str, exp.Expression]:
+    """x_i + Σ_j L_ij·z_j on standard normal draws z: the engine applies the factor (a diagonal
+    one for independent noise) in its vectors, cheaper than passes over whole numpy arrays
+    (bench/README.md#noise)."""
+    values = [_value(j) for j in range(len(attrs))]
+    return {a: exp.Add(this=as_double(_source(a)),
+                       expression=exp.Paren(this=_combination(factor[i], values)))
+            for i, a in enumerate(attrs)}
+
+
+def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
+    """Mironov's snapping mechanism in SQL over raw Laplace draws (see :func:`mechanisms.laplace`).
+
+    Per attribute with public bounds [low, high], centre c and half-width B, in units of Δ:
+    clamp((x − c)/Δ) + S·λ·ln(U*), rounded to a multiple of Λ, clamped, times Δ, plus c. The SQL
+    operations are IEEE double arithmetic, division and multiplication by powers of two are exact.
+    """
+    eps = opts.params["epsilon"]
+    exprs, scales, grids = {}, [], {}
+    for i, a in enumerate(opts.attributes):
+        delta_f = float(opts.sensitivity(a))
+        low, high = opts.params["bounds"][a]
+        centre, half = (low + high) / 2.0, (high - low) / 2.0
+        bound = half / delta_f
+        scale, grid = mech.snapping_parameters(1.0, eps, bound)
+        scales.append(scale)
+        grids[a] = grid * delta_f
+        units: exp.Expression = exp.Paren(this=exp.Sub(this=as_double(_source(a)),
+                                                       expression=_exact_double(centre)))
+        if delta_f != 1.0:  # x/1 and x·1 are x exactly: skipped
+            units = exp.Div(this=units, expression=_exact_double(delta_f))
+        noisy = exp.Paren(this=exp.Add(this=_clamp(units, -bound, bound), expression=_value(i)))
+        # Λ is a power of two: multiplying by 1/Λ is exactly dividing by it, and cheaper
+        snapped = exp.Mul(this=exp.Round(this=exp.Mul(this=noisy,
+                                                      expression=_exact_double(1.0 / grid))),
+                          expression=_exact_double(grid))
+        released = _clamp(snapped, -bound, bound)
+        if delta_f != 1.0:
+            released = exp.Mul(this=released, expression=_exact_double(delta_f))
+        exprs[a] = exp.Add(this=released, expression=_exact_double(centre))
+
+    def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+        def batches(n: int) -> dict[str, Any]:
+            return {noise_column(i): mech.sample_laplace(g, n, s) for i, s in enumerate(scales)}
+        return batches
+
+    return Draw(_float_schema(len(opts.attributes)), make(rng), exprs,
+                {"epsilon": eps, "method": "snapping (Mironov 2012)", "grid": grids},
+                independent=make)
+
+
+def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.ndarray],
+            types: dict[str, str], dialect: str) -> Draw:
+    """Mechanisms that read the values: new values computed in numpy, one column per attribute."""
+    attrs = opts.attributes
+    kind = opts.mechanism
+    p = opts.params
+    columns: dict[str, Any] = {}
+    guarantee: dict[str, Any] = {}
+    categorical: dict[str, dict[str, Any]] = {}
+    if kind in ("rank_swap", "condensation"):
+        matrix = np.column_stack([_floats(data[a], a) for a in attrs])
+        if kind == "rank_swap":
+            new = np.column_stack([rank_swap_column(matrix[:, j], p["p"], rng)
+                                   for j in range(len(attrs))])
+        else:
+            complete = ~np.isnan(matrix).any(axis=1)
+            if complete.sum() < p["k"]:
+                raise SpecError(f"needs at least k = {p['k']} rows without NULLs, got "
+                                f"{int(complete.sum())}", path="transformation.k")
+            new = np.full_like(matrix, np.nan)
+            new[complete] = condensation(matrix[complete], p["k"], rng)[0]
+        for j, a in enumerate(attrs):
+            columns[a] = pa.array(new[:, j], mask=np.isnan(new[:, j]), type=pa.float64())
+    else:
+        for a in attrs:
+            values = _objects(data[a])
+            if kind == "pram":
+                cats, rows = p["matrix"][a]
+                matrix = check_matrix(rows, len(cats))
+            elif kind == "randomized_response":
+                cats = p["categories"][a]
+                k = len(cats)
+                keep = mech.rr_keep_probability(p["epsilon"], k) if "epsilon" in p \
+                    else p["keep_probability"]
+                off = (1.0 - keep) / (k - 1)
+                matrix = np.full((k, k), off)
+                np.fill_diagonal(matrix, keep)
+                guarantee[a] = {"epsilon": mech.rr_epsilon(keep, k), "keep_probability": keep}
+            else:
+                cats = sorted({v for v in values if v is not None and v == v}, key=repr)
+                codes = category_codes(values, cats)
+                counts = np.bincount(codes[codes >= 0], minlength=len(cats))
+                matrix = invariant_matrix_theta(counts, p["theta"]) if "theta" in p else \
+                    invariant_matrix(counts, rng, pd=p["pd"], alpha=p["alpha"])
+            try:
+                codes = category_codes(values, cats)
+            except SpecError as err:
+                key = "matrix" if kind == "pram" else "categories"
+                raise SpecError(f"{err.rule} listed for {a!r}",
+                                path=f"transformation.{key}.{a}") from None
+            released = pram_codes(codes, matrix, rng)
+            categorical[a] = {"categories": cats, "original": codes, "released": released,
+                              "matrix": matrix}
+            try:
+                columns[a] = pa.array([cats[c] if c >= 0 else None for c in released.tolist()])
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+                raise SpecError(f"the categories of {a!r} mix types ({err}); list them all as "
+                                "text or all as numbers", path="transformation.attributes") from err
+    schema = pa.schema([(noise_column(i), columns[a].type) for i, a in enumerate(attrs)])
+    exprs = {a: exp.cast(_value(i), exp.DataType.build(types[a], dialect=dialect))
+             if kind != "condensation" else _value(i) for i, a in enumerate(attrs)}
+    offset = {"done": 0}
+
+    def batches(n: int) -> dict[str, Any]:
+        start = offset["done"]
+        offset["done"] += n
+        return {noise_column(i): columns[a].slice(start, n) for i, a in enumerate(attrs)}
+
+    return Draw(schema, batches, exprs, guarantee, categorical)
+
+
+def sampling(fraction: float, n: int, rng: np.random.Generator) -> Draw:
+    """A simple random sample without replacement of round(fraction·n) rows, as a keep flag."""
+    keep = np.zeros(n, dtype=bool)
+    keep[rng.choice(n, size=int(round(fraction * n)), replace=False)] = True
+    offset = {"done": 0}
+
+    def batches(size: int) -> dict[str, Any]:
+        start = offset["done"]
+        offset["done"] += size
+        return {noise_column(0): keep[start:start + size]}
+
+    return Draw(pa.schema([(noise_column(0), pa.bool_())]), batches, {})
+
+
+def _objects(values: np.ndarray) -> list[Any]:
+    """Python values with NULL as None (DuckDB returns NULLs masked)."""
+    if isinstance(values, np.ma.MaskedArray):
+        return [None if missing else v for v, missing in
+                zip(values.data.tolist(), np.ma.getmaskarray(values).tolist())]
+    return values.tolist()
+
+
+def _floats(values: np.ndarray, attribute: str) -> np.ndarray:
+    if isinstance(values, np.ma.MaskedArray):
+        values = values.astype(np.float64).filled(np.nan)
+    try:
+        return np.array([np.nan if v is None else v for v in values.tolist()], dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise SpecError("must be a numeric column", path=f"transformation.attributes.{attribute}") \
+            from err

@@ -1,0 +1,106 @@
+"""One way to name pluggable parts: privacy models, metrics, strategies, mechanisms, algorithms,
+hierarchy builders, output modes, engines and transformation methods.
+
+A :class:`Registry` maps a name (the one users write in a spec or on the command line) to an object,
+with optional traits (small facts the caller reads before using the object). Built-in entries live in
+modules the registry imports on first lookup, so a new entry is one decorated definition in its own
+module, plus that module's name in the registry's list when it is a new module.
+
+>>> shapes = Registry("shape")
+>>> @shapes.register("square", corners=4)
+... def square(side):
+...     return side * side
+>>> shapes.get("square")(3), shapes.traits("square")["corners"], shapes.names()
+(9, 4, ['square'])
+>>> shapes.get("sqare")
+Traceback (most recent call last):
+...
+sqlanon.errors.SpecError: unknown shape 'sqare'. Did you mean 'square'? Known: square
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar
+
+from sqlanon.errors import SpecError, did_you_mean
+
+T = TypeVar("T")
+
+
+def unknown_name(kind: str, name: str, known: Sequence[str]) -> Exception:
+    """The default error for a name no entry has: it names the kind, suggests, and lists."""
+    return SpecError(f"unknown {kind} {name!r}.{did_you_mean(name, known)} Known: {', '.join(known)}")
+
+
+class Registry(Generic[T]):
+    """Named entries of one kind, with traits, loaded from their modules on first use."""
+
+    def __init__(self, kind: str, *, modules: Sequence[str] = (),
+                 unknown: Callable[[str, str, Sequence[str]], Exception] = unknown_name) -> None:
+        self.kind = kind
+        self._modules = tuple(modules)
+        self._unknown = unknown
+        self._entries: dict[str, T] = {}
+        self._traits: dict[str, dict[str, Any]] = {}
+        self._loaded = not self._modules
+
+    def register(self, name: str, **traits: Any) -> Callable[[T], T]:
+        """Decorator: register the decorated object under ``name`` with ``traits``."""
+        def add(obj: T) -> T:
+            self.add(name, obj, **traits)
+            return obj
+        return add
+
+    def add(self, name: str, obj: T, **traits: Any) -> None:
+        """Register ``obj`` under ``name``; a second, different object for one name is a bug."""
+        if name in self._entries and self._entries[name] is not obj:
+            raise ValueError(f"two {self.kind}s registered as {name!r}")
+        self._entries[name] = obj
+        self._traits[name] = dict(traits)
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for module in self._modules:
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as e:  # an optional built-in whose module is absent
+                if e.name != module:
+                    raise
+
+    def get(self, name: str) -> T:
+        """The entry named ``name``, or the registry's error naming the known ones."""
+        self._load()
+        try:
+            return self._entries[name]
+        except (KeyError, TypeError):
+            raise self._unknown(self.kind, name, self.names()) from None
+
+    def traits(self, name: str) -> Mapping[str, Any]:
+        """The traits ``name`` was registered with."""
+        self.get(name)
+        return self._traits[name]
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted."""
+        self._load()
+        return sorted(self._entries)
+
+    def items(self) -> list[tuple[str, T]]:
+        """``(name, entry)`` pairs, sorted by name."""
+        self._load()
+        return sorted(self._entries.items())
+
+    def __contains__(self, name: object) -> bool:
+        self._load()
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._entries)
