@@ -169,7 +169,8 @@ def registered(data: Any, name: str) -> Iterator[Registered]:
     engine = DuckDBEngine(":memory:")
     try:
         if found.kind == "polars":  # polars keeps strings as views: hand results over the same way
-            engine.con.execute("SET produce_arrow_string_view = true")
+            engine.execute(exp.Set(expressions=[exp.SetItem(this=exp.EQ(
+                this=exp.column("produce_arrow_string_view"), expression=exp.true()))]))
         register(engine, name, found)
         yield Registered(engine, found, name)
     finally:
