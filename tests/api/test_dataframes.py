@@ -371,3 +371,17 @@ def test_arrow_data_needs_neither_pandas_nor_polars():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['[0, 10)', '[0, 10)', '[10, 20)', '[10, 20)']"
+
+
+def test_a_spec_mapping_or_path_serves_a_table_source_too(duck, tmp_path):
+    """The verbs take the same spec forms with and without data: a mapping, a path, a ``Path``."""
+    import yaml
+
+    duck.con.register("people_arrow", source_table())
+    duck.con.execute("CREATE TABLE people AS SELECT * FROM people_arrow")
+    spec = {**generalization(), "source": {"table": "people"}}
+    path = tmp_path / "spec.yml"
+    path.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+    want = sqlanon.check(generalization(), data=source_table()).as_dict()
+    for given in (spec, path, str(path)):
+        assert sqlanon.check(given, engine=duck).as_dict() == want
