@@ -96,6 +96,7 @@ def _from_pandas(frame: Any) -> InMemoryTable:
         wrong = next(c for c in frame.columns if not isinstance(c, str))
         raise SpecError(f"column names must be text, got {wrong!r}: rename the columns (e.g. "
                         "df.columns = df.columns.astype(str))", path="data")
+    _require_distinct_names(list(frame.columns))
     arrow = pa.Table.from_pandas(frame, preserve_index=False)
     dtypes = {name: (frame[name].dtype, arrow.schema.field(name).type) for name in arrow.column_names}
     return InMemoryTable("pandas", arrow, dtypes)

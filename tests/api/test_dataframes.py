@@ -323,6 +323,8 @@ def test_column_names_must_be_distinct_text():
     twice = pa.table({"id": [1], "ID": [2]})
     with pytest.raises(SpecError, match=r"^data: column 'ID' appears twice"):
         in_memory_table(twice)
+    with pytest.raises(SpecError, match=r"^data: column 'x' appears twice"):
+        in_memory_table(pd.DataFrame([[1, 2]], columns=["x", "x"]))
     with pytest.raises(SpecError, match=r"^data: column names must be text, got 0"):
         in_memory_table(pd.DataFrame({0: [1]}))
 
