@@ -137,15 +137,24 @@ def fetch_as(engine: DuckDBEngine, relation: str, like: InMemoryTable) -> Any:
     return _to_pandas(arrow, like.pandas_dtypes)
 
 
+_TEXT = ("string", "large_string", "string_view")
+
+
 def _to_pandas(arrow: pa.Table, dtypes: dict[str, tuple[Any, pa.DataType]]) -> Any:
+    """``arrow`` as a DataFrame in which a column whose values kept their Arrow type (text counting
+    as one type, whatever its offsets) has its input's pandas dtype: ``Int64`` with missing values,
+    ``string[pyarrow]``, ``ArrowDtype`` ... (NumPy dtypes come back by themselves)."""
     frame = arrow.to_pandas()
     for name in arrow.column_names:
-        if name not in dtypes:
+        dtype, arrow_type = dtypes.get(name, (None, None))
+        column = arrow.column(name)
+        if not hasattr(dtype, "__from_arrow__") or frame[name].dtype == dtype:
             continue
-        dtype, arrow_type = dtypes[name]
-        if frame[name].dtype != dtype and arrow.schema.field(name).type == arrow_type \
-                and hasattr(dtype, "__from_arrow__"):  # e.g. Int64 with missing values, string
-            frame[name] = dtype.__from_arrow__(arrow.column(name))
+        if column.type != arrow_type:
+            if not (str(column.type) in _TEXT and str(arrow_type) in _TEXT):
+                continue
+            column = column.cast(arrow_type)
+        frame[name] = dtype.__from_arrow__(column)
     return frame
 
 

@@ -221,6 +221,24 @@ def test_pandas_dtypes_survive():
     pd.testing.assert_series_equal(by_id["spend"], original["spend"])  # NaN where NULL
 
 
+def test_pandas_arrow_backed_and_nullable_dtypes_survive():
+    frame = pd.DataFrame({
+        "k": pd.Series(["a", "b", "a", "b"], dtype="string[pyarrow]"),
+        "s": pd.Series(["x", None, "zö", 'w"'], dtype="string[pyarrow]"),
+        "p": pd.Series(["x", None, "z", "w"], dtype="string[python]"),
+        "i": pd.Series([1, None, 3, 4], dtype="int64[pyarrow]"),
+        "d": pd.Series([1.5, None, 2.0, 3.0], dtype=pd.ArrowDtype(pa.float64())),
+        "l": pd.Series(["x", None, "z", "w"], dtype=pd.ArrowDtype(pa.large_string())),
+        "b": pd.Series([True, None, False, True], dtype="boolean"),
+    })
+    spec = {"attributes": {"k": {"role": "quasi_identifier", "hierarchy": {"map": {"a": ["*"], "b": ["*"]}}}},
+            "privacy": [{"k_anonymity": {"k": 2}}]}
+    out, _ = sqlanon.apply(spec, data=frame)
+    assert out.dtypes.to_dict() == frame.dtypes.to_dict()
+    pd.testing.assert_frame_equal(out.sort_values("i").reset_index(drop=True),
+                                  frame.sort_values("i").reset_index(drop=True))
+
+
 def test_polars_dtypes_survive():
     frame = pl.from_arrow(source_table())
     spec = generalization()
