@@ -14,7 +14,7 @@ from sqlanon.outputs.preflight import output_name
 from sqlanon.spec.in_memory import spec_for_data
 
 
-@dataclass
+@dataclass(eq=False)  # a DataFrame has no truth value to compare by
 class Result:
     """What ``apply`` and ``anonymize`` return for in-memory ``data``: the output as the kind of the
     input (pandas, polars, Arrow; None when nothing was written: ``dry_run``, mode ``none``) and the
