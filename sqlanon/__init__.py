@@ -4,7 +4,8 @@ Modules, from the user's side inward:
 
 * :mod:`sqlanon.api`: ``check``, ``apply``, ``anonymize``, ``compile_sql``: the verbs of the command
   line (also here, as ``sqlanon.check`` ...), with ``dp_query`` and ``dp_microaggregate`` from
-  :mod:`sqlanon.methods.dp`;
+  :mod:`sqlanon.methods.dp`; ``check``, ``apply`` and ``anonymize`` also take a pandas or polars
+  DataFrame or an Arrow table as ``data=`` (``apply`` and ``anonymize`` then return a ``Result``);
 * :mod:`sqlanon.spec`: the specification (YAML or Python objects);
 * :mod:`sqlanon.domain.hierarchy`: generalization hierarchies (ARX CSV files and builders);
 * :mod:`sqlanon.domain.models`: privacy models, each a per-class SQL check;
@@ -33,7 +34,7 @@ from sqlanon.spec import load_spec as load_spec
 from sqlanon.spec import spec_from_dict as spec_from_dict
 
 __all__ = [
-    "HierarchyError", "InfeasibleError", "Report", "SpecError", "SqlanonError", "Spec",
+    "HierarchyError", "InfeasibleError", "Report", "Result", "SpecError", "SqlanonError", "Spec",
     "UnsupportedError", "anonymize", "apply", "check", "compile_sql", "connect", "dp_microaggregate",
     "dp_query", "load_spec", "spec_from_dict",
 ]
@@ -47,4 +48,8 @@ def __getattr__(name: str) -> object:
         import sqlanon.methods.dp
 
         return getattr(sqlanon.methods.dp, name)
+    if name == "Result":  # what apply and anonymize return for in-memory data; loads pyarrow
+        from sqlanon.outputs.in_memory import Result
+
+        return Result
     raise AttributeError(f"module 'sqlanon' has no attribute {name!r}")

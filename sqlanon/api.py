@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlanon.methods.dataset import Dataset, open_dataset, problem_for
 from sqlanon.engines.base import Engine
 from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
 from sqlanon.domain.metrics import MetricContext, get_metric
-from sqlanon.spec.load import load_spec
+from sqlanon.spec.load import load_spec, spec_from_dict
 from sqlanon.spec.schema import Spec
+
+if TYPE_CHECKING:
+    from sqlanon.outputs.in_memory import Result
 
 DEFAULT_METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibility",
                    "discernibility_star", "aecs")
@@ -97,8 +100,10 @@ def _metric_names(spec: Spec, metrics: tuple[str, ...] | None) -> tuple[str, ...
     return spec.metrics or DEFAULT_METRICS
 
 
-def _spec(spec: Spec | str) -> Spec:
-    return load_spec(spec) if isinstance(spec, str) else spec
+def _spec(spec: Spec | Mapping[str, Any] | str | os.PathLike[str]) -> Spec:
+    if isinstance(spec, Spec):
+        return spec
+    return spec_from_dict(spec) if isinstance(spec, Mapping) else load_spec(spec)
 
 
 def levels_of(spec: Spec, qis: list[str]) -> dict[str, int]:
@@ -202,9 +207,17 @@ def _check_before_opening(spec: Spec, engine: Engine | None, database: str | Non
 
 
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
-          metrics: tuple[str, ...] | None = None) -> Any:
+          metrics: tuple[str, ...] | None = None, data: Any = None) -> Any:
     """What the spec's source achieves under its transformation (levels and suppression limit; for
-    microaggregation the groups, achieved k and information loss: a ``MicroaggregationReport``)."""
+    microaggregation the groups, achieved k and information loss: a ``MicroaggregationReport``).
+
+    ``data``: a table in memory (pandas or polars DataFrame, Arrow table or record batch reader) to
+    check instead of the spec's source (docs/spec.md, in-memory data)."""
+    if data is not None:
+        from sqlanon.outputs.in_memory import run_on_data
+
+        return run_on_data(check, spec, data, engine=engine, database=database, writes=False,
+                           metrics=metrics)
     spec = _spec(spec)
     if spec.transformation.method == "microaggregation":
         return _microaggregation(spec, engine, database, "check", metrics=metrics != ())
@@ -219,13 +232,20 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
 
 
 def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
-          metrics: tuple[str, ...] | None = None, dry_run: bool = False, progress: bool = False) -> Any:
+          metrics: tuple[str, ...] | None = None, dry_run: bool = False, progress: bool = False,
+          data: Any = None) -> Any:
     """Check the transformation and write the spec's output (table, view, in place, or SQL).
 
-    ``progress`` draws a progress line on a terminal for long microaggregations.
+    ``progress`` draws a progress line on a terminal for long microaggregations. With ``data`` (a
+    table in memory) the output comes back with the report as a :class:`Result`.
     """
     from sqlanon.outputs import write_output
 
+    if data is not None:
+        from sqlanon.outputs.in_memory import run_on_data
+
+        return run_on_data(apply, spec, data, engine=engine, database=database, metrics=metrics,
+                           dry_run=dry_run, progress=progress)
     spec = _spec(spec)
     if not dry_run:
         _check_before_opening(spec, engine, database)
@@ -305,7 +325,8 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
               strategy: str | None = None, metric: str | None = None,
               metrics: tuple[str, ...] | None = None, dry_run: bool = False,
               time_limit: float | None = None, progress: bool = False,
-              write_spec: str | os.PathLike[str] | None = None) -> Report:
+              write_spec: str | os.PathLike[str] | None = None,
+              data: Any = None) -> Report | Result:
     """Search the lattice for the transformation of least information loss, then write the output.
 
     ``strategy`` and ``metric`` default to ``transformation.search`` (``optimal``) and
@@ -314,10 +335,17 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     report's ``search.complete`` and ``search.optimal`` then say so. ``progress`` draws a progress line
     on a terminal for searches that take more than a second. ``write_spec`` names a file to write
     the spec with the chosen levels to (:meth:`Report.write_spec`), before the output is written.
+    With ``data`` (a table in memory) the output comes back with the report as a :class:`Result`.
     """
     from sqlanon.methods.generalization.search.run import search_spec, with_levels
     from sqlanon.outputs import write_output
 
+    if data is not None:
+        from sqlanon.outputs.in_memory import run_on_data
+
+        return run_on_data(anonymize, spec, data, engine=engine, database=database, strategy=strategy,
+                           metric=metric, metrics=metrics, dry_run=dry_run, time_limit=time_limit,
+                           progress=progress, write_spec=write_spec)
     spec = _spec(spec)
     if spec.transformation.method == "microaggregation":
         from sqlanon.errors import UnsupportedError

@@ -107,6 +107,11 @@ def _kind(v: Any) -> str:
 def load_spec(path: str | os.PathLike[str]) -> S.Spec:
     """Read a YAML spec file; relative file paths inside it are relative to its folder."""
     p = Path(path)
+    return spec_from_dict(read_spec_file(p), source=str(p), base=p.parent)
+
+
+def read_spec_file(p: Path) -> Any:
+    """The parsed YAML of a spec file, not yet validated."""
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -116,7 +121,7 @@ def load_spec(path: str | os.PathLike[str]) -> S.Spec:
     except OSError as e:  # permissions, a name too long, ...
         raise SpecError(f"cannot read the spec file ({e.strerror or type(e).__name__})",
                         source=str(p)) from None
-    return spec_from_dict(parse_yaml(text, source=str(p)), source=str(p), base=p.parent)
+    return parse_yaml(text, source=str(p))
 
 
 def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathLike[str] = ".") -> S.Spec:
