@@ -1,7 +1,8 @@
 """Load and validate a YAML spec. Every error names the file, the key path and the rule.
 
 The shapes of values (mappings, lists, numbers) and unknown keys are checked here; the rules
-themselves live in :mod:`sqlanon.spec.schema` so that specs built in Python obey the same ones.
+themselves live in :mod:`sqlanon.spec.schema` and its sections so that specs built in Python obey
+the same ones.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ from sqlanon.domain.hierarchy.builders import (
 )
 from sqlanon.domain.hierarchy.table import read_arx_csv
 from sqlanon.domain.models import build_model
-from sqlanon.spec import schema as S
+from sqlanon.spec.attribute import ROLES, Attribute
+from sqlanon.spec.output import Output
+from sqlanon.spec.schema import Spec
+from sqlanon.spec.source import Source
+from sqlanon.spec.transformation import Transformation
+from sqlanon.spec.values import check_metric_name, choose
 from sqlanon.spec.targets import file_path, target_kind
 from sqlanon.spec.yaml_text import parse_yaml
 
@@ -104,7 +110,7 @@ def _kind(v: Any) -> str:
     return {dict: "a mapping", list: "a list", str: "a string"}.get(type(v), type(v).__name__)
 
 
-def load_spec(path: str | os.PathLike[str]) -> S.Spec:
+def load_spec(path: str | os.PathLike[str]) -> Spec:
     """Read a YAML spec file; relative file paths inside it are relative to its folder."""
     p = Path(path)
     try:
@@ -119,7 +125,7 @@ def load_spec(path: str | os.PathLike[str]) -> S.Spec:
     return spec_from_dict(parse_yaml(text, source=str(p)), source=str(p), base=p.parent)
 
 
-def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathLike[str] = ".") -> S.Spec:
+def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathLike[str] = ".") -> Spec:
     """Build a spec from plain data (as parsed from YAML); ``base`` resolves relative file paths."""
     c = _Ctx(source, Path(base))
     if not isinstance(data, dict):
@@ -130,7 +136,7 @@ def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathL
             raise c.error(required, "is required")
     with c.located():
         metrics, metric_options = _metrics(c, data.get("metrics"))
-        return S.Spec(_source(c, data["source"]), _attributes(c, data["attributes"]),
+        return Spec(_source(c, data["source"]), _attributes(c, data["attributes"]),
                       _privacy(c, data.get("privacy")), _transformation(c, data.get("transformation")),
                       _output(c, data.get("output")), metrics, path=source, metric_options=metric_options)
 
@@ -147,7 +153,7 @@ def _database_file(c: _Ctx, value: Any, path: str) -> Any:
     return str(c.file(file_path(value), path)) if kind == "file" else value
 
 
-def _source(c: _Ctx, value: Any) -> S.Source:
+def _source(c: _Ctx, value: Any) -> Source:
     v = c.mapping(value, "source")
     c.keys(v, SOURCE_KEYS, "source")
     file = str(c.file(v["file"], "source.file")) if v.get("file") is not None else None
@@ -156,12 +162,12 @@ def _source(c: _Ctx, value: Any) -> S.Source:
     key = "connection" if v.get("connection") is not None else "database"
     database = v.get(key)
     database = _database_file(c, database, f"source.{key}")
-    return S.Source(table=v.get("table"), file=file, format=v.get("format"), database=database,
+    return Source(table=v.get("table"), file=file, format=v.get("format"), database=database,
                     schema=v.get("schema"), delimiter=v.get("delimiter"), header=v.get("header", True),
                     all_text=v.get("all_text", False))
 
 
-def _attributes(c: _Ctx, value: Any) -> dict[str, S.Attribute]:
+def _attributes(c: _Ctx, value: Any) -> dict[str, Attribute]:
     v = c.mapping(value, "attributes")
     out = {}
     for name, spec in v.items():
@@ -172,7 +178,7 @@ def _attributes(c: _Ctx, value: Any) -> dict[str, S.Attribute]:
         spec = c.mapping(spec, path)
         c.keys(spec, ATTRIBUTE_KEYS, path)
         if "role" not in spec:
-            raise c.error(f"{path}.role", f"is required; use one of {', '.join(S.ROLES)}")
+            raise c.error(f"{path}.role", f"is required; use one of {', '.join(ROLES)}")
         order = spec.get("order")
         if order is not None and not isinstance(order, list):
             raise c.error(f"{path}.order", f"must be a list of the values, lowest first, got {_kind(order)}")
@@ -180,7 +186,7 @@ def _attributes(c: _Ctx, value: Any) -> dict[str, S.Attribute]:
         if spec.get("hierarchy") is not None:
             hierarchy = hierarchy_from_dict(spec["hierarchy"], path=f"{path}.hierarchy", source=c.source,
                                             base=c.base, order=order)
-        out[str(name)] = S.Attribute(str(name), spec["role"], spec.get("type"), hierarchy,
+        out[str(name)] = Attribute(str(name), spec["role"], spec.get("type"), hierarchy,
                                      spec.get("weight", 1.0), spec.get("action", "drop"),
                                      spec.get("salt"), tuple(order) if order is not None else None)
     return out
@@ -238,7 +244,7 @@ def _build(c: _Ctx, kind: str, body: Any, p: str, v: dict[str, Any], order: list
                                  top=b.get("top"))
     if kind == "mask":
         c.keys(b, ("levels", "from", "char"), p)
-        side = S.choose(b.get("from", "right"), ("right", "left"), join(p, "from"), "side")
+        side = choose(b.get("from", "right"), ("right", "left"), join(p, "from"), "side")
         return MaskHierarchy(b.get("levels"), from_right=side == "right", char=b.get("char", "*"))
     c.keys(b, ("values", "sizes"), p)
     values = b.get("values", order)
@@ -276,7 +282,7 @@ def _privacy(c: _Ctx, value: Any) -> tuple[Any, ...]:
     return tuple(models)
 
 
-def _transformation(c: _Ctx, value: Any) -> S.Transformation:
+def _transformation(c: _Ctx, value: Any) -> Transformation:
     v = c.mapping(value, "transformation")
     c.keys(v, TRANSFORMATION_KEYS, "transformation")
     levels = c.mapping(v.get("levels"), "transformation.levels")
@@ -284,15 +290,15 @@ def _transformation(c: _Ctx, value: Any) -> S.Transformation:
               for k, lv in levels.items()}
     options = {k: val for k, val in v.items()
                if k not in ("method", "levels", "suppression_limit", "suppressed")}
-    return S.Transformation(v.get("method", "generalization"), {str(k): lv for k, lv in levels.items()},
+    return Transformation(v.get("method", "generalization"), {str(k): lv for k, lv in levels.items()},
                             v.get("suppression_limit", 0.0), v.get("suppressed", "remove"), options)
 
 
-def _output(c: _Ctx, value: Any) -> S.Output:
+def _output(c: _Ctx, value: Any) -> Output:
     v = c.mapping(value, "output")
     c.keys(v, OUTPUT_KEYS, "output")
     database = _database_file(c, v["database"], "output.database") if v.get("database") else None
-    return S.Output(v.get("mode", "table"), v.get("name"), v.get("dialect", "duckdb"), v.get("path"),
+    return Output(v.get("mode", "table"), v.get("name"), v.get("dialect", "duckdb"), v.get("path"),
                     database, v.get("replace", False))
 
 
@@ -311,5 +317,5 @@ def _metrics(c: _Ctx, value: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     if not isinstance(value, list):
         raise c.error(path, f"must be a list of metric names, got {_kind(value)}")
     for i, name in enumerate(value):
-        S.check_metric_name(name, f"{path}[{i}]")
+        check_metric_name(name, f"{path}[{i}]")
     return tuple(value), options
