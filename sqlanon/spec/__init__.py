@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sqlanon.spec.load import hierarchy_from_dict, load_spec, spec_from_dict
+from sqlanon.spec.hierarchies import hierarchy_from_dict
+from sqlanon.spec.load import load_spec, spec_from_dict
 from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.output import Output
 from sqlanon.spec.schema import Spec

@@ -40,12 +40,12 @@ def name(value: Any, path: str, what: str = "a name") -> str:
 
 def check_metric_name(value: Any, path: str) -> str:
     """``value`` if it names a registered metric."""
-    from sqlanon.domain.metrics import METRICS, load_all
+    from sqlanon.domain.metrics import METRICS
 
     if not isinstance(value, str):
         raise SpecError(f"must be a metric name, got {value!r}", path=path)
-    load_all()
-    if value not in METRICS:
-        raise SpecError(f"unknown metric {value!r}; known: {', '.join(sorted(METRICS))}."
-                        + did_you_mean(value, METRICS), path=path)
+    try:
+        METRICS.get(value)
+    except SpecError as e:
+        raise SpecError(e.rule, path=path) from None
     return value
