@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlanon.errors import SpecError
+from sqlanon.spec.search import SEARCH_STRATEGIES
 from sqlanon.spec.values import check_metric_name, choose, number
 
 SUPPRESSED_MODES = ("remove", "mask")
@@ -68,9 +69,7 @@ class Transformation:
                 raise SpecError(f"applies to method {' or '.join(methods)}, not generalization",
                                 path=f"transformation.{key}")
         if "search" in o:
-            from sqlanon.methods.generalization.search.strategies import STRATEGIES
-
-            choose(o["search"], STRATEGIES, "transformation.search", "search strategy")
+            choose(o["search"], SEARCH_STRATEGIES.names(), "transformation.search", "search strategy")
         if "time_limit" in o:
             t = o["time_limit"]
             if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
