@@ -3,8 +3,12 @@ hierarchy builders, output modes, engines and transformation methods.
 
 A :class:`Registry` maps a name (the one users write in a spec or on the command line) to an object,
 with optional traits (small facts the caller reads before using the object). Built-in entries live in
-modules the registry imports on first lookup, so a new entry is one decorated definition in its own
-module, plus that module's name in the registry's list when it is a new module.
+modules the registry imports on first lookup (``modules``, or every module of ``packages``), so a new
+entry is one decorated definition in its own module, plus that module's name in the registry's list
+when it is a new module outside the registry's packages.
+
+The registry is reached by name, not by importing the modules behind it: a lower layer (the spec)
+checks a name whose entry lives in a higher one (a method) without importing that method.
 
 >>> shapes = Registry("shape")
 >>> @shapes.register("square", corners=4)
@@ -21,6 +25,7 @@ sqlanon.errors.SpecError: unknown shape 'sqare'. Did you mean 'square'? Known: s
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -37,14 +42,20 @@ def unknown_name(kind: str, name: str, known: Sequence[str]) -> Exception:
 class Registry(Generic[T]):
     """Named entries of one kind, with traits, loaded from their modules on first use."""
 
-    def __init__(self, kind: str, *, modules: Sequence[str] = (),
-                 unknown: Callable[[str, str, Sequence[str]], Exception] = unknown_name) -> None:
+    def __init__(self, kind: str, *, modules: Sequence[str] = (), packages: Sequence[str] = (),
+                 unknown: Callable[[str, str, Sequence[str]], Exception] = unknown_name,
+                 sort: bool = True) -> None:
+        """``kind`` names the entries in messages; ``modules`` and every module of ``packages`` are
+        imported on first lookup; ``unknown`` makes the error for a name without entry; ``sort``
+        lists names sorted, or else in the order they were registered."""
         self.kind = kind
         self._modules = tuple(modules)
+        self._packages = tuple(packages)
         self._unknown = unknown
+        self._sort = sort
         self._entries: dict[str, T] = {}
         self._traits: dict[str, dict[str, Any]] = {}
-        self._loaded = not self._modules
+        self._loaded = not (self._modules or self._packages)
 
     def register(self, name: str, **traits: Any) -> Callable[[T], T]:
         """Decorator: register the decorated object under ``name`` with ``traits``."""
@@ -60,11 +71,20 @@ class Registry(Generic[T]):
         self._entries[name] = obj
         self._traits[name] = dict(traits)
 
+    def remove(self, name: str) -> None:
+        """Forget ``name`` (an entry registered for a while, as a test does)."""
+        self._entries.pop(name, None)
+        self._traits.pop(name, None)
+
     def _load(self) -> None:
         if self._loaded:
             return
         self._loaded = True
-        for module in self._modules:
+        modules = list(self._modules)
+        for package in self._packages:
+            path = importlib.import_module(package).__path__
+            modules += sorted(f"{package}.{m.name}" for m in pkgutil.iter_modules(path))
+        for module in modules:
             try:
                 importlib.import_module(module)
             except ModuleNotFoundError as e:  # an optional built-in whose module is absent
@@ -85,14 +105,13 @@ class Registry(Generic[T]):
         return self._traits[name]
 
     def names(self) -> list[str]:
-        """Every registered name, sorted."""
+        """Every registered name, sorted (or in registration order)."""
         self._load()
-        return sorted(self._entries)
+        return sorted(self._entries) if self._sort else list(self._entries)
 
     def items(self) -> list[tuple[str, T]]:
-        """``(name, entry)`` pairs, sorted by name."""
-        self._load()
-        return sorted(self._entries.items())
+        """``(name, entry)`` pairs, in the order of :meth:`names`."""
+        return [(name, self._entries[name]) for name in self.names()]
 
     def __contains__(self, name: object) -> bool:
         self._load()

@@ -23,7 +23,8 @@ from sqlanon.errors import HierarchyError, SpecError, did_you_mean
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.materialize import materialize_column, uncovered_values
 from sqlanon.domain.hierarchy.table import read_arx_csv, write_arx_csv
-from sqlanon.spec.load import hierarchy_from_dict, load_spec
+from sqlanon.spec.hierarchies import hierarchy_from_dict
+from sqlanon.spec.load import load_spec
 from sqlanon.spec.schema import Spec
 
 SHOWN_VALUES = 10

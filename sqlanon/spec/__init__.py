@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from sqlanon.spec.load import hierarchy_from_dict, load_spec, spec_from_dict
-from sqlanon.spec.schema import Attribute, Output, Source, Spec, Transformation
+from sqlanon.spec.hierarchies import hierarchy_from_dict
+from sqlanon.spec.load import load_spec, spec_from_dict
+from sqlanon.spec.attribute import Attribute
+from sqlanon.spec.output import Output
+from sqlanon.spec.schema import Spec
+from sqlanon.spec.source import Source
+from sqlanon.spec.transformation import Transformation
 
 __all__ = ["Attribute", "Output", "Source", "Spec", "Transformation", "hierarchy_from_dict", "load_spec",
            "spec_from_dict"]

@@ -6,15 +6,32 @@ One reading for the spec loader (which resolves file paths against the spec's fo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from sqlanon.errors import SpecError
+from sqlanon.registry import Registry
 
 MEMORY = (":memory:", "duckdb://", "duckdb:///:memory:")
 POSTGRES_PREFIXES = ("postgresql://", "postgres://", "host=")
 DUCKDB_PREFIX = "duckdb://"
 
 Kind = Literal["memory", "postgres", "file"]
+
+
+TARGET_KINDS: Registry[Callable[[str | None], bool]] = Registry("database target", sort=False)
+"""Kind -> whether a target names it, asked in registration order; a target no kind claims is a
+DuckDB file (:func:`target_kind`). The engine each kind opens: :data:`sqlanon.engines.connect.ENGINES`."""
+
+
+@TARGET_KINDS.register("memory")
+def _memory(target: str | None) -> bool:
+    return target is None or target in MEMORY
+
+
+@TARGET_KINDS.register("postgres")
+def _postgres(target: str | None) -> bool:
+    return target is not None and target.startswith(POSTGRES_PREFIXES)
 
 
 def target_kind(target: str | None, path: str = "") -> Kind:
@@ -24,10 +41,10 @@ def target_kind(target: str | None, path: str = "") -> Kind:
     >>> target_kind("postgresql://me@db/clinic"), target_kind("clinic.duckdb"), target_kind(None)
     ('postgres', 'file', 'memory')
     """
-    if target is None or target in MEMORY:
-        return "memory"
-    if target.startswith(POSTGRES_PREFIXES):
-        return "postgres"
+    for kind, names in TARGET_KINDS.items():
+        if names(target):
+            return kind  # type: ignore[return-value]
+    assert target is not None
     if "://" in file_path(target):
         raise SpecError(f"unsupported connection {target.split('://')[0]!r}: use a DuckDB file path "
                         "or a postgresql:// URL", path=path)

@@ -16,7 +16,7 @@ from sqlanon.errors import InternalError, UnsupportedError
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.outputs.scripts import render_script, split_statements, template_name
-from sqlanon.spec.schema import Attribute, Source, Spec, Transformation
+from sqlanon.spec import Attribute, Source, Spec, Transformation
 
 DIALECTS = ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino")
 

@@ -14,6 +14,7 @@ from sqlglot import exp
 from sqlanon.compile.checks import KEEP, SIZE
 from sqlanon.sql.nodes import alias, as_text, col, lit
 from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.registry import Registry
 from sqlanon.domain.hierarchy.base import HierarchyTable
 from sqlanon.domain.hierarchy.table import TableHierarchy
 
@@ -223,19 +224,23 @@ class Metric(abc.ABC):
             self.monotonic_with_generalization
 
 
-METRICS: dict[str, Callable[[], Metric]] = {}
+def _unknown_metric(kind: str, name: str, known: list[str]) -> SpecError:
+    return SpecError(f"unknown metric {name!r}; known: {', '.join(known)}." + did_you_mean(name, known))
+
+
+METRICS: Registry[type[Metric]] = Registry("metric", packages=("sqlanon.domain.metrics",),
+                                           unknown=_unknown_metric)
+"""Metric name (in the spec and the JSON report) -> metric class, filled by :func:`register` in the
+modules of this package."""
 
 
 def register(cls: type[Metric]) -> type[Metric]:
-    METRICS[cls.name] = cls
-    return cls
+    """Class decorator: add a metric to :data:`METRICS` under its ``name``."""
+    return METRICS.register(cls.name)(cls)
 
 
 def with_variants() -> list[str]:
     """The metrics that have a monotonic and a non-monotonic variant in ARX."""
-    from sqlanon.domain.metrics import load_all
-
-    load_all()
     return sorted(n for n, cls in METRICS.items() if getattr(cls, "variants", None) is not None)
 
 
@@ -258,13 +263,10 @@ def monotonic_choice(options: Mapping[str, Any]) -> bool | frozenset[str]:
 
 def get_metric(name: str, path: str = "metrics", options: Mapping[str, Any] | None = None) -> Metric:
     """The metric ``name``, in the variant ``options`` choose (``monotonic``)."""
-    from sqlanon.domain.metrics import load_all
-
-    load_all()
-    if name not in METRICS:
-        raise SpecError(f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))}."
-                        + did_you_mean(name, METRICS), path=path)
-    cls = METRICS[name]
+    try:
+        cls = METRICS.get(name)
+    except SpecError as e:
+        raise SpecError(e.rule, path=path) from None
     choice = monotonic_choice(options or {})
     has_variants = getattr(cls, "variants", None) is not None
     monotonic = has_variants and (choice if isinstance(choice, bool) else name in choice)

@@ -3,37 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from typing import Any
 
 from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.domain.models.base import Monotonicity, PrivacyModel
-
-_MODULES = (
-    "sqlanon.domain.models.k_anonymity",
-    "sqlanon.domain.models.l_diversity",
-    "sqlanon.domain.models.t_closeness",
-    "sqlanon.domain.models.disclosure",
-    "sqlanon.domain.models.presence",
-    "sqlanon.domain.models.numeric_sensitive",
-)
-
-
-def registry() -> dict[str, type[PrivacyModel]]:
-    """Spec key -> model class, for every model module present."""
-    out: dict[str, type[PrivacyModel]] = {}
-    for name in _MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name != name:
-                raise
-            continue
-        for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, PrivacyModel) and "name" in vars(obj) \
-                    and obj.__module__ == name:
-                out[obj.name] = obj
-    return out
+from sqlanon.domain.models.base import MODELS, Monotonicity, PrivacyModel, register
 
 
 _TEXT_PARAMETERS = {"attribute": "an attribute name (text)",
@@ -43,11 +16,10 @@ _TEXT_PARAMETERS = {"attribute": "an attribute name (text)",
 
 def build_model(key: str, params: Any, path: str, source: str | None = None) -> PrivacyModel:
     """Construct a model from its spec entry, with errors that name the key path."""
-    models = registry()
-    if key not in models:
-        raise SpecError(f"unknown privacy model {key!r}; known: {', '.join(sorted(models))}."
-                        + did_you_mean(key, models), path=path, source=source)
-    cls = models[key]
+    try:
+        cls = MODELS.get(key)
+    except SpecError as e:
+        raise SpecError(e.rule, path=path, source=source) from None
     if params is None:
         params = {}
     if not isinstance(params, dict):
@@ -74,4 +46,4 @@ def build_model(key: str, params: Any, path: str, source: str | None = None) -> 
         raise SpecError(f"bad parameters for {key}: {e}", path=path, source=source) from None
 
 
-__all__ = ["Monotonicity", "PrivacyModel", "build_model", "registry"]
+__all__ = ["MODELS", "Monotonicity", "PrivacyModel", "build_model", "register"]

@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
+from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.registry import Registry
 from sqlanon.sql.nodes import col, internal
 
 
@@ -166,3 +168,17 @@ class PrivacyModel(abc.ABC):
 
     def describe(self) -> str:
         return str(self)
+
+
+def _unknown_model(kind: str, name: str, known: list[str]) -> SpecError:
+    return SpecError(f"unknown privacy model {name!r}; known: {', '.join(known)}." + did_you_mean(name, known))
+
+
+MODELS: Registry[type[PrivacyModel]] = Registry("privacy model", packages=("sqlanon.domain.models",),
+                                                unknown=_unknown_model)
+"""Spec key -> model class, filled by :func:`register` in the modules of this package."""
+
+
+def register(cls: type[PrivacyModel]) -> type[PrivacyModel]:
+    """Class decorator: add a privacy model to :data:`MODELS` under its spec key ``name``."""
+    return MODELS.register(cls.name)(cls)

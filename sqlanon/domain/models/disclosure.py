@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from sqlanon.sql.nodes import as_double, lit
 from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.domain.models.base import HistogramColumns, Monotonicity, PrivacyModel, Statistic
+from sqlanon.domain.models.base import HistogramColumns, Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.distance_statistics import add, div, mul, sub
 from sqlanon.domain.models.t_closeness import TOLERANCE, require_number
 
@@ -86,6 +86,7 @@ class MaxEnhancedExcess(Statistic):
         return exp.Max(this=exp.Case().when(gains, excess))
 
 
+@register
 @dataclass(frozen=True)
 class DeltaDisclosure(PrivacyModel):
     """|ln(p(E,v) / q(v))| < δ for every class E and every value v of the table.
@@ -136,6 +137,7 @@ class DeltaDisclosure(PrivacyModel):
             s[MaxLogRatio(self.attribute)]))
 
 
+@register
 @dataclass(frozen=True)
 class BetaLikeness(PrivacyModel):
     """No class makes a sensitive value much more likely than the table does.

@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from sqlanon.sql.nodes import lit
 from sqlanon.errors import SpecError
-from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic
+from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
 
 
 def require_int(value: object, name: str, minimum: int) -> int:
@@ -18,6 +18,7 @@ def require_int(value: object, name: str, minimum: int) -> int:
     return value
 
 
+@register
 @dataclass(frozen=True)
 class KAnonymity(PrivacyModel):
     """Every equivalence class holds at least ``k`` records.

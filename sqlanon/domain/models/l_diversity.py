@@ -10,13 +10,14 @@ from sqlglot import exp
 
 from sqlanon.sql.nodes import as_double, lit
 from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic
+from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.k_anonymity import require_int
 from sqlanon.domain.models.statistics import DistinctCount, Entropy, MaxShare, TailCount, TopCount
 
 VARIANTS = ("distinct", "entropy", "recursive")
 
 
+@register
 @dataclass(frozen=True)
 class LDiversity(PrivacyModel):
     """Each class holds at least ``l`` "well-represented" values of a sensitive attribute.
@@ -96,6 +97,7 @@ class LDiversity(PrivacyModel):
         return math.ceil(self.l) if self.variant in ("distinct", "recursive") else 1
 
 
+@register
 @dataclass(frozen=True)
 class PSensitiveKAnonymity(PrivacyModel):
     """k-anonymous, and every class holds at least ``p`` distinct values of the sensitive attribute.
@@ -136,6 +138,7 @@ class PSensitiveKAnonymity(PrivacyModel):
         return self.k
 
 
+@register
 @dataclass(frozen=True)
 class AlphaKAnonymity(PrivacyModel):
     """k-anonymous, and no sensitive value has a share above ``alpha`` in any class.

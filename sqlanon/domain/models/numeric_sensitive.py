@@ -21,6 +21,7 @@ from sqlanon.domain.models.base import (
     Monotonicity,
     PrivacyModel,
     Statistic,
+    register,
 )
 from sqlanon.domain.models.distance_statistics import check_numbers, div, mul, sub
 from sqlanon.domain.models.k_anonymity import require_int
@@ -125,6 +126,7 @@ class VarianceRatio(Statistic):
             exp.alias_(exp.Subquery(this=sums), internal("v2"), quoted=True))
 
 
+@register
 @dataclass(frozen=True)
 class KEAnonymity(PrivacyModel):
     """Every class has at least ``k`` rows and its sensitive values span a range (max − min) ≥ ``e``.
@@ -174,6 +176,7 @@ class KEAnonymity(PrivacyModel):
         _not_numeric(attributes, self.attribute, path, "(k,e)-anonymity")
 
 
+@register
 @dataclass(frozen=True)
 class KPQRAnonymity(PrivacyModel):
     """(k,p,q,r)-anonymity: k-anonymity, with p-sensitivity and a variance bound for rare values.

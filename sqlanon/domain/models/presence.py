@@ -13,7 +13,7 @@ from sqlglot import exp
 from sqlanon.compile.plan import nullsafe_join
 from sqlanon.sql.nodes import alias, as_double, col, count_star, internal, lit, table
 from sqlanon.errors import EngineError, SpecError, did_you_mean
-from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic
+from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.distance_statistics import div
 from sqlanon.domain.models.t_closeness import TOLERANCE, require_number
 
@@ -179,6 +179,7 @@ class SubsetCount(Statistic):
             *[col(q) for q in ctx.qis])
 
 
+@register
 @dataclass(frozen=True)
 class DeltaPresence(PrivacyModel):
     """For every class of the table, the share of its rows in the research subset is in [δmin, δmax].

@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from sqlanon.sql.nodes import lit
 from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.domain.models.base import Monotonicity, PrivacyModel, Statistic
+from sqlanon.domain.models.base import Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.distance_statistics import HierarchicalDistance, OrderedDistance
 from sqlanon.domain.models.statistics import EqualDistance
 
@@ -32,6 +32,7 @@ def require_number(value: object, name: str, low: float, high: float | None = No
     return float(value)  # type: ignore[arg-type]
 
 
+@register
 @dataclass(frozen=True)
 class TCloseness(PrivacyModel):
     """The sensitive distribution of every class is within ``t`` of the table's (EMD ≤ t, inclusive).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlanon.domain.models import registry
+from sqlanon.domain.models import MODELS
 from sqlanon.domain.models.base import Monotonicity
 
 # Models whose predicate compares a class with the whole table (ARX: computed before suppression).
@@ -10,7 +10,7 @@ WITH_TABLE_REFERENCE = {"t_closeness", "delta_disclosure", "beta_likeness", "kpq
 
 
 def test_models_declare_monotonicity_and_suppressed_row_treatment():
-    models = registry()
+    models = MODELS
     assert {"k_anonymity", "l_diversity", "p_sensitive_k_anonymity", "alpha_k_anonymity", "t_closeness",
             "delta_disclosure", "beta_likeness", "delta_presence", "k_e_anonymity",
             "kpqr_anonymity"} <= set(models)

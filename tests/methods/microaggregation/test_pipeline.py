@@ -493,9 +493,9 @@ def test_command_line_apply_and_check(tmp_path):
 def test_nominal_attributes_take_the_centroid_of_their_group(engine):
     """A partitioner registered for nominal data: runs of k in (code, first numeric) order. The
     pipeline writes each group's mode (ties to the value sorted first) and the numeric means."""
-    from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, TRAITS, register
+    from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS
 
-    @register("runs_by_code", nominal=True, sensitive=True)
+    @ALGORITHMS.register("runs_by_code", nominal=True, sensitive=True)
     def runs_by_code(records, k):
         assert records.names == ("a",) and list(records.sensitive) == ["income"]
         assert records.sensitive["income"].tolist() == df.sort_values("id")["income"].tolist()
@@ -525,8 +525,7 @@ def test_nominal_attributes_take_the_centroid_of_their_group(engine):
             assert set(got["city"][labels == g]) == {values[np.argmax(counts)]}
             assert np.allclose(got["a"][labels == g], d["a"][labels == g].mean(), rtol=1e-12)
     finally:
-        ALGORITHMS.pop("runs_by_code", None)
-        TRAITS.pop("runs_by_code", None)
+        ALGORITHMS.remove("runs_by_code")
 
 
 def test_mode_centroid_breaks_ties_to_the_first_value():
@@ -573,9 +572,9 @@ def test_k_from_the_k_anonymity_model_and_other_models_are_named_unchecked(engin
 
 
 def test_a_partitioners_required_option_is_asked_for_by_name():
-    from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, TRAITS, register
+    from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS
 
-    @register("needs_t")
+    @ALGORITHMS.register("needs_t")
     def needs_t(records, k, *, t: float):
         return np.zeros(records.n, dtype=np.int64)
 
@@ -587,8 +586,7 @@ def test_a_partitioners_required_option_is_asked_for_by_name():
             spec_for("needs_t", t=0.5, gamma=0.3)
         assert spec_for("needs_t", t=0.5).microaggregation.options == {"t": 0.5}
     finally:
-        ALGORITHMS.pop("needs_t", None)
-        TRAITS.pop("needs_t", None)
+        ALGORITHMS.remove("needs_t")
 
 
 def test_file_source_sql_of_a_pulled_algorithm_needs_a_database_file(tmp_path):
@@ -631,13 +629,13 @@ def test_record_linkage_left_out_above_its_row_limit(engine, monkeypatch):
 
 def test_partitioner_contract_is_enforced(engine):
     from sqlanon.errors import InternalError
-    from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, TRAITS, register
+    from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS
 
-    @register("halves")
+    @ALGORITHMS.register("halves")
     def halves(records, k):  # any numbers will do; the pipeline renumbers them
         return np.where(np.arange(records.n) < records.n // 2, 100, 7)
 
-    @register("too_small")
+    @ALGORITHMS.register("too_small")
     def too_small(records, k):
         return np.arange(records.n) % (records.n // 2)
 
@@ -656,5 +654,4 @@ def test_partitioner_contract_is_enforced(engine):
             api.apply(spec_for("too_small"), engine=engine)
     finally:
         for name in ("halves", "too_small"):
-            ALGORITHMS.pop(name, None)
-            TRAITS.pop(name, None)
+            ALGORITHMS.remove(name)

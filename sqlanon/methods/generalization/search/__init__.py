@@ -8,8 +8,7 @@ from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.metrics.base import Metric
 from sqlanon.methods.generalization.search.lattice import Direction, Lattice, Node, Property
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult, SqlNodeEvaluator
-from sqlanon.methods.generalization.search.strategies import STRATEGIES, SearchResult, search
-from sqlanon.methods.generalization.search import heuristic as _heuristic  # noqa: F401  (registers the strategy)
+from sqlanon.methods.generalization.search.strategies import SearchResult, search
 
 
 def lattice_of(problem: Problem) -> Lattice:
@@ -26,5 +25,5 @@ def search_problem(problem: Problem, strategy: str = "optimal", suppression_limi
         return search(lattice_of(problem), nodes, strategy)
 
 
-__all__ = ["STRATEGIES", "Direction", "Lattice", "Node", "NodeEvaluator", "NodeResult", "Property",
+__all__ = ["Direction", "Lattice", "Node", "NodeEvaluator", "NodeResult", "Property",
            "SearchResult", "SqlNodeEvaluator", "lattice_of", "search", "search_problem"]

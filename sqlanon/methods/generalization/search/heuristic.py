@@ -42,7 +42,8 @@ from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.search.lattice import Direction, Lattice, Node, Property
 from sqlanon.methods.generalization.search.limits import Budgeted, TimeLimitReached
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
-from sqlanon.methods.generalization.search.strategies import NOT_ANONYMOUS, PRUNED, STRATEGIES, SearchResult, tied
+from sqlanon.methods.generalization.search.strategies import NOT_ANONYMOUS, PRUNED, SearchResult, tied
+from sqlanon.spec.search import SEARCH_STRATEGIES
 
 DEFAULT_TIME_LIMIT = 30.0
 """Seconds the heuristic runs when no time or step limit is set, neither by the caller nor around it."""
@@ -267,6 +268,7 @@ class _Run:
                             time.perf_counter() - self.start, complete=complete)
 
 
+@SEARCH_STRATEGIES.register("heuristic")
 def heuristic(lattice: Lattice, evaluator: NodeEvaluator, *,
               time_limit: float | None = None) -> SearchResult:
     """A good anonymous node within a time limit; the optimum when the search runs to its end.
@@ -300,5 +302,3 @@ def heuristic(lattice: Lattice, evaluator: NodeEvaluator, *,
         return run.result(complete=False)
     return run.result(complete=True)
 
-
-STRATEGIES["heuristic"] = heuristic

@@ -10,15 +10,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError
+from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError, did_you_mean
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.domain.metrics import get_metric
-from sqlanon.methods.generalization.search import STRATEGIES, lattice_of
+from sqlanon.methods.generalization.search import lattice_of
 from sqlanon.methods.generalization.search.limits import TerminalProgress, search_within
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
 from sqlanon.methods.generalization.search.heuristic import DEFAULT_TIME_LIMIT
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, SqlNodeEvaluator
 from sqlanon.spec.schema import Spec
+from sqlanon.spec.search import SEARCH_STRATEGIES
 
 
 def node_evaluator(ev: Evaluator, limit: float, metric: str, weights: dict[str, float],
@@ -41,11 +42,10 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
                                    or time_limit <= 0):
         raise SpecError(f"time_limit must be a number of seconds > 0, got {time_limit!r}",
                         path="transformation.time_limit", source=spec.path)
-    if strategy not in STRATEGIES:
-        from sqlanon.errors import did_you_mean
-
-        raise SpecError(f"unknown search strategy {strategy!r}; one of {', '.join(STRATEGIES)}."
-                        + did_you_mean(str(strategy), STRATEGIES), path="transformation.search",
+    if strategy not in SEARCH_STRATEGIES:
+        known = SEARCH_STRATEGIES.names()
+        raise SpecError(f"unknown search strategy {strategy!r}; one of {', '.join(known)}."
+                        + did_you_mean(str(strategy), known), path="transformation.search",
                         source=spec.path)
     if strategy == "heuristic" and time_limit is None:
         time_limit = DEFAULT_TIME_LIMIT

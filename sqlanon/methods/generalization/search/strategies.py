@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.search.lattice import Direction, Lattice, Node, Property
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
+from sqlanon.spec.search import SEARCH_STRATEGIES
 
 ANONYMOUS = Property("anonymous", Direction.UP)
 NOT_ANONYMOUS = Property("not-anonymous", Direction.DOWN)
@@ -250,6 +251,7 @@ class _Search:
                             time.perf_counter() - self.start, list(trace or []), ranked=ranked)
 
 
+@SEARCH_STRATEGIES.register("exhaustive")
 def exhaustive(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     """Check every node."""
     s = _Search(lattice, evaluator, "exhaustive")
@@ -258,6 +260,7 @@ def exhaustive(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     return s.result(node, value, ties, ok)
 
 
+@SEARCH_STRATEGIES.register("binary")
 def binary(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     """Samarati: the lowest height holding a satisfying node, by binary search on the height.
 
@@ -293,6 +296,7 @@ def binary(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     return s.result(node, value, ties, ok, trace)
 
 
+@SEARCH_STRATEGIES.register("incognito")
 def incognito(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     """Every minimal satisfying node (no satisfying node below it).
 
@@ -319,6 +323,7 @@ def incognito(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     return s.result(node, value, ties, minimal)
 
 
+@SEARCH_STRATEGIES.register("optimal")
 def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     """The anonymous node of minimal information loss, and every node tied with it.
 
@@ -391,17 +396,10 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     return s.result(node, value, ties, ties, skipped=skipped)
 
 
-STRATEGIES: dict[str, Callable[[Lattice, NodeEvaluator], SearchResult]] = {
-    "exhaustive": exhaustive, "binary": binary, "incognito": incognito, "optimal": optimal}
-
-
 def search(lattice: Lattice, evaluator: NodeEvaluator, strategy: str = "optimal") -> SearchResult:
     """Run one strategy by name.
 
     Raises:
         SpecError: for an unknown strategy name.
     """
-    if strategy not in STRATEGIES:
-        raise SpecError(f"unknown search strategy {strategy!r}; known: {', '.join(STRATEGIES)}."
-                        + did_you_mean(strategy, STRATEGIES), path="strategy")
-    return STRATEGIES[strategy](lattice, evaluator)
+    return SEARCH_STRATEGIES.get(strategy)(lattice, evaluator)

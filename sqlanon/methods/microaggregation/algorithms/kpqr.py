@@ -49,7 +49,7 @@ from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.methods.microaggregation.distance.emd import the_confidential_attribute
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
 from sqlanon.methods.microaggregation.distance.qi_space import scaled
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records, register
+from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, NominalColumn, Records
 from sqlanon.methods.microaggregation.algorithms.tcloseness import labels_of
 from sqlanon.methods.microaggregation.validate import as_matrix
 
@@ -236,7 +236,7 @@ class _Heuristic:
         return self.repair(groups)
 
 
-@register("kpqr", sensitive=True)
+@ALGORITHMS.register("kpqr", sensitive=True)
 def kpqr(records: Records, k: int, *, p: int, q: float, r: float, attribute: str | None = None,
          seed: int | None = None) -> np.ndarray:
     """(k,p,q,r)-anonymous groups by the heuristic of Domingo-Ferrer, Sebé and Solanas (SDM 2008).

@@ -36,7 +36,7 @@ import numpy as np
 
 from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.distance.heterogeneous import MixedRecords, Point
-from sqlanon.methods.microaggregation.algorithms.registry import Records, register
+from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, Records
 
 def nearest(d: np.ndarray, k: int) -> np.ndarray:
     """Positions of the ``k`` smallest values of ``d``, ties taken in position order (O(n))."""
@@ -48,7 +48,7 @@ def nearest(d: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate([below, at])
 
 
-@register("mdav_mixed", nominal=True)
+@ALGORITHMS.register("mdav_mixed", nominal=True)
 def mdav_mixed(records: Records, k: int, *,
                bounds: Mapping[str, tuple[float, float]] | None = None) -> np.ndarray:
     """Group numbers of MDAV on mixed records (eq. 9.7 distance, eq. 9.4 centroids).

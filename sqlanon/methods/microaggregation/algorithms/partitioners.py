@@ -10,18 +10,18 @@ import numpy as np
 
 from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav as mdav_labels
-from sqlanon.methods.microaggregation.algorithms.registry import Records, register
+from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, Records
 from sqlanon.methods.microaggregation.algorithms.univariate import optimal_univariate as univariate_labels
 from sqlanon.methods.microaggregation.algorithms.vmdav import vmdav as vmdav_labels
 
 
-@register("mdav")
+@ALGORITHMS.register("mdav")
 def mdav(records: Records, k: int) -> np.ndarray:
     """sdcMicro's MDAV (:mod:`sqlanon.methods.microaggregation.algorithms.mdav`)."""
     return mdav_labels(records.x, k)
 
 
-@register("vmdav")
+@ALGORITHMS.register("vmdav")
 def vmdav(records: Records, k: int, gamma: float = 0.2) -> np.ndarray:
     """V-MDAV with gain factor ``gamma`` (:mod:`sqlanon.methods.microaggregation.algorithms.vmdav`)."""
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not gamma >= 0:
@@ -29,7 +29,7 @@ def vmdav(records: Records, k: int, gamma: float = 0.2) -> np.ndarray:
     return vmdav_labels(records.x, k, float(gamma))
 
 
-@register("optimal_univariate", per_attribute=True)
+@ALGORITHMS.register("optimal_univariate", per_attribute=True)
 def optimal_univariate(records: Records, k: int) -> np.ndarray:
     """Hansen–Mukherjee optimal univariate microaggregation of the one attribute in ``records``."""
     if records.x.shape[1] != 1:

@@ -2,19 +2,19 @@
 
 An algorithm partitions records pulled once from the engine (in a fixed row order) into groups and
 returns each row's group number; the engine then replaces values by their group's statistic in one
-join (:mod:`sqlanon.methods.microaggregation.pipeline`). Adding an algorithm is one function and one entry in
-:data:`ALGORITHMS`: decorate it with :func:`register` in a module listed in :data:`BUILTIN_MODULES`.
+join (:mod:`sqlanon.methods.microaggregation.pipeline`). Adding an algorithm is one function
+decorated with ``@ALGORITHMS.register(name, ...)`` in a module listed in :data:`BUILTIN_MODULES`.
 
 Hooks for algorithms:
 
-* ``register(name, nominal=True)`` says the partitioner reads :attr:`Records.nominal`; the pipeline
+* ``ALGORITHMS.register(name, nominal=True)`` says the partitioner reads :attr:`Records.nominal`; the pipeline
   refuses nominal attributes for algorithms that do not. With nominal quasi-identifiers use
   ``mdav_mixed`` (:mod:`sqlanon.methods.microaggregation.algorithms.mdav_mixed`: MDAV on the book's eq. 9.7 distance, semantic
   distance through the hierarchy) and centroid ``marginality`` or
   :func:`sqlanon.methods.microaggregation.distance.categorical.nominal_centroid` (eq. 9.4).
-* ``register(name, sensitive=True)`` says the partitioner reads :attr:`Records.sensitive` (the
+* ``ALGORITHMS.register(name, sensitive=True)`` says the partitioner reads :attr:`Records.sensitive` (the
   confidential attributes, pulled only for such algorithms).
-* ``register(name, per_attribute=True)`` says the partitioner groups one attribute at a time: the
+* ``ALGORITHMS.register(name, per_attribute=True)`` says the partitioner groups one attribute at a time: the
   pipeline calls it once per attribute with a one-column :class:`Records` and replaces each
   attribute by the statistic of its own groups.
 * A partitioner's keyword options are the spec's ``transformation`` settings of the same name
@@ -26,8 +26,7 @@ Hooks for algorithms:
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -35,6 +34,7 @@ import numpy as np
 
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.hierarchy.base import Hierarchy
+from sqlanon.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -90,28 +90,23 @@ class AlgorithmTraits:
     """It reads the confidential attributes (:attr:`Records.sensitive`); they are pulled only then."""
 
 
-ALGORITHMS: dict[str, Partitioner] = {}
-"""Algorithm name (the spec's ``transformation.algorithm``) -> partitioner."""
-
-TRAITS: dict[str, AlgorithmTraits] = {}
-"""Algorithm name -> its traits (set by :func:`register`)."""
-
 BUILTIN_MODULES: tuple[str, ...] = ("sqlanon.methods.microaggregation.algorithms.partitioners",
-                                   "sqlanon.methods.microaggregation.algorithms.tcloseness", "sqlanon.methods.microaggregation.algorithms.kpqr",
+                                   "sqlanon.methods.microaggregation.algorithms.tcloseness",
+                                   "sqlanon.methods.microaggregation.algorithms.kpqr",
                                    "sqlanon.methods.microaggregation.algorithms.mdav_mixed")
-"""Modules whose ``@register`` entries are loaded on first look-up; a new algorithm's module adds
+"""Modules whose registered algorithms are loaded on first look-up; a new algorithm's module adds
 its name here."""
 
 
-def register(name: str, *, nominal: bool = False, per_attribute: bool = False,
-             sensitive: bool = False) -> Callable[[Partitioner], Partitioner]:
-    """Decorator: add a partitioner to :data:`ALGORITHMS` under ``name`` (traits: see the module)."""
-    def add(fn: Partitioner) -> Partitioner:
-        ALGORITHMS[name] = fn
-        TRAITS[name] = AlgorithmTraits(nominal=nominal, per_attribute=per_attribute,
-                                       sensitive=sensitive)
-        return fn
-    return add
+def _unknown_algorithm(kind: str, name: str, known: Sequence[str]) -> SpecError:
+    return SpecError(f"unknown {kind} {name!r}; use one of {', '.join(known)}." + did_you_mean(name, known),
+                     path="transformation.algorithm")
+
+
+ALGORITHMS: Registry[Partitioner] = Registry("microaggregation algorithm", modules=BUILTIN_MODULES,
+                                             unknown=_unknown_algorithm)
+"""Algorithm name (the spec's ``transformation.algorithm``) -> partitioner; its traits are the
+fields of :class:`AlgorithmTraits`."""
 
 
 Centroid = Callable[[NominalColumn, np.ndarray, int], np.ndarray]
@@ -125,15 +120,21 @@ def mode_centroid(column: NominalColumn, labels: np.ndarray, groups: int) -> np.
     return counts.argmax(axis=1).astype(np.int64)
 
 
-CENTROIDS: dict[str, Centroid] = {"mode": mode_centroid}
+def _unknown_centroid(kind: str, name: str, known: Sequence[str]) -> SpecError:
+    return SpecError(f"unknown {kind} {name!r}; use one of {', '.join(known)}." + did_you_mean(name, known),
+                     path="transformation.centroid")
+
+
+CENTROIDS: Registry[Centroid] = Registry(
+    "centroid", modules=("sqlanon.methods.microaggregation.distance.categorical",), unknown=_unknown_centroid)
 """Centroid name (the spec's ``transformation.centroid``) -> function; algorithms for nominal data
 add theirs (e.g. the marginality centroid)."""
+CENTROIDS.add("mode", mode_centroid)
 
 
 def traits(name: str) -> AlgorithmTraits:
     """The traits of the registered algorithm ``name`` (looked up like :func:`get_algorithm`)."""
-    get_algorithm(name)
-    return TRAITS.get(name, AlgorithmTraits())
+    return AlgorithmTraits(**ALGORITHMS.traits(name))
 
 
 def get_centroid(name: str) -> Centroid:
@@ -142,12 +143,7 @@ def get_centroid(name: str) -> Centroid:
     Raises:
         SpecError: unknown name.
     """
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)
-    if name not in CENTROIDS:
-        raise SpecError(f"unknown centroid {name!r}; use one of {', '.join(sorted(CENTROIDS))}."
-                        + did_you_mean(name, CENTROIDS), path="transformation.centroid")
-    return CENTROIDS[name]
+    return CENTROIDS.get(name)
 
 
 def get_algorithm(name: str) -> Partitioner:
@@ -156,10 +152,4 @@ def get_algorithm(name: str) -> Partitioner:
     Raises:
         SpecError: unknown name (with the known ones and a did-you-mean).
     """
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)
-    if name not in ALGORITHMS:
-        raise SpecError(f"unknown microaggregation algorithm {name!r}; use one of "
-                        f"{', '.join(sorted(ALGORITHMS))}." + did_you_mean(name, ALGORITHMS),
-                        path="transformation.algorithm")
-    return ALGORITHMS[name]
+    return ALGORITHMS.get(name)

@@ -60,7 +60,7 @@ from sqlanon.methods.microaggregation.distance.emd_hierarchical import hierarchi
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
 from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed
 from sqlanon.methods.microaggregation.distance.qi_space import MixedSpace, NumericSpace, qi_space
-from sqlanon.methods.microaggregation.algorithms.registry import Records, register
+from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, Records
 
 Space = NumericSpace | MixedSpace
 
@@ -302,7 +302,7 @@ def _microaggregation(records: Records, space: Space, k: int) -> list[np.ndarray
     return [np.flatnonzero(labels == g) for g in range(int(labels.max()) + 1)]
 
 
-@register("tcloseness_merge", nominal=True, sensitive=True)
+@ALGORITHMS.register("tcloseness_merge", nominal=True, sensitive=True)
 def tcloseness_merge(records: Records, k: int, *, t: float, attribute: str | None = None,
                      distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
     """Algorithm 4: MDAV on the quasi-identifiers, then merging until t-close.
@@ -322,7 +322,7 @@ def tcloseness_merge(records: Records, k: int, *, t: float, attribute: str | Non
     return labels_of(groups, space.n)
 
 
-@register("tcloseness_kfirst", nominal=True, sensitive=True)
+@ALGORITHMS.register("tcloseness_kfirst", nominal=True, sensitive=True)
 def tcloseness_kfirst(records: Records, k: int, *, t: float, attribute: str | None = None,
                       distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
     """Algorithm 5 (k-anonymity-first) as the microaggregation of Algorithm 4.
@@ -341,7 +341,7 @@ def tcloseness_kfirst(records: Records, k: int, *, t: float, attribute: str | No
     return labels_of(groups, space.n)
 
 
-@register("tcloseness_tfirst", nominal=True, sensitive=True)
+@ALGORITHMS.register("tcloseness_tfirst", nominal=True, sensitive=True)
 def tcloseness_tfirst(records: Records, k: int, *, t: float, attribute: str | None = None,
                       distance: str = "ordered", order: Sequence[object] | None = None) -> np.ndarray:
     """Algorithm 6 (t-closeness-first), with clusters beyond ``t`` merged as in Algorithm 4.

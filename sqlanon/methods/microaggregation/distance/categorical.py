@@ -215,6 +215,7 @@ def nominal_centroids(column: NominalColumn, labels: np.ndarray, groups: int | N
     return out
 
 
+@CENTROIDS.register("marginality")
 def marginality_centroid(column: NominalColumn, labels: np.ndarray, groups: int) -> np.ndarray:
     """Per group, the code of the column's value least marginal towards the group (eq. 9.4 with the
     candidates restricted to the column's values, so the result is always one of them; the mode
@@ -229,9 +230,6 @@ def marginality_centroid(column: NominalColumn, labels: np.ndarray, groups: int)
     for g, (codes, counts) in enumerate(_group_counts(column, labels, len(out))):
         out[g] = code_of_point[space.centroid_of_counts(codes, counts, values_only=True)]
     return out
-
-
-CENTROIDS["marginality"] = marginality_centroid
 
 
 def _group_count(labels: np.ndarray, groups: int | None) -> int:
