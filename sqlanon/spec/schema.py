@@ -18,26 +18,22 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.models.base import PrivacyModel
+from sqlanon.spec.methods import METHODS
+
+if TYPE_CHECKING:
+    from sqlanon.methods.base import Method
 
 ROLES = ("quasi_identifier", "sensitive", "identifier", "insensitive")
 TYPES = ("string", "integer", "decimal", "date", "ordinal")
 IDENTIFIER_ACTIONS = ("drop", "hash", "pseudonymize", "mask")
 OUTPUT_MODES = ("table", "view", "in_place", "sql", "none")
 SUPPRESSED_MODES = ("remove", "mask")
-METHODS = ("generalization", "microaggregation", "noise")
 FILE_FORMATS = ("csv", "parquet")
-SEARCH_KEYS = ("search", "metric", "time_limit")
-"""The ``transformation`` keys of method generalization besides levels and suppression (read by
-``anonymize``, checked for every verb)."""
-MICROAGGREGATION_KEYS = ("algorithm", "k", "attributes", "statistic", "projection", "block_by", "block_size",
-                         "key", "centroid", "gamma", "seed", "t", "p", "q", "r", "attribute",
-                         "distance", "order")
-"""Every ``transformation`` key some microaggregation algorithm reads (docs/spec.md)."""
 HASHING_ACTIONS = ("hash", "pseudonymize")
 SALT_MIN_LENGTH = 16
 SALT_MIN_DISTINCT = 6
@@ -249,7 +245,7 @@ class Transformation:
     """Method-specific settings (search strategy, metric, ...) kept for the methods that read them."""
 
     def __post_init__(self) -> None:
-        choose(self.method, METHODS, "transformation.method", "method")
+        choose(self.method, METHODS.names(), "transformation.method", "method")
         if not isinstance(self.levels, Mapping):
             raise SpecError("must map quasi-identifiers to levels", path="transformation.levels")
         for name, level in self.levels.items():
@@ -263,34 +259,7 @@ class Transformation:
         if not isinstance(self.options, Mapping):
             raise SpecError("must be a mapping of setting names to values", path="transformation")
         object.__setattr__(self, "options", dict(self.options))
-        if self.method == "generalization":
-            self._check_search_options()
-
-    def _check_search_options(self) -> None:
-        """The keys ``anonymize`` reads, checked for every verb; other methods' keys are refused."""
-        o = self.options
-        for key in o:
-            if key == "weights":
-                raise SpecError("attribute weights are set per attribute (attributes.<name>.weight), not "
-                                "under transformation", path="transformation.weights")
-            if key not in SEARCH_KEYS:
-                from sqlanon.methods.perturbation.options import NOISE_KEYS  # imports scipy: only on an error
-
-                readers = (("noise", NOISE_KEYS), ("microaggregation", MICROAGGREGATION_KEYS))
-                methods = [m for m, keys in readers if key in keys] or ["noise", "microaggregation"]
-                raise SpecError(f"applies to method {' or '.join(methods)}, not generalization",
-                                path=f"transformation.{key}")
-        if "search" in o:
-            from sqlanon.methods.generalization.search.strategies import STRATEGIES
-
-            choose(o["search"], STRATEGIES, "transformation.search", "search strategy")
-        if "time_limit" in o:
-            t = o["time_limit"]
-            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
-                raise SpecError(f"must be a number of seconds > 0, got {t!r}",
-                                path="transformation.time_limit")
-        if "metric" in o:
-            check_metric_name(o["metric"], "transformation.metric")
+        METHODS.get(self.method).check_transformation(self)
 
 
 @dataclass(frozen=True)
@@ -375,9 +344,10 @@ class Spec:
         if not attrs:
             raise SpecError("declare at least one attribute", path="attributes")
         qis = [a for a in attrs.values() if a.role == "quasi_identifier"]
-        if not qis and self.transformation.method != "noise":  # noise perturbs any attribute
+        method = self.method
+        if not qis and not method.perturbs_any_attribute:
             raise SpecError("declare at least one quasi_identifier", path="attributes")
-        if self.transformation.method not in ("microaggregation", "noise"):  # these need no hierarchy
+        if method.needs_hierarchies:
             for a in qis:
                 if a.hierarchy is None:
                     raise SpecError("a quasi-identifier needs a hierarchy (csv, intervals, date, mask, "
@@ -390,26 +360,26 @@ class Spec:
         if not isinstance(self.metric_options, Mapping):
             raise SpecError("must be a mapping of option names to values", path="metrics.options")
         object.__setattr__(self, "metric_options", dict(self.metric_options))
-        if self.transformation.method == "microaggregation":
-            self.microaggregation  # noqa: B018 -- validates the settings (levels refused first)
-        if self.transformation.method == "noise":
-            from sqlanon.methods.perturbation.options import parse
-
-            parse(self.transformation.options)
+        method.check_spec(self)
         self._check_levels()
         self._check_privacy()
         self._check_metrics()
 
     @property
+    def method(self) -> Method:
+        """The transformation method (:data:`~sqlanon.spec.methods.METHODS`): its traits and settings."""
+        return METHODS.get(self.transformation.method)
+
+    @property
+    def settings(self) -> Any:
+        """The method's validated settings, parsed from the ``transformation`` section."""
+        return self.method.settings(self)
+
+    @property
     def microaggregation(self) -> Any:
         """The validated ``method: microaggregation`` settings
         (:class:`~sqlanon.methods.microaggregation.settings.MicroaggregationSettings`)."""
-        from sqlanon.methods.microaggregation.settings import microaggregation_settings
-
-        t = self.transformation
-        return microaggregation_settings(t.options, {a.name: a.role for a in self.attributes.values()},
-                                         self.privacy, t.levels,
-                                         suppression=(t.suppression_limit, t.suppressed))
+        return self.settings
 
     def _check_levels(self) -> None:
         for name, level in self.transformation.levels.items():
