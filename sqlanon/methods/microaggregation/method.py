@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from sqlanon.compile.released import OutputQuery
     from sqlanon.methods.microaggregation.pipeline import Masking
-    from sqlanon.methods.microaggregation.report import MicroaggregationReport
+    from sqlanon.methods.microaggregation.result import MicroaggregationReport
     from sqlanon.spec.schema import Spec
     from sqlanon.sql.dialects import DialectProfile
 
@@ -73,7 +73,7 @@ class MaskingRelease(Release):
 
 def _report(ds: Dataset, m: Masking, with_metrics: bool) -> MicroaggregationReport:
     from sqlanon.methods.microaggregation import pipeline
-    from sqlanon.methods.microaggregation.report import MicroaggregationReport
+    from sqlanon.methods.microaggregation.result import MicroaggregationReport
 
     metrics = pipeline.quality(ds, m) if with_metrics else {}
     return MicroaggregationReport(m.summary(), m.rows, m.settings.k, m.groups, m.min_group_size,

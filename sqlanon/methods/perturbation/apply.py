@@ -12,7 +12,6 @@ staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,6 +27,7 @@ from sqlanon.methods.perturbation import rows as R
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
 from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.budget import ReleaseBudget
+from sqlanon.methods.perturbation.result import NoiseReport
 from sqlanon.methods.perturbation.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODATA, NoiseOptions,
                                    dp_cost, parse)
 from sqlanon.methods.perturbation.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
@@ -42,26 +42,6 @@ CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
 
 _INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "INT", "INT2", "INT4", "INT8", "BIGINT",
                             "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"})
-
-
-@dataclass
-class NoiseReport:
-    """What a noise transformation did: parameters, guarantee, utility and risk, the output."""
-
-    mechanism: str
-    attributes: tuple[str, ...]
-    rows: int
-    parameters: dict[str, Any]
-    guarantee: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    outputs: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"transformation": {"method": "noise", "mechanism": self.mechanism,
-                                   "attributes": list(self.attributes), "parameters": self.parameters},
-                "rows": self.rows, "guarantee": self.guarantee, "metrics": self.metrics,
-                "outputs": self.outputs, "warnings": self.warnings}
 
 
 def run_noise(spec: Spec, ds: Dataset, sink: Sink, *, dry_run: bool = False,
