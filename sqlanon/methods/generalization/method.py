@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlanon.methods.base import Method, Plan, Release, Sink, register
-from sqlanon.methods.dataset import Dataset, problem_for
-from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
-from sqlanon.methods.generalization.result import Report, levels_of, measured, metric_names
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.schema import check_metric_name, choose
 
 if TYPE_CHECKING:
+    from sqlanon.methods.dataset import Dataset
+    from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
+    from sqlanon.methods.generalization.result import Report
     from sqlanon.compile.released import OutputQuery
     from sqlanon.spec.schema import Spec, Transformation
     from sqlanon.sql.dialects import DialectProfile
@@ -58,6 +58,10 @@ class NodeRelease(Release):
 @contextlib.contextmanager
 def checked_node(spec: Spec, ds: Dataset) -> Iterator[CheckedNode]:
     """Check the spec's node with one generalizing scan; the evaluator stays open inside."""
+    from sqlanon.methods.dataset import problem_for
+    from sqlanon.methods.generalization.evaluator import Evaluator
+    from sqlanon.methods.generalization.result import levels_of
+
     problem = problem_for(spec, ds)
     levels = levels_of(spec, problem.qis)
     with ds.engine.purpose("class statistics"):
@@ -110,6 +114,8 @@ class Generalization(Method):
                 _require_lasting_subset(plan.spec)
 
     def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:
+        from sqlanon.methods.generalization.result import measured, metric_names
+
         spec = plan.spec
         if plan.verb == "anonymize":
             return _anonymize(plan, ds, sink)
@@ -126,6 +132,9 @@ class Generalization(Method):
 
 def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     """Search the lattice, check the chosen node in SQL, measure it, and write the output."""
+    from sqlanon.methods.dataset import problem_for
+    from sqlanon.methods.generalization.evaluator import Evaluator
+    from sqlanon.methods.generalization.result import measured, metric_names
     from sqlanon.methods.generalization.search.run import search_spec, with_levels
 
     spec = plan.spec

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sqlanon.methods.base import Method, Plan, Release, Sink, register
-from sqlanon.methods.dataset import Dataset
 
 if TYPE_CHECKING:
+    from sqlanon.methods.dataset import Dataset
     from collections.abc import Callable
 
     from sqlanon.compile.released import OutputQuery

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sqlanon.methods.base import Method, Plan, Sink, refusal, register
-from sqlanon.methods.dataset import Dataset
 
 if TYPE_CHECKING:
+    from sqlanon.methods.dataset import Dataset
     from sqlanon.spec.schema import Spec
 
 
