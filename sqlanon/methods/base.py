@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from sqlanon.errors import SpecError
+from sqlanon.spec.schema import OUTPUT_MODES
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from sqlanon.spec.schema import Spec, Transformation
     from sqlanon.sql.dialects import DialectProfile
 
-ALL_OUTPUT_MODES = ("table", "view", "in_place", "sql", "none")
 
 VERBS = ("check", "apply", "compile", "anonymize")
 
@@ -116,7 +116,7 @@ class Method(abc.ABC):
     """Every quasi-identifier needs a hierarchy (generalization); else hierarchies are optional."""
     perturbs_any_attribute: ClassVar[bool] = False
     """The method works on any attribute, so a spec without quasi-identifiers is valid."""
-    output_modes: ClassVar[tuple[str, ...]] = ALL_OUTPUT_MODES
+    output_modes: ClassVar[tuple[str, ...]] = OUTPUT_MODES
     """The output modes the method can have."""
     refused_modes: ClassVar[str] = ""
     """Why the other modes are refused (``{mode}`` stands for the mode asked for)."""

@@ -6,7 +6,8 @@ statements run inside one transaction; printed for a dialect, the skeleton carri
 ``BEGIN``/``COMMIT`` where the target has transactional DDL. Statements stay a list from the start
 (:func:`~sqlanon.outputs.scripts.render_statements`): nothing is rendered to text and split again.
 
-Modes a method cannot have are refused with the method's reason (:func:`refuse_unsupported_mode`).
+Modes a method cannot have are refused with the method's reason before anything is opened
+(:meth:`~sqlanon.methods.base.Method.check_output_mode`).
 Methods whose rows are drawn outside SQL (noise) write a table through :class:`TableWriter`.
 """
 
@@ -20,21 +21,43 @@ from sqlglot import exp
 
 from sqlanon.engines.base import Engine
 from sqlanon.engines.staging import remove_leftovers, staging_name
-from sqlanon.errors import SpecError
 from sqlanon.methods.dataset import Dataset
 from sqlanon.outputs.preflight import OutputPlan, output_name, plan_output, sql_path
 from sqlanon.compile.released import OutputQuery
 from sqlanon.outputs.scripts import Script, render_statements
+from sqlanon.registry import Registry
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile, adapt, profile
 from sqlanon.sql.nodes import table
 from sqlanon.sql.render import render
 
 if TYPE_CHECKING:
-    from sqlanon.methods.base import Method, Release
+    from sqlanon.methods.base import Release
 
-ENGINE_MODES = ("table", "view", "in_place")
-"""The modes written into the source's database (the others print SQL, or write nothing)."""
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How an output mode is written: the skeletons it renders around the output SELECT."""
+
+    create: str
+    """The skeleton that creates the output (``select``: the bare statement)."""
+    replace: str
+    """The skeleton that replaces an existing output."""
+    here: bool
+    """Written into the source's database (else printed, or not written)."""
+
+    def skeleton(self, replace: bool) -> str:
+        return self.replace if replace else self.create
+
+
+MODES: Registry[Mode] = Registry("output mode")
+"""``output.mode`` -> how it is written (the names and their order are the spec's ``OUTPUT_MODES``)."""
+MODES.add("table", Mode("create_table", "replace_table", here=True))
+MODES.add("view", Mode("create_view", "replace_view", here=True))
+MODES.add("in_place", Mode("replace_table", "replace_table", here=True))
+MODES.add("sql", Mode("select", "select", here=False))
+MODES.add("none", Mode("select", "select", here=False))
 
 
 @dataclass(frozen=True)
@@ -54,13 +77,6 @@ class Target:
         return staging_name(hashlib.sha256(self.name.encode()).hexdigest()[:12])
 
 
-def refuse_unsupported_mode(spec: Spec, method: Method) -> None:
-    """An output mode the spec's method cannot have, refused with the method's reason."""
-    mode = spec.output.mode
-    if mode not in method.output_modes:
-        raise SpecError(method.refused_modes.format(mode=mode), path="output.mode", source=spec.path)
-
-
 def select_sql(oq: OutputQuery, dialect: DialectProfile) -> str:
     """The output statement as ``dialect`` text (rendered once, whatever the mode wraps around it)."""
     return render(adapt(oq.query, dialect), dialect, pretty=True)
@@ -69,17 +85,18 @@ def select_sql(oq: OutputQuery, dialect: DialectProfile) -> str:
 def script(mode: str, select: str, target: Target, *, replace: bool, transaction: bool) -> Script:
     """The statements that realize ``mode`` (table, view, in_place, or a bare SELECT) on ``target``
     around the rendered ``select``."""
-    if mode == "view":
-        return render_statements("replace_view" if replace else "create_view", target.dialect,
-                                 relation=target.sql(), select=select, transaction=transaction)
-    if mode in ("table", "in_place"):
-        if mode == "table" and not replace:
-            return render_statements("create_table", target.dialect, relation=target.sql(), select=select)
-        return render_statements("replace_table", target.dialect, relation=target.sql(),
+    skeleton = MODES.get(mode).skeleton(replace)
+    if skeleton == "select":
+        return render_statements(skeleton, target.dialect, select=select)
+    if skeleton == "create_table":
+        return render_statements(skeleton, target.dialect, relation=target.sql(), select=select)
+    if skeleton == "replace_table":
+        return render_statements(skeleton, target.dialect, relation=target.sql(),
                                  staging_relation=target.sql(target.staging),
                                  relation_name=target.sql(qualified=False), select=select,
                                  transaction=transaction)
-    return render_statements("select", target.dialect, select=select)
+    return render_statements(skeleton, target.dialect, relation=target.sql(), select=select,
+                             transaction=transaction)
 
 
 def run(engine: Engine, statements: tuple[str, ...]) -> None:
@@ -113,7 +130,7 @@ def write(spec: Spec, ds: Dataset, release: Release, plan: OutputPlan | None = N
     """
     mode = spec.output.mode
     plan = plan or plan_output(spec, ds)
-    removed = remove_leftovers(ds.engine) if mode in ENGINE_MODES else []
+    removed = remove_leftovers(ds.engine) if MODES.get(mode).here else []
     if plan.group_table is not None:
         summary = _write_with_kept_table(spec, ds, release, plan)
     else:
@@ -134,7 +151,7 @@ def _write(spec: Spec, ds: Dataset, release: Release, plan: OutputPlan) -> dict[
     name = ds.name if mode == "in_place" else plan.name
     assert name is not None
     with ds.engine.transaction():
-        _create(ds, oq, mode, name, replace=plan.exists or mode == "in_place")
+        _create(ds, oq, mode, name, replace=plan.exists)
     return _summary(spec, oq, mode, suppression=release.suppression, relation=name,
                     rows=ds.engine.row_count(name, schema=ds.schema))
 
@@ -193,11 +210,11 @@ def compile_script(spec: Spec, oq: OutputQuery, target: DialectProfile, *, sourc
     """
     mode = spec.output.mode
     select = select_sql(oq, target)
-    if mode not in ENGINE_MODES:
+    if not MODES.get(mode).here:
         return script("sql", select, Target("", None, target), replace=False, transaction=False).text
     name = source_name if mode == "in_place" else output_name(spec, source_name)
     return script(mode, select, Target(name, spec.source.schema if schema is None else schema, target),
-                  replace=spec.output.replace or mode == "in_place",
+                  replace=spec.output.replace,
                   transaction=target.transactional_ddl).text
 
 

@@ -187,3 +187,11 @@ def test_tables_move_into_place_in_the_callers_transaction(people):
         tables.move_into_place("staged", "people", replace=True)
     assert people.fetch(exp.select(exp.Star()).from_(table("people")))[1] == [(1,)]
     assert not people.relation_exists("staged")
+
+
+def test_every_output_mode_of_the_spec_has_a_writer():
+    from sqlanon.outputs.writer import MODES
+    from sqlanon.spec.schema import OUTPUT_MODES
+
+    assert sorted(OUTPUT_MODES) == MODES.names()
+    assert [m for m in OUTPUT_MODES if MODES.get(m).here] == ["table", "view", "in_place"]
