@@ -1,103 +1,32 @@
-"""The Python API: the same verbs as the command line. Orchestration only."""
+"""The Python API: the same verbs as the command line. Orchestration only.
+
+Each verb builds a :class:`~sqlanon.methods.base.Plan` for the spec's method (from the method
+registry, :data:`~sqlanon.spec.methods.METHODS`), lets the method refuse what it cannot do, and runs
+the plan with the one runner (:func:`~sqlanon.methods.runner.run_plan`) and the output side
+(:class:`~sqlanon.outputs.sink.OutputSink`, the one writer behind it).
+"""
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sqlanon.methods.dataset import Dataset, open_dataset, problem_for
 from sqlanon.engines.base import Engine
-from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
-from sqlanon.domain.metrics import MetricContext, get_metric
+from sqlanon.methods.base import Plan
+from sqlanon.methods.dataset import Dataset, open_dataset
+from sqlanon.methods.generalization.result import (DEFAULT_METRICS, Report, evaluate_metrics, levels_of,
+                                                   measured)
+from sqlanon.methods.runner import run_plan
+from sqlanon.outputs.sink import OutputSink
 from sqlanon.spec.load import load_spec, spec_from_dict
 from sqlanon.spec.schema import Spec
 
 if TYPE_CHECKING:
     from sqlanon.outputs.in_memory import Result
 
-DEFAULT_METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibility",
-                   "discernibility_star", "aecs")
-
-
-@dataclass
-class Report:
-    """What a table achieves under a spec's transformation."""
-
-    node: NodeCheck
-    metrics: dict[str, float]
-    qis: list[str]
-    outputs: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    search: dict[str, Any] | None = None
-    """For ``anonymize``: the strategy, its wall time and node counts, and tied alternatives."""
-    spec: Spec | None = field(default=None, repr=False)
-    """For ``anonymize``: the input spec (:meth:`write_spec` re-emits it with the chosen levels)."""
-    written_spec: str | None = None
-    """Where :meth:`write_spec` wrote the chosen spec."""
-    metric_details: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per metric: the rows it counts (``rows``; ``population`` ``table`` or, for ARX's quality models
-    under δ-presence, ``research subset``) and, for metrics with two ARX variants, which one."""
-
-    @property
-    def anonymous(self) -> bool:
-        return self.node.anonymous
-
-    def write_spec(self, path: str | os.PathLike[str]) -> Path:
-        """Write the input spec with the chosen levels to ``path``, and the search's report as a
-        comment at its top, so that ``apply`` and ``compile`` reuse the choice (docs/search.md)."""
-        from sqlanon.errors import SpecError
-        from sqlanon.spec.chosen import write_chosen_spec
-
-        if self.search is None or self.spec is None:
-            raise SpecError("only the report of `anonymize` carries a chosen transformation to write",
-                            path="write_spec")
-        d = self.as_dict()
-        summary = {k: d[k] for k in ("rows", "suppressed_rows", "classes", "min_class_size", "privacy",
-                                     "metrics")}
-        search = {k: v for k, v in self.search.items() if k != "ranked"}
-        written = write_chosen_spec(self.spec, self.node.levels, {"search": search, "result": summary},
-                                    path)
-        self.written_spec = str(written)
-        return written
-
-    def as_dict(self) -> dict[str, Any]:
-        n = self.node
-        privacy: dict[str, Any] = {}
-        for m in n.models:
-            key = m.model
-            i = 2
-            while key in privacy:
-                key = f"{m.model}#{i}"
-                i += 1
-            privacy[key] = m.as_dict()
-        return {
-            "rows": n.rows,
-            "anonymous": n.anonymous,
-            "transformation": {"levels": dict(n.levels), "suppression_limit": n.suppression_limit,
-                               "max_suppressed_rows": n.max_suppressed},
-            "suppressed_rows": n.suppressed_rows,
-            "outlier_rows": n.outlier_rows,
-            "classes": n.classes,
-            "min_class_size": n.min_class_size,
-            "privacy": privacy,
-            "metrics": self.metrics,
-            **({"metric_details": self.metric_details} if self.metric_details else {}),
-            "outputs": self.outputs,
-            "warnings": self.warnings,
-            **({"search": self.search} if self.search is not None else {}),
-            **({"written_spec": self.written_spec} if self.written_spec is not None else {}),
-        }
-
-
-def _metric_names(spec: Spec, metrics: tuple[str, ...] | None) -> tuple[str, ...]:
-    """``metrics`` when given (``()`` = none), else the spec's list, else the ARX defaults."""
-    if metrics is not None:
-        return tuple(metrics)
-    return spec.metrics or DEFAULT_METRICS
+__all__ = ["DEFAULT_METRICS", "Report", "anonymize", "apply", "check", "compile_spec", "compile_sql",
+           "evaluate_metrics", "levels_of", "measured", "open_source"]
 
 
 def _spec(spec: Spec | Mapping[str, Any] | str | os.PathLike[str]) -> Spec:
@@ -106,104 +35,20 @@ def _spec(spec: Spec | Mapping[str, Any] | str | os.PathLike[str]) -> Spec:
     return spec_from_dict(spec) if isinstance(spec, Mapping) else load_spec(spec)
 
 
-def levels_of(spec: Spec, qis: list[str]) -> dict[str, int]:
-    return {a: spec.transformation.levels.get(a, 0) for a in qis}
+def _plan(spec: Spec, verb: str, *, writes: bool = False, dialect: str | None = None,
+          **options: Any) -> Plan:
+    plan = Plan(spec.method, verb, spec, writes=writes, dialect=dialect, options=options)
+    plan.method.refuse(plan)
+    return plan
 
 
-def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: NodeCheck,
-                     spec: Spec, details: dict[str, dict[str, Any]] | None = None) -> dict[str, float]:
-    """The metrics' values; ``details`` receives, per metric, the rows it counts (and its variant)."""
-    weights = {a: spec.attributes[a].weight for a in ev.p.qis}
-    ctx = MetricContext(ev, node, weights, spec.metric_options)
-    values = {}
-    with ev.engine.purpose("metrics"):
-        for name in names:
-            metric = get_metric(name, "metrics", spec.metric_options)
-            values[name] = metric.compute(ctx)
-            if details is not None:
-                details[name] = ctx.counted(metric)
-    return values
+def _before_opening(spec: Spec, engine: Engine | None, database: str | None) -> None:
+    """The checks of a verb that writes, before the source is opened: where a file source's output
+    would go, a writable ``output.path``, and a research subset that outlives the session."""
+    from sqlanon.domain.models.presence import require_lasting_subset
 
-
-def measured(node: NodeCheck, names: tuple[str, ...], ev: Evaluator, spec: Spec, qis: list[str],
-             **extra: Any) -> Report:
-    """The report of a checked node with its metrics and which rows each counts."""
-    details: dict[str, dict[str, Any]] = {}
-    metrics = evaluate_metrics(names, ev, node, spec, details)
-    return Report(node, metrics, qis, metric_details=details, **extra)
-
-
-def _require_rows(spec: Spec, ds: Dataset) -> None:
-    """Refuse a source without rows.
-
-    An empty table is an error rather than trivially anonymous: there is nothing to release, and
-    every figure of the report (suppression limit, loss, class sizes) is a ratio over no rows.
-    """
-    from sqlglot import exp
-
-    from sqlanon.errors import SpecError
-
-    with ds.engine.purpose("count the source's rows"):
-        _, rows = ds.engine.fetch(exp.select(exp.Literal.number(1)).from_(ds.relation.copy()).limit(1))
-    if not rows:
-        where = "source.file" if spec.source.file else "source.table"
-        raise SpecError(f"{ds.name!r} has no rows: there is nothing to anonymize", path=where,
-                        source=spec.path)
-
-
-@contextlib.contextmanager
-def _checked_node(spec: Spec, engine: Engine | None, database: str | None,
-                  before: Callable[[Dataset], Any] | None = None
-                  ) -> Iterator[tuple[Dataset, Evaluator, NodeCheck, Any]]:
-    """Open the source, run ``before`` on it (the output checks, before any scan), check the spec's
-    node with one generalizing scan, and clean up after."""
-    ds = open_dataset(spec, engine, database=database)
-    try:
-        ahead = before(ds) if before else None  # the output is checked before the source is read
-        _require_rows(spec, ds)
-        problem = problem_for(spec, ds)
-        levels = levels_of(spec, problem.qis)
-        with ds.engine.purpose("class statistics"):
-            ev = Evaluator(problem, scan_levels=levels)
-        with ev:
-            with ds.engine.purpose("class statistics"):
-                node = ev.check(levels, spec.transformation.suppression_limit)
-            yield ds, ev, node, ahead
-    finally:
-        ds.close()
-
-
-def _microaggregation(spec: Spec, engine: Engine | None, database: str | None, verb: str,
-                      before: Callable[[Dataset], Any] | None = None, **options: Any) -> Any:
-    """``method: microaggregation``: the verb of :mod:`sqlanon.methods.microaggregation.verbs` on the opened source
-    (``before`` runs first and its result is passed on as ``plan``)."""
-    from sqlanon.methods.microaggregation import verbs
-
-    ds = open_dataset(spec, engine, database=database)
-    try:
-        if before is not None:
-            options["plan"] = before(ds)
-        _require_rows(spec, ds)
-        with ds.engine.purpose(f"microaggregation ({verb.replace('_', ' ')})"):
-            return getattr(verbs, verb)(spec, ds, **options)
-    finally:
-        ds.close()
-
-
-def _output_plan(spec: Spec, dialect: str | None = None) -> Callable[[Dataset], Any]:
-    """The pre-flight output check of a verb that writes (``dialect`` None) or compiles for ``dialect``."""
-    from sqlanon.sql.dialects import profile
-    from sqlanon.outputs.preflight import plan_output
-
-    if dialect is None:
-        return lambda ds: plan_output(spec, ds)
-    return lambda ds: plan_output(spec, ds, profile(dialect), writing=False)
-
-
-def _check_before_opening(spec: Spec, engine: Engine | None, database: str | None) -> None:
-    from sqlanon.outputs.preflight import check_before_opening
-
-    check_before_opening(spec, engine, database)
+    OutputSink.check_before_opening(spec, engine, database)
+    require_lasting_subset(spec.privacy, portable=spec.output.mode in ("view", "sql"))
 
 
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -219,16 +64,8 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         return run_on_data(check, spec, data, engine=engine, database=database, writes=False,
                            metrics=metrics)
     spec = _spec(spec)
-    if spec.transformation.method == "microaggregation":
-        return _microaggregation(spec, engine, database, "check", metrics=metrics != ())
-    if spec.transformation.method == "noise":
-        from sqlanon.errors import SpecError
-
-        raise SpecError("check has nothing to measure before the noise is drawn: run apply, whose "
-                        "report gives the utility and risk of the noisy table (apply --dry-run only "
-                        "validates)", path="transformation.method", source=spec.path)
-    with _checked_node(spec, engine, database) as (_, ev, node, _):
-        return measured(node, _metric_names(spec, metrics), ev, spec, ev.p.qis)
+    plan = _plan(spec, "check", metrics=metrics)
+    return run_plan(plan, OutputSink(spec), engine=engine, database=database)
 
 
 def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -239,8 +76,6 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     ``progress`` draws a progress line on a terminal for long microaggregations. With ``data`` (a
     table in memory) the output comes back with the report as a :class:`Result`.
     """
-    from sqlanon.outputs import write_output
-
     if data is not None:
         from sqlanon.outputs.in_memory import run_on_data
 
@@ -248,31 +83,9 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
                            dry_run=dry_run, progress=progress)
     spec = _spec(spec)
     if not dry_run:
-        _check_before_opening(spec, engine, database)
-        _check_subset_output(spec, compiled=False)
-    plan = None if dry_run else _output_plan(spec)
-    if spec.transformation.method == "microaggregation":
-        return _microaggregation(spec, engine, database, "apply", plan, metrics=metrics != (),
-                                 dry_run=dry_run, progress=progress)
-    if spec.transformation.method == "noise":
-        from sqlanon.methods.perturbation.apply import apply_noise
-
-        return apply_noise(spec, engine=engine, database=database, dry_run=dry_run,
-                           quality=metrics != ())
-    with _checked_node(spec, engine, database, plan) as (ds, ev, node, checked):
-        report = measured(node, _metric_names(spec, metrics), ev, spec, ev.p.qis)
-        if not dry_run:
-            with ds.engine.purpose("write the output"):
-                report.outputs = write_output(spec, ds, ev, node, checked)
-        return report
-
-
-def _check_subset_output(spec: Spec, *, compiled: bool) -> None:
-    """A research subset read from a file lives in a temporary table: refused where the output
-    would outlive the connection (a view, printed SQL)."""
-    from sqlanon.domain.models.presence import require_lasting_subset
-
-    require_lasting_subset(spec.privacy, portable=compiled or spec.output.mode in ("view", "sql"))
+        _before_opening(spec, engine, database)
+    plan = _plan(spec, "apply", writes=not dry_run, metrics=metrics, progress=progress)
+    return run_plan(plan, OutputSink(spec), engine=engine, database=database)
 
 
 def open_source(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None
@@ -297,28 +110,17 @@ def compile_spec(spec: Spec | str, *, engine: Engine | None = None, database: st
     for a fixed transformation; it decides suppression and the suppression limit itself, and
     ``unverified`` (also a comment at the top of the SQL) lists what it could not check.
     """
-    from sqlanon.outputs import compile_output_sql
-    from sqlanon.outputs.offline import CompiledSQL, compile_offline, refuse_search
+    from sqlanon.outputs.offline import CompiledSQL, compile_offline
 
     spec = _spec(spec)
     dialect = dialect or spec.output.dialect
-    refuse_search(spec)
-    if spec.transformation.method == "noise":
-        from sqlanon.errors import SpecError
-
-        raise SpecError("compile prints the SQL of a fixed transformation; noise is drawn when the "
-                        "output is written, so there is no SQL to print: run apply",
-                        path="transformation.method", source=spec.path)
     if offline is None:
         offline = engine is None and not (database or spec.source.database or spec.source.file)
+    plan = _plan(spec, "compile", writes=True, dialect=dialect, offline=offline)
     if offline:
         return compile_offline(spec, dialect)
-    if spec.transformation.method == "microaggregation":
-        return CompiledSQL(_microaggregation(spec, engine, database, "compile_sql",
-                                             _output_plan(spec, dialect), dialect=dialect))
-    _check_subset_output(spec, compiled=True)
-    with _checked_node(spec, engine, database, _output_plan(spec, dialect)) as (ds, ev, node, _):
-        return CompiledSQL(compile_output_sql(spec, ds, ev, node, dialect))
+    sql = run_plan(plan, OutputSink(spec, dialect=dialect), engine=engine, database=database)
+    return CompiledSQL(sql)
 
 
 def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -337,9 +139,6 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     the spec with the chosen levels to (:meth:`Report.write_spec`), before the output is written.
     With ``data`` (a table in memory) the output comes back with the report as a :class:`Result`.
     """
-    from sqlanon.methods.generalization.search.run import search_spec, with_levels
-    from sqlanon.outputs import write_output
-
     if data is not None:
         from sqlanon.outputs.in_memory import run_on_data
 
@@ -347,54 +146,14 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
                            metric=metric, metrics=metrics, dry_run=dry_run, time_limit=time_limit,
                            progress=progress, write_spec=write_spec)
     spec = _spec(spec)
-    if spec.transformation.method == "microaggregation":
-        from sqlanon.errors import UnsupportedError
-
-        raise UnsupportedError("anonymize searches generalization levels; a microaggregation has none "
-                               "to search: run `apply` (or `check`)")
-    if spec.transformation.method == "noise":
-        from sqlanon.errors import SpecError
-
-        raise SpecError("anonymize searches generalization levels; a noise spec has none to search: run "
-                        "apply", path="transformation.method", source=spec.path)
+    plan = _plan(spec, "anonymize", writes=not dry_run, metrics=metrics, strategy=strategy,
+                 metric=metric, time_limit=time_limit, progress=progress)
     if not dry_run:
-        _check_before_opening(spec, engine, database)
-        _check_subset_output(spec, compiled=False)
+        _before_opening(spec, engine, database)
     if write_spec is not None:
         from sqlanon.spec.chosen import destination
 
         destination(spec, write_spec)  # a bad path is found before the search
-    ds = open_dataset(spec, engine, database=database)
-    plan = None
-
-    def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:
-        chosen = with_levels(spec, levels)
-        with ds.engine.purpose("class statistics"):
-            node = ev.check(levels, spec.transformation.suppression_limit)
-        report = measured(node, _metric_names(chosen, metrics), ev, chosen, ev.p.qis, search=found)
-        report.spec = spec
-        if write_spec is not None:
-            report.write_spec(write_spec)
-        if not dry_run:
-            with ds.engine.purpose("write the output"):
-                report.outputs = write_output(chosen, ds, ev, node, plan)
-        return report
-
-    try:
-        if not dry_run:
-            plan = _output_plan(spec)(ds)
-        _require_rows(spec, ds)
-        problem = problem_for(spec, ds)
-        with Evaluator(problem) as ev:
-            with ds.engine.purpose("search"):
-                levels, found = search_spec(spec, ev, strategy=strategy, metric=metric,
-                                            time_limit=time_limit, progress=progress)
-            if found["evaluated_in"] == "sql":  # the raw frequency table is there: reuse it
-                return finish(ev, levels, found)
-        # searched in memory: one generalizing scan checks the chosen node, as `check` does
-        with ds.engine.purpose("class statistics"):
-            ev = Evaluator(problem, scan_levels=levels)
-        with ev:
-            return finish(ev, levels, found)
-    finally:
-        ds.close()
+    sink = OutputSink(spec, before_write=None if write_spec is None
+                      else lambda report: report.write_spec(write_spec))
+    return run_plan(plan, sink, engine=engine, database=database)

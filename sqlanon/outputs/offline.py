@@ -2,7 +2,7 @@
 connection").
 
 The output statement decides each class's verdict and the suppression limit itself
-(:func:`~sqlanon.outputs.query.output_query`), so for a fixed transformation it needs nothing from the
+(:func:`~sqlanon.methods.generalization.output_query.output_query`), so for a fixed transformation it needs nothing from the
 data: the source's name, the declared attributes and their ``type:`` are enough. What a connection
 would have verified (the columns, their types, hierarchy coverage, numbers that are numbers) is listed
 in the script's header comment and returned as notes, so whoever runs the script knows.
@@ -22,9 +22,9 @@ from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.domain.models.distance_statistics import NUMERIC_TYPES, OrderedDistance
 from sqlanon.domain.models.numeric_sensitive import ValueRange, VarianceRatio
 from sqlanon.domain.models.presence import SubsetCount
-from sqlanon.outputs import modes
+from sqlanon.outputs import writer
 from sqlanon.outputs.preflight import check_name, check_output_relation, output_name
-from sqlanon.outputs.query import output_query
+from sqlanon.methods.generalization.output_query import output_query
 from sqlanon.spec.schema import Spec
 
 @dataclass
@@ -48,7 +48,6 @@ def compile_offline(spec: Spec, dialect: str) -> CompiledSQL:
             (δ-presence matches its research subset to the table's rows).
     """
     target = profile(dialect)
-    refuse_search(spec)
     check_source_names(spec, target)
     if spec.output.mode in ("table", "view") and spec.source.table:
         check_output_relation(spec, output_name(spec, spec.source.table), spec.source.table, target,
@@ -63,24 +62,15 @@ def compile_offline(spec: Spec, dialect: str) -> CompiledSQL:
     problem, levels = offline_problem(spec)
     oq = output_query(spec, list(spec.attributes), problem, levels, spec.transformation.suppression_limit,
                       target, enforce_limit=spec.output.mode != "view")
-    script = modes.compile_script(spec, oq, target, source_name=spec.source.relation_name)
+    script = writer.compile_script(spec, oq, target, source_name=spec.source.relation_name)
     notes = unverified(spec, problem, levels)
     return CompiledSQL(header(spec, target.name, notes) + script, notes)
-
-
-def refuse_search(spec: Spec) -> None:
-    """``compile`` prints a fixed transformation: a spec that asks for a search has none yet."""
-    t = spec.transformation
-    if t.method == "generalization" and "search" in t.options and not t.levels:
-        raise SpecError("compile needs fixed levels, and a search needs the data: run `sqlanon anonymize "
-                        "SPEC --write-spec CHOSEN.yml` (with --database), then compile CHOSEN.yml",
-                        path="transformation.search", source=spec.path)
 
 
 def offline_problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
     """The check problem from the spec alone (QIs in spec order), and the levels to compile."""
     t = spec.transformation
-    if t.method != "generalization":
+    if not spec.method.compiles_offline:
         raise UnsupportedError(f"transformation.method {t.method!r} reads the data to compute its rows; "
                                "compile it with a connection (--database)")
     qis = spec.quasi_identifiers

@@ -16,12 +16,13 @@ from pathlib import Path
 
 from sqlanon.sql.dialects import DialectProfile, stored_case
 from sqlanon.sql.nodes import INTERNAL_PREFIX
+from sqlanon.methods.base import KEPT_TABLE_SUFFIX
 from sqlanon.methods.dataset import Dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.spec.schema import Spec
 
-GROUPS_SUFFIX = "__groups"
+GROUPS_SUFFIX = KEPT_TABLE_SUFFIX
 """A view or printed SQL of a pulled microaggregation reads its group table ``<output name>__groups``."""
 
 
@@ -48,11 +49,9 @@ def output_name(spec: Spec, ds: Dataset | str) -> str:
 
 
 def keeps_group_table(spec: Spec) -> bool:
-    """Whether the output reads a persistent group table: a microaggregation pulled into memory
-    (not one SQL query) written as a view or SQL text."""
-    if spec.transformation.method != "microaggregation" or spec.output.mode not in ("view", "sql"):
-        return False
-    return not spec.microaggregation.in_sql
+    """Whether the output reads a table the run keeps (a microaggregation pulled into memory, not
+    one SQL query, written as a view or SQL text reads its group table)."""
+    return spec.method.keeps_table(spec)
 
 
 def sql_path(spec: Spec) -> Path | None:

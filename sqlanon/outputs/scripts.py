@@ -3,26 +3,55 @@
 ``<dialect>__<name>.sql.j2`` is used when it exists, else ``default__<name>.sql.j2`` (as dbt dispatches
 macros). Templates receive only SQL text that sqlglot rendered (quoted identifiers, whole queries) and
 booleans; user text never reaches a template directly.
+
+Each statement of a template is one ``{% filter statement %}…{% endfilter %}`` block: the filter
+records the statement as it is rendered and writes it followed by ``;``, so a rendered skeleton
+yields its printed text and its list of statements at once, and no rendered text is ever split
+again (a statement may be megabytes of inline VALUES).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound, pass_context
+from jinja2.runtime import Context
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from sqlanon.sql.dialects import DialectProfile
 from sqlanon.errors import InternalError
+from sqlanon.sql.dialects import DialectProfile
+
+_STATEMENTS = "sqlanon_statements"
+"""The context variable the ``statement`` filter appends each rendered statement to."""
+
+
+@dataclass(frozen=True)
+class Script:
+    """A rendered skeleton: its text (as printed) and its statements (as run), in order."""
+
+    text: str
+    statements: tuple[str, ...]
+
+
+@pass_context
+def _statement(context: Context, body: str) -> str:
+    statement = body.strip()
+    if statement:
+        context[_STATEMENTS].append(statement)
+    return f"{statement};\n"
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     folder = resources.files("sql_templates")
-    return Environment(loader=FileSystemLoader(str(folder)), undefined=StrictUndefined, autoescape=False,
-                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = Environment(loader=FileSystemLoader(str(folder)), undefined=StrictUndefined, autoescape=False,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["statement"] = _statement
+    return env
 
 
 def template_name(name: str, target: DialectProfile) -> str:
@@ -34,16 +63,25 @@ def template_name(name: str, target: DialectProfile) -> str:
         raise InternalError(f"no SQL template default__{name}.sql.j2") from None
 
 
-def render_script(name: str, target: DialectProfile, **parts: str | bool) -> str:
+def render_statements(name: str, target: DialectProfile, **parts: str | bool) -> Script:
     """Render the skeleton ``name`` for ``target`` with already-rendered SQL ``parts``."""
     for key, value in parts.items():
         if not isinstance(value, (str, bool)):
             raise InternalError(f"template {name}: {key} must be rendered SQL text or a boolean")
-    return environment().get_template(template_name(name, target)).render(**parts)
+    statements: list[str] = []
+    context: dict[str, Any] = {**parts, _STATEMENTS: statements}
+    text = environment().get_template(template_name(name, target)).render(**context)
+    return Script(text, tuple(statements))
+
+
+def render_script(name: str, target: DialectProfile, **parts: str | bool) -> str:
+    """The text of the skeleton ``name`` rendered for ``target`` (:func:`render_statements`)."""
+    return render_statements(name, target, **parts).text
 
 
 def split_statements(script: str, target: DialectProfile) -> list[str]:
-    """The statements of a script, split at semicolons that sqlglot's tokenizer sees as separators.
+    """The statements of a printed script, split at semicolons that sqlglot's tokenizer sees as
+    separators: for reading back SQL written elsewhere (the outputs never split their own).
 
     Semicolons inside quoted identifiers, string literals and comments do not split. Statements that
     are only comments are dropped.

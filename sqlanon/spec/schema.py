@@ -18,15 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.models.base import PrivacyModel
 from sqlanon.spec.attribute import Attribute
+from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
 from sqlanon.spec.source import Source
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
+
+if TYPE_CHECKING:
+    from sqlanon.methods.base import Method
 
 
 @dataclass(frozen=True)
@@ -69,9 +73,10 @@ class Spec:
         if not attrs:
             raise SpecError("declare at least one attribute", path="attributes")
         qis = [a for a in attrs.values() if a.role == "quasi_identifier"]
-        if not qis and self.transformation.method != "noise":  # noise perturbs any attribute
+        method = self.method
+        if not qis and not method.perturbs_any_attribute:
             raise SpecError("declare at least one quasi_identifier", path="attributes")
-        if self.transformation.method not in ("microaggregation", "noise"):  # these need no hierarchy
+        if method.needs_hierarchies:
             for a in qis:
                 if a.hierarchy is None:
                     raise SpecError("a quasi-identifier needs a hierarchy (csv, intervals, date, mask, "
@@ -84,26 +89,26 @@ class Spec:
         if not isinstance(self.metric_options, Mapping):
             raise SpecError("must be a mapping of option names to values", path="metrics.options")
         object.__setattr__(self, "metric_options", dict(self.metric_options))
-        if self.transformation.method == "microaggregation":
-            self.microaggregation  # noqa: B018 -- validates the settings (levels refused first)
-        if self.transformation.method == "noise":
-            from sqlanon.methods.perturbation.options import parse
-
-            parse(self.transformation.options)
+        method.check_spec(self)
         self._check_levels()
         self._check_privacy()
         self._check_metrics()
 
     @property
+    def method(self) -> Method:
+        """The transformation method (:data:`~sqlanon.spec.methods.METHODS`): its traits and settings."""
+        return METHODS.get(self.transformation.method)
+
+    @property
+    def settings(self) -> Any:
+        """The method's validated settings, parsed from the ``transformation`` section."""
+        return self.method.settings(self)
+
+    @property
     def microaggregation(self) -> Any:
         """The validated ``method: microaggregation`` settings
         (:class:`~sqlanon.methods.microaggregation.settings.MicroaggregationSettings`)."""
-        from sqlanon.methods.microaggregation.settings import microaggregation_settings
-
-        t = self.transformation
-        return microaggregation_settings(t.options, {a.name: a.role for a in self.attributes.values()},
-                                         self.privacy, t.levels,
-                                         suppression=(t.suppression_limit, t.suppressed))
+        return self.settings
 
     def _check_levels(self) -> None:
         for name, level in self.transformation.levels.items():

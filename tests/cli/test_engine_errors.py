@@ -14,7 +14,7 @@ from sqlanon.sql.dialects import profile
 from sqlanon.sql.nodes import col, table
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import EngineError
-from sqlanon.outputs.identifiers import salted_hash
+from sqlanon.compile.identifiers import salted_hash
 from tests.cli.conftest import SALT, SPEC, one_line_error
 
 # Mode view over a name that is a table: CREATE OR REPLACE VIEW (holding the salt) fails in DuckDB.

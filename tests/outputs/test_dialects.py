@@ -133,7 +133,7 @@ def test_identifier_mask_runs_the_same_on_duckdb_from_every_dialect():
     from sqlglot import exp as _exp
 
     from sqlanon.sql.render import render as _render
-    from sqlanon.outputs.identifiers import masked
+    from sqlanon.compile.identifiers import masked
 
     con = duckdb.connect()
     # BigQuery is left out: its INT64 reads back as DuckDB's BIGINT, which DuckDB's LPAD refuses

@@ -22,8 +22,8 @@ from sqlglot import exp
 
 from sqlanon.sql.dialects import profile
 from sqlanon.sql.nodes import col, ident, lit, table
-from sqlanon.outputs import hash_text
-from sqlanon.outputs.identifiers import salted_hash
+from sqlanon.compile import hash_text
+from sqlanon.compile.identifiers import salted_hash
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "outputs.md"
 SALT = "tëst-salt'\""

@@ -18,7 +18,7 @@ from sqlanon.sql.nodes import DIRECT_VALUES_MIN_ROWS, values_table
 from sqlanon.methods.dataset import open_dataset, problem_for
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.methods.generalization.evaluator import Evaluator
-from sqlanon.outputs import checked_output_query, modes
+from sqlanon.outputs import checked_output_query, writer
 from sqlanon.outputs.scripts import split_statements
 from sqlanon.spec import spec_from_dict
 
@@ -88,16 +88,16 @@ def test_plan_builds_the_same_with_clause_as_chained_ctes():
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("mode", ["table", "view", "in_place", "sql"])
 def test_statements_split_without_rereading_the_select(people, mode, dialect):
-    """Splitting the skeleton around the SELECT gives the statements of the whole script."""
+    """The statements a skeleton records as it renders are those of its printed script."""
     spec = spec_from_dict(large_spec(output={"mode": mode, "replace": True}))
     ds = open_dataset(spec, people)
     with Evaluator(problem_for(spec, ds)) as ev:
         node = ev.check(levels_of(spec, ev.p.qis), spec.transformation.suppression_limit)
         oq = checked_output_query(spec, ds, ev, node, profile(dialect))
-    target = modes.Target("people_anon", None, profile(dialect))
+    target = writer.Target("people_anon", None, profile(dialect))
     args = {"replace": mode != "table", "transaction": profile(dialect).transactional_ddl}
-    text = modes.script_text(mode, oq, target, **args)
-    assert modes.script_for(mode, oq, target, **args).statements() == split_statements(text, profile(dialect))
+    script = writer.script(mode, writer.select_sql(oq, target.dialect), target, **args)
+    assert list(script.statements) == split_statements(script.text, profile(dialect))
 
 
 def test_table_written_here_joins_the_loaded_lookup(people):

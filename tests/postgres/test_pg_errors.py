@@ -9,7 +9,7 @@ from sqlglot import exp
 from sqlanon import api
 from sqlanon.sql.dialects import profile
 from sqlanon.sql.nodes import col, table
-from sqlanon.outputs.identifiers import salted_hash
+from sqlanon.compile.identifiers import salted_hash
 from sqlanon.errors import EngineError, SpecError
 from sqlanon.spec import spec_from_dict
 

@@ -20,7 +20,7 @@ from sqlanon.sql.nodes import alias, col, internal, lit, table
 from sqlanon.engines.base import Engine
 from sqlanon.methods.microaggregation.group_sql import GROUP, statistics_query, value_name
 from sqlanon.methods.microaggregation.rows import RowKey, as_relation
-from sqlanon.outputs.query import OutputQuery
+from sqlanon.compile.released import OutputQuery
 from sqlanon.spec.schema import Spec
 
 ROWS = internal("rows")

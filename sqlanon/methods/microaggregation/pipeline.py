@@ -43,12 +43,12 @@ from sqlanon.methods.microaggregation import rows
 from sqlanon.methods.microaggregation.progress import ProgressLine
 from sqlanon.methods.microaggregation.algorithms.projection import projection_axis, projection_query
 from sqlanon.methods.microaggregation.quality import group_sizes, information_loss
-from sqlanon.outputs.hash_text import parse_types
+from sqlanon.compile.hash_text import parse_types
 from sqlanon.methods.microaggregation.algorithms.registry import Records, get_algorithm, get_centroid, traits
 from sqlanon.methods.microaggregation.settings import MicroaggregationSettings
 from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking
-from sqlanon.outputs.preflight import GROUPS_SUFFIX
-from sqlanon.outputs.query import OutputQuery
+from sqlanon.methods.base import KEPT_TABLE_SUFFIX as GROUPS_SUFFIX
+from sqlanon.compile.released import OutputQuery
 from sqlanon.spec.schema import Spec
 from sqlanon.engines.staging import new_token, staging_name
 

@@ -12,15 +12,14 @@ staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from sqlglot import exp
 
 from sqlanon.sql.nodes import alias, as_double, col, lit, table
-from sqlanon.methods.dataset import Dataset, open_dataset
-from sqlanon.engines.base import Engine
+from sqlanon.methods.base import Sink, TableWriter
+from sqlanon.methods.dataset import Dataset
 from sqlanon.errors import SpecError
 from sqlanon.domain.metrics.numeric import is_numeric_type
 from sqlanon.methods.perturbation import blocks as B
@@ -28,13 +27,13 @@ from sqlanon.methods.perturbation import rows as R
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
 from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.budget import ReleaseBudget
+from sqlanon.methods.perturbation.result import NoiseReport
 from sqlanon.methods.perturbation.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODATA, NoiseOptions,
                                    dp_cost, parse)
 from sqlanon.methods.perturbation.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
 from sqlanon.methods.rng import make_rng
-from sqlanon.outputs.hash_text import parse_types
-from sqlanon.outputs.preflight import plan_output
-from sqlanon.outputs.query import OutputQuery
+from sqlanon.compile.hash_text import parse_types
+from sqlanon.compile.released import OutputQuery
 from sqlanon.spec.schema import Spec
 from sqlanon.engines.staging import StagingArea, remove_leftovers
 
@@ -45,86 +44,51 @@ _INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "INT", "INT2", "IN
                             "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"})
 
 
-@dataclass
-class NoiseReport:
-    """What a noise transformation did: parameters, guarantee, utility and risk, the output."""
-
-    mechanism: str
-    attributes: tuple[str, ...]
-    rows: int
-    parameters: dict[str, Any]
-    guarantee: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    outputs: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"transformation": {"method": "noise", "mechanism": self.mechanism,
-                                   "attributes": list(self.attributes), "parameters": self.parameters},
-                "rows": self.rows, "guarantee": self.guarantee, "metrics": self.metrics,
-                "outputs": self.outputs, "warnings": self.warnings}
-
-
-def apply_noise(spec: Spec, *, engine: Engine | None = None, database: str | None = None,
-                dry_run: bool = False, quality: bool = True) -> NoiseReport:
-    """Perturb the spec's source as its transformation says and write the output.
+def run_noise(spec: Spec, ds: Dataset, sink: Sink, *, dry_run: bool = False,
+              quality: bool = True) -> NoiseReport:
+    """Perturb the opened source as the spec's transformation says and write the output through
+    ``tables`` (the output was checked before: :meth:`~sqlanon.methods.base.Sink.check`).
 
     ``quality`` False skips the utility and risk metrics (two more scans of both tables).
 
     Raises:
-        SpecError: bad noise settings, attributes that are not columns of the right type, or an
-            output mode that cannot hold drawn noise (only ``table`` and ``in_place`` can).
+        SpecError: bad noise settings, attributes that are not columns of the right type.
     """
-    opts = _options(spec)
-    if spec.output.mode not in ("table", "in_place"):
-        raise SpecError(f"noise is drawn by sqlanon and must be stored: use mode table or in_place, "
-                        f"not {spec.output.mode} (SQL text or a view would have to draw it with the "
-                        "engine's random(), which is neither cryptographically seeded nor seedable)",
-                        path="output.mode", source=spec.path)
-    if opts.mechanism == DP_MICRODATA and spec.output.mode != "table":
-        raise SpecError("dp_microaggregation writes only the released attributes (any other column "
-                        "would be released unprotected), so it cannot replace the source: use mode "
-                        "table", path="output.mode", source=spec.path)
-    if spec.output.mode == "in_place" and spec.source.file:
-        raise SpecError("in_place replaces a database table; a file source is never written. Use mode "
-                        "table (with output.database)", path="output.mode", source=spec.path)
-    ds = open_dataset(spec, engine, database=database)
+    opts = options_of(spec)
     try:
-        if not dry_run:
-            plan_output(spec, ds)  # every output problem, before anything is read or drawn
-        return _apply(spec, ds, opts, dry_run, quality)
+        return _apply(spec, ds, opts, dry_run, quality, sink)
     except SpecError as e:
         if e.source is not None or spec.path is None:
             raise
         raise type(e)(e.rule, path=e.path, source=spec.path) from None
-    finally:
-        ds.close()
 
 
-def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool) -> NoiseReport:
+def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool,
+           sink: Sink) -> NoiseReport:
     removed = [] if dry_run else remove_leftovers(ds.engine)
     if opts.mechanism == DP_MICRODATA:
         report = _dp_microdata(spec, ds, opts, dry_run, quality)
     else:
-        report = _perturb(spec, ds, opts, dry_run, quality)
+        report = _perturb(spec, ds, opts, dry_run, quality, sink)
     if removed:
         report.outputs["staging_removed"] = removed
     return report
 
 
-def _perturb(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool
-             ) -> NoiseReport:
+def _perturb(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool,
+             sink: Sink) -> NoiseReport:
     types = _check_columns(spec, ds, opts)
     rng = make_rng(opts.seed)
     n = ds.engine.row_count(ds.name, schema=R.schema_of(ds))
     report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
     if dry_run:
         return report
-    name, exists = _target(spec, ds)
+    name, exists = sink.destination()  # refused before anything is drawn, set or spent
     budget = _release_budget(spec, ds, opts)
     budget.check()
     report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types, quality,
-                                                              name, exists, budget)
+                                                              name, exists, budget,
+                                                              sink.tables(ds))
     if opts.mechanism in CHARGEABLE:
         report.guarantee["ledger"] = budget.as_dict()
     return report
@@ -185,7 +149,7 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
     return report
 
 
-def _options(spec: Spec) -> NoiseOptions:
+def options_of(spec: Spec) -> NoiseOptions:
     try:
         return parse(spec.transformation.options)
     except SpecError as e:
@@ -315,34 +279,27 @@ def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
     return out
 
 
-def _target(spec: Spec, ds: Dataset) -> tuple[str, bool]:
-    """The output's name and whether it exists (to be replaced); refused before anything is drawn,
-    set or spent when it exists and may not be replaced (:func:`plan_output`)."""
-    plan = plan_output(spec, ds)
-    assert plan.name is not None
-    return plan.name, plan.exists
-
-
 def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
-           types: dict[str, str], quality: bool, name: str, exists: bool, budget: ReleaseBudget
-           ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+           types: dict[str, str], quality: bool, name: str, exists: bool, budget: ReleaseBudget,
+           tables: TableWriter) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Draw and write the output; its final transaction is ``budget``'s (charged or plain)."""
     draw, keys = _draw(ds, opts, rng, n, types)
     engine = ds.engine
     schema = R.schema_of(ds)
     blocks = B.blocks_of(ds) if draw.independent is not None else None
     if blocks is not None:
-        metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality, budget)
+        metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality, budget,
+                                tables)
     else:
-        metrics = _write_joined(spec, ds, opts, draw, keys, n, name, exists, quality, budget)
+        metrics = _write_joined(spec, ds, opts, draw, keys, n, name, exists, quality, budget, tables)
     outputs = {"mode": spec.output.mode, "relation": name,
                "rows": engine.row_count(name, schema=schema)}
     return outputs, metrics, _per_record(draw.guarantee, opts.attributes)
 
 
 def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys: np.ndarray | None,
-                  n: int, name: str, exists: bool, quality: bool, budget: ReleaseBudget
-                  ) -> dict[str, Any]:
+                  n: int, name: str, exists: bool, quality: bool, budget: ReleaseBudget,
+                  tables: TableWriter) -> dict[str, Any]:
     """One CREATE TABLE AS joining the values to the rows (by position, or by key on PostgreSQL)."""
     engine, schema = ds.engine, R.schema_of(ds)
     positional = R.positional(ds)
@@ -357,15 +314,14 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
                                          R.KEY))
         if opts.mechanism == "sampling":
             select = select.where(col(noise_column(0), R.VALUES))
-        engine.execute(exp.Create(this=table(staging, schema), kind="TABLE", expression=select))
+        tables.create(staging, select)
         if quality:
             metrics = _quality(ds, opts, draw, staging, n)
         if not positional:
             engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
                 exp.Drop(tables=[col(R.KEY)], kind="COLUMN")]))
         if exists:
-            engine.drop(name, if_exists=False, schema=schema)
-            engine.rename_table(staging, name, schema=schema)
+            tables.move_into_place(staging, name, replace=True)
         return metrics
 
     # the values are attached outside the transaction, so that they are released after a rollback;
@@ -376,7 +332,7 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
 
 def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: np.random.Generator,
                   n: int, blocks: list[B.Block], name: str, exists: bool, quality: bool,
-                  budget: ReleaseBudget) -> dict[str, Any]:
+                  budget: ReleaseBudget, tables: TableWriter) -> dict[str, Any]:
     """Row blocks written in parallel into a staging table, renamed into place in one transaction.
 
     The blocks commit one by one, so a DP release is charged before the first of them
@@ -384,7 +340,7 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
     rows only under a committed spend, and its staging table to the next run to remove
     (:mod:`sqlanon.engines.staging`).
     """
-    engine, schema = ds.engine, R.schema_of(ds)
+    engine = ds.engine
     assert draw.independent is not None
     with StagingArea(engine) as area:
         staging = area.name()
@@ -397,9 +353,7 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
                            else frozenset())
             with engine.transaction():
                 metrics = _quality(ds, opts, draw, staging, n) if quality else {}
-                if exists:
-                    engine.drop(name, if_exists=False, schema=schema)
-                engine.rename_table(staging, name, schema=schema)
+                tables.move_into_place(staging, name, replace=exists)
             return metrics
 
         return budget.charged_ahead(write, discard=lambda: B.discard(ds, staging))

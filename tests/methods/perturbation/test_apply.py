@@ -315,7 +315,7 @@ def test_gaussian_noise_on_a_column_without_values_is_not_a_type_error(engine, m
 def test_text_report_of_one_attribute_has_no_empty_metric_lines(engine):
     """Noise on one attribute printed `covariance_change: ` and `correlation_change: ` with nothing
     after them (no pair of attributes to compare)."""
-    from sqlanon.methods.perturbation.report import format_text
+    from sqlanon.report.noise import format_text
 
     report = run(engine, {"mechanism": "uncorrelated", "attributes": [INCOME], "alpha": 0.5, "seed": 2})
     text = format_text(report.as_dict())

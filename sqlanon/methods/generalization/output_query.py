@@ -13,7 +13,6 @@ statement run once on the engine joins the lookup tables the evaluator loaded in
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from sqlglot import exp
 
@@ -27,8 +26,8 @@ from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck, Probl
 from sqlanon.domain.hierarchy.base import TOP
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.domain.models.base import stat_attribute
-from sqlanon.outputs.hash_text import declared_types, parse_types
-from sqlanon.outputs.identifiers import identifier_expression
+from sqlanon.compile.hash_text import declared_types, parse_types
+from sqlanon.compile.released import OutputQuery
 from sqlanon.spec.schema import Spec
 
 ROWS = internal("r")
@@ -37,42 +36,6 @@ CLASS = internal("k")
 """Alias of the per-class verdict in the final SELECT."""
 LIMIT_ROWS = internal("rows")
 LIMIT_OUTLIERS = internal("outlier_rows")
-
-
-@dataclass
-class OutputQuery:
-    """The output statement and what it does to each column."""
-
-    query: exp.Select
-    dropped: list[str] = field(default_factory=list)
-    """Identifier columns left out."""
-    undeclared: list[str] = field(default_factory=list)
-    """Source columns the spec does not mention, copied unchanged."""
-    types: dict[str, exp.DataType] = field(default_factory=dict)
-    """Source column types: an identifier is hashed in its type's canonical text."""
-
-    def released(self, spec: Spec, name: str, value: exp.Expression,
-                 target: DialectProfile) -> exp.Expression | None:
-        """Column ``name`` (read as ``value``) as released when no transformation rewrites it:
-        identifiers by their action (None, and noted, when dropped), undeclared columns copied and
-        noted."""
-        attribute = spec.attributes.get(name)
-        if attribute is not None and attribute.role == "identifier":
-            value = identifier_expression(attribute, value, target, spec.path, self.types.get(name))
-        elif attribute is None:
-            self.undeclared.append(name)
-        if value is None:
-            self.dropped.append(name)
-            return None
-        return alias(value, name)
-
-    @property
-    def warnings(self) -> list[str]:
-        if not self.undeclared:
-            return []
-        names = ", ".join(self.undeclared)
-        return [(f"columns not declared in the spec were copied unchanged: {names} (declare them, "
-                 "e.g. as identifier to drop them, or as insensitive)")]
 
 
 def require_anonymous(node: NodeCheck) -> None:

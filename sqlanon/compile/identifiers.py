@@ -13,7 +13,7 @@ from sqlanon.sql.dialects import DialectProfile, sha256_hex
 from sqlanon.sql.secrets import secret
 from sqlanon.sql.nodes import as_text, lit
 from sqlanon.errors import SpecError
-from sqlanon.outputs.hash_text import canonical_sql
+from sqlanon.compile.hash_text import canonical_sql
 from sqlanon.spec.schema import Attribute
 
 MASK_CHAR = "*"

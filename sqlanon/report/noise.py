@@ -1,9 +1,10 @@
-"""The human-readable report of a noise transformation."""
+"""The text section of a noise transformation's report."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from sqlanon.report.base import SECTIONS
 from sqlanon.report.text import plain
 
 
@@ -13,6 +14,7 @@ def _fmt(v: Any) -> str:
     return plain(v)
 
 
+@SECTIONS.register("noise")
 def format_text(r: dict[str, Any]) -> str:
     t = r["transformation"]
     lines = [f"noise: {t['mechanism']} on {', '.join(t['attributes']) or 'whole rows'}",

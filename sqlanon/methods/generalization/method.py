@@ -1,0 +1,186 @@
+"""``method: generalization``: full-domain generalization with suppression (``check``, ``apply``,
+``compile``), and the search for the best levels (``anonymize``)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlanon.methods.base import Method, Plan, Release, Sink, register
+from sqlanon.spec.methods import METHODS
+from sqlanon.spec.values import check_metric_name, choose
+
+if TYPE_CHECKING:
+    from sqlanon.methods.dataset import Dataset
+    from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
+    from sqlanon.methods.generalization.result import Report
+    from sqlanon.compile.released import OutputQuery
+    from sqlanon.spec.schema import Spec, Transformation
+    from sqlanon.sql.dialects import DialectProfile
+
+SEARCH_KEYS = ("search", "metric", "time_limit")
+"""The ``transformation`` keys besides levels and suppression (read by ``anonymize``, checked for
+every verb)."""
+
+
+@dataclass
+class CheckedNode:
+    """The spec's node checked on the opened source with one generalizing scan."""
+
+    ds: Dataset
+    evaluator: Evaluator
+    node: NodeCheck
+
+
+class NodeRelease(Release):
+    """The rows of a checked node: generalized, suppressed per class, identifiers treated."""
+
+    def __init__(self, spec: Spec, checked: CheckedNode, *, portable: bool | None = None) -> None:
+        self.spec = spec
+        self.checked = checked
+        self.portable = spec.output.mode not in ("table", "in_place") if portable is None else portable
+        """The statement outlives this connection (a view, printed SQL); by default, unless the
+        output is a table written here."""
+
+    def query(self, target: DialectProfile) -> OutputQuery:
+        from sqlanon.methods.generalization.output_query import output_query, require_anonymous
+
+        c, spec = self.checked, self.spec
+        require_anonymous(c.node)
+        return output_query(spec, c.ds.column_names, c.evaluator.p, c.node.levels,
+                            c.node.suppression_limit, target, evaluator=c.evaluator,
+                            enforce_limit=spec.output.mode != "view", portable=self.portable)
+
+
+@contextlib.contextmanager
+def checked_node(spec: Spec, ds: Dataset) -> Iterator[CheckedNode]:
+    """Check the spec's node with one generalizing scan; the evaluator stays open inside."""
+    from sqlanon.methods.dataset import problem_for
+    from sqlanon.methods.generalization.evaluator import Evaluator
+    from sqlanon.methods.generalization.result import levels_of
+
+    problem = problem_for(spec, ds)
+    levels = levels_of(spec, problem.qis)
+    with ds.engine.purpose("class statistics"):
+        ev = Evaluator(problem, scan_levels=levels)
+    with ev:
+        with ds.engine.purpose("class statistics"):
+            node = ev.check(levels, spec.transformation.suppression_limit)
+        yield CheckedNode(ds, ev, node)
+
+
+@register
+class Generalization(Method):
+    name = "generalization"
+    needs_hierarchies = True
+    compiles_offline = True
+
+    def transformation_keys(self) -> tuple[str, ...]:
+        return SEARCH_KEYS
+
+    def check_transformation(self, transformation: Transformation) -> None:
+        """The keys ``anonymize`` reads, checked for every verb; other methods' keys are refused."""
+        from sqlanon.errors import SpecError
+
+        o = transformation.options
+        for key in o:
+            if key == "weights":
+                raise SpecError("attribute weights are set per attribute (attributes.<name>.weight), not "
+                                "under transformation", path="transformation.weights")
+            if key not in SEARCH_KEYS:
+                others = [m for m in reversed(METHODS.names()) if m != self.name]
+                readers = [m for m in others if key in METHODS.get(m).transformation_keys()] or others
+                raise SpecError(f"applies to method {' or '.join(readers)}, not generalization",
+                                path=f"transformation.{key}")
+        if "search" in o:
+            from sqlanon.spec.search import SEARCH_STRATEGIES
+
+            choose(o["search"], SEARCH_STRATEGIES.names(), "transformation.search", "search strategy")
+        if "time_limit" in o:
+            t = o["time_limit"]
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+                raise SpecError(f"must be a number of seconds > 0, got {t!r}",
+                                path="transformation.time_limit")
+        if "metric" in o:
+            check_metric_name(o["metric"], "transformation.metric")
+
+    def refuse(self, plan: Plan) -> None:
+        if plan.verb == "compile":
+            _refuse_search(plan.spec)
+            if not plan.option("offline"):
+                _require_lasting_subset(plan.spec)
+
+    def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:
+        from sqlanon.methods.generalization.result import measured, metric_names
+
+        spec = plan.spec
+        if plan.verb == "anonymize":
+            return _anonymize(plan, ds, sink)
+        with checked_node(spec, ds) as c:
+            if plan.verb == "compile":
+                return sink.compile(ds, NodeRelease(spec, c, portable=True))
+            report = measured(c.node, metric_names(spec, plan.option("metrics")), c.evaluator, spec,
+                              c.evaluator.p.qis)
+            if plan.writes:
+                with ds.engine.purpose("write the output"):
+                    report.outputs = sink.write(ds, NodeRelease(spec, c))
+            return report
+
+
+def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
+    """Search the lattice, check the chosen node in SQL, measure it, and write the output."""
+    from sqlanon.methods.dataset import problem_for
+    from sqlanon.methods.generalization.evaluator import Evaluator
+    from sqlanon.methods.generalization.result import measured, metric_names
+    from sqlanon.methods.generalization.search.run import search_spec, with_levels
+
+    spec = plan.spec
+
+    def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:
+        chosen = with_levels(spec, levels)
+        with ds.engine.purpose("class statistics"):
+            node = ev.check(levels, spec.transformation.suppression_limit)
+        report = measured(node, metric_names(chosen, plan.option("metrics")), ev, chosen, ev.p.qis,
+                          search=found)
+        report.spec = spec
+        sink.before_write(report)
+        if plan.writes:
+            with ds.engine.purpose("write the output"):
+                report.outputs = sink.write(ds, NodeRelease(chosen, CheckedNode(ds, ev, node)))
+        return report
+
+    problem = problem_for(spec, ds)
+    with Evaluator(problem) as ev:
+        with ds.engine.purpose("search"):
+            levels, found = search_spec(spec, ev, strategy=plan.option("strategy"),
+                                        metric=plan.option("metric"),
+                                        time_limit=plan.option("time_limit"),
+                                        progress=plan.option("progress", False))
+        if found["evaluated_in"] == "sql":  # the raw frequency table is there: reuse it
+            return finish(ev, levels, found)
+    # searched in memory: one generalizing scan checks the chosen node, as `check` does
+    with ds.engine.purpose("class statistics"):
+        ev = Evaluator(problem, scan_levels=levels)
+    with ev:
+        return finish(ev, levels, found)
+
+
+def _refuse_search(spec: Spec) -> None:
+    """``compile`` prints a fixed transformation: a spec that asks for a search has none yet."""
+    from sqlanon.errors import SpecError
+
+    t = spec.transformation
+    if "search" in t.options and not t.levels:
+        raise SpecError("compile needs fixed levels, and a search needs the data: run `sqlanon anonymize "
+                        "SPEC --write-spec CHOSEN.yml` (with --database), then compile CHOSEN.yml",
+                        path="transformation.search", source=spec.path)
+
+
+def _require_lasting_subset(spec: Spec) -> None:
+    """A research subset read from a file lives in a temporary table: compiled SQL could not read it."""
+    from sqlanon.domain.models.presence import require_lasting_subset
+
+    require_lasting_subset(spec.privacy, portable=True)

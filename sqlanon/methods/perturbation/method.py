@@ -1,0 +1,68 @@
+"""``method: noise``: noise, swapping, PRAM, condensation and DP microdata drawn for a table and
+stored (docs/noise.md); ``apply`` only: nothing to measure before the draw, no SQL to print."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlanon.methods.base import Method, Plan, Sink, refusal, register
+
+if TYPE_CHECKING:
+    from sqlanon.methods.dataset import Dataset
+    from sqlanon.spec.schema import Spec
+
+
+@register
+class Noise(Method):
+    name = "noise"
+    needs_hierarchies = False
+    perturbs_any_attribute = True
+    requires_rows = False
+    output_modes = ("table", "in_place")
+    refused_modes = ("noise is drawn by sqlanon and must be stored: use mode table or in_place, not {mode} "
+                     "(SQL text or a view would have to draw it with the engine's random(), which is "
+                     "neither cryptographically seeded nor seedable)")
+
+    def transformation_keys(self) -> tuple[str, ...]:
+        from sqlanon.methods.perturbation.options import NOISE_KEYS  # imports scipy: only when asked
+
+        return NOISE_KEYS
+
+    def settings(self, spec: Spec) -> Any:
+        from sqlanon.methods.perturbation.options import parse
+
+        return parse(spec.transformation.options)
+
+    def check_spec(self, spec: Spec) -> None:
+        self.settings(spec)
+
+    def refuse(self, plan: Plan) -> None:
+        spec = plan.spec
+        if plan.verb == "check":
+            raise refusal(spec, "check has nothing to measure before the noise is drawn: run apply, whose "
+                                "report gives the utility and risk of the noisy table (apply --dry-run only "
+                                "validates)")
+        if plan.verb == "compile":
+            raise refusal(spec, "compile prints the SQL of a fixed transformation; noise is drawn when the "
+                                "output is written, so there is no SQL to print: run apply")
+        if plan.verb == "anonymize":
+            raise refusal(spec, "anonymize searches generalization levels; a noise spec has none to search: "
+                                "run apply")
+        from sqlanon.methods.perturbation.apply import options_of
+        from sqlanon.methods.perturbation.options import DP_MICRODATA
+
+        opts = options_of(spec)
+        self.check_output_mode(spec)
+        if opts.mechanism == DP_MICRODATA and spec.output.mode != "table":
+            raise refusal(spec, "dp_microaggregation writes only the released attributes (any other column "
+                                "would be released unprotected), so it cannot replace the source: use mode "
+                                "table", "output.mode")
+        if spec.output.mode == "in_place" and spec.source.file:
+            raise refusal(spec, "in_place replaces a database table; a file source is never written. Use "
+                                "mode table (with output.database)", "output.mode")
+
+    def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:
+        from sqlanon.methods.perturbation.apply import run_noise
+
+        return run_noise(plan.spec, ds, sink, dry_run=not plan.writes,
+                         quality=plan.option("metrics") != ())

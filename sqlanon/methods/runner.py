@@ -1,0 +1,47 @@
+"""The one runner: a :class:`~sqlanon.methods.base.Plan` executed on one engine.
+
+It opens the spec's source, lets the output side check the output before anything is scanned
+(when the verb writes or compiles), refuses a source without rows where the method needs rows, and
+runs the method; the source (and an engine it opened) is closed after.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from sqlanon.engines.base import Engine
+from sqlanon.errors import SpecError
+from sqlanon.methods.base import Plan, Sink
+from sqlanon.methods.dataset import Dataset, open_dataset
+from sqlanon.spec.schema import Spec
+
+
+def run_plan(plan: Plan, sink: Sink, *, engine: Engine | None = None, database: str | None = None
+             ) -> Any:
+    """Run ``plan`` on ``engine`` (or the spec's database, or ``database``); the method's result."""
+    spec = plan.spec
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        if plan.writes:
+            sink.check(ds)  # the output is checked before the source is read
+        if plan.method.requires_rows:
+            require_rows(spec, ds)
+        return plan.method.run(plan, ds, sink)
+    finally:
+        ds.close()
+
+
+def require_rows(spec: Spec, ds: Dataset) -> None:
+    """Refuse a source without rows.
+
+    An empty table is an error rather than trivially anonymous: there is nothing to release, and
+    every figure of the report (suppression limit, loss, class sizes) is a ratio over no rows.
+    """
+    with ds.engine.purpose("count the source's rows"):
+        _, rows = ds.engine.fetch(exp.select(exp.Literal.number(1)).from_(ds.relation.copy()).limit(1))
+    if not rows:
+        where = "source.file" if spec.source.file else "source.table"
+        raise SpecError(f"{ds.name!r} has no rows: there is nothing to anonymize", path=where,
+                        source=spec.path)
