@@ -89,7 +89,7 @@ def _write_with_group_table(spec: Spec, ds: Dataset, plan: OutputPlan, *, progre
             script = modes.script_for("view", oq, modes.Target(name, ds.schema, engine.dialect),
                                       replace=False, transaction=False)
             for statement in script.statements():
-                engine.execute(statement)
+                engine.execute_script(statement)
     m.group_table = None  # persistent: not dropped after the report
     if mode == "view":
         out: dict[str, Any] = {"mode": "view", "relation": name,

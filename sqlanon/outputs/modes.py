@@ -92,7 +92,7 @@ def run_script(engine: Engine, script: Script) -> None:
     """Run a script's statements in one transaction: all of them take effect, or none."""
     with engine.transaction():
         for statement in script.statements():
-            engine.execute(statement)
+            engine.execute_script(statement)
 
 
 def _summary(spec: Spec, oq: OutputQuery, mode: str, **extra: Any) -> dict[str, Any]:

@@ -113,11 +113,11 @@ def test_spends_are_accepted_exactly_while_they_fit(budget, spends):
 def test_a_refused_spend_leaves_no_trace(ledger):
     ledger.set_budget("d", 1)
     ledger.spend("d", 0.75, description="first")
-    before = ledger.engine.fetch(f"SELECT * FROM {LEDGER_TABLE}")[1]
+    before = ledger.engine.fetch_script(f"SELECT * FROM {LEDGER_TABLE}")[1]
     with pytest.raises(PrivacyBudgetError, match=r"spending epsilon=0\.5.*remaining epsilon=0\.25.*"
                                                   "Nothing was spent"):
         ledger.spend("d", 0.5, description="second")
-    assert ledger.engine.fetch(f"SELECT * FROM {LEDGER_TABLE}")[1] == before
+    assert ledger.engine.fetch_script(f"SELECT * FROM {LEDGER_TABLE}")[1] == before
     assert ledger.state("d").spent.epsilon == Decimal("0.75")
 
 

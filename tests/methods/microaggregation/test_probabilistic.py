@@ -163,7 +163,7 @@ def test_postgres_gives_the_duckdb_release(duck):
         frame = people(200, 4)
         load_duck(duck, frame)
         expected = release(duck, frame, CONFIDENTIAL, 4)
-        pg.execute('CREATE TABLE people (id integer, "zip ""code""" integer, "âge; --" integer, '
+        pg.execute_script('CREATE TABLE people (id integer, "zip ""code""" integer, "âge; --" integer, '
                    '"pay\'" integer, debt double precision)')
         pg.insert_rows("people", [tuple(int(v) if i < 4 else float(v) for i, v in enumerate(r))
                                   for r in frame.itertuples(index=False)])
