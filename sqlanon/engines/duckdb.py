@@ -63,7 +63,7 @@ class DuckDBEngine(Engine):
         import pyarrow as pa
 
         data = pa.table({f"c{i}": list(values) for i, values in enumerate(zip(*rows))})
-        with self.arrow_relation(data, internal_name("rows")) as view:
+        with self._arrow_relation(data, internal_name("rows")) as view:
             self.execute(exp.insert(exp.select("*").from_(view), table(name, schema)))
 
     @contextlib.contextmanager
@@ -76,7 +76,7 @@ class DuckDBEngine(Engine):
 
     def create_table_from_arrow(self, name: str, data: pa.Table, *, temporary: bool = False,
                                 schema: str | None = None) -> None:
-        with self.arrow_relation(data) as relation:
+        with self._arrow_relation(data, internal_name("arrow")) as relation:
             self.create_table_as(name, exp.select(exp.Star()).from_(relation), temporary=temporary,
                                  schema=schema)
 
