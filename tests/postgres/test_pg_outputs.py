@@ -36,7 +36,7 @@ def apply(engine, spec: dict):
 
 
 def tables(engine) -> list[str]:
-    return sorted(r[0] for r in engine.fetch(
+    return sorted(r[0] for r in engine.fetch_script(
         "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")[1])
 
 

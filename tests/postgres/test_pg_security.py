@@ -22,7 +22,7 @@ pytestmark = pytest.mark.postgres
 
 
 def relations(engine) -> list[str]:
-    return sorted(r[0] for r in engine.fetch(
+    return sorted(r[0] for r in engine.fetch_script(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")[1])
 
 

@@ -49,7 +49,7 @@ def source(pg):
 def noisy_rows(pg) -> int:
     """Rows, in any table or view of any schema of the database, whose ``val`` is not ``rid * 10``
     (a DP microaggregation writes ``val`` only: every row of a table without ``rid`` counts)."""
-    relations = pg.fetch(
+    relations = pg.fetch_script(
         "SELECT n.nspname, c.relname, bool_or(a.attname = 'rid') FROM pg_class c "
         "JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid "
         "WHERE c.relkind IN ('r', 'v', 'm', 'p') AND a.attnum > 0 AND NOT a.attisdropped "

@@ -177,7 +177,7 @@ def _run(engine, spec: Any, verb: str, mode: str, expected: Any) -> None:
             if mode == "sql":
                 assert count_query(engine, statement) == expected()
             else:
-                engine.execute(statement)
+                engine.execute_script(statement)
         if mode != "sql":
             assert count(engine, "people" if mode == "in_place" else "released") == expected()
         return

@@ -415,7 +415,7 @@ def test_spec_release_equals_the_function_with_the_same_seed(order):
     direct = dp_microaggregate(engine, "t", "direct", k=5, epsilon=2.0, bounds=BOUNDS,
                                categorical={"illness": DISEASES}, method=order, seed=11)
     q = 'SELECT age, "in""come", illness FROM {} ORDER BY ALL'
-    assert engine.fetch(q.format("t_dp"))[1] == engine.fetch(q.format("direct"))[1]
+    assert engine.fetch_script(q.format("t_dp"))[1] == engine.fetch_script(q.format("direct"))[1]
     assert [c for c, _ in engine.columns("t_dp")] == ["age", 'in"come', "illness"]
     g = report["guarantee"]
     assert g["method"] == order and g["k"] == 5 and g["epsilon"] == 2.0

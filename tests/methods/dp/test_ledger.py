@@ -457,7 +457,7 @@ def test_ledger_tables_of_the_first_version_are_migrated(tmp_path):
     path = str(tmp_path / "old.duckdb")
     with DuckDBEngine(path) as engine:
         for statement in OLD_TABLES:
-            engine.execute(statement)
+            engine.execute_script(statement)
     with DuckDBEngine(path) as engine:
         _check_migrated(engine)
         columns = [c for c, _ in engine.columns("sqlanon_privacy_ledger")]
@@ -467,7 +467,7 @@ def test_ledger_tables_of_the_first_version_are_migrated(tmp_path):
 @pytest.mark.postgres
 def test_postgres_ledger_migration_and_conversion(pg):  # noqa: F811
     for statement in OLD_TABLES:
-        pg.execute(statement.replace("VARCHAR PRIMARY KEY", "TEXT PRIMARY KEY"))
+        pg.execute_script(statement.replace("VARCHAR PRIMARY KEY", "TEXT PRIMARY KEY"))
     _check_migrated(pg)
     ledger = PrivacyLedger(pg)
     ledger.set_budget("shared", 3, 1e-5, neighbours="substitution")
