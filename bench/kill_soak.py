@@ -62,7 +62,7 @@ if engine_kind == "duckdb":
 else:
     from sqlanon.engines.postgres import PostgresEngine
     engine = PostgresEngine(target)
-    pid = engine.fetch("SELECT pg_backend_pid()")[1][0][0]
+    pid = engine.fetch_script("SELECT pg_backend_pid()")[1][0][0]
 print(f"go {pid}", flush=True)
 api.apply(spec_from_dict(spec), engine=engine)
 print("done", flush=True)
@@ -139,7 +139,7 @@ class Duck:
         for p in (self.path, Path(str(self.path) + ".wal")):
             p.unlink(missing_ok=True)
         with self.connect() as e:
-            e.execute(f"CREATE TABLE kill_rows AS SELECT i AS rid, (i * 10)::DOUBLE AS val, "
+            e.execute_script(f"CREATE TABLE kill_rows AS SELECT i AS rid, (i * 10)::DOUBLE AS val, "
                       f"CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END AS cat FROM range({int(rows)}) r(i)")
 
     def connect(self):  # noqa: ANN201
@@ -155,7 +155,7 @@ class Duck:
                 time.sleep(0.1)
 
     def relations(self, e) -> list[tuple[str, str, dict[str, str]]]:  # noqa: ANN001
-        rows = e.fetch("SELECT table_schema, table_name, column_name, data_type FROM "
+        rows = e.fetch_script("SELECT table_schema, table_name, column_name, data_type FROM "
                        "information_schema.columns WHERE table_catalog = current_database() "
                        "ORDER BY 1, 2, ordinal_position")[1]
         return _grouped(rows)
@@ -203,7 +203,7 @@ class Postgres:
         return PostgresEngine(self.dsn)
 
     def relations(self, e) -> list[tuple[str, str, dict[str, str]]]:  # noqa: ANN001
-        rows = e.fetch("SELECT n.nspname, c.relname, a.attname, format_type(a.atttypid, NULL) "
+        rows = e.fetch_script("SELECT n.nspname, c.relname, a.attname, format_type(a.atttypid, NULL) "
                        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                        "JOIN pg_attribute a ON a.attrelid = c.oid WHERE c.relkind IN "
                        "('r', 'v', 'm', 'p', 'f') AND a.attnum > 0 AND NOT a.attisdropped AND "
@@ -213,7 +213,7 @@ class Postgres:
 
     def wait_gone(self, e, pid: int) -> None:  # noqa: ANN001
         deadline = time.monotonic() + 300
-        while e.fetch(f"SELECT count(*) FROM pg_stat_activity WHERE pid = {int(pid)}")[1][0][0]:
+        while e.fetch_script(f"SELECT count(*) FROM pg_stat_activity WHERE pid = {int(pid)}")[1][0][0]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the killed client's backend {pid} is still running")
             time.sleep(0.05)
@@ -251,7 +251,7 @@ def noisy_rows(db, e) -> int:  # noqa: ANN001
             checks.append("cat IS DISTINCT FROM CASE WHEN rid % 2 = 0 THEN 'a' ELSE 'b' END"
                           if "rid" in columns else "true")
         if checks:
-            total += e.fetch(f"SELECT count(*) FROM {_q(schema, name)} WHERE "
+            total += e.fetch_script(f"SELECT count(*) FROM {_q(schema, name)} WHERE "
                              + " OR ".join(f"({c})" for c in checks))[1][0][0]
     return total
 
@@ -265,14 +265,14 @@ def source_state(db, e, rows: int) -> str:  # noqa: ANN001
     columns = found[0]
     if set(columns) != {"rid", "val", "cat"}:
         return f"columns {sorted(columns)}"
-    count = e.fetch("SELECT count(*), count(DISTINCT rid), min(rid), max(rid) FROM kill_rows")[1][0]
+    count = e.fetch_script("SELECT count(*), count(DISTINCT rid), min(rid), max(rid) FROM kill_rows")[1][0]
     if tuple(count) != (rows, rows, 0, rows - 1):
         return f"partial {tuple(count)}"
     numeric = not any(t in columns["val"] for t in ("char", "text"))
     if not numeric:
-        nulls = e.fetch("SELECT count(*) FROM kill_rows WHERE val IS NULL")[1][0][0]
+        nulls = e.fetch_script("SELECT count(*) FROM kill_rows WHERE val IS NULL")[1][0][0]
         return "new" if nulls == 0 else f"partial labels ({nulls} NULL)"
-    same = e.fetch("SELECT count(*) FROM kill_rows WHERE val = rid * 10 AND "
+    same = e.fetch_script("SELECT count(*) FROM kill_rows WHERE val = rid * 10 AND "
                    "cat = CASE WHEN rid % 2 = 0 THEN 'a' ELSE 'b' END")[1][0][0]
     return "original" if same == rows else "new"
 

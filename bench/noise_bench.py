@@ -7,7 +7,7 @@ The table ``big`` (5 DOUBLE columns, no key) is generated deterministically insi
 * one series per ``--mechanism`` (comma-separated, default ``uncorrelated``): ``sqlanon.api.apply``
   with ``transformation: {method: noise, mechanism: ...}`` on all 5 columns, ``metrics=()`` (no
   utility report), output a new table. The noise is drawn in numpy and joined by position to row
-  blocks of 2^20 row ids, written in parallel (``sqlanon.methods.perturbation.blocks``);
+  blocks of 2^20 row ids, written in parallel (``sqlanon.engines.duckdb_blocks``);
 * with ``--sql-random``, also ``sql_random``: the alternative sqlanon does not use, Gaussian noise of
   the same variances from DuckDB's ``random()`` (Box–Muller) inside the same CREATE TABLE AS;
 * with ``--floor``, also ``zeros_joined``: the same positional CREATE TABLE AS with an Arrow stream
@@ -45,7 +45,7 @@ COLUMNS = [f"c{i}" for i in range(1, 6)]
 def build(engine: DuckDBEngine, rows: int) -> None:
     values = ", ".join(f"((hash(i * 5 + {j}) % 1000003) / 1000.0) AS {c}"
                        for j, c in enumerate(COLUMNS))
-    engine.execute(f"CREATE OR REPLACE TABLE big AS SELECT {values} FROM range({int(rows)}) r(i)")
+    engine.execute_script(f"CREATE OR REPLACE TABLE big AS SELECT {values} FROM range({int(rows)}) r(i)")
 
 
 def mechanism_options(mechanism: str) -> dict:
@@ -88,7 +88,7 @@ def main() -> None:
         database = args.database or str(Path(tmp) / "bench.duckdb")
         engine = DuckDBEngine(database)
         if args.threads:
-            engine.execute(f"SET threads = {int(args.threads)}")
+            engine.execute_script(f"SET threads = {int(args.threads)}")
         if args.memory_limit:
             engine.con.execute(f"SET memory_limit = '{args.memory_limit.replace(chr(39), '')}'")
         start = time.perf_counter()
@@ -109,7 +109,7 @@ def main() -> None:
             for c, sd in zip(COLUMNS, sds))
 
         def copy() -> None:
-            engine.execute("CREATE TABLE copy AS SELECT " + ", ".join(COLUMNS) + " FROM big")
+            engine.execute_script("CREATE TABLE copy AS SELECT " + ", ".join(COLUMNS) + " FROM big")
 
         def noise(spec) -> None:
             with warnings.catch_warnings():
@@ -117,7 +117,7 @@ def main() -> None:
                 api.apply(spec, engine=engine, metrics=())
 
         def sql_random() -> None:
-            engine.execute(f"CREATE TABLE sqlrandom AS SELECT {random_sql} FROM big")
+            engine.execute_script(f"CREATE TABLE sqlrandom AS SELECT {random_sql} FROM big")
 
         zeros = np.zeros(1 << 20)
         zero_schema = pa.schema([(f"z{i}", pa.float64()) for i in range(len(COLUMNS))])
@@ -131,7 +131,7 @@ def main() -> None:
                     done += size
 
             engine.con.register("zero_stream", pa.RecordBatchReader.from_batches(zero_schema, batches()))
-            engine.execute("CREATE TABLE zeros_joined AS SELECT " + ", ".join(
+            engine.execute_script("CREATE TABLE zeros_joined AS SELECT " + ", ".join(
                 f"b.{c} + z.z{i} AS {c}" for i, c in enumerate(COLUMNS))
                 + " FROM big AS b POSITIONAL JOIN zero_stream AS z")
             engine.con.unregister("zero_stream")
@@ -144,13 +144,13 @@ def main() -> None:
         if args.floor:
             series["zeros_joined"] = (zeros_joined, "zeros_joined")
         # first calls import modules (pyarrow, numpy paths): warm up on a small table, untimed
-        engine.execute("CREATE TABLE warm AS SELECT * FROM big LIMIT 1000")
+        engine.execute_script("CREATE TABLE warm AS SELECT * FROM big LIMIT 1000")
         for spec in specs.values():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ReproducibleNoiseWarning)
                 api.apply(replace(spec, source=replace(spec.source, table="warm")), engine=engine,
                           metrics=())
-            engine.execute("DROP TABLE noisy")
+            engine.execute_script("DROP TABLE noisy")
         times: dict[str, list[float]] = {name: [] for name in series}
         # one untimed round at full size first: the first large statement of a process pays for
         # growing the engine's memory (1.7-2x the later runs at 100M rows)
@@ -159,8 +159,8 @@ def main() -> None:
                 took = timed(run)
                 if round_ >= args.warmup:
                     times[name].append(took)
-                engine.execute(f"DROP TABLE {table}")
-                engine.execute("CHECKPOINT")  # untimed: no run pays for the previous one's drop
+                engine.execute_script(f"DROP TABLE {table}")
+                engine.execute_script("CHECKPOINT")  # untimed: no run pays for the previous one's drop
         base = statistics.median(times["copy"])
         for name, values in times.items():
             median = statistics.median(values)

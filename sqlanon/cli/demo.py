@@ -82,19 +82,15 @@ def run_demo(database: str, *, rows: int = 100_000, seed: int = 7) -> dict[str, 
 
     The database's folder is created when missing; nothing is written anywhere else.
     """
-    import duckdb
-
     from sqlanon import api
+    from sqlanon.engines import connect
 
     db = Path(database).resolve()
     db.parent.mkdir(parents=True, exist_ok=True)
     for p in (db, Path(str(db) + ".wal")):
         p.unlink(missing_ok=True)
-    con = duckdb.connect(str(db))
-    people = generate_people(rows, seed)
-    con.register("generated", people)
-    con.execute("CREATE TABLE people AS SELECT * FROM generated")
-    con.close()
+    with connect(str(db), create=True) as engine:
+        engine.create_table_from_arrow("people", generate_people(rows, seed))
     spec_path = db.with_suffix(".spec.yml")
     spec_path.write_text(SPEC.format(database=db.name, sex=_flow(SEX), education=_flow(EDUCATION)),
                          encoding="utf-8")

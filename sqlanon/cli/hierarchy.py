@@ -62,7 +62,7 @@ def open_column(column: str, *, data: str | None = None, database: str | None = 
             if data_delimiter and kind == "csv":
                 options["delim"] = data_delimiter
             name = path.stem
-            engine.register_file(name, str(path), kind=kind, options=options)  # type: ignore[attr-defined]
+            engine.register_file(name, str(path), kind=kind, options=options)
         else:
             name = str(table_name)
             if not engine.relation_exists(name):

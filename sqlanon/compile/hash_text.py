@@ -159,7 +159,7 @@ def _decimal_text(value: exp.Expression) -> exp.Expression:
 def _double_text(value: exp.Expression, target: DialectProfile) -> exp.Expression:
     double = exp.cast(value.copy(), exp.DataType.build("double"))
     zero = exp.EQ(this=double.copy(), expression=exp.Literal.number("0.0"))
-    if target.name == "duckdb":  # DuckDB's cast already writes Python's repr
+    if target.double_text_is_repr:
         return exp.Case().when(zero, lit("0.0")).else_(as_text(double))
     return exp.Case().when(zero, lit("0.0")).else_(repr_from_shortest(as_text(double), double))
 
@@ -212,20 +212,19 @@ def repr_from_shortest(text: exp.Expression, double: exp.Expression) -> exp.Expr
 
 
 _FORMATS = {"date": "%Y-%m-%d", "timestamp": "%Y-%m-%d %H:%M:%S.%f", "timestamptz": "%Y-%m-%d %H:%M:%S.%f"}
-_BIGQUERY = {"date": ("FORMAT_DATE", "%Y-%m-%d"), "timestamp": ("FORMAT_DATETIME", "%Y-%m-%d %H:%M:%E6S"),
-             "timestamptz": ("FORMAT_TIMESTAMP", "%Y-%m-%d %H:%M:%E6S")}
 
 
 def _temporal_text(value: exp.Expression, kind: str, target: DialectProfile) -> exp.Expression:
     suffix = [lit("+00:00")] if kind == "timestamptz" else []
-    if target.name == "bigquery":  # sqlglot would format a TIMESTAMP with FORMAT_DATE
-        function, pattern = _BIGQUERY[kind]
+    own = target.temporal_formatter(kind)
+    if own is not None:  # sqlglot would format a BigQuery TIMESTAMP with FORMAT_DATE
+        function, pattern = own
         zone = [lit("UTC")] if kind == "timestamptz" else []
         formatted: exp.Expression = exp.Anonymous(this=function, expressions=[lit(pattern), value.copy(),
                                                                               *zone])
         return _concat(formatted, *suffix) if suffix else formatted
     if kind == "timestamptz":
-        if target.name == "spark":  # a Spark timestamp is shown in the session's zone
+        if target.timestamps_in_session_zone:
             value = exp.Anonymous(this="TO_UTC_TIMESTAMP", expressions=[
                 value.copy(), exp.Anonymous(this="CURRENT_TIMEZONE", expressions=[])])
         else:

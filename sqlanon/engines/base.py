@@ -5,100 +5,61 @@ from __future__ import annotations
 import abc
 import contextlib
 import logging
-import re
+import uuid
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
+from sqlanon.engines.capabilities import Capabilities
+from sqlanon.engines.messages import describe, driver_message
+from sqlanon.engines.row_values import ROW_KEY, Batches, Block, MakeBatches, Projection, joined_by_key
+from sqlanon.errors import EngineError, InternalError, UnsupportedError
 from sqlanon.sql.dialects import DialectProfile, adapt, profile
+from sqlanon.sql.nodes import alias, col, ident, internal, table
 from sqlanon.sql.render import render
 from sqlanon.sql.secrets import redacted_sql
-from sqlanon.sql.nodes import INTERNAL_PREFIX, ident, table
-from sqlanon.errors import EngineError
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
+__all__ = ["Capabilities", "Engine", "describe", "driver_message"]
+
 log = logging.getLogger("sqlanon")
-
-Statement = "exp.Expression | str"
-
-_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
-_SINGLE_QUOTED = re.compile(r"'(?:[^']|'')*'")
-# the failure the output SQL raises itself past the suppression limit: counts only, no data
-_NOT_ANONYMOUS = re.compile(r"sqlanon: not anonymous: \d+ rows [^'\"]*? of \d+ rows")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
-# DB-API and driver classes whose messages quote the data (or the statement's text) they failed on
-_ECHOING = {"DataError", "IntegrityError", "InvalidInputException", "ConstraintException",
-            "ConversionException", "OutOfRangeException", "ParserException", "SyntaxException",
-            "SyntaxError"}
-
-
-def driver_message(error: BaseException) -> str:
-    """The first line of a driver's error, without the values it quotes from the statement or data.
-
-    Engines add context lines (DuckDB's ``LINE 1: <statement>``, PostgreSQL's ``DETAIL: Key
-    (...)=(...)``) and quote literals (``'S3cretSalt!'``) and data values (``Could not convert string
-    'Alice'``): only the first line stays, single-quoted text always becomes ``'…'``, and for errors
-    about data or syntax double-quoted text and numbers become ``…`` too.
-    """
-    own = _NOT_ANONYMOUS.search(str(error))
-    if own:
-        return own.group(0)
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    first = lines[0] if lines else type(error).__name__
-    if _ECHOING & {c.__name__ for c in type(error).__mro__}:
-        return _NUMBER.sub("…", _QUOTED.sub("…", first))
-    return _SINGLE_QUOTED.sub("'…'", first)
-
-
-def describe(statement: exp.Expression | str) -> str:
-    """A short name for what a statement does (``create table people_anon``), without its literals."""
-    if not isinstance(statement, exp.Expression):
-        return "a statement"
-    target = statement.this if isinstance(statement, (exp.Create, exp.Insert, exp.Alter)) else None
-    if isinstance(target, exp.Schema):
-        target = target.this
-    if isinstance(statement, exp.Drop) and statement.expressions:
-        target = statement.expressions[0]
-    name = target.name if isinstance(target, exp.Table) else ""
-    if name.startswith(INTERNAL_PREFIX):
-        verb = "insert into" if isinstance(statement, exp.Insert) else type(statement).__name__.lower()
-        return f"{verb} a working table"
-    if isinstance(statement, exp.Create):
-        return f"create {str(statement.args.get('kind') or 'relation').lower()} {name}".strip()
-    if isinstance(statement, exp.Insert):
-        return f"insert into {name}".strip()
-    if isinstance(statement, exp.Drop):
-        return f"drop {str(statement.args.get('kind') or '').lower()} {name}".strip()
-    if isinstance(statement, exp.Alter):
-        return f"alter {name}".strip()
-    if isinstance(statement, exp.Query):
-        return "a query"
-    return "a statement"
 
 
 class Engine(abc.ABC):
     """A connection to one database.
 
-    Statements are sqlglot trees (rendered here for the engine's dialect) or SQL text that sqlanon
-    rendered itself. Subclasses implement the ``_``-prefixed hooks.
+    Statements are sqlglot trees, rendered here for the engine's dialect through
+    :func:`~sqlanon.sql.render.render` (and its function allow-list); SQL text is refused, except by
+    :meth:`execute_script` and :meth:`fetch_script`, which run statements sqlanon rendered from a
+    template of ``sql_templates/``. What the engine can do beyond SQL is declared in
+    :attr:`capabilities`; a method needing an undeclared capability refuses. Subclasses implement
+    the ``_``-prefixed hooks.
     """
 
     name: ClassVar[str]
     dialect_name: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
     _purposes: list[str]
 
     @property
     def dialect(self) -> DialectProfile:
         return profile(self.dialect_name)
 
+    def require(self, capability: str) -> None:
+        """Refuse with a clear error when the engine does not declare ``capability``."""
+        self.capabilities.require(capability, self.name)
+
     # -- rendering -------------------------------------------------------------------------------
-    def sql(self, statement: exp.Expression | str) -> str:
-        return statement if isinstance(statement, str) else render(adapt(statement, self.dialect),
-                                                                   self.dialect)
+    def sql(self, statement: exp.Expression) -> str:
+        """The statement's text for this engine (the allow-list applies)."""
+        if not isinstance(statement, exp.Expression):
+            raise InternalError(f"{self.name}: statements are sqlglot trees; SQL text rendered from a "
+                                "template runs through execute_script")
+        return render(adapt(statement, self.dialect), self.dialect)
 
     # -- hooks ------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -163,16 +124,27 @@ class Engine(abc.ABC):
                            sql=redacted_sql(statement, self.dialect.sqlglot), purpose=what,
                            detail=detail)
 
-    # -- public API -------------------------------------------------------------------------------
-    def execute(self, statement: exp.Expression | str, *, purpose: str | None = None) -> None:
-        sql = self.sql(statement)
+    # -- statements -------------------------------------------------------------------------------
+    def execute(self, statement: exp.Expression, *, purpose: str | None = None) -> None:
+        """Run one statement, given as a sqlglot tree."""
+        self._run(self.sql(statement), statement, purpose)
+
+    def execute_script(self, sql: str, *, purpose: str | None = None) -> None:
+        """Run one statement of SQL text rendered from a template of ``sql_templates/``.
+
+        The one path that takes text: a template's statements are already rendered (their parts
+        by :func:`~sqlanon.sql.render.render`, names quoted by sqlglot) and split.
+        """
+        self._run(sql, sql, purpose)
+
+    def _run(self, sql: str, statement: exp.Expression | str, purpose: str | None) -> None:
         self._log(statement)
         try:
             self._execute(sql)
         except Exception as e:  # driver errors differ per engine; keep the cause
             raise self.error(e, statement, purpose) from e
 
-    def execute_many(self, statements: Sequence[exp.Expression | str]) -> None:
+    def execute_many(self, statements: Sequence[exp.Expression]) -> None:
         for s in statements:
             self.execute(s)
 
@@ -188,34 +160,44 @@ class Engine(abc.ABC):
     def _execute_many(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
         raise NotImplementedError
 
-    def fetch(self, query: exp.Expression | str, *, purpose: str | None = None
+    def fetch(self, query: exp.Expression, *, purpose: str | None = None
               ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of a query."""
-        sql = self.sql(query)
+        return self._query(self.sql(query), query, purpose)
+
+    def fetch_script(self, sql: str, *, purpose: str | None = None
+                     ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Column names and rows of a query of SQL text sqlanon rendered (a template's or the
+        ``sql`` output's), as :meth:`execute_script` runs statements."""
+        return self._query(sql, sql, purpose)
+
+    def _query(self, sql: str, query: exp.Expression | str, purpose: str | None
+               ) -> tuple[list[str], list[tuple[Any, ...]]]:
         self._log(query)
         try:
             return self._fetch_rows(sql)
         except Exception as e:
             raise self.error(e, query, purpose) from e
 
-    def fetch_dicts(self, query: exp.Expression | str) -> list[dict[str, Any]]:
+    def fetch_dicts(self, query: exp.Expression) -> list[dict[str, Any]]:
         names, rows = self.fetch(query)
         return [dict(zip(names, r)) for r in rows]
 
-    def fetch_one(self, query: exp.Expression | str) -> dict[str, Any]:
+    def fetch_one(self, query: exp.Expression) -> dict[str, Any]:
         rows = self.fetch_dicts(query)
         if len(rows) != 1:
             raise EngineError(f"expected one row, got {len(rows)}")
         return rows[0]
 
-    def fetch_arrow(self, query: exp.Expression | str) -> pa.Table:
+    def fetch_arrow(self, query: exp.Expression) -> pa.Table:
+        """The query's result as an Arrow table (converted from rows where the driver has no Arrow)."""
         import pyarrow as pa
 
         names, rows = self.fetch(query)
         return pa.Table.from_pylist([dict(zip(names, r)) for r in rows], schema=None) if rows else \
             pa.table({n: [] for n in names})
 
-    def fetch_numpy(self, query: exp.Expression | str) -> dict[str, np.ndarray]:
+    def fetch_numpy(self, query: exp.Expression) -> dict[str, np.ndarray]:
         import numpy as np
 
         names, rows = self.fetch(query)
@@ -224,7 +206,8 @@ class Engine(abc.ABC):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """All statements inside commit together, or none do."""
+        """All statements inside commit together, or none do (capability ``transactional_ddl``)."""
+        self.require("transactional_ddl")
         self._begin()
         try:
             yield
@@ -234,6 +217,7 @@ class Engine(abc.ABC):
         else:
             self._commit()
 
+    # -- relations ---------------------------------------------------------------------------------
     def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
                         temporary: bool = False, schema: str | None = None) -> None:
         self.execute(exp.Create(this=table(name, schema), kind="TABLE", expression=query, replace=replace,
@@ -252,13 +236,169 @@ class Engine(abc.ABC):
         self.execute(exp.Alter(this=table(old, schema), kind="TABLE",
                                actions=[exp.AlterRename(this=exp.Table(this=ident(new)))]))
 
+    def replace_table(self, name: str, by: str, *, schema: str | None = None) -> None:
+        """Drop ``name`` (when it exists) and rename ``by`` to it (capability ``atomic_rename``).
+
+        Inside :meth:`transaction` both take effect together: readers see the old table or the
+        new one, never neither.
+        """
+        self.require("atomic_rename")
+        self.drop(name, schema=schema)
+        self.rename_table(by, name, schema=schema)
+
     def row_count(self, relation: str, *, schema: str | None = None) -> int:
         q = exp.select(exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True)) \
             .from_(table(relation, schema))
         return int(self.fetch_one(q)["n"])
+
+    # -- data from outside -------------------------------------------------------------------------
+    def create_table_from_arrow(self, name: str, data: pa.Table, *, temporary: bool = False,
+                                schema: str | None = None) -> None:
+        """A new table ``name`` holding a copy of ``data`` (columns typed from the Arrow types)."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def arrow_relation(self, data: pa.Table | pa.RecordBatchReader, name: str | None = None
+                       ) -> Iterator[exp.Table]:
+        """``data`` readable as a relation inside the block, without a copy (capability ``arrow_in``).
+
+        A record batch reader is read once, by the first statement that scans it.
+        """
+        self.require("arrow_in")
+        with self._arrow_relation(data, name or internal_name("arrow")) as relation:
+            yield relation
+
+    def _arrow_relation(self, data: Any, name: str) -> contextlib.AbstractContextManager[exp.Table]:
+        raise NotImplementedError
+
+    def register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any] | None = None
+                      ) -> None:
+        """Load a CSV or Parquet file (``kind``) into a temporary table ``name`` (capability
+        ``file_registration``); ``options`` are the reader's."""
+        self.require("file_registration")
+        self._register_file(name, path, kind=kind, options=options or {})
+
+    def _register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    # -- per-row values (sqlanon.engines.row_values) ----------------------------------------------
+    def row_key(self, relation_alias: str | None = None) -> exp.Expression:
+        """An expression naming each row of a stored table, stable between reads (capability
+        ``stable_row_key``); qualified by ``relation_alias`` when given."""
+        self.require("stable_row_key")
+        return self._row_key(relation_alias)
+
+    def _row_key(self, relation_alias: str | None) -> exp.Expression:
+        raise NotImplementedError
+
+    def positional_rows(self) -> bool:
+        """Whether :meth:`join_row_values` matches rows by position (True) or by row key (False).
+
+        Raises:
+            UnsupportedError: the engine can do neither, or the session cannot keep the rows'
+                order for a positional join.
+        """
+        if self.capabilities.positional_join:
+            self._check_row_order()
+            return True
+        if self.capabilities.stable_row_key:
+            return False
+        raise UnsupportedError(f"noise is applied on DuckDB and PostgreSQL, not {self.name}")
+
+    def _check_row_order(self) -> None:
+        """Refuse a positional join the session's settings would break."""
+
+    def read_columns(self, relation: exp.Table, columns: list[str]) -> dict[str, np.ndarray]:
+        """The columns' values in the table's row order, as :meth:`join_row_values` matches them
+        (with the row keys under :data:`~sqlanon.engines.row_values.ROW_KEY` when it matches by key)."""
+        projection: list[exp.Expression] = [col(c) for c in columns]
+        if not self.positional_rows():
+            projection.insert(0, alias(self.row_key(), ROW_KEY))
+        return self.fetch_numpy(exp.select(*projection).from_(relation.copy()))
+
+    @contextlib.contextmanager
+    def join_row_values(self, relation: exp.Table, n: int, schema: pa.Schema, batches: Batches,
+                        keys: np.ndarray | None = None) -> Iterator[exp.Select]:
+        """A ``SELECT ... FROM relation AS s <join> values AS v`` skeleton, valid inside the block.
+
+        ``batches`` is called with successive row counts adding up to ``n``; the values it returns
+        belong to the table's rows in order (when matched by key: to ``keys``, as read by
+        :meth:`read_columns`). The caller adds the projection.
+        """
+        if self.positional_rows():
+            with self._join_by_position(relation, n, schema, batches) as skeleton:
+                yield skeleton
+            return
+        if keys is None:
+            raise UnsupportedError(f"{self.name} matches rows by key: read the keys with read_columns "
+                                   "first")
+        with joined_by_key(self, relation, schema, batches(n), keys) as skeleton:
+            yield skeleton
+
+    def _join_by_position(self, relation: exp.Table, n: int, schema: pa.Schema, batches: Batches
+                          ) -> contextlib.AbstractContextManager[exp.Select]:
+        raise NotImplementedError
+
+    def row_blocks(self, relation: exp.Table) -> list[Block] | None:
+        """The table's row blocks for :meth:`write_row_blocks` (capability ``row_block_writes``),
+        or None when this table cannot be written in blocks (a view, a temporary table...)."""
+        self.require("row_block_writes")
+        return self._row_blocks(relation)
+
+    def _row_blocks(self, relation: exp.Table) -> list[Block] | None:
+        raise NotImplementedError
+
+    def write_row_blocks(self, relation: exp.Table, target: str, blocks: list[Block], schema: pa.Schema,
+                         make_batches: MakeBatches, rng: np.random.Generator, projection: Projection,
+                         uncompressed: frozenset[str] = frozenset()) -> None:
+        """Create ``target`` (in ``relation``'s schema) holding ``projection`` over every block of
+        ``relation`` joined to its values, in order (capability ``row_block_writes``).
+
+        Block ``b`` draws from the ``b``-th generator spawned from ``rng``; ``uncompressed`` names
+        DOUBLE output columns the engine may store without compression.
+
+        Raises:
+            EngineError: a block failed; ``target`` has been dropped.
+        """
+        self.require("row_block_writes")
+        self._write_row_blocks(relation, target, blocks, schema, make_batches, rng, projection,
+                               uncompressed)
+
+    def _write_row_blocks(self, relation: exp.Table, target: str, blocks: list[Block],
+                          schema: pa.Schema, make_batches: MakeBatches, rng: np.random.Generator,
+                          projection: Projection, uncompressed: frozenset[str]) -> None:
+        raise NotImplementedError
+
+    def discard_row_blocks(self, target: str, schema: str | None = None) -> None:
+        """Drop what :meth:`write_row_blocks` may have left of ``target``."""
+        self.drop(target, schema=schema)
+
+    # -- between sessions ---------------------------------------------------------------------------
+    def stored_tables(self, prefix: str) -> list[tuple[str, str]]:
+        """``(schema, name)`` of the stored (not temporary) tables of the database whose names
+        start with ``prefix``, in every schema."""
+        return []
+
+    def session_lock(self, key: int) -> bool:
+        """Wait for the lock ``key`` shared by every session of the database and hold it; False
+        when the engine has no such locks (one process writes a DuckDB file)."""
+        return False
+
+    def try_session_lock(self, key: int) -> bool:
+        """Take the lock ``key`` if no other session holds it; True when this session holds it
+        now, or when the engine has no such locks (no other session can hold it)."""
+        return True
+
+    def session_unlock(self, key: int) -> None:
+        """Release the lock ``key`` taken by :meth:`session_lock` or :meth:`try_session_lock`."""
 
     def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def internal_name(what: str) -> str:
+    """A fresh name for a relation the engine creates for itself (``__sa_<what>_<token>``)."""
+    return internal(f"{what}_{uuid.uuid4().hex[:12]}")

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
-import uuid
+import contextlib
+import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import internal, table
-from sqlanon.engines.base import Engine, driver_message
+from sqlanon.engines import duckdb_blocks, duckdb_rows
+from sqlanon.engines.base import Engine, internal_name
+from sqlanon.engines.capabilities import Capabilities
+from sqlanon.engines.messages import driver_message
+from sqlanon.engines.row_values import Batches, Block, MakeBatches, Projection
 from sqlanon.errors import EngineError
+from sqlanon.sql.nodes import col, lit, table
+from sqlanon.sql.render import render
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+_FILE_READERS = {"csv": "read_csv", "parquet": "read_parquet"}
 
 
 def _open(database: str, read_only: bool) -> Any:
@@ -31,6 +44,9 @@ def _open(database: str, read_only: bool) -> Any:
 class DuckDBEngine(Engine):
     name: ClassVar[str] = "duckdb"
     dialect_name: ClassVar[str] = "duckdb"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        positional_join=True, stable_row_key=True, arrow_in=True, file_registration=True,
+        transactional_ddl=True, atomic_rename=True, row_block_writes=True)
 
     def __init__(self, database: str = ":memory:", *, read_only: bool = False,
                  connection: Any = None) -> None:
@@ -47,12 +63,22 @@ class DuckDBEngine(Engine):
         import pyarrow as pa
 
         data = pa.table({f"c{i}": list(values) for i, values in enumerate(zip(*rows))})
-        view = internal(f"rows_{uuid.uuid4().hex[:8]}")
-        self.con.register(view, data)
+        with self._arrow_relation(data, internal_name("rows")) as view:
+            self.execute(exp.insert(exp.select("*").from_(view), table(name, schema)))
+
+    @contextlib.contextmanager
+    def _arrow_relation(self, data: Any, name: str) -> Iterator[exp.Table]:
+        self.con.register(name, data)
         try:
-            self.execute(exp.insert(exp.select("*").from_(table(view)), table(name, schema)))
+            yield table(name)
         finally:
-            self.con.unregister(view)
+            self.con.unregister(name)
+
+    def create_table_from_arrow(self, name: str, data: pa.Table, *, temporary: bool = False,
+                                schema: str | None = None) -> None:
+        with self._arrow_relation(data, internal_name("arrow")) as relation:
+            self.create_table_as(name, exp.select(exp.Star()).from_(relation), temporary=temporary,
+                                 schema=schema)
 
     def _fetch_rows(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         cur = self.con.execute(sql)
@@ -141,27 +167,56 @@ class DuckDBEngine(Engine):
                                 "information_schema.tables").fetchall()
         return {(fold(c), fold(s), fold(n)) for c, s, n in rows}
 
-    def register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any] | None = None
-                      ) -> None:
+    def stored_tables(self, prefix: str) -> list[tuple[str, str]]:
+        sql = ("SELECT table_schema, table_name FROM information_schema.tables WHERE table_catalog = "
+               "current_database() AND starts_with(table_name, ?) AND table_type = 'BASE TABLE'")
+        try:
+            return [(r[0], r[1]) for r in self.con.execute(sql, [prefix]).fetchall()]
+        except Exception as e:
+            raise self.error(e, sql) from e
+
+    def _register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any]) -> None:
         """Load a CSV or Parquet file into a temporary table ``name``.
 
         The copy lives only as long as the connection, so the raw data never lands in a database
         file, and the file itself is only read.
         """
-        from sqlglot import exp
-
-        from sqlanon.sql.nodes import lit
-
         args: list[exp.Expression] = [lit(path)]
-        for key, value in (options or {}).items():
+        for key, value in options.items():
             args.append(exp.EQ(this=exp.column(key), expression=lit(value)))
         func = "read_csv" if kind == "csv" else "read_parquet"
         reader = exp.Anonymous(this=func, expressions=args)
-        query = exp.select(exp.Star()).from_(reader)
-        self.execute(
-            f"CREATE OR REPLACE TEMP TABLE {exp.to_identifier(name, quoted=True).sql('duckdb')} AS "
-            + query.sql("duckdb")
-        )
+        statement = exp.Create(this=table(name), kind="TABLE", replace=True,
+                               properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+                               expression=exp.select(exp.Star()).from_(reader))
+        # the readers are DuckDB's own table functions: allowed in what the engine runs for
+        # itself, not in the SQL sqlanon writes for users
+        readers = dataclasses.replace(self.dialect, anonymous_functions=self.dialect.anonymous_functions
+                                      | frozenset(_FILE_READERS.values()))
+        self._run(render(statement, readers), statement, None)
+
+    # -- per-row values ---------------------------------------------------------------------------
+    def _row_key(self, relation_alias: str | None) -> exp.Expression:
+        return col("rowid", relation_alias) if relation_alias else exp.column("rowid")
+
+    def _check_row_order(self) -> None:
+        duckdb_rows.check_insertion_order(self)
+
+    def _join_by_position(self, relation: exp.Table, n: int, schema: pa.Schema, batches: Batches
+                          ) -> contextlib.AbstractContextManager[exp.Select]:
+        return duckdb_rows.joined_by_position(self, relation, n, schema, batches)
+
+    def _row_blocks(self, relation: exp.Table) -> list[Block] | None:
+        return duckdb_blocks.blocks_of(self, relation)
+
+    def _write_row_blocks(self, relation: exp.Table, target: str, blocks: list[Block],
+                          schema: pa.Schema, make_batches: MakeBatches, rng: np.random.Generator,
+                          projection: Projection, uncompressed: frozenset[str]) -> None:
+        duckdb_blocks.write_blocks(self, relation, target, blocks, schema, make_batches, rng,
+                                   projection, uncompressed)
+
+    def discard_row_blocks(self, target: str, schema: str | None = None) -> None:
+        duckdb_blocks.discard(self, target, schema)
 
     def close(self) -> None:
         self.con.close()

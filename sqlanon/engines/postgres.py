@@ -12,13 +12,20 @@ from __future__ import annotations
 import csv
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import ident, table
-from sqlanon.engines.base import Engine, driver_message
+from sqlanon.engines.base import Engine
+from sqlanon.engines.capabilities import Capabilities
+from sqlanon.engines.messages import driver_message
+from sqlanon.engines.postgres_arrow import copy_arrow
 from sqlanon.errors import EngineError, UnsupportedError
+from sqlanon.sql.nodes import col, ident, table
+from sqlanon.sql.render import render
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _NUMERIC_OID = 1700
 """PostgreSQL's ``numeric`` type, which psycopg returns as ``Decimal``."""
@@ -53,6 +60,8 @@ class PostgresEngine(Engine):
 
     name: ClassVar[str] = "postgres"
     dialect_name: ClassVar[str] = "postgres"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        stable_row_key=True, transactional_ddl=True, atomic_rename=True)
 
     def __init__(self, dsn: str = "", *, connection: Any = None) -> None:
         try:
@@ -149,13 +158,52 @@ class PostgresEngine(Engine):
         names = [c.strip() for c in first] if header else [f"c{i + 1}" for i in range(len(first))]
         self.execute(exp.Create(this=exp.Schema(this=table(name), expressions=[
             exp.ColumnDef(this=ident(c), kind=exp.DataType.build("text")) for c in names]), kind="TABLE"))
-        quoted = table(name).sql("postgres")
+        quoted = render(table(name), self.dialect)
         with self.con.cursor() as cur, cur.copy(
                 f"COPY {quoted} FROM STDIN WITH (FORMAT csv, DELIMITER %s, HEADER %s)",  # type: ignore[arg-type]
                 (delimiter, bool(header))) as copy, p.open("rb") as f:
             while chunk := f.read(1 << 20):
                 copy.write(chunk)
         return self.row_count(name)
+
+    # -- between sessions -------------------------------------------------------------------------
+    def _scalar(self, sql: str, params: list[Any]) -> Any:
+        try:
+            row = self.con.execute(sql, params).fetchone()  # type: ignore[arg-type]
+        except Exception as e:
+            raise self.error(e, sql) from e
+        return row[0] if row else None
+
+    def stored_tables(self, prefix: str) -> list[tuple[str, str]]:
+        sql = ("SELECT n.nspname, c.relname FROM pg_catalog.pg_class c "
+               "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+               "WHERE c.relkind IN ('r', 'p') AND c.relpersistence = 'p' AND starts_with(c.relname, %s)")
+        try:
+            return [(r[0], r[1]) for r in self.con.execute(sql, [prefix]).fetchall()]
+        except Exception as e:
+            raise self.error(e, sql) from e
+
+    def session_lock(self, key: int) -> bool:
+        """A session advisory lock (``pg_advisory_lock``)."""
+        self._scalar("SELECT pg_advisory_lock(%s)", [key])
+        return True
+
+    def try_session_lock(self, key: int) -> bool:
+        return bool(self._scalar("SELECT pg_try_advisory_lock(%s)", [key]))
+
+    def session_unlock(self, key: int) -> None:
+        self._scalar("SELECT pg_advisory_unlock(%s)", [key])
+
+    def create_table_from_arrow(self, name: str, data: pa.Table, *, temporary: bool = False,
+                                schema: str | None = None) -> None:
+        """The rows are copied with ``COPY`` (PostgreSQL cannot read Arrow in place)."""
+        copy_arrow(self, name, data, temporary=temporary, schema=schema)
+
+    def _row_key(self, relation_alias: str | None) -> exp.Expression:
+        """``ctid`` as text: stable while the table is not updated, which sqlanon never does to a
+        table it reads."""
+        key = col("ctid", relation_alias) if relation_alias else exp.column("ctid")
+        return exp.cast(key, exp.DataType.build("text"))
 
     def close(self) -> None:
         self.con.close()

@@ -31,7 +31,7 @@ import threading
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from sqlanon.sql.nodes import internal
+from sqlanon.sql.nodes import INTERNAL_PREFIX, internal
 from sqlanon.errors import EngineError
 
 if TYPE_CHECKING:
@@ -107,9 +107,7 @@ class StagingArea:
     def __enter__(self) -> StagingArea:
         with _live_lock:
             _live.add(self.token)
-        if self.engine.name == "postgres":
-            self.engine.fetch(f"SELECT pg_advisory_lock({_lock_key(self.token)})")
-            self._locked = True
+        self._locked = self.engine.session_lock(_lock_key(self.token))
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
@@ -117,7 +115,7 @@ class StagingArea:
         try:
             if self._locked:
                 self._locked = False
-                self.engine.fetch(f"SELECT pg_advisory_unlock({_lock_key(self.token)})")
+                self.engine.session_unlock(_lock_key(self.token))
         except EngineError:
             if error is None:  # a dead connection released the lock with the session anyway
                 raise
@@ -128,19 +126,7 @@ class StagingArea:
 
 def _candidates(engine: Engine) -> list[tuple[str, str]]:
     """``(schema, name)`` of the stored (not temporary) relations named like staging ones."""
-    if engine.name == "duckdb":
-        rows = engine.fetch(
-            "SELECT table_schema, table_name FROM information_schema.tables "
-            "WHERE table_catalog = current_database() AND starts_with(table_name, '__sa_') "
-            "AND table_type = 'BASE TABLE'")[1]
-    elif engine.name == "postgres":
-        rows = engine.fetch(
-            "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c "
-            "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE c.relkind IN ('r', 'p') AND c.relpersistence = 'p' "
-            "AND starts_with(c.relname, '__sa_')")[1]
-    else:
-        return []
+    rows = engine.stored_tables(INTERNAL_PREFIX)
     return sorted((str(s), str(n)) for s, n in rows if is_staging(str(n)))
 
 
@@ -152,10 +138,7 @@ def _owner_alive(engine: Engine, token: str | None) -> bool:
     with _live_lock:
         if token in _live:
             return True
-    if engine.name != "postgres":
-        return False  # a DuckDB file has one writing process: this one
-    row = engine.fetch(f"SELECT pg_try_advisory_lock({_lock_key(token)})")[1]
-    return not row[0][0]
+    return not engine.try_session_lock(_lock_key(token))
 
 
 def remove_leftovers(engine: Engine) -> list[str]:
@@ -179,8 +162,8 @@ def remove_leftovers(engine: Engine) -> list[str]:
         except EngineError:
             pass
         finally:
-            if engine.name == "postgres" and token is not None:
-                engine.fetch(f"SELECT pg_advisory_unlock({_lock_key(token)})")
+            if token is not None:
+                engine.session_unlock(_lock_key(token))
     if removed:
         log.warning("removed %d staging table%s left by interrupted runs: %s", len(removed),
                     "" if len(removed) == 1 else "s", ", ".join(removed))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from sqlanon.errors import SpecError
-from sqlanon.spec.schema import OUTPUT_MODES
+from sqlanon.spec.output import OUTPUT_MODES
 
 if TYPE_CHECKING:
     from sqlglot import exp

@@ -53,7 +53,7 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
             if src.schema is not None:
                 raise SpecError("applies to table sources only (a file is loaded into a temporary "
                                 "table)", path="source.schema", source=spec.path)
-            if engine.name != "duckdb":
+            if not engine.capabilities.file_registration:
                 raise SpecError("file sources load into the embedded DuckDB; use a table source for "
                                 f"{engine.name}", path="source.file", source=spec.path)
             if not Path(src.file).exists():
@@ -67,7 +67,7 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
                     opts["all_varchar"] = True
             name = src.relation_name
             try:
-                engine.register_file(name, src.file, kind=src.format or "csv", options=opts)  # type: ignore[attr-defined]
+                engine.register_file(name, src.file, kind=src.format or "csv", options=opts)
             except EngineError as e:
                 raise SpecError(f"cannot read {src.file} as {(src.format or 'csv').upper()}: {e.detail}",
                                 path="source.file", source=spec.path) from e

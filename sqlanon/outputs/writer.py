@@ -102,7 +102,7 @@ def script(mode: str, select: str, target: Target, *, replace: bool, transaction
 def run(engine: Engine, statements: tuple[str, ...]) -> None:
     """Send a rendered skeleton's statements to the engine: the one place the writer executes SQL."""
     for statement in statements:
-        engine.execute(statement)
+        engine.execute_script(statement)
 
 
 def output_dialect(spec: Spec, ds: Dataset) -> DialectProfile:

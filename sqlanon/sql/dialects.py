@@ -58,6 +58,18 @@ class DialectProfile:
     """The longest table name in characters (None: no limit the target documents)."""
     case_insensitive_names: bool = False
     """Whether quoted names differing only in ASCII case name the same relation."""
+    double_text_is_repr: bool = False
+    """Whether casting a DOUBLE to text already writes Python's ``repr`` of it (DuckDB)."""
+    temporal_formatters: tuple[tuple[str, str, str], ...] = ()
+    """``(kind, function, pattern)`` formatting a date, timestamp or timestamptz as text with the
+    target's own function, where sqlglot's ``TimeToStr`` would pick the wrong one (BigQuery)."""
+    timestamps_in_session_zone: bool = False
+    """Whether a timestamp with time zone is shown in the session's zone and is brought to UTC
+    with ``TO_UTC_TIMESTAMP(value, CURRENT_TIMEZONE())`` rather than ``AT TIME ZONE`` (Spark)."""
+
+    def temporal_formatter(self, kind: str) -> tuple[str, str] | None:
+        """The target's own ``(function, pattern)`` formatting ``kind`` as text, if it needs one."""
+        return next(((f, p) for k, f, p in self.temporal_formatters if k == kind), None)
 
     def name_too_long(self, name: str) -> str | None:
         """Why ``name`` is longer than the target allows, or None when it fits."""
@@ -104,20 +116,23 @@ PROFILES: dict[str, DialectProfile] = {
     p.name: p
     for p in (
         DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"}),
-                       case_insensitive_names=True),
+                       case_insensitive_names=True, double_text_is_repr=True),
         DialectProfile("postgres", "postgres", functions=_without("Median"),
                        anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
                        nullsafe_hash_join=False, max_name_bytes=63),
         DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
                        anonymous_functions=frozenset(
                            {"raise_error", "to_utc_timestamp", "current_timezone"}),
-                       max_name_chars=128, case_insensitive_names=True),
+                       max_name_chars=128, case_insensitive_names=True, timestamps_in_session_zone=True),
         DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper",
                        max_name_chars=255),
         DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
                        functions=_without("Median"), anonymous_functions=frozenset(
                            {"to_hex", "format_date", "format_datetime", "format_timestamp"}),
-                       max_name_bytes=1024),
+                       max_name_bytes=1024, temporal_formatters=(
+                           ("date", "FORMAT_DATE", "%Y-%m-%d"),
+                           ("timestamp", "FORMAT_DATETIME", "%Y-%m-%d %H:%M:%E6S"),
+                           ("timestamptz", "FORMAT_TIMESTAMP", "%Y-%m-%d %H:%M:%E6S"))),
         DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
                        anonymous_functions=frozenset({"to_utf8"}), max_name_chars=128,
                        case_insensitive_names=True),

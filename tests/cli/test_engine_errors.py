@@ -62,15 +62,15 @@ def test_salt_is_redacted_from_a_statement_run_as_text(workdir: Path):
     text = sqlanon.compile_sql(spec)
     assert SALT in text  # the compiled script does hold the salt
     with DuckDBEngine() as engine, pytest.raises(EngineError) as info:
-        engine.execute(text.split(";")[0])  # no table medical in an empty database
+        engine.execute_script(text.split(";")[0])  # no table medical in an empty database
     assert SALT not in str(info.value)
     assert info.value.sql is not None and SALT not in info.value.sql
 
 
 def test_data_values_in_engine_messages_are_not_shown(duck: DuckDBEngine):
     """DuckDB's "Could not convert string 'Alice' to INT32" (and its LINE context) echo data values."""
-    duck.execute("CREATE TABLE p (name VARCHAR)")
-    duck.execute("INSERT INTO p VALUES ('Alice')")
+    duck.execute_script("CREATE TABLE p (name VARCHAR)")
+    duck.execute_script("INSERT INTO p VALUES ('Alice')")
     with pytest.raises(EngineError) as info:
         duck.fetch(exp.select(exp.cast(col("name"), "int")).from_(table("p")))
     message = str(info.value)
@@ -88,7 +88,7 @@ def test_verbose_log_redacts_salts(duck: DuckDBEngine, caplog: pytest.LogCapture
     """``-v`` logs every statement: never with its salt."""
     import logging
 
-    duck.execute("CREATE TABLE p (v VARCHAR)")
+    duck.execute_script("CREATE TABLE p (v VARCHAR)")
     with caplog.at_level(logging.DEBUG, logger="sqlanon"):
         duck.fetch(exp.select(exp.alias_(salted_hash(col("v"), SALT, profile("duckdb")), "h"))
                    .from_(table("p")))

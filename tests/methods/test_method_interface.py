@@ -147,7 +147,7 @@ def test_printed_sql_of_a_new_method_runs_elsewhere(people, top):
     sql = api.apply(top_spec(mode="sql"), engine=people).outputs["sql"]
     with DuckDBEngine() as other:
         load_people(other)
-        assert len(other.fetch(sql.strip().rstrip(";"))[1]) == len(ROWS)
+        assert len(other.fetch_script(sql.strip().rstrip(";"))[1]) == len(ROWS)
     compiled = api.compile_sql(top_spec(mode="table"), engine=people)
     assert compiled.startswith('CREATE TABLE "people_anon" AS\nSELECT')
 
@@ -159,7 +159,7 @@ def test_a_mode_the_method_does_not_have_is_refused_with_its_reason(people, top)
 
 
 def test_the_runner_refuses_an_empty_source_for_a_method_that_needs_rows(people, top):
-    people.execute("DELETE FROM people")
+    people.execute_script("DELETE FROM people")
     with pytest.raises(SpecError, match=r"source\.table: 'people' has no rows"):
         api.apply(top_spec(), engine=people)
 
@@ -191,7 +191,7 @@ def test_tables_move_into_place_in_the_callers_transaction(people):
 
 def test_every_output_mode_of_the_spec_has_a_writer():
     from sqlanon.outputs.writer import MODES
-    from sqlanon.spec.schema import OUTPUT_MODES
+    from sqlanon.spec.output import OUTPUT_MODES
 
     assert sorted(OUTPUT_MODES) == MODES.names()
     assert [m for m in OUTPUT_MODES if MODES.get(m).here] == ["table", "view", "in_place"]

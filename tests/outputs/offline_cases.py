@@ -76,4 +76,4 @@ def offline_sql(spec: dict[str, Any], dialect: str) -> str:
 
 
 def rows_of(engine, sql: str) -> list[tuple]:
-    return canon(engine.fetch(sql)[1])
+    return canon(engine.fetch_script(sql)[1])

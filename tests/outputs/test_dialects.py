@@ -70,7 +70,7 @@ def test_median_is_allowed_only_where_it_exists(people, dialect):
 def test_sha256_hex_matches_python_on_duckdb(duck):
     value = "Zoë O'Brien; -- 🙂"
     sql = exp.select(exp.alias_(sha256_hex(lit(value), profile("duckdb")), "h")).sql("duckdb")
-    assert duck.fetch(sql)[1] == [(hashlib.sha256(value.encode("utf-8")).hexdigest(),)]
+    assert duck.fetch_script(sql)[1] == [(hashlib.sha256(value.encode("utf-8")).hexdigest(),)]
 
 
 @pytest.mark.parametrize(("dialect", "expected"), [

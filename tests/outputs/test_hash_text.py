@@ -134,7 +134,7 @@ def check_engine(engine) -> None:
 
 
 def test_documented_recipe_reproduces_duckdb_hashes(duck):
-    duck.execute("SET TimeZone = 'America/New_York'")
+    duck.execute_script("SET TimeZone = 'America/New_York'")
     check_engine(duck)
 
 

@@ -29,11 +29,11 @@ def class_sizes(engine, relation: str) -> Counter:
 
 # -- table ------------------------------------------------------------------------------------------
 def test_table_refuses_to_overwrite_unless_asked(people):
-    people.execute("CREATE TABLE people_anon AS SELECT 'keep me' AS x")
+    people.execute_script("CREATE TABLE people_anon AS SELECT 'keep me' AS x")
     with pytest.raises(SpecError, match=r"output\.name: 'people_anon' already exists; .*output\.replace:"
                                         r" true"):
         apply(people)
-    assert people.fetch("SELECT * FROM people_anon")[1] == [("keep me",)]
+    assert people.fetch_script("SELECT * FROM people_anon")[1] == [("keep me",)]
     apply(people, output={"replace": True})
     assert sorted_rows(people, "people_anon", ["id", *QIS, "disease"]) == canon(KEPT)
 
@@ -42,7 +42,7 @@ def test_table_with_a_given_name(people):
     report = apply(people, output={"name": "released"})
     assert report.outputs["relation"] == "released"
     assert sorted_rows(people, "released", ["id", *QIS, "disease"]) == canon(KEPT)
-    assert len(people.fetch("SELECT * FROM people")[1]) == 10  # the source is untouched
+    assert len(people.fetch_script("SELECT * FROM people")[1]) == 10  # the source is untouched
 
 
 # -- view -------------------------------------------------------------------------------------------
@@ -50,14 +50,14 @@ def test_view_stays_k_anonymous_after_inserts(people):
     apply(people, output={"mode": "view"})
     assert sorted_rows(people, "people_anon", ["id", *QIS, "disease"]) == canon(KEPT)
     # a new person in a class of his own: (<40, 479**, M) has one row, so the view hides him
-    people.execute("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu')")
+    people.execute_script("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu')")
     assert (11,) not in sorted_rows(people, "people_anon", ["id"])
     # a second one makes the class 2-anonymous: both appear
-    people.execute("INSERT INTO people VALUES (12, 'Lou', 38, '47909', 'M', 'cold')")
+    people.execute_script("INSERT INTO people VALUES (12, 'Lou', 38, '47909', 'M', 'cold')")
     ids = [r[0] for r in sorted_rows(people, "people_anon", ["id"])]
     assert 11 in ids and 12 in ids
     # Fay (45, 47906, M) was an outlier; a second (>=40, 479**, M) row brings her back
-    people.execute("INSERT INTO people VALUES (13, 'Max', 49, '47911', 'M', 'flu')")
+    people.execute_script("INSERT INTO people VALUES (13, 'Max', 49, '47911', 'M', 'flu')")
     ids = {r[0] for r in sorted_rows(people, "people_anon", ["id"])}
     assert {6, 13} <= ids and not {8, 9} & ids
     # whatever was inserted, every class in the view has at least k = 2 rows
@@ -66,17 +66,17 @@ def test_view_stays_k_anonymous_after_inserts(people):
 
 def test_view_generalizes_values_missing_from_the_hierarchy_to_null(people):
     apply(people, output={"mode": "view"})
-    people.execute("INSERT INTO people VALUES (11, 'Kim', 33, '12345', 'M', 'flu')")
+    people.execute_script("INSERT INTO people VALUES (11, 'Kim', 33, '12345', 'M', 'flu')")
     assert (11,) not in sorted_rows(people, "people_anon", ["id"])
-    people.execute("INSERT INTO people VALUES (12, 'Lou', 38, '12399', 'M', 'cold')")
-    rows = people.fetch("SELECT id, age, zip, sex FROM people_anon WHERE id > 10 ORDER BY id")[1]
+    people.execute_script("INSERT INTO people VALUES (12, 'Lou', 38, '12399', 'M', 'cold')")
+    rows = people.fetch_script("SELECT id, age, zip, sex FROM people_anon WHERE id > 10 ORDER BY id")[1]
     assert rows == [(11, "<40", None, "M"), (12, "<40", None, "M")]
 
 
 def test_view_checks_l_diversity_at_query_time(people):
     apply(people, output={"mode": "view"},
           privacy=[{"k_anonymity": {"k": 2}}, {"l_diversity": {"attribute": "disease", "l": 2}}])
-    people.execute("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu'), "
+    people.execute_script("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu'), "
                    "(12, 'Lou', 38, '47909', 'M', 'flu')")  # 2-anonymous, but only flu
     ids = {r[0] for r in sorted_rows(people, "people_anon", ["id"])}
     assert ids == {1, 2, 3, 4, 5, 7, 10}
@@ -95,7 +95,7 @@ def test_in_place_replaces_the_source(people):
     report = apply(people, output={"mode": "in_place"})
     assert report.outputs["relation"] == "people"
     assert sorted_rows(people, "people") == canon(KEPT)
-    tables = people.fetch("SELECT table_name FROM information_schema.tables")[1]
+    tables = people.fetch_script("SELECT table_name FROM information_schema.tables")[1]
     assert tables == [("people",)]
 
 
@@ -114,7 +114,7 @@ def test_in_place_rolls_back_on_failure():
         with pytest.raises(EngineError, match="disk full"):
             apply(e, output={"mode": "in_place"})
         assert sorted_rows(e, "people") == canon(ROWS)
-        assert e.fetch("SELECT table_name FROM information_schema.tables")[1] == [("people",)]
+        assert e.fetch_script("SELECT table_name FROM information_schema.tables")[1] == [("people",)]
 
 
 def test_in_place_refuses_a_file_source(tmp_path):
@@ -160,7 +160,7 @@ def test_in_place_survives_sigkill_mid_operation(tmp_path):
                               json.dumps(people_spec(output={"mode": "in_place"}))], marker)
     with DuckDBEngine(str(database)) as e:
         assert sorted_rows(e, "people") == canon(ROWS)
-        assert e.fetch("SELECT table_name FROM information_schema.tables")[1] == [("people",)]
+        assert e.fetch_script("SELECT table_name FROM information_schema.tables")[1] == [("people",)]
 
 
 # -- sql --------------------------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def test_sql_to_a_file_runs_anywhere(people, tmp_path):
     assert not people.relation_exists("people_anon")
     text = path.read_text()
     assert text.count(";") == 1 and text.rstrip().endswith(";")
-    assert canon(people.fetch(text.rstrip().rstrip(";"))[1]) == canon(KEPT)
+    assert canon(people.fetch_script(text.rstrip().rstrip(";"))[1]) == canon(KEPT)
 
 
 def test_sql_path_is_relative_to_the_spec_file(people, tmp_path, monkeypatch):

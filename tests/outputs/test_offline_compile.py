@@ -48,7 +48,7 @@ def test_offline_sql_fails_when_failing_rows_exceed_the_limit(people):
     sql = offline_sql(people_spec(output={"mode": "sql"}, transformation={"suppression_limit": 0.2}),
                       "duckdb")
     with pytest.raises(EngineError, match=f"{NOT_ANONYMOUS}: 3 rows .* 0.2 allows of 10 rows"):
-        people.fetch(sql)
+        people.fetch_script(sql)
 
 
 def test_printed_sql_fails_on_data_that_no_longer_meets_the_limit(people):
@@ -56,9 +56,9 @@ def test_printed_sql_fails_on_data_that_no_longer_meets_the_limit(people):
     changed data; it now enforces the suppression limit itself."""
     spec = spec_from_dict(people_spec(output={"mode": "sql"}))
     sql = api.compile_sql(spec, engine=people, dialect="duckdb")  # checked: 3 outliers, limit 3
-    people.execute("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu')")
+    people.execute_script("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu')")
     with pytest.raises(EngineError, match=f"{NOT_ANONYMOUS}: 4 rows"):
-        people.fetch(sql)
+        people.fetch_script(sql)
 
 
 def test_printed_in_place_script_fails_without_touching_the_source(people):
@@ -68,11 +68,11 @@ def test_printed_in_place_script_fails_without_touching_the_source(people):
     spec = spec_from_dict(people_spec(output={"mode": "in_place"}))
     script = api.compile_sql(spec, engine=people, dialect="duckdb")
     assert script.startswith("BEGIN")
-    people.execute("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu')")
+    people.execute_script("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu')")
     with pytest.raises(duckdb.ConversionException, match=NOT_ANONYMOUS):
         people.con.execute(script)  # as a user runs it: the whole script at once
     people.con.execute("ROLLBACK")
-    assert len(people.fetch("SELECT * FROM people")[1]) == 11
+    assert len(people.fetch_script("SELECT * FROM people")[1]) == 11
 
 
 def test_in_place_is_refused_offline_where_undeclared_columns_would_be_lost():
@@ -256,4 +256,4 @@ def test_warehouse_renderings_read_back_fail_past_the_limit(people, dialect):
     sql = offline_sql(people_spec(output={"mode": "sql"}, transformation={"suppression_limit": 0.2}),
                       dialect)
     with pytest.raises(EngineError, match=f"{NOT_ANONYMOUS}: 3 rows"):
-        people.fetch(sqlglot.transpile(sql, read=dialect, write="duckdb")[0])
+        people.fetch_script(sqlglot.transpile(sql, read=dialect, write="duckdb")[0])

@@ -23,7 +23,7 @@ def test_removes_outlier_classes_and_drops_identifiers(people):
     assert report.outputs["relation"] == "people_anon"
     assert report.outputs["rows"] == 7
     assert report.outputs["dropped_columns"] == ["name"]
-    names, _ = people.fetch("SELECT * FROM people_anon")
+    names, _ = people.fetch_script("SELECT * FROM people_anon")
     assert names == ["id", "age", "zip", "sex", "disease"]  # source order, identifier removed
     assert sorted_rows(people, "people_anon") == canon(KEPT)
 
@@ -54,7 +54,7 @@ def test_hash_is_salted_sha256_of_the_value(people):
     spec = people_spec()
     spec["attributes"]["name"] = {"role": "identifier", "action": "hash", "salt": SALT}
     api.apply(spec_from_dict(spec), engine=people)
-    got = dict(people.fetch("SELECT id, name FROM people_anon")[1])
+    got = dict(people.fetch_script("SELECT id, name FROM people_anon")[1])
     expected = {r[0]: hashlib.sha256((SALT + r[1]).encode("utf-8")).hexdigest() for r in ROWS}
     assert got == {i: expected[i] for i in (1, 2, 3, 4, 5, 7, 10)}
 
@@ -62,10 +62,10 @@ def test_hash_is_salted_sha256_of_the_value(people):
 def test_pseudonyms_rank_the_salted_hashes(people):
     spec = people_spec(transformation={"suppressed": "mask"})
     spec["attributes"]["name"] = {"role": "identifier", "action": "pseudonymize", "salt": SALT}
-    people.execute("INSERT INTO people VALUES (11, 'Ann', 29, '47601', 'F', 'flu'), "
+    people.execute_script("INSERT INTO people VALUES (11, 'Ann', 29, '47601', 'F', 'flu'), "
                    "(12, NULL, 31, '47601', 'F', 'flu')")
     api.apply(spec_from_dict(spec), engine=people)
-    got = dict(people.fetch("SELECT id, name FROM people_anon")[1])
+    got = dict(people.fetch_script("SELECT id, name FROM people_anon")[1])
     names = {r[0]: r[1] for r in ROWS} | {11: "Ann"}
     digests = sorted({hashlib.sha256((SALT + n).encode()).hexdigest() for n in names.values()})
     rank = {d: i for i, d in enumerate(digests, start=1)}
@@ -78,7 +78,7 @@ def test_mask_replaces_every_character(people):
     spec = people_spec()
     spec["attributes"]["name"] = {"role": "identifier", "action": "mask"}
     api.apply(spec_from_dict(spec), engine=people)
-    got = dict(people.fetch("SELECT id, name FROM people_anon")[1])
+    got = dict(people.fetch_script("SELECT id, name FROM people_anon")[1])
     assert got == {1: "***", 2: "***", 3: "***", 4: "***", 5: "***", 7: "***", 10: "*" * 11}
 
 
@@ -94,7 +94,7 @@ def test_refuses_an_unsalted_hash(people, action):
 def test_classes_failing_l_diversity_are_suppressed(people):
     # (<40, 476**, F) holds flu and cold; with disease of O'Brien set to flu it holds only flu and
     # fails distinct 2-diversity although it is 2-anonymous: 1 Ann and 10 O'Brien go too (5 rows).
-    people.execute("UPDATE people SET disease = 'flu' WHERE id = 10")
+    people.execute_script("UPDATE people SET disease = 'flu' WHERE id = 10")
     report = apply(people, privacy=[{"k_anonymity": {"k": 2}},
                                     {"l_diversity": {"attribute": "disease", "l": 2}}],
                    transformation={"suppression_limit": 0.5})

@@ -20,7 +20,7 @@ from sqlanon.spec import spec_from_dict
 
 
 def tables(engine) -> list[str]:
-    return sorted(r[0] for r in engine.fetch("SELECT table_name FROM information_schema.tables")[1])
+    return sorted(r[0] for r in engine.fetch_script("SELECT table_name FROM information_schema.tables")[1])
 
 
 @pytest.fixture()
@@ -35,7 +35,7 @@ def test_modes_with_hostile_names(weird, mode, relation):
     report = api.apply(spec_from_dict(weird_spec(output={"mode": mode})), engine=weird)
     assert report.outputs["relation"] == relation
     assert sorted_rows(weird, relation) == canon(WEIRD_KEPT)
-    assert weird.fetch("SELECT * FROM x")[1] == [(42,)]
+    assert weird.fetch_script("SELECT * FROM x")[1] == [(42,)]
     expected = {WEIRD_TABLE, "x"} | ({relation} if mode != "in_place" else set())
     assert set(tables(weird)) == expected
 
@@ -48,8 +48,8 @@ def test_mask_mode_with_hostile_labels(weird):
 
 def test_printed_sql_runs_and_touches_nothing_else(weird):
     report = api.apply(spec_from_dict(weird_spec(output={"mode": "sql"})), engine=weird)
-    assert canon(weird.fetch(report.outputs["sql"].rstrip().rstrip(";"))[1]) == canon(WEIRD_KEPT)
-    assert weird.fetch("SELECT * FROM x")[1] == [(42,)]
+    assert canon(weird.fetch_script(report.outputs["sql"].rstrip().rstrip(";"))[1]) == canon(WEIRD_KEPT)
+    assert weird.fetch_script("SELECT * FROM x")[1] == [(42,)]
     assert tables(weird) == sorted([WEIRD_TABLE, "x"])
 
 

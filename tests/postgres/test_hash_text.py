@@ -14,8 +14,8 @@ pytestmark = pytest.mark.postgres
 
 def test_documented_recipe_reproduces_postgres_hashes(pg):
     """Whatever the session's time zone."""
-    pg.execute("SET TIME ZONE 'Asia/Kolkata'")
-    pg.execute("SET DateStyle = 'ISO, DMY'")
+    pg.execute_script("SET TIME ZONE 'Asia/Kolkata'")
+    pg.execute_script("SET DateStyle = 'ISO, DMY'")
     check_engine(pg)
 
 

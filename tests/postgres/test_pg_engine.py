@@ -17,20 +17,21 @@ pytestmark = pytest.mark.postgres
 def test_numbers_come_back_as_int_and_float(pg):
     load_people(pg)
     # SUM of integers is NUMERIC on PostgreSQL (a Decimal in psycopg); 1+...+10 = 55, mean age 38.4
-    row = pg.fetch_one("SELECT SUM(id) AS s, AVG(age) AS a, COUNT(*) AS n, SUM(age) / 10.0 AS m "
-                       "FROM people")
+    names, rows = pg.fetch_script("SELECT SUM(id) AS s, AVG(age) AS a, COUNT(*) AS n, "
+                                  "SUM(age) / 10.0 AS m FROM people")
+    row = dict(zip(names, rows[0]))
     assert row == {"s": 55, "a": 38.4, "n": 10, "m": 38.4}
     assert type(row["s"]) is int and type(row["a"]) is float and type(row["m"]) is float
 
 
 def test_transactions_commit_or_roll_back(pg):
     with pytest.raises(ZeroDivisionError), pg.transaction():
-        pg.execute("CREATE TABLE t1 (x int)")
+        pg.execute_script("CREATE TABLE t1 (x int)")
         raise ZeroDivisionError
     assert not pg.relation_exists("t1")
     with pg.transaction():
-        pg.execute("CREATE TABLE t2 (x int)")
-        pg.execute("INSERT INTO t2 VALUES (1), (2)")
+        pg.execute_script("CREATE TABLE t2 (x int)")
+        pg.execute_script("INSERT INTO t2 VALUES (1), (2)")
     assert pg.row_count("t2") == 2
 
 
@@ -75,8 +76,8 @@ def test_errors_name_the_step_and_carry_the_sql_for_debugging(pg):
 
 def test_data_values_are_not_in_messages(pg):
     """PostgreSQL quotes the value it could not convert: invalid input syntax for type integer: "Alice"."""
-    pg.execute("CREATE TEMPORARY TABLE who (name text)")
-    pg.execute("INSERT INTO who VALUES ('Alice')")
+    pg.execute_script("CREATE TEMPORARY TABLE who (name text)")
+    pg.execute_script("INSERT INTO who VALUES ('Alice')")
     with pytest.raises(EngineError, match="invalid input syntax for type integer") as info:
         pg.fetch(exp.select(exp.cast(exp.column("name"), "int")).from_(table("who")))
     assert "Alice" not in str(info.value)
@@ -86,7 +87,7 @@ def test_copy_csv_keeps_text_as_is(pg, tmp_path):
     path = tmp_path / "t.csv"
     path.write_text('id;who;note\n1;"O\'Brien; --";00123\n2;Zoë;\n', encoding="utf-8")
     assert pg.copy_csv('t"x', path, delimiter=";") == 2
-    assert pg.fetch('SELECT * FROM "t""x" ORDER BY id')[1] == [("1", "O'Brien; --", "00123"),
+    assert pg.fetch_script('SELECT * FROM "t""x" ORDER BY id')[1] == [("1", "O'Brien; --", "00123"),
                                                                 ("2", "Zoë", None)]
 
 
@@ -94,7 +95,8 @@ def test_connect_by_url(pg_server):
     engine = connect(f"postgresql://postgres@127.0.0.1:{pg_server.port}/postgres")
     try:
         assert isinstance(engine, PostgresEngine)
-        assert engine.fetch_one("SELECT current_database() AS d") == {"d": "postgres"}
+        names, rows = engine.fetch_script("SELECT current_database() AS d")
+        assert [dict(zip(names, r)) for r in rows] == [{"d": "postgres"}]
     finally:
         engine.close()
 

@@ -18,8 +18,8 @@ SALT = "S3cretSalt!pg-7d41e09b"
 
 @pytest.fixture()
 def who(pg):
-    pg.execute("CREATE TABLE who (age text, name text, pid integer)")
-    pg.execute("INSERT INTO who VALUES ('31', 'Alice', 1), ('32', 'Bob', 2), ('33', 'Carol', 3)")
+    pg.execute_script("CREATE TABLE who (age text, name text, pid integer)")
+    pg.execute_script("INSERT INTO who VALUES ('31', 'Alice', 1), ('32', 'Bob', 2), ('33', 'Carol', 3)")
     return pg
 
 

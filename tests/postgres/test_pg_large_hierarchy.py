@@ -24,6 +24,6 @@ def test_large_hierarchy_on_postgres_equals_the_printed_sql(pg, mode):
     spec["source"]["table"] = "people_copy"
     sql = api.compile_sql(spec_from_dict(spec), engine=pg)
     assert sql.count("'90000'") == 1  # the lookup is written once
-    printed = canon(pg.fetch(sql.strip().rstrip(";"))[1])
+    printed = canon(pg.fetch_script(sql.strip().rstrip(";"))[1])
     assert written == printed
     assert {r[2] for r in written} == {label("476", 2), label("479", 2)}

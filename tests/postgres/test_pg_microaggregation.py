@@ -84,7 +84,7 @@ def test_mdav_in_place_replaces_the_table(pg):
     assert report.outputs["relation"] == TABLE
     got = released(pg, TABLE)
     np.testing.assert_allclose(got[ATTRS].to_numpy(dtype=float), expected("mdav", df), rtol=1e-9)
-    temporary = pg.fetch("SELECT count(*) FROM pg_tables WHERE tablename LIKE '\\_\\_sa\\_%'")[1][0][0]
+    temporary = pg.fetch_script("SELECT count(*) FROM pg_tables WHERE tablename LIKE '\\_\\_sa\\_%'")[1][0][0]
     assert temporary == 0
 
 
@@ -107,13 +107,13 @@ def test_failed_in_place_leaves_the_table_as_it_was(pg):
 
     df = rounded(frame(30))
     load(pg, df, TABLE)
-    pg.execute(f"ALTER TABLE {table(TABLE).sql('postgres')} ADD PRIMARY KEY (id)")
-    pg.execute(f"CREATE TABLE child (row_id int REFERENCES {table(TABLE).sql('postgres')} (id))")
+    pg.execute_script(f"ALTER TABLE {table(TABLE).sql('postgres')} ADD PRIMARY KEY (id)")
+    pg.execute_script(f"CREATE TABLE child (row_id int REFERENCES {table(TABLE).sql('postgres')} (id))")
     before = released(pg, TABLE)
     with pytest.raises(EngineError):
         api.apply(spec("mdav", "in_place"), engine=pg)
     pd.testing.assert_frame_equal(released(pg, TABLE), before)
-    leftovers = pg.fetch("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() "
+    leftovers = pg.fetch_script("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() "
                          "AND tablename LIKE '\\_\\_sa\\_%'")[1][0][0]
     assert leftovers == 0
 
@@ -131,7 +131,7 @@ def test_printed_postgres_sql_runs_on_postgres(pg, algorithm):
                                                "k": 4, "key": "id"},
                             "output": {"mode": "sql", "dialect": "postgres"}})
         sql = api.apply(d, engine=duck).outputs["sql"]
-    pg.execute(f'CREATE TABLE "printed" AS {sql.strip().rstrip(";")}')
+    pg.execute_script(f'CREATE TABLE "printed" AS {sql.strip().rstrip(";")}')
     got = released(pg, "printed")
     np.testing.assert_allclose(got[ATTRS].to_numpy(dtype=float), expected(algorithm, df, k=4), rtol=1e-9)
 

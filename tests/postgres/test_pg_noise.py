@@ -20,7 +20,7 @@ N = 600
 
 @pytest.fixture()
 def people(pg):
-    pg.execute(f'CREATE TABLE "{TABLE}" (id integer, "x;y" double precision, z double precision, '
+    pg.execute_script(f'CREATE TABLE "{TABLE}" (id integer, "x;y" double precision, z double precision, '
                "cat text)")
     pg.insert_rows(TABLE, [(i, float(i % 97) * 1.5, float(i % 97) + (i % 5), ["a", "b", "O'c"][i % 3])
                            for i in range(N)])
@@ -36,7 +36,7 @@ def spec(transformation: dict, output: dict):
 
 
 def rows(pg, name):
-    return pg.fetch(f'SELECT id, "x;y", z, cat FROM "{name}" ORDER BY id')[1]
+    return pg.fetch_script(f'SELECT id, "x;y", z, cat FROM "{name}" ORDER BY id')[1]
 
 
 def run(pg, transformation, output):
@@ -107,7 +107,7 @@ def test_gaussian_and_staircase_release_grid_points(people, mechanism):
                           "sensitivity": 3, **extra}, {"mode": "table", "name": "grid"})
     grids = report.guarantee["grid"]
     assert grids == {"x;y": 2.0 ** -9, "id": 1.0}      # an integer column stays on the grid 1
-    out = people.fetch('SELECT "x;y", id FROM "grid"')[1]
+    out = people.fetch_script('SELECT "x;y", id FROM "grid"')[1]
     real = np.array([r[0] for r in out]) / grids["x;y"]
     ids = np.array([r[1] for r in out], dtype=float)
     np.testing.assert_array_equal(real, np.rint(real))

@@ -36,7 +36,7 @@ def apply(engine, spec: dict):
 
 
 def tables(engine) -> list[str]:
-    return sorted(r[0] for r in engine.fetch(
+    return sorted(r[0] for r in engine.fetch_script(
         "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")[1])
 
 
@@ -59,9 +59,9 @@ def test_refusal_names_both_numbers(people):
 
 def test_view_stays_k_anonymous_after_inserts(people):
     apply(people, people_spec(output={"mode": "view"}))
-    people.execute("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu')")
+    people.execute_script("INSERT INTO people VALUES (11, 'Kim', 33, '47905', 'M', 'flu')")
     assert (11,) not in sorted_rows(people, "people_anon", ["id"])
-    people.execute("INSERT INTO people VALUES (12, 'Lou', 38, '47909', 'M', 'cold'), "
+    people.execute_script("INSERT INTO people VALUES (12, 'Lou', 38, '47909', 'M', 'cold'), "
                    "(13, 'Max', 49, '47911', 'M', 'flu')")
     ids = {r[0] for r in sorted_rows(people, "people_anon", ["id"])}
     assert ids == {1, 2, 3, 4, 5, 7, 10, 11, 12, 6, 13}
@@ -72,7 +72,7 @@ def test_hash_matches_python(people):
     spec = people_spec()
     spec["attributes"]["name"] = {"role": "identifier", "action": "hash", "salt": SALT}
     apply(people, spec)
-    got = dict(people.fetch("SELECT id, name FROM people_anon")[1])
+    got = dict(people.fetch_script("SELECT id, name FROM people_anon")[1])
     assert got[10] == hashlib.sha256((SALT + "O'Brien; --").encode()).hexdigest()
     assert got[1] == hashlib.sha256((SALT + "Ann").encode()).hexdigest()
 
@@ -85,8 +85,8 @@ def test_in_place(people):
 
 def test_in_place_rolls_back_when_the_drop_fails(people):
     # a foreign key into the table makes PostgreSQL refuse the DROP (views are refused before)
-    people.execute("ALTER TABLE people ADD PRIMARY KEY (id)")
-    people.execute("CREATE TABLE child (person int REFERENCES people (id))")
+    people.execute_script("ALTER TABLE people ADD PRIMARY KEY (id)")
+    people.execute_script("CREATE TABLE child (person int REFERENCES people (id))")
     with pytest.raises(EngineError, match="cannot drop table people because other objects depend"):
         apply(people, people_spec(output={"mode": "in_place"}))
     assert sorted_rows(people, "people") == canon(ROWS)
@@ -139,11 +139,11 @@ def test_printed_sql_gives_the_same_rows_on_duckdb_and_postgres(people):
         load_people(duck)
         duck_sql = api.compile_sql(spec_from_dict(dict(spec, output={"mode": "sql"})), engine=duck,
                                    dialect="duckdb")
-        on_duck = canon(duck.fetch(duck_sql.rstrip().rstrip(";"))[1])
+        on_duck = canon(duck.fetch_script(duck_sql.rstrip().rstrip(";"))[1])
     pg_sql = api.compile_sql(spec_from_dict(dict(spec, output={"mode": "sql"})), engine=people,
                              dialect="postgres")
     assert pg_sql != duck_sql
-    on_pg = canon(people.fetch(pg_sql.rstrip().rstrip(";"))[1])
+    on_pg = canon(people.fetch_script(pg_sql.rstrip().rstrip(";"))[1])
     assert on_pg == on_duck
     digests = sorted(hashlib.sha256((SALT + r[1]).encode()).hexdigest() for r in ROWS)
     rank = {d: i for i, d in enumerate(digests, start=1)}
@@ -154,8 +154,8 @@ def test_printed_sql_gives_the_same_rows_on_duckdb_and_postgres(people):
 def test_equal_numbers_written_differently_stay_one_class(pg):
     """PostgreSQL numeric keeps the scale (1.0 and 1.00 are equal but print differently); classes and
     the join of rows to classes must use equality, not the text form."""
-    pg.execute("CREATE TABLE m (id int, score numeric, sex varchar)")
-    pg.execute("INSERT INTO m VALUES (1, 1.0, 'F'), (2, 1.00, 'F'), (3, 2.5, 'M'), (4, 2.50, 'M'), "
+    pg.execute_script("CREATE TABLE m (id int, score numeric, sex varchar)")
+    pg.execute_script("INSERT INTO m VALUES (1, 1.0, 'F'), (2, 1.00, 'F'), (3, 2.5, 'M'), (4, 2.50, 'M'), "
                "(5, NULL, 'F'), (6, NULL, 'F')")
     spec = {"source": {"table": "m"},
             "attributes": {"id": "insensitive",
@@ -166,4 +166,4 @@ def test_equal_numbers_written_differently_stay_one_class(pg):
             "transformation": {"levels": {"score": 0, "sex": 0}}}
     report = apply(pg, spec)
     assert report.node.classes == 3 and report.node.outlier_rows == 0
-    assert sorted(r[0] for r in pg.fetch("SELECT id FROM m_anon")[1]) == [1, 2, 3, 4, 5, 6]
+    assert sorted(r[0] for r in pg.fetch_script("SELECT id FROM m_anon")[1]) == [1, 2, 3, 4, 5, 6]

@@ -17,30 +17,30 @@ pytestmark = pytest.mark.postgres
 
 
 def make_table(engine, relation: str, columns: str = "id, q, s, ssn") -> None:
-    engine.execute(f"CREATE TABLE {relation} AS SELECT {columns} FROM (VALUES "
+    engine.execute_script(f"CREATE TABLE {relation} AS SELECT {columns} FROM (VALUES "
                    + ", ".join(f"({i}, {q}, {s}, '{n}')" for i, q, s, n in ROWS)
                    + ") AS v(id, q, s, ssn)")
 
 
 def columns(engine, relation: str) -> list[str]:
-    return engine.fetch(f"SELECT * FROM {relation} LIMIT 0")[0]
+    return engine.fetch_script(f"SELECT * FROM {relation} LIMIT 0")[0]
 
 
 def count(engine, relation: str) -> int:
-    return engine.fetch(f"SELECT count(*) FROM {relation}")[1][0][0]
+    return engine.fetch_script(f"SELECT count(*) FROM {relation}")[1][0][0]
 
 
 @pytest.fixture()
 def two_schemas(pg):
     """<current>.t(id, q, s) and <current>_staging.t(id, q, s, ssn); returns (engine, staging)."""
-    current = pg.fetch("SELECT current_schema()")[1][0][0]
+    current = pg.fetch_script("SELECT current_schema()")[1][0][0]
     staging = f"{current}_staging"
-    pg.execute(f'DROP SCHEMA IF EXISTS "{staging}" CASCADE')
-    pg.execute(f'CREATE SCHEMA "{staging}"')
+    pg.execute_script(f'DROP SCHEMA IF EXISTS "{staging}" CASCADE')
+    pg.execute_script(f'CREATE SCHEMA "{staging}"')
     make_table(pg, "t", "id, q, s")
     make_table(pg, f'"{staging}".t')
     yield pg, staging
-    pg.execute(f'DROP SCHEMA "{staging}" CASCADE')
+    pg.execute_script(f'DROP SCHEMA "{staging}" CASCADE')
 
 
 def spec(method: str, source: dict, **output):
@@ -81,12 +81,12 @@ def test_an_output_name_cut_to_the_source_name_is_refused(pg, mode):
     the source was overwritten by its own release."""
     source = "p" * 63
     make_table(pg, f'"{source}"')
-    before = pg.fetch(f'SELECT * FROM "{source}" ORDER BY id')[1]
+    before = pg.fetch_script(f'SELECT * FROM "{source}" ORDER BY id')[1]
     with pytest.raises(SpecError, match=r"^output\.name: the output name 'p{63}_release' is 71 bytes, but "
                                         r"postgres keeps at most 63 bytes of a name"):
         api.apply(spec("generalization", {"table": source}, mode=mode, name=source + "_release",
                        replace=True), engine=pg)
-    assert pg.fetch(f'SELECT * FROM "{source}" ORDER BY id')[1] == before
+    assert pg.fetch_script(f'SELECT * FROM "{source}" ORDER BY id')[1] == before
 
 
 def test_a_default_output_name_cut_short_is_refused(pg):
@@ -94,7 +94,7 @@ def test_a_default_output_name_cut_short_is_refused(pg):
     make_table(pg, f'"{source}"')
     with pytest.raises(SpecError, match=r"'p{60}_anon' is 65 bytes"):
         api.apply(spec("noise", {"table": source}, mode="table"), engine=pg)
-    assert pg.fetch("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()")[1][0][0] == 1
+    assert pg.fetch_script("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()")[1][0][0] == 1
 
 
 def test_a_source_name_longer_than_postgres_keeps_is_refused(pg):
@@ -117,7 +117,7 @@ def test_in_place_refuses_a_table_that_views_read_with_the_duckdb_message(two_sc
     """The same one-line refusal as on DuckDB, before anything is read (PostgreSQL itself refused
     only at the DROP, after the whole check, with the statement in the message)."""
     pg, staging = two_schemas
-    pg.execute(f'CREATE VIEW v AS SELECT q FROM "{staging}".t')
+    pg.execute_script(f'CREATE VIEW v AS SELECT q FROM "{staging}".t')
     with pytest.raises(SpecError, match=rf"^output\.mode: in_place would replace table '{staging}\.t', "
                                         rf"which view '\w+\.v' reads: replacing it would break them"):
         api.apply(spec(method, {"table": "t", "schema": staging}, mode="in_place"), engine=pg)
@@ -126,7 +126,7 @@ def test_in_place_refuses_a_table_that_views_read_with_the_duckdb_message(two_sc
 
 def test_in_place_goes_ahead_when_views_read_the_table_of_the_same_name_elsewhere(two_schemas):
     pg, staging = two_schemas
-    pg.execute("CREATE VIEW v AS SELECT q FROM t")
+    pg.execute_script("CREATE VIEW v AS SELECT q FROM t")
     api.apply(spec("generalization", {"table": "t", "schema": staging}, mode="in_place"), engine=pg)
-    assert pg.fetch(f'SELECT min(q) FROM "{staging}".t')[1][0][0] == "20s"
+    assert pg.fetch_script(f'SELECT min(q) FROM "{staging}".t')[1][0][0] == "20s"
     assert count(pg, "v") == len(ROWS)

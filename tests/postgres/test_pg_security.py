@@ -22,7 +22,7 @@ pytestmark = pytest.mark.postgres
 
 
 def relations(engine) -> list[str]:
-    return sorted(r[0] for r in engine.fetch(
+    return sorted(r[0] for r in engine.fetch_script(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")[1])
 
 
@@ -38,7 +38,7 @@ def test_modes_with_hostile_names(weird, mode, relation):
     report = api.apply(spec_from_dict(weird_spec(output={"mode": mode})), engine=weird)
     assert report.outputs["relation"] == relation
     assert sorted_rows(weird, relation) == canon(WEIRD_KEPT)
-    assert weird.fetch("SELECT * FROM x")[1] == [(42,)]
+    assert weird.fetch_script("SELECT * FROM x")[1] == [(42,)]
     expected = {WEIRD_TABLE, "x"} | ({relation} if mode != "in_place" else set())
     assert set(relations(weird)) == expected
 
@@ -52,8 +52,8 @@ def test_mask_mode_with_hostile_labels(weird):
 def test_printed_sql_runs_and_touches_nothing_else(weird):
     spec = weird_spec(output={"mode": "sql", "dialect": "postgres"})
     report = api.apply(spec_from_dict(spec), engine=weird)
-    assert canon(weird.fetch(report.outputs["sql"].rstrip().rstrip(";"))[1]) == canon(WEIRD_KEPT)
-    assert weird.fetch("SELECT * FROM x")[1] == [(42,)]
+    assert canon(weird.fetch_script(report.outputs["sql"].rstrip().rstrip(";"))[1]) == canon(WEIRD_KEPT)
+    assert weird.fetch_script("SELECT * FROM x")[1] == [(42,)]
     assert relations(weird) == sorted([WEIRD_TABLE, "x"])
 
 

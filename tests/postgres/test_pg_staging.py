@@ -41,7 +41,7 @@ def spec_dict(transformation: dict, output: dict) -> dict:
 
 @pytest.fixture()
 def source(pg):
-    pg.execute("CREATE TABLE kill_rows AS SELECT i AS rid, (i * 10)::double precision AS val "
+    pg.execute_script("CREATE TABLE kill_rows AS SELECT i AS rid, (i * 10)::double precision AS val "
                f"FROM generate_series(0, {N - 1}) i")
     return pg
 
@@ -49,7 +49,7 @@ def source(pg):
 def noisy_rows(pg) -> int:
     """Rows, in any table or view of any schema of the database, whose ``val`` is not ``rid * 10``
     (a DP microaggregation writes ``val`` only: every row of a table without ``rid`` counts)."""
-    relations = pg.fetch(
+    relations = pg.fetch_script(
         "SELECT n.nspname, c.relname, bool_or(a.attname = 'rid') FROM pg_class c "
         "JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid "
         "WHERE c.relkind IN ('r', 'v', 'm', 'p') AND a.attnum > 0 AND NOT a.attisdropped "
@@ -58,7 +58,7 @@ def noisy_rows(pg) -> int:
     total = 0
     for schema, name, keyed in relations:
         where = "val IS DISTINCT FROM rid * 10" if keyed else "true"
-        total += pg.fetch(f'SELECT count(*) FROM "{schema}"."{name}" WHERE {where}')[1][0][0]
+        total += pg.fetch_script(f'SELECT count(*) FROM "{schema}"."{name}" WHERE {where}')[1][0][0]
     return total
 
 
@@ -72,7 +72,7 @@ def spent(pg, dataset: str) -> float:
 def wait_gone(pg, pid: int, timeout: float = 60) -> None:
     """Until the server has ended the backend of a killed client (and rolled its work back)."""
     deadline = time.monotonic() + timeout
-    while pg.fetch(f"SELECT count(*) FROM pg_stat_activity WHERE pid = {int(pid)}")[1][0][0]:
+    while pg.fetch_script(f"SELECT count(*) FROM pg_stat_activity WHERE pid = {int(pid)}")[1][0][0]:
         assert time.monotonic() < deadline, "the killed client's backend is still running"
         time.sleep(0.05)
 
@@ -110,7 +110,7 @@ def test_a_killed_dp_release_leaves_no_uncharged_noisy_copy(source, pg_dsn, tmp_
     kill_when_marked(script, [pg_dsn, str(marker), json.dumps(spec)], marker)
     wait_gone(source, int(marker.read_text()))
     assert spent(source, "people") == 0.5 or noisy_rows(source) == 0
-    assert source.fetch("SELECT count(*), sum(val) FROM kill_rows")[1][0] == (N, 10 * N * (N - 1) / 2)
+    assert source.fetch_script("SELECT count(*), sum(val) FROM kill_rows")[1][0] == (N, 10 * N * (N - 1) / 2)
 
 
 STAGING_OWNER = r"""
@@ -122,8 +122,8 @@ from sqlanon.engines.staging import StagingArea
 dsn, marker = sys.argv[1], Path(sys.argv[2])
 engine = PostgresEngine(dsn)
 with StagingArea(engine) as area:  # a run that committed part of its staging table
-    engine.execute(f'CREATE TABLE "{area.name()}" AS SELECT rid, val + 0.5 AS val FROM kill_rows')
-    pid = engine.fetch("SELECT pg_backend_pid()")[1][0][0]
+    engine.execute_script(f'CREATE TABLE "{area.name()}" AS SELECT rid, val + 0.5 AS val FROM kill_rows')
+    pid = engine.fetch_script("SELECT pg_backend_pid()")[1][0][0]
     marker.write_text(f"{pid} {area.name()}")
     time.sleep(600)
 """
@@ -170,7 +170,7 @@ def test_staging_of_a_live_run_is_kept_and_of_a_killed_run_removed(source, pg_ds
     wait_gone(source, pid)
     report = generalize(source)
     assert [r.split(".")[1] for r in report.outputs["staging_removed"]] == [name]
-    left = source.fetch("SELECT relname FROM pg_class WHERE starts_with(relname, '__sa_')")[1]
+    left = source.fetch_script("SELECT relname FROM pg_class WHERE starts_with(relname, '__sa_')")[1]
     assert not [r for r, in left if is_staging(r)]
     # the cleaning session released the owner's lock key again
     with psycopg.connect(pg_dsn, autocommit=True) as other:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_text, col, internal, table
+from sqlanon.sql.nodes import alias, as_text, col
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
 
 if TYPE_CHECKING:
@@ -41,22 +41,22 @@ def materialize_column(h: Hierarchy, engine: Engine, relation: exp.Expression,
     return HierarchyTable(tuple(tuple(r) for r in rows))
 
 
-def materialize(h: Hierarchy, values: Iterable[Any]) -> HierarchyTable:
-    """The hierarchy over ``values`` (numbers, text, dates, timestamps or None), in an embedded DuckDB.
+def materialize(h: Hierarchy, values: Iterable[Any], engine: Engine) -> HierarchyTable:
+    """The hierarchy over ``values`` (numbers, text, dates, timestamps or None), evaluated by
+    ``engine``, which reads the values in place (capability ``arrow_in``: the embedded DuckDB of
+    :func:`sqlanon.engines.connect`).
 
     Example:
         >>> from sqlanon.domain.hierarchy.masks import MaskHierarchy
-        >>> materialize(MaskHierarchy(2), [47677, None]).rows
+        >>> from sqlanon.engines import connect
+        >>> with connect() as scratch:
+        ...     materialize(MaskHierarchy(2), [47677, None], scratch).rows
         (('47677', '4767*', '476**'), (None, None, '**'))
     """
     import pyarrow as pa
 
-    from sqlanon.engines.duckdb import DuckDBEngine
-
-    name = internal("values")
-    with DuckDBEngine() as engine:
-        engine.con.register(name, pa.table({"v": list(values)}))
-        return materialize_column(h, engine, table(name), "v")
+    with engine.arrow_relation(pa.table({"v": list(values)})) as relation:
+        return materialize_column(h, engine, relation, "v")
 
 
 def uncovered_values(h: Hierarchy, engine: Engine, relation: exp.Expression, column: str

@@ -94,13 +94,13 @@ class SubsetCount(Statistic):
         path = Path(self.subset).expanduser()
         if not path.exists():
             raise SpecError(f"research subset file not found: {self.subset}", path="delta_presence.subset")
-        if not hasattr(engine, "register_file"):
+        if not engine.capabilities.file_registration:
             raise SpecError(f"a subset file loads into the embedded DuckDB; on {engine.name} load it as "
                             "a table of the database and give its name", path="delta_presence.subset")
         name = self._file_relation(evaluator)
         kind = FILE_SUFFIXES.get(path.suffix.lower(), "csv")
         options = {"header": True, "all_varchar": True} if kind == "csv" else {}
-        engine.register_file(name, str(path), kind=kind, options=options)  # type: ignore[attr-defined]
+        engine.register_file(name, str(path), kind=kind, options=options)
         evaluator.own_table(name)
         return name
 

@@ -1,7 +1,7 @@
 """``transformation: {method: noise}``: perturb a table inside the engine and report what it cost.
 
 The noise is drawn in numpy from a cryptographically seeded generator (or the spec's seed) and meets
-the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.methods.perturbation.rows`); in place, the new table
+the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.engines.row_values`); in place, the new table
 replaces the source inside one transaction, so a failure leaves the source as it was. A DP release
 whose spec names a ledger ``dataset`` is charged to it in that same transaction
 (:class:`~sqlanon.methods.dp.budget.ReleaseBudget`), except on DuckDB's block writer, whose blocks commit
@@ -20,10 +20,9 @@ from sqlglot import exp
 from sqlanon.sql.nodes import alias, as_double, col, lit, table
 from sqlanon.methods.base import Sink, TableWriter
 from sqlanon.methods.dataset import Dataset
+from sqlanon.engines.row_values import ROW_KEY, SOURCE, VALUES, Block, schema_name
 from sqlanon.errors import SpecError
 from sqlanon.domain.metrics.numeric import is_numeric_type
-from sqlanon.methods.perturbation import blocks as B
-from sqlanon.methods.perturbation import rows as R
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
 from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.budget import ReleaseBudget
@@ -38,7 +37,7 @@ from sqlanon.spec.schema import Spec
 from sqlanon.engines.staging import StagingArea, remove_leftovers
 
 CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
-"""Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.methods.perturbation.blocks)."""
+"""Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.engines.duckdb_blocks)."""
 
 _INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "INT", "INT2", "INT4", "INT8", "BIGINT",
                             "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"})
@@ -79,7 +78,7 @@ def _perturb(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality
              sink: Sink) -> NoiseReport:
     types = _check_columns(spec, ds, opts)
     rng = make_rng(opts.seed)
-    n = ds.engine.row_count(ds.name, schema=R.schema_of(ds))
+    n = ds.engine.row_count(ds.name, schema=schema_name(ds.relation))
     report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
     if dry_run:
         return report
@@ -126,7 +125,7 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
                             "numeric attribute its public bounds under transformation.bounds)",
                             path=f"attributes.{a}.hierarchy", source=spec.path)
         categorical[a] = attribute.hierarchy
-    n = ds.engine.row_count(ds.name, schema=R.schema_of(ds))
+    n = ds.engine.row_count(ds.name, schema=schema_name(ds.relation))
     report = NoiseReport(opts.mechanism, opts.attributes, n, _public(opts))
     if dry_run:
         return report
@@ -210,7 +209,7 @@ def _moments(ds: Dataset, attrs: list[str], *, complete: bool = True) -> np.ndar
     ``complete``: over rows where every attribute is non-NULL (covariance); otherwise each
     column's variance over its own non-NULL values (the off-diagonal entries are then unused).
     """
-    source = table(ds.name, R.schema_of(ds))
+    source = table(ds.name, schema_name(ds.relation))
     m = len(attrs)
     head = exp.select(*[alias(col(a), f"c{i}") for i, a in enumerate(attrs)]).from_(source).limit(1000)
     shifts = list(ds.engine.fetch(exp.select(*[exp.Min(this=as_double(col(f"c{i}")))
@@ -245,7 +244,7 @@ def _complete(attrs: list[str]) -> exp.Expression:
 
 
 def _means(ds: Dataset, attrs: list[str], complete: bool) -> list[float | None]:
-    q = exp.select(*[exp.Avg(this=as_double(col(a))) for a in attrs]).from_(table(ds.name, R.schema_of(ds)))
+    q = exp.select(*[exp.Avg(this=as_double(col(a))) for a in attrs]).from_(table(ds.name, schema_name(ds.relation)))
     if complete:
         q = q.where(_complete(attrs))
     return [None if v is None else float(v) for v in ds.engine.fetch(q)[1][0]]
@@ -255,16 +254,16 @@ def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
           types: dict[str, str]) -> tuple[Draw, np.ndarray | None]:
     keys = None
     if opts.mechanism in ADDITIVE:
-        if not R.positional(ds):
-            keys = R.read_columns(ds, [])[R.KEY]
+        if not ds.engine.positional_rows():
+            keys = ds.engine.read_columns(ds.relation, [])[ROW_KEY]
         integers = frozenset(a for a in opts.attributes if types[a].upper() in _INTEGER_TYPES)
         return additive(opts, rng, _statistics(ds, opts), integers), keys
     if opts.mechanism == "sampling":
-        if not R.positional(ds):
-            keys = R.read_columns(ds, [])[R.KEY]
+        if not ds.engine.positional_rows():
+            keys = ds.engine.read_columns(ds.relation, [])[ROW_KEY]
         return sampling(opts.params["fraction"], n, rng), keys
-    data = R.read_columns(ds, list(opts.attributes))
-    keys = data.get(R.KEY)
+    data = ds.engine.read_columns(ds.relation, list(opts.attributes))
+    keys = data.get(ROW_KEY)
     return per_row(opts, rng, data, types, ds.engine.dialect.name), keys
 
 
@@ -274,7 +273,7 @@ def _projection(spec: Spec, ds: Dataset, draw: Draw) -> list[exp.Expression]:
     for c in ds.column_names:
         if c in draw.expressions:
             out.append(alias(draw.expressions[c], c))
-        elif (value := released.released(spec, c, col(c, R.SOURCE), ds.engine.dialect)) is not None:
+        elif (value := released.released(spec, c, col(c, SOURCE), ds.engine.dialect)) is not None:
             out.append(value)
     return out
 
@@ -285,8 +284,9 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
     """Draw and write the output; its final transaction is ``budget``'s (charged or plain)."""
     draw, keys = _draw(ds, opts, rng, n, types)
     engine = ds.engine
-    schema = R.schema_of(ds)
-    blocks = B.blocks_of(ds) if draw.independent is not None else None
+    schema = schema_name(ds.relation)
+    blocks = engine.row_blocks(ds.relation) if draw.independent is not None \
+        and engine.capabilities.row_block_writes else None
     if blocks is not None:
         metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality, budget,
                                 tables)
@@ -301,8 +301,8 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
                   n: int, name: str, exists: bool, quality: bool, budget: ReleaseBudget,
                   tables: TableWriter) -> dict[str, Any]:
     """One CREATE TABLE AS joining the values to the rows (by position, or by key on PostgreSQL)."""
-    engine, schema = ds.engine, R.schema_of(ds)
-    positional = R.positional(ds)
+    engine, schema = ds.engine, schema_name(ds.relation)
+    positional = engine.positional_rows()
     area = StagingArea(engine)
     staging = area.name() if exists else name
 
@@ -310,28 +310,27 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
         metrics: dict[str, Any] = {}
         select = skeleton.select(*_projection(spec, ds, draw), append=False)
         if not positional:
-            select = select.select(alias(exp.cast(col("ctid", R.SOURCE), exp.DataType.build("text")),
-                                         R.KEY))
+            select = select.select(alias(engine.row_key(SOURCE), ROW_KEY))
         if opts.mechanism == "sampling":
-            select = select.where(col(noise_column(0), R.VALUES))
+            select = select.where(col(noise_column(0), VALUES))
         tables.create(staging, select)
         if quality:
             metrics = _quality(ds, opts, draw, staging, n)
         if not positional:
             engine.execute(exp.Alter(this=table(staging, schema), kind="TABLE", actions=[
-                exp.Drop(tables=[col(R.KEY)], kind="COLUMN")]))
+                exp.Drop(tables=[col(ROW_KEY)], kind="COLUMN")]))
         if exists:
             tables.move_into_place(staging, name, replace=True)
         return metrics
 
     # the values are attached outside the transaction, so that they are released after a rollback;
     # DuckDB streams them once, so a transaction that lost a ledger conflict is not run again
-    with area, R.attached(ds, n, draw.schema, draw.batches, keys) as skeleton:
+    with area, engine.join_row_values(ds.relation, n, draw.schema, draw.batches, keys) as skeleton:
         return budget.write(write, once=positional)
 
 
 def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: np.random.Generator,
-                  n: int, blocks: list[B.Block], name: str, exists: bool, quality: bool,
+                  n: int, blocks: list[Block], name: str, exists: bool, quality: bool,
                   budget: ReleaseBudget, tables: TableWriter) -> dict[str, Any]:
     """Row blocks written in parallel into a staging table, renamed into place in one transaction.
 
@@ -340,23 +339,23 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
     rows only under a committed spend, and its staging table to the next run to remove
     (:mod:`sqlanon.engines.staging`).
     """
-    engine = ds.engine
+    engine, schema = ds.engine, schema_name(ds.relation)
     assert draw.independent is not None
     with StagingArea(engine) as area:
         staging = area.name()
 
         def write() -> dict[str, Any]:
-            B.write_blocks(ds, staging, blocks, draw.schema, draw.independent, rng,
-                           lambda skeleton: skeleton.select(*_projection(spec, ds, draw),
-                                                            append=False),
-                           uncompressed=frozenset(opts.attributes) if opts.mechanism in CONTINUOUS
-                           else frozenset())
+            engine.write_row_blocks(ds.relation, staging, blocks, draw.schema, draw.independent,
+                                    rng, lambda skeleton: skeleton.select(
+                                        *_projection(spec, ds, draw), append=False),
+                                    uncompressed=frozenset(opts.attributes)
+                                    if opts.mechanism in CONTINUOUS else frozenset())
             with engine.transaction():
                 metrics = _quality(ds, opts, draw, staging, n) if quality else {}
                 tables.move_into_place(staging, name, replace=exists)
             return metrics
 
-        return budget.charged_ahead(write, discard=lambda: B.discard(ds, staging))
+        return budget.charged_ahead(write, discard=lambda: engine.discard_row_blocks(staging, schema))
 
 
 def _per_record(guarantee: dict[str, Any], attributes: tuple[str, ...]) -> dict[str, Any]:
@@ -381,12 +380,11 @@ def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int)
         return {}
     if draw.categorical:
         return {a: categorical_quality(v, opts.mechanism) for a, v in draw.categorical.items()}
-    schema = R.schema_of(ds)
+    schema = schema_name(ds.relation)
     original = exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True)
     result = exp.alias_(table(released, schema), RELEASED, table=True, quoted=True)
     on = None
-    if not R.positional(ds):
-        on = exp.EQ(this=exp.cast(col("ctid", ORIGINAL), exp.DataType.build("text")),
-                    expression=col(R.KEY, RELEASED))
+    if not ds.engine.positional_rows():
+        on = exp.EQ(this=ds.engine.row_key(ORIGINAL), expression=col(ROW_KEY, RELEASED))
     pairs = pairs_query(original, result, opts.attributes, on)
     return numeric_quality(ds.engine, pairs, opts.attributes, n, linkage=opts.linkage)

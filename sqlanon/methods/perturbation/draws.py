@@ -18,7 +18,7 @@ from sqlanon.methods.perturbation.condensation import condensation
 from sqlanon.methods.perturbation.options import NoiseOptions
 from sqlanon.methods.perturbation.pram import (category_codes, check_matrix, invariant_matrix,
                                 invariant_matrix_theta, pram_codes)
-from sqlanon.methods.perturbation.rows import SOURCE, VALUES
+from sqlanon.engines.row_values import SOURCE, VALUES
 from sqlanon.methods.perturbation.swap import rank_swap_column
 
 
@@ -38,7 +38,7 @@ class Draw:
     """Per categorical attribute: categories, original and released codes, and the matrix used."""
     independent: Callable[[np.random.Generator], Callable[[int], dict[str, Any]]] | None = None
     """For noise that ignores the values: ``batches`` drawn from any given generator, so that blocks
-    of rows can be drawn apart (:mod:`sqlanon.methods.perturbation.blocks`)."""
+    of rows can be drawn apart (:mod:`sqlanon.engines.duckdb_blocks`)."""
 
 
 def _source(c: str) -> exp.Expression:

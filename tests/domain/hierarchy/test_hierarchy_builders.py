@@ -315,7 +315,7 @@ MANY_TEXTS = [None, *[str(i) for i in range(1500)]]  # lengths 1 to 4
     (MaskHierarchy(6, from_right=False), MANY_TEXTS, 5),  # ... and here NULL's ****** is a fifth
 ])
 def test_levels_nest_over_many_values(h, values, tops):
-    from sqlanon.domain.hierarchy import materialize
+    from tests.domain.hierarchy.scratch import materialize
     from sqlanon.domain.hierarchy.table import validate_rows
 
     rows = materialize(h, values).rows

@@ -147,8 +147,8 @@ def test_text_report_names_the_rows_counted(adult_engine, adult_dir):
 
 def test_empty_research_subset_counts_no_rows(duck):
     """An empty subset is a valid δ-presence input (every share is 0); its metrics count 0 rows."""
-    duck.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a', 1), ('b', 2), ('a', 3)) AS v(q, x)")
-    duck.execute("CREATE TABLE sub AS SELECT * FROM t WHERE false")
+    duck.execute_script("CREATE TABLE t AS SELECT * FROM (VALUES ('a', 1), ('b', 2), ('a', 3)) AS v(q, x)")
+    duck.execute_script("CREATE TABLE sub AS SELECT * FROM t WHERE false")
     spec = spec_from_dict({
         "source": {"table": "t"},
         "attributes": {"q": {"role": "quasi_identifier", "hierarchy": {"map": {"a": ["*"], "b": ["*"]}}},

@@ -129,7 +129,7 @@ def test_risk_figures_describe_the_released_table_after_suppression(duck):
     report = api.apply(spec, engine=duck, metrics=NAMES)
     assert report.node.suppressed_rows == 3  # three singleton classes, all suppressed
 
-    _, rows = duck.fetch("SELECT age, zip, sex FROM people_release")
+    _, rows = duck.fetch_script("SELECT age, zip, sex FROM people_release")
     size = Counter(rows)
     risks = [1 / size[r] for r in rows]
     top = max(risks)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlglot import exp
 
 from sqlanon.methods.generalization.evaluator import NodeCheck
 
@@ -13,7 +14,7 @@ FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
 def class_rows(engine, node: NodeCheck, qis: list[str]) -> dict[tuple, dict]:
     """The node's per-class verdict rows, keyed by the generalized QI tuple."""
-    rows = engine.fetch_dicts(f"SELECT * FROM {node.verdict.sql('duckdb')}")
+    rows = engine.fetch_dicts(exp.select(exp.Star()).from_(node.verdict.copy()))
     return {tuple(r[q] for q in qis): r for r in rows}
 
 

@@ -135,7 +135,7 @@ def count(engine, relation: str) -> int:
 
 def count_query(engine, sql: str) -> int:
     inner = sql.strip().rstrip(";")
-    return int(engine.fetch_one(f"SELECT COUNT(*) AS n FROM ({inner}) AS released")["n"])
+    return int(engine.fetch_script(f"SELECT COUNT(*) AS n FROM ({inner}) AS released")[1][0][0])
 
 
 _KEPT: dict[tuple[str, str], int] = {}
@@ -177,7 +177,7 @@ def _run(engine, spec: Any, verb: str, mode: str, expected: Any) -> None:
             if mode == "sql":
                 assert count_query(engine, statement) == expected()
             else:
-                engine.execute(statement)
+                engine.execute_script(statement)
         if mode != "sql":
             assert count(engine, "people" if mode == "in_place" else "released") == expected()
         return

@@ -26,6 +26,7 @@ import math
 import pandas as pd
 import pytest
 from pycanon import anonymity
+from sqlglot import exp
 
 from sqlanon.methods.dataset import open_dataset, problem_for
 from sqlanon.methods.generalization.evaluator import Evaluator
@@ -67,7 +68,7 @@ def _run(engine, adult_dir, qis, node, sa, distance):
         checked = ev.check(levels)
         achieved = {m.model + ("#entropy" if i == 2 else ""): m.achieved
                     for i, m in enumerate(checked.models)}
-        rows = engine.fetch_dicts(f"SELECT * FROM {checked.verdict.sql('duckdb')}")
+        rows = engine.fetch_dicts(exp.select(exp.Star()).from_(checked.verdict.copy()))
         achieved["log_ratio"] = max(r[MaxLogRatio(sa).column] for r in rows)
         names, data = engine.fetch(ev.generalizer.select(ev.p.source, levels, keep=[sa]))
         generalized = pd.DataFrame(data, columns=names)

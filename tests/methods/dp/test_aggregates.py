@@ -112,7 +112,7 @@ def test_sum_clamps_each_value_to_the_bounds(values, lower, width):
 
 def test_histogram_with_several_columns_counts_tuples(duck_table):
     engine, df = duck_table
-    engine.execute(f'CREATE TABLE two AS SELECT * , "{GROUP.replace(chr(34), chr(34) * 2)}" AS "g2" '
+    engine.execute_script(f'CREATE TABLE two AS SELECT * , "{GROUP.replace(chr(34), chr(34) * 2)}" AS "g2" '
                    f'FROM "{TABLE.replace(chr(34), chr(34) * 2)}"')
     h = Histogram([GROUP, "g2"], [("a", "a"), ("a", "ü"), ("ü", "ü")])
     rows = {tuple(r[:2]): r[2] for r in engine.fetch(h.query("two"))[1]}
@@ -401,7 +401,7 @@ def test_cli_end_to_end(tmp_path):
 
 @pytest.mark.postgres
 def test_cli_on_postgres(pg, pg_dsn, tmp_path):  # noqa: F811
-    pg.execute("CREATE TABLE visits (age INTEGER)")
+    pg.execute_script("CREATE TABLE visits (age INTEGER)")
     pg.insert_rows("visits", [(a,) for a in range(50)])
     ok = _cli("--database", pg_dsn, "--table", "visits", "--sum", "age", "--bounds", "0", "100",
               "--epsilon", "0.6", "--budget-epsilon", "1", "--dataset", "clinic", cwd=tmp_path)

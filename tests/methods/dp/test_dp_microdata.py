@@ -201,7 +201,7 @@ def _release_numeric(values, k, eps, draws, seed, method="individual_ranking"):
     for r in rows:
         groups.setdefault(r[g], []).append(r[value_column(0)])
     means = np.array([np.mean(groups[s]) for s in sorted(groups)])
-    released = engine.fetch("SELECT x FROM out")[1]
+    released = engine.fetch_script("SELECT x FROM out")[1]
     engine.close()
     assert len({v for (v,) in released}) <= len(means)  # one draw per group, shared by its records
     sensitivity = report.attributes[0].sensitivity
@@ -307,7 +307,7 @@ def test_release_writes_only_the_released_attributes(method):
     assert [c for c, _ in engine.columns("t_dp")] == ["age", 'in"come', "illness"]
     assert report.rows == 60 and report.groups == 12
     assert [a.epsilon for a in report.attributes] == pytest.approx([1e6 / 3] * 3)
-    out = engine.fetch('SELECT age, "in""come", illness FROM t_dp')[1]
+    out = engine.fetch_script('SELECT age, "in""come", illness FROM t_dp')[1]
     assert len(out) == 60
     ages = np.array([r[0] for r in out])
     assert 0 <= ages.min() and ages.max() <= 120
@@ -360,7 +360,7 @@ def test_bad_input_is_refused_with_the_key_named():
         dp_microaggregate(engine, "t", "out", k=5, epsilon=1, bounds={"age": (0, 120)})
     with pytest.raises(SpecError, match="1 row.s. of 'illness' hold values that are not leaves"):
         dp_microaggregate(engine, "t", "out", k=5, epsilon=1, categorical={"illness": DISEASES})
-    engine.execute("CREATE TABLE out AS SELECT 1 AS x")
+    engine.execute_script("CREATE TABLE out AS SELECT 1 AS x")
     with pytest.raises(SpecError, match="exists; pass replace=True"):
         dp_microaggregate(engine, "t", "out", k=5, epsilon=1, bounds={'in"come': (0, 10_000)})
 
@@ -369,7 +369,7 @@ def test_bad_input_is_refused_with_the_key_named():
 def test_groups_are_the_same_on_postgres(pg):  # noqa: F811
     people = _people()
     duck = _engine_with(people, COLS)
-    pg.execute('CREATE TABLE t (id INTEGER, age DOUBLE PRECISION, "in""come" DOUBLE PRECISION, '
+    pg.execute_script('CREATE TABLE t (id INTEGER, age DOUBLE PRECISION, "in""come" DOUBLE PRECISION, '
                "illness TEXT)")
     pg.insert_rows("t", people)
     numeric = {a: Bounds(*b) for a, b in BOUNDS.items()}
@@ -415,7 +415,7 @@ def test_spec_release_equals_the_function_with_the_same_seed(order):
     direct = dp_microaggregate(engine, "t", "direct", k=5, epsilon=2.0, bounds=BOUNDS,
                                categorical={"illness": DISEASES}, method=order, seed=11)
     q = 'SELECT age, "in""come", illness FROM {} ORDER BY ALL'
-    assert engine.fetch(q.format("t_dp"))[1] == engine.fetch(q.format("direct"))[1]
+    assert engine.fetch_script(q.format("t_dp"))[1] == engine.fetch_script(q.format("direct"))[1]
     assert [c for c, _ in engine.columns("t_dp")] == ["age", 'in"come', "illness"]
     g = report["guarantee"]
     assert g["method"] == order and g["k"] == 5 and g["epsilon"] == 2.0

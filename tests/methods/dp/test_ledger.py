@@ -113,11 +113,11 @@ def test_spends_are_accepted_exactly_while_they_fit(budget, spends):
 def test_a_refused_spend_leaves_no_trace(ledger):
     ledger.set_budget("d", 1)
     ledger.spend("d", 0.75, description="first")
-    before = ledger.engine.fetch(f"SELECT * FROM {LEDGER_TABLE}")[1]
+    before = ledger.engine.fetch_script(f"SELECT * FROM {LEDGER_TABLE}")[1]
     with pytest.raises(PrivacyBudgetError, match=r"spending epsilon=0\.5.*remaining epsilon=0\.25.*"
                                                   "Nothing was spent"):
         ledger.spend("d", 0.5, description="second")
-    assert ledger.engine.fetch(f"SELECT * FROM {LEDGER_TABLE}")[1] == before
+    assert ledger.engine.fetch_script(f"SELECT * FROM {LEDGER_TABLE}")[1] == before
     assert ledger.state("d").spent.epsilon == Decimal("0.75")
 
 
@@ -457,7 +457,7 @@ def test_ledger_tables_of_the_first_version_are_migrated(tmp_path):
     path = str(tmp_path / "old.duckdb")
     with DuckDBEngine(path) as engine:
         for statement in OLD_TABLES:
-            engine.execute(statement)
+            engine.execute_script(statement)
     with DuckDBEngine(path) as engine:
         _check_migrated(engine)
         columns = [c for c, _ in engine.columns("sqlanon_privacy_ledger")]
@@ -467,7 +467,7 @@ def test_ledger_tables_of_the_first_version_are_migrated(tmp_path):
 @pytest.mark.postgres
 def test_postgres_ledger_migration_and_conversion(pg):  # noqa: F811
     for statement in OLD_TABLES:
-        pg.execute(statement.replace("VARCHAR PRIMARY KEY", "TEXT PRIMARY KEY"))
+        pg.execute_script(statement.replace("VARCHAR PRIMARY KEY", "TEXT PRIMARY KEY"))
     _check_migrated(pg)
     ledger = PrivacyLedger(pg)
     ledger.set_budget("shared", 3, 1e-5, neighbours="substitution")

@@ -72,8 +72,8 @@ def spec(transformation: dict, output: dict | None = None, **ledger):
 def ledger_rows(engine) -> list[tuple]:
     if not engine.relation_exists(LEDGER_TABLE):
         return []
-    return (engine.fetch(f"SELECT * FROM {BUDGET_TABLE} ORDER BY dataset")[1]
-            + engine.fetch(f"SELECT * FROM {LEDGER_TABLE} ORDER BY id")[1])
+    return (engine.fetch_script(f"SELECT * FROM {BUDGET_TABLE} ORDER BY dataset")[1]
+            + engine.fetch_script(f"SELECT * FROM {LEDGER_TABLE} ORDER BY id")[1])
 
 
 # -- what is charged ----------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_a_budget_spent_during_the_release_leaves_the_output_absent(engine, tran
         api.apply(spec(transformation, dataset="clinic"), engine=engine)
     assert not engine.relation_exists("released")
     assert [e["description"] for e in ledger.entries("clinic")] == ["other"]
-    assert not [r for r in engine.fetch("SHOW TABLES")[1] if r[0].startswith("__sa_")]
+    assert not [r for r in engine.fetch_script("SHOW TABLES")[1] if r[0].startswith("__sa_")]
 
 
 def test_a_failing_write_spends_nothing(engine, monkeypatch):
@@ -280,10 +280,10 @@ def test_dry_run_touches_no_ledger(engine):
 
 
 def test_an_existing_output_is_refused_before_the_budget_is_set(engine):
-    engine.execute("CREATE TABLE released (x INTEGER)")
+    engine.execute_script("CREATE TABLE released (x INTEGER)")
     with pytest.raises(SpecError, match="'released' already exists"):
         api.apply(spec(LAPLACE, dataset="clinic", budget_epsilon=1), engine=engine)
-    assert ledger_rows(engine) == [] and engine.fetch("SELECT * FROM released")[1] == []
+    assert ledger_rows(engine) == [] and engine.fetch_script("SELECT * FROM released")[1] == []
 
 
 # -- the command line: a release, then queries on the same budget -------------------------------------
@@ -291,7 +291,7 @@ def test_an_existing_output_is_refused_before_the_budget_is_set(engine):
 def test_command_line_release_then_queries_share_the_budget(tmp_path: Path):
     db = tmp_path / "clinic.duckdb"
     with DuckDBEngine(str(db)) as e:
-        e.execute(f"CREATE TABLE people ({COLUMNS})")
+        e.execute_script(f"CREATE TABLE people ({COLUMNS})")
         e.insert_rows("people", _rows())
     (tmp_path / "spec.yaml").write_text(f"""
 source: {{table: people, database: {db}}}
@@ -365,7 +365,7 @@ output: {{mode: table, name: people_dp}}
 def test_budget_of_a_database_without_a_ledger_lists_nothing_and_creates_nothing(tmp_path: Path):
     db = tmp_path / "empty.duckdb"
     with DuckDBEngine(str(db)) as e:
-        e.execute("CREATE TABLE t (x INTEGER)")
+        e.execute_script("CREATE TABLE t (x INTEGER)")
     shown = subprocess.run([sys.executable, "-m", "sqlanon", "budget", "--database", str(db)],
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
@@ -378,7 +378,7 @@ def test_budget_of_a_database_without_a_ledger_lists_nothing_and_creates_nothing
 
 @pytest.mark.postgres
 def test_postgres_release_is_charged_atomically(pg):  # noqa: F811
-    pg.execute(f"CREATE TABLE people ({COLUMNS.replace('DOUBLE', 'DOUBLE PRECISION')})")
+    pg.execute_script(f"CREATE TABLE people ({COLUMNS.replace('DOUBLE', 'DOUBLE PRECISION')})")
     pg.insert_rows("people", _rows())
     ledger = PrivacyLedger(pg)
     report = api.apply(spec(LAPLACE, dataset="clinic", budget_epsilon=1), engine=pg)

@@ -117,7 +117,7 @@ def test_every_algorithm_and_mode_releases_the_group_statistics(engine, algorith
     load(engine, df)
     report = api.apply(spec_for(algorithm, mode=mode, name="out"), engine=engine)
     if mode == "sql":
-        engine.execute(f'CREATE TABLE "out" AS {report.outputs["sql"].strip().rstrip(";")}')
+        engine.execute_script(f'CREATE TABLE "out" AS {report.outputs["sql"].strip().rstrip(";")}')
     relation = "t" if mode == "in_place" else "out"
     got = read(engine, relation)
     assert list(got.columns) == ["id", "a", "b", "c", "income"]  # identifier dropped, order kept
@@ -421,7 +421,7 @@ def test_existing_output_and_group_table_are_not_overwritten(engine):
     api.apply(spec_for("mdav", mode="view", name="v"), engine=engine)
     with pytest.raises(SpecError, match=r"output\.name: 'v' already exists"):
         api.apply(spec_for("mdav", mode="view", name="v"), engine=engine)
-    engine.execute('DROP VIEW "v"')
+    engine.execute_script('DROP VIEW "v"')
     with pytest.raises(SpecError, match=r"'v__groups' already exists"):
         api.apply(spec_for("mdav", mode="view", name="v"), engine=engine)
     replaced = spec_from_dict({**_spec_dict("mdav", mode="view", name="v"),
@@ -642,8 +642,8 @@ def test_partitioner_contract_is_enforced(engine):
     try:
         load(engine, frame(12))
         levels = ["lo", "hi"]
-        engine.execute('ALTER TABLE t ADD COLUMN grade VARCHAR')
-        engine.execute("UPDATE t SET grade = CASE WHEN id % 2 = 0 THEN 'lo' ELSE 'hi' END")
+        engine.execute_script('ALTER TABLE t ADD COLUMN grade VARCHAR')
+        engine.execute_script("UPDATE t SET grade = CASE WHEN id % 2 = 0 THEN 'lo' ELSE 'hi' END")
         d = _spec_dict("halves", "table", "out")
         d["attributes"]["grade"] = {"role": "quasi_identifier", "type": "ordinal", "order": levels}
         r = api.apply(spec_from_dict(d), engine=engine)

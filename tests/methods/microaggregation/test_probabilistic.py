@@ -24,7 +24,7 @@ CONFIDENTIAL = ["pay'", "debt"]
 
 def release(engine, frame: pd.DataFrame, confidential, k, dialect="duckdb") -> pd.DataFrame:
     q = probabilistic_k_anonymity("people", list(frame.columns), confidential, k, key=["id"])
-    names, rows = engine.fetch(render(q, dialect))
+    names, rows = engine.fetch_script(render(q, dialect))
     return pd.DataFrame(rows, columns=names).sort_values("id").reset_index(drop=True)
 
 
@@ -90,7 +90,7 @@ def test_lemma_10_1_vector(duck):
     frame = pd.DataFrame({"id": range(10), "q": range(10), "x": np.arange(1, 11, dtype=float)})
     load_duck(duck, frame)
     q = probabilistic_k_anonymity("people", ["id", "q", "x"], ["x"], 3, key=["id"])
-    first = dict(duck.fetch(render(q, "duckdb"))[1][i][::2] for i in range(10))
+    first = dict(duck.fetch_script(render(q, "duckdb"))[1][i][::2] for i in range(10))
     assert [first[i] for i in range(10)] == [2.0] * 3 + [5.0] * 3 + [8.5] * 4
     x = frame["x"].to_numpy()
     masked = np.array([first[i] for i in range(10)])
@@ -99,7 +99,7 @@ def test_lemma_10_1_vector(duck):
     assert ((x - masked) ** 2).sum() / ((x - x.mean()) ** 2).sum() == pytest.approx(0.10909, abs=5e-6)
     frame.loc[0, "x"] = 11.0
     load_duck(duck, frame)
-    second = dict(duck.fetch(render(q, "duckdb"))[1][i][::2] for i in range(10))
+    second = dict(duck.fetch_script(render(q, "duckdb"))[1][i][::2] for i in range(10))
     assert sorted(set(second.values())) == [3.0, 6.0, 9.5]
     centroids = np.array([3.0, 6.0, 9.5]) - np.array([2.0, 5.0, 8.5])
     assert np.abs(centroids).sum() == pytest.approx(3.0) and 3.0 <= 10 / 3
@@ -163,7 +163,7 @@ def test_postgres_gives_the_duckdb_release(duck):
         frame = people(200, 4)
         load_duck(duck, frame)
         expected = release(duck, frame, CONFIDENTIAL, 4)
-        pg.execute('CREATE TABLE people (id integer, "zip ""code""" integer, "âge; --" integer, '
+        pg.execute_script('CREATE TABLE people (id integer, "zip ""code""" integer, "âge; --" integer, '
                    '"pay\'" integer, debt double precision)')
         pg.insert_rows("people", [tuple(int(v) if i < 4 else float(v) for i, v in enumerate(r))
                                   for r in frame.itertuples(index=False)])

@@ -9,10 +9,9 @@ import pytest
 
 from sqlanon import api
 from sqlanon.sql.nodes import table as sql_table
-from sqlanon.methods.dataset import Dataset
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import EngineError
-from sqlanon.methods.perturbation import blocks as B
+from sqlanon.engines import duckdb_blocks as B
 from sqlanon.methods.dp import mechanisms as mech
 from sqlanon.methods.rng import ReproducibleNoiseWarning, make_rng
 from sqlanon.spec.load import spec_from_dict
@@ -159,8 +158,7 @@ def test_tables_blocks_cannot_serve_fall_back_to_one_statement(engine, kind):
         engine.con.execute(f'CREATE VIEW src AS SELECT * FROM "{TABLE}"')
     else:
         engine.con.execute(f'CREATE TABLE src AS SELECT id, x, y, id AS rowid FROM "{TABLE}"')
-    ds = Dataset(engine, sql_table(source), source, engine.columns(source))
-    assert B.blocks_of(ds) is None
+    assert engine.row_blocks(sql_table(source)) is None
     s = spec()
     s = spec_from_dict({**_as_dict(s), "source": {"table": source}})
     with warnings.catch_warnings():
@@ -182,8 +180,7 @@ def _as_dict(s):
 
 
 def test_blocks_of_a_plain_table(engine):
-    ds = Dataset(engine, sql_table(TABLE), TABLE, engine.columns(TABLE))
-    blocks = B.blocks_of(ds)
+    blocks = engine.row_blocks(sql_table(TABLE))
     assert [(b.index, b.low, b.high, b.rows) for b in blocks][:2] == [(0, 0, 1000, 1000),
                                                                       (1, 1000, 2000, 1000)]
     assert blocks[-1] == B.Block(10, 10_000, 10_500, 500) and sum(b.rows for b in blocks) == N
@@ -220,7 +217,7 @@ import sys, time, warnings
 from pathlib import Path
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.perturbation import blocks as B
+from sqlanon.engines import duckdb_blocks as B
 from sqlanon.spec.load import spec_from_dict
 
 database, marker, where = sys.argv[1], Path(sys.argv[2]), sys.argv[3]

@@ -262,22 +262,20 @@ def _leaf_table(h: Hierarchy, values: Sequence[Any]) -> tuple[HierarchyTable, li
 
 
 def _evaluate(h: Hierarchy, values: Sequence[Any]) -> list[tuple[str | None, ...]]:
-    """A builder hierarchy over ``values`` (one row per value, in order), in an embedded DuckDB."""
+    """A builder hierarchy over ``values`` (one row per value, in order), in an embedded engine."""
     import pyarrow as pa
     from sqlglot import exp
 
-    from sqlanon.sql.nodes import alias, as_text, col, internal, table
-    from sqlanon.engines.duckdb import DuckDBEngine
+    from sqlanon.engines import connect
+    from sqlanon.sql.nodes import alias, as_text, col
 
-    name = internal("values")
     v = col("v")
     levels = [alias(h.key(v.copy()), "l0")]
     levels += [alias(as_text(h.expression(v.copy(), level)), f"l{level}")
                for level in range(1, h.height + 1)]
-    query = exp.select(*levels).from_(table(name)).order_by(col("i"))
-    with DuckDBEngine() as engine:
-        engine.con.register(name, pa.table({"i": list(range(len(values))), "v": list(values)}))
-        _, rows = engine.fetch(query)
+    data = pa.table({"i": list(range(len(values))), "v": list(values)})
+    with connect() as engine, engine.arrow_relation(data) as relation:
+        _, rows = engine.fetch(exp.select(*levels).from_(relation).order_by(col("i")))
     return [tuple(r) for r in rows]
 
 

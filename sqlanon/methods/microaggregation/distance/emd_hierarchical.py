@@ -22,6 +22,7 @@ import numpy as np
 
 from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy import materialize
+from sqlanon.engines import connect
 from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, the_confidential_attribute
 from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
 
@@ -104,7 +105,8 @@ def hierarchical_emd(records: Records, attribute: object) -> HierarchicalEMD:
         raise HierarchyError(f"the hierarchy of {attribute!r} has height 0; the hierarchical "
                              "distance needs at least one level above the values",
                              path=f"attributes.{attribute}.hierarchy")
-    by_leaf = {row[0]: row for row in materialize(h, list(column.values)).rows}
+    with connect() as scratch:
+        by_leaf = {row[0]: row for row in materialize(h, list(column.values), scratch).rows}
     paths = []
     for v in column.values:
         row = by_leaf.get(None if v is None else str(v))

@@ -1,4 +1,4 @@
-"""Write a perturbed copy of a DuckDB table in row blocks, on all the engine's threads.
+"""DuckDB writes a table of per-row values in row blocks, on all the engine's threads.
 
 One ``CREATE TABLE ... AS SELECT`` with a ``POSITIONAL JOIN`` to an Arrow stream runs on one thread,
 and costs about twice a parallel copy on two cores (docs/noise.md). Noise that does not depend on the
@@ -19,20 +19,23 @@ from __future__ import annotations
 
 import re
 import threading
-import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, internal, lit, table
-from sqlanon.methods.dataset import Dataset
-from sqlanon.engines.base import driver_message
+from sqlanon.engines.base import internal_name
+from sqlanon.engines.messages import driver_message
+from sqlanon.engines.row_values import (BATCH_ROWS, SOURCE, VALUES, Block, MakeBatches, Projection,
+                                        schema_name)
 from sqlanon.errors import EngineError
-from sqlanon.methods.perturbation.rows import BATCH_ROWS, SOURCE, VALUES, schema_of
+from sqlanon.sql.nodes import alias, lit, table
+from sqlanon.sql.render import render
+
+if TYPE_CHECKING:
+    from sqlanon.engines.duckdb import DuckDBEngine
 
 ROW_GROUP_ROWS = 122_880
 """DuckDB's default row group size."""
@@ -43,39 +46,25 @@ enough that the blocks of a few million rows keep two threads busy, and whole ro
 DuckDB reads a block's rows without filtering inside a row group (10M rows, `gaussian`: 0.80 s,
 against 0.87 s for blocks of 2^20 rows and 0.93 s for 8 row groups plus 2,048 rows)."""
 
-Projection = Callable[[exp.Select], exp.Select]
-"""Adds the output's columns to a ``SELECT ... FROM source AS s POSITIONAL JOIN values AS v``."""
 
-MakeBatches = Callable[[np.random.Generator], Callable[[int], dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class Block:
-    index: int
-    low: int
-    high: int
-    rows: int
-
-
-def blocks_of(ds: Dataset) -> list[Block] | None:
+def blocks_of(engine: DuckDBEngine, relation: exp.Table) -> list[Block] | None:
     """The table's row blocks, or None when it cannot be written in blocks.
 
     Blocks need a stored table other cursors can read (not a view, not a temporary table) and the
     ``rowid`` pseudo-column (not shadowed by a column of that name).
     """
-    if ds.engine.name != "duckdb" or any(c.lower() == "rowid" for c in ds.column_names):
+    schema = schema_name(relation)
+    if any(c.lower() == "rowid" for c, _ in engine.columns(relation.name, schema)):
         return None
-    schema = schema_of(ds)
-    con = ds.engine.con  # type: ignore[attr-defined]
-    found = con.execute(
+    found = engine.con.execute(
         "SELECT table_catalog = current_database(), table_type FROM information_schema.tables "
         "WHERE table_name = ? AND table_schema = coalesce(?, current_schema())",
-        [ds.name, schema]).fetchall()
+        [relation.name, schema]).fetchall()
     if found != [(True, "BASE TABLE")]:
         return None  # a view, a temporary table (other cursors cannot see it), or ambiguous
-    source = table(ds.name, schema)
+    source = table(relation.name, schema)
     rowid = exp.column("rowid")
-    extent = ds.engine.fetch_one(exp.select(alias(exp.Count(this=exp.Star()), "n"),
+    extent = engine.fetch_one(exp.select(alias(exp.Count(this=exp.Star()), "n"),
                                             alias(exp.Max(this=rowid), "top")).from_(source))
     n, top = int(extent["n"]), extent["top"]
     if n == 0:
@@ -84,7 +73,7 @@ def blocks_of(ds: Dataset) -> list[Block] | None:
         return [Block(b, lo, min(lo + BLOCK_ROWS, n), min(BLOCK_ROWS, n - lo))
                 for b, lo in enumerate(range(0, n, BLOCK_ROWS))]
     block = exp.IntDiv(this=rowid, expression=lit(BLOCK_ROWS))
-    counts = ds.engine.fetch_dicts(exp.select(alias(block, "b"), alias(exp.Count(this=exp.Star()), "n"))
+    counts = engine.fetch_dicts(exp.select(alias(block, "b"), alias(exp.Count(this=exp.Star()), "n"))
                                    .from_(source).group_by(block).order_by(exp.column("b")))
     return [Block(int(r["b"]), int(r["b"]) * BLOCK_ROWS, (int(r["b"]) + 1) * BLOCK_ROWS, int(r["n"]))
             for r in counts]
@@ -99,10 +88,10 @@ def _stream(rows: int, schema: pa.Schema, batches: Callable[[int], dict[str, Any
         done += size
 
 
-def _select(ds: Dataset, values: str, block: bool, projection: Projection) -> exp.Select:
+def _select(relation: exp.Table, values: str, block: bool, projection: Projection) -> exp.Select:
     """The projection over the rows of a block, whose first and last-plus-one rowids are the
     statement's two parameters (no rows with ``block=False``)."""
-    rows = exp.select("*").from_(table(ds.name, schema_of(ds)))
+    rows = exp.select("*").from_(table(relation.name, schema_name(relation)))
     if not block:
         rows = rows.where(exp.false())
     else:
@@ -128,7 +117,7 @@ def _rebuilt(kind: str) -> exp.DataType | None:
         return None
 
 
-def _store_uncompressed(ds: Dataset, target: exp.Table, columns: frozenset[str]) -> None:
+def _store_uncompressed(engine: DuckDBEngine, target: exp.Table, columns: frozenset[str]) -> None:
     """Recreate the empty ``target`` with ``columns`` (where DOUBLE) stored uncompressed.
 
     Continuous noise leaves doubles DuckDB's floating-point compression saves little on (ALPRD:
@@ -137,10 +126,8 @@ def _store_uncompressed(ds: Dataset, target: exp.Table, columns: frozenset[str])
     the rebuilt table with exactly the same types; otherwise (types carrying names or values, such
     as ENUM or STRUCT, or types that do not survive the round trip) it stays as DuckDB made it.
     """
-    con = ds.engine.con  # type: ignore[attr-defined]
-
     def described(t: exp.Table) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in con.execute(f"DESCRIBE {t.sql(dialect='duckdb')}").fetchall()]
+        return [(r[0], r[1]) for r in engine.con.execute(engine.sql(exp.Describe(this=t))).fetchall()]
 
     columns_now = described(target)
     if not any(name in columns and kind == "DOUBLE" for name, kind in columns_now):
@@ -150,19 +137,19 @@ def _store_uncompressed(ds: Dataset, target: exp.Table, columns: frozenset[str])
         rebuilt = _rebuilt(kind)
         if rebuilt is None:
             return
-        sql = exp.ColumnDef(this=exp.to_identifier(name, quoted=True),
-                            kind=rebuilt).sql(dialect="duckdb")
+        sql = render(exp.ColumnDef(this=exp.to_identifier(name, quoted=True), kind=rebuilt),
+                     engine.dialect)
         if name in columns and kind == "DOUBLE":
             sql += " USING COMPRESSION uncompressed"  # no sqlglot node; a fixed keyword
         definitions.append(sql)
-    schema = schema_of(ds)
+    schema = schema_name(target)
     candidate = table(_uncompressed_name(target.name), schema)
-    con.execute(f"CREATE TABLE {candidate.sql(dialect='duckdb')} ({', '.join(definitions)})")
+    engine.con.execute(f"CREATE TABLE {render(candidate, engine.dialect)} ({', '.join(definitions)})")
     if described(candidate) != columns_now:
-        ds.engine.drop(candidate.name, schema=schema)
+        engine.drop(candidate.name, schema=schema)
         return
-    ds.engine.drop(target.name, schema=schema)
-    ds.engine.rename_table(candidate.name, target.name, schema=schema)
+    engine.drop(target.name, schema=schema)
+    engine.rename_table(candidate.name, target.name, schema=schema)
 
 
 def _uncompressed_name(target: str) -> str:
@@ -170,10 +157,10 @@ def _uncompressed_name(target: str) -> str:
     return target + "_u"
 
 
-def discard(ds: Dataset, target: str) -> None:
+def discard(engine: DuckDBEngine, target: str, schema: str | None) -> None:
     """Drop what :func:`write_blocks` may have left of ``target`` (the table and its rebuild)."""
-    ds.engine.drop(target, schema=schema_of(ds))
-    ds.engine.drop(_uncompressed_name(target), schema=schema_of(ds))
+    engine.drop(target, schema=schema)
+    engine.drop(_uncompressed_name(target), schema=schema)
 
 
 def _rollback(cur: Any) -> None:
@@ -183,7 +170,8 @@ def _rollback(cur: Any) -> None:
         pass
 
 
-def write_blocks(ds: Dataset, target: str, blocks: list[Block], schema: pa.Schema,
+def write_blocks(engine: DuckDBEngine, relation: exp.Table, target: str, blocks: list[Block],
+                 schema: pa.Schema,
                  make_batches: MakeBatches, rng: np.random.Generator, projection: Projection,
                  uncompressed: frozenset[str] = frozenset()) -> None:
     """Create ``target`` (in the source's schema) holding the projection over every block, in order.
@@ -194,18 +182,15 @@ def write_blocks(ds: Dataset, target: str, blocks: list[Block], schema: pa.Schem
     Raises:
         EngineError: a block failed; ``target`` has been dropped.
     """
-    con = ds.engine.con  # type: ignore[attr-defined]
-    target_table = table(target, schema_of(ds))
+    con = engine.con
+    where = schema_name(relation)
+    target_table = table(target, where)
     generators = rng.spawn(blocks[-1].index + 1) if blocks else []
-    empty = internal("v_" + uuid.uuid4().hex[:12])
-    con.register(empty, schema.empty_table())
-    try:
-        ds.engine.execute(exp.Create(this=target_table, kind="TABLE",
-                                     expression=_select(ds, empty, False, projection)))
-    finally:
-        con.unregister(empty)
+    with engine.arrow_relation(schema.empty_table(), internal_name("v")) as empty:
+        engine.execute(exp.Create(this=target_table, kind="TABLE",
+                                  expression=_select(relation, empty.name, False, projection)))
     if uncompressed:
-        _store_uncompressed(ds, target_table, uncompressed)
+        _store_uncompressed(engine, target_table, uncompressed)
     threads = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
     workers = max(1, min(threads, len(blocks)))
     committed = [threading.Event() for _ in blocks]
@@ -224,8 +209,8 @@ def write_blocks(ds: Dataset, target: str, blocks: list[Block], schema: pa.Schem
         # Written once, the blocks' bounds passed as parameters (DuckDB still pushes them into
         # the scan): a statement built per block leaves sqlglot trees, whose parent links make
         # them cyclic garbage for Python's collector to walk (a full collection per 10M rows).
-        values = internal("v_" + uuid.uuid4().hex[:12])
-        insert = exp.insert(_select(ds, values, True, projection), target_table).sql(dialect="duckdb")
+        values = internal_name("v")
+        insert = engine.sql(exp.insert(_select(relation, values, True, projection), target_table))
         try:
             for i in range(first, len(blocks), workers):
                 block = blocks[i]
@@ -262,10 +247,10 @@ def write_blocks(ds: Dataset, target: str, blocks: list[Block], schema: pa.Schem
         failed.set()
         for t in pool:
             t.join()
-        ds.engine.drop(target, schema=schema_of(ds))
+        engine.drop(target, schema=where)
         raise
     if errors:
-        ds.engine.drop(target, schema=schema_of(ds))
+        engine.drop(target, schema=where)
         error = errors[0]
         if isinstance(error, EngineError):
             raise error

@@ -1,0 +1,66 @@
+"""What an engine can do beyond running SQL, declared once per engine.
+
+Code outside :mod:`sqlanon.engines` asks ``engine.capabilities`` (or calls the engine method that
+needs the capability), never for the engine's type or name. An engine method whose capability is
+not declared refuses with :class:`~sqlanon.errors.UnsupportedError` naming the engine and the
+capability (:meth:`Capabilities.require`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from sqlanon.errors import UnsupportedError
+
+_WHAT = {
+    "positional_join": "join per-row values to a table by position",
+    "stable_row_key": "name a table's rows by a stable key",
+    "arrow_in": "scan Arrow data in place, without copying it into the database",
+    "file_registration": "read CSV or Parquet files as a table",
+    "transactional_ddl": "run statements, DDL included, in one transaction",
+    "atomic_rename": "replace a table by another in one transaction",
+    "row_block_writes": "write a table in row blocks on several connections",
+}
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """One engine's declared capabilities; every field says which engine method it allows."""
+
+    positional_join: bool = False
+    """``POSITIONAL JOIN`` of a table (scanned in stored order) with a stream of values:
+    :meth:`~sqlanon.engines.base.Engine.join_row_values` needs no row key."""
+    stable_row_key: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.row_key`: an expression naming each row of a stored
+    table, unchanged between reads (DuckDB ``rowid``, PostgreSQL ``ctid``)."""
+    arrow_in: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.arrow_relation`: Arrow tables and record batch streams
+    are read in place, as a relation, without being copied into the database."""
+    file_registration: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.register_file`: CSV and Parquet files become
+    temporary tables of the session."""
+    transactional_ddl: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.transaction`: all statements inside, CREATE, DROP and
+    ALTER included, commit together or roll back together."""
+    atomic_rename: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.replace_table`: inside a transaction, dropping a table
+    and renaming another into its place take effect together."""
+    row_block_writes: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.write_row_blocks`: a table's rows split in blocks by
+    row number and written in parallel by several connections, in order."""
+
+    def require(self, capability: str, engine: str) -> None:
+        """Refuse (:class:`UnsupportedError`) when ``capability`` is not declared."""
+        if capability not in _WHAT:
+            raise ValueError(f"unknown engine capability {capability!r}")
+        if not getattr(self, capability):
+            raise UnsupportedError(f"{engine} cannot {_WHAT[capability]} (the engine does not "
+                                   f"declare the capability {capability!r})")
+
+    def declared(self) -> list[str]:
+        """The names of the declared capabilities."""
+        return [f.name for f in fields(self) if getattr(self, f.name)]
+
+    @staticmethod
+    def names() -> list[str]:
+        return [f.name for f in fields(Capabilities)]
