@@ -20,7 +20,8 @@ from sqlanon.errors import InternalError
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    folder = resources.files("sql_templates")
+    # sql_templates/ at the top of the repository, shipped inside the package (sqlanon/sql_templates)
+    folder = resources.files("sqlanon") / "sql_templates"
     return Environment(loader=FileSystemLoader(str(folder)), undefined=StrictUndefined, autoescape=False,
                        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
