@@ -14,8 +14,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFo
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from sqlanon.sql.dialects import DialectProfile
 from sqlanon.errors import InternalError
+from sqlanon.sql.dialects import DialectProfile
 
 
 @lru_cache(maxsize=1)

@@ -137,9 +137,9 @@ def test_installed_demo_writes_its_table_through_the_shipped_templates(clean_ins
     assert no_top_level.returncode != 0 and "No module named 'sql_templates'" in no_top_level.stderr
     demo = run([str(sqlanon), "demo", "--json"], tmp_path, 300)
     assert demo.returncode == 0, f"sqlanon demo:\n{demo.stdout}\n{demo.stderr}"
-    counted = run([str(python), "-c", "import duckdb; print(duckdb.connect("
-                   "'sqlanon_demo/people.duckdb').execute('SELECT count(*) FROM people_anon').fetchone()[0])"],
-                  tmp_path, 60)
+    count = ("import duckdb; con = duckdb.connect('sqlanon_demo/people.duckdb'); "
+             "print(con.execute('SELECT count(*) FROM people_anon').fetchone()[0])")
+    counted = run([str(python), "-c", count], tmp_path, 60)
     assert counted.returncode == 0, counted.stderr
     assert int(counted.stdout) > 0
 
