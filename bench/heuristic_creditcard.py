@@ -46,7 +46,7 @@ def main() -> None:
             start = time.perf_counter()
             seen: list[float] = []
 
-            def progress(checked, node, value, start=start, seen=seen):
+            def progress(checked, node, value, start=start, seen=seen, limit=limit):
                 if value is not None and (not seen or value < seen[-1]):
                     seen.append(value)
                     print(f"  {limit:.0%}: {time.perf_counter() - start:6.2f} s, {checked} checks: "

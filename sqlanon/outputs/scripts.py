@@ -47,7 +47,8 @@ def _statement(context: Context, body: str) -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    folder = resources.files("sql_templates")
+    # sql_templates/ at the top of the repository, shipped inside the package (sqlanon/sql_templates)
+    folder = resources.files("sqlanon") / "sql_templates"
     env = Environment(loader=FileSystemLoader(str(folder)), undefined=StrictUndefined, autoescape=False,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["statement"] = _statement

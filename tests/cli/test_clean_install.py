@@ -5,9 +5,14 @@ the test extra, so `sqlanon anonymize` failed with ModuleNotFoundError after a p
 package now needs no pandas (numpy and pyarrow do that work), and the environment is checked to have
 none, so an import of it anywhere on these paths fails here.
 
-The package is installed from this checkout into a fresh virtual environment (no system site
-packages; pip may use its cache and needs the package index). Without a network the test is
-skipped with pip's reason.
+Defect guarded: the SQL templates were installed as a top-level package named ``sql_templates``
+in site-packages. They are package data of sqlanon now: the wheel holds them under
+``sqlanon/sql_templates/`` (and ``py.typed``), holds no other top-level package, and the installed
+``sqlanon demo`` (which writes its output table through a template) runs with no checkout in sight.
+
+A wheel is built from this checkout (``pip wheel . --no-deps``) and installed into a fresh virtual
+environment (no system site packages; pip may use its cache and needs the package index). Without a
+network the test is skipped with pip's reason.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import subprocess
 import sys
 import textwrap
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -70,25 +76,72 @@ def run(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProce
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def pip(python: Path, args: list[str], cwd: Path, what: str) -> None:
+    """Run ``python -m pip args``; skip the test when the package index cannot be reached."""
+    try:
+        done = run([str(python), "-m", "pip", *args], cwd, 600)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"{what} did not finish in 10 minutes (slow or no network)")
+    if done.returncode != 0:
+        if any(s in done.stderr for s in OFFLINE):
+            pytest.skip(f"pip cannot reach the package index: {done.stderr.strip().splitlines()[-1]}")
+        pytest.fail(f"{what} failed:\n{done.stderr}")
+
+
 @pytest.fixture(scope="module")
-def clean_install(tmp_path_factory) -> Path:
-    """A virtual environment holding sqlanon installed from this checkout, without extras."""
+def fresh_venv(tmp_path_factory) -> Path:
+    """The bin folder of a new virtual environment without system site packages."""
     where = tmp_path_factory.mktemp("clean")
     try:
         venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(where / "venv")
     except Exception as e:  # noqa: BLE001 - any failure to build the venv means the test cannot run
         pytest.skip(f"cannot create a virtual environment: {e}")
-    bindir = where / "venv" / ("Scripts" if sys.platform == "win32" else "bin")
-    try:
-        pip = run([str(bindir / "python"), "-m", "pip", "install", "--quiet", "--no-compile", str(ROOT)],
-                  where, 600)
-    except subprocess.TimeoutExpired:
-        pytest.skip("pip install did not finish in 10 minutes (slow or no network)")
-    if pip.returncode != 0:
-        if any(s in pip.stderr for s in OFFLINE):
-            pytest.skip(f"pip cannot reach the package index: {pip.stderr.strip().splitlines()[-1]}")
-        pytest.fail(f"pip install . failed:\n{pip.stderr}")
-    return bindir
+    return where / "venv" / ("Scripts" if sys.platform == "win32" else "bin")
+
+
+@pytest.fixture(scope="module")
+def wheel(fresh_venv, tmp_path_factory) -> Path:
+    """The wheel ``pip wheel . --no-deps`` builds from this checkout."""
+    out = tmp_path_factory.mktemp("wheel")
+    pip(fresh_venv / "python", ["wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)], out,
+        "pip wheel . --no-deps")
+    built = sorted(out.glob("sqlanon-*.whl"))
+    assert len(built) == 1, f"expected one sqlanon wheel, found {[w.name for w in built]}"
+    return built[0]
+
+
+@pytest.fixture(scope="module")
+def clean_install(fresh_venv, wheel) -> Path:
+    """The virtual environment with that wheel installed, without extras."""
+    pip(fresh_venv / "python", ["install", "--quiet", "--no-compile", str(wheel)], wheel.parent,
+        "pip install of the wheel")
+    return fresh_venv
+
+
+def test_wheel_ships_templates_and_py_typed_inside_the_package(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    templates = sorted(n.removeprefix("sqlanon/sql_templates/") for n in names
+                       if n.startswith("sqlanon/sql_templates/"))
+    assert templates == sorted(p.name for p in (ROOT / "sql_templates").glob("*.sql.j2"))
+    assert "default__create_table.sql.j2" in templates
+    assert "sqlanon/py.typed" in names
+    top_level = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top_level == {"sqlanon"}, f"the wheel installs other top-level names: {top_level}"
+    info = next(n for n in names if n.endswith(".dist-info/top_level.txt"))
+    assert zipfile.ZipFile(wheel).read(info).decode().split() == ["sqlanon"]
+
+
+def test_installed_demo_writes_its_table_through_the_shipped_templates(clean_install, tmp_path):
+    python, sqlanon = clean_install / "python", clean_install / "sqlanon"
+    no_top_level = run([str(python), "-c", "import sql_templates"], tmp_path, 60)
+    assert no_top_level.returncode != 0 and "No module named 'sql_templates'" in no_top_level.stderr
+    demo = run([str(sqlanon), "demo", "--json"], tmp_path, 300)
+    assert demo.returncode == 0, f"sqlanon demo:\n{demo.stdout}\n{demo.stderr}"
+    count = ("import duckdb; con = duckdb.connect('sqlanon_demo/people.duckdb'); "
+             "print(con.execute('SELECT count(*) FROM people_anon').fetchone()[0])")
+    counted = run([str(python), "-c", count], tmp_path, 60)
+    assert counted.returncode == 0, counted.stderr
+    assert int(counted.stdout) > 0
 
 
 def test_plain_install_runs_anonymize_microaggregation_and_noise(clean_install, tmp_path):

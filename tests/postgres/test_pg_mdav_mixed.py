@@ -9,7 +9,8 @@ from sqlglot import exp
 from sqlanon import api
 from sqlanon.sql.nodes import alias, col, lit, table
 from sqlanon.engines.duckdb import DuckDBEngine
-from tests.methods.microaggregation.test_mdav_mixed_pipeline import TABLE, load, people, spec
+from tests.methods.microaggregation.test_mdav_mixed_pipeline import TABLE, load, spec
+from tests.methods.microaggregation.test_mdav_mixed_pipeline import people  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.postgres
 

@@ -102,7 +102,7 @@ def generalization_term(ctx: MetricContext, attribute: str) -> float:
             totals[g] += int(c)
         order = first_appearance(ev)[attribute]
         value = 0.0
-        for v, g, c in sorted(rows, key=lambda r: order.get(r[0], math.inf)):
+        for _, g, c in sorted(rows, key=lambda r: order.get(r[0], math.inf)):
             a, b = float(c), float(totals[g])
             value += a * log2(a / b)
         cache[key] = value

@@ -56,7 +56,7 @@ class HistogramColumns:
 H = HistogramColumns()
 
 
-class Statistic(abc.ABC):
+class Statistic(abc.ABC):  # noqa: B024 - a base to subclass; every hook has a default
     """A per-class aggregate. Equal statistics (same class and fields) are computed once."""
 
     # Subclasses that read a sensitive attribute's histogram declare a field ``attribute``.
@@ -159,7 +159,7 @@ class PrivacyModel(abc.ABC):
         m = self.monotonicity
         return m.suppression if suppression_limit > 0 else m.generalization
 
-    def validate_against(self, attributes: dict[str, Any], path: str) -> None:
+    def validate_against(self, attributes: dict[str, Any], path: str) -> None:  # noqa: B027 - optional
         """Check the model's attribute references against the spec (roles, types)."""
 
     @property

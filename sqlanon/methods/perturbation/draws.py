@@ -61,7 +61,8 @@ def _clamp(x: exp.Expression, low: float, high: float) -> exp.Expression:
                     default=x.copy())
 
 
-def _float_schema(m: int, kind: pa.DataType = pa.float64()) -> pa.Schema:
+def _float_schema(m: int, kind: pa.DataType | None = None) -> pa.Schema:
+    kind = pa.float64() if kind is None else kind
     return pa.schema([(noise_column(i), kind) for i in range(m)])
 
 

@@ -412,8 +412,8 @@ def test_spec_release_equals_the_function_with_the_same_seed(order):
 
     engine = _engine_with(_people(), COLS)
     report = api.apply(_dp_spec(order=order), engine=engine).as_dict()
-    direct = dp_microaggregate(engine, "t", "direct", k=5, epsilon=2.0, bounds=BOUNDS,
-                               categorical={"illness": DISEASES}, method=order, seed=11)
+    dp_microaggregate(engine, "t", "direct", k=5, epsilon=2.0, bounds=BOUNDS,
+                      categorical={"illness": DISEASES}, method=order, seed=11)
     q = 'SELECT age, "in""come", illness FROM {} ORDER BY ALL'
     assert engine.fetch_script(q.format("t_dp"))[1] == engine.fetch_script(q.format("direct"))[1]
     assert [c for c, _ in engine.columns("t_dp")] == ["age", 'in"come', "illness"]

@@ -308,7 +308,7 @@ def test_staircase_default_gamma_minimises_expected_absolute_noise():
     for eps in (0.2, 1.0, 4.0):
         g_star = m.staircase_optimal_gamma(eps)
 
-        def expected_abs(g):
+        def expected_abs(g, eps=eps):
             # 2∫_0^∞ x f(x) dx summed step by step over Thm 8.9's density (Δ = 1, d = γ)
             b = math.exp(-eps)
             mass = (1 - b) / (2 * (g + (1 - g) * b))

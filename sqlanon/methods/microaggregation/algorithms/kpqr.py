@@ -172,12 +172,13 @@ class _Heuristic:
                                              self.z[pool] - self.z[s]), kind="stable")]
             free = np.ones(len(pool), dtype=bool)
 
+            # pick runs within this iteration only: it reads this iteration's free, pool and group (B023)
             def pick(*conditions: np.ndarray) -> bool:
                 for condition in conditions:
-                    hits = np.flatnonzero(condition & free)
+                    hits = np.flatnonzero(condition & free)  # noqa: B023
                     if len(hits):
-                        free[hits[0]] = False
-                        self._move(group, int(pool[hits[0]]), alive, sensitive)
+                        free[hits[0]] = False  # noqa: B023
+                        self._move(group, int(pool[hits[0]]), alive, sensitive)  # noqa: B023
                         return True
                 return False
 
