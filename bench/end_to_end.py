@@ -8,8 +8,8 @@ command searches (optimal, Loss) and writes mode ``table``. Measured per case (m
 * the whole process: ``sqlanon anonymize spec.yaml --json`` as a subprocess, wall time and peak RSS;
 * start-up: ``python -c "import sqlanon.cli.main"`` as a subprocess;
 * search: the ``seconds`` the report gives for the search;
-* one ``GROUP BY`` of the quasi-identifiers and one ``CREATE TABLE AS`` of the written output, on the
-  same file, in this process.
+* one ``GROUP BY`` of the quasi-identifiers (into a temporary table) and one ``CREATE TABLE AS`` of the
+  written output (a stored table of the file, as the output is), on the same file, in this process.
 
 Goal (per case): whole ≤ 1.5 × (search + GROUP BY + CREATE TABLE AS) + 0.3 s. The rest of the whole
 process (loading the spec and hierarchies, the check of the found node, metrics, the report) is shown
@@ -96,12 +96,12 @@ def large_case(con: duckdb.DuckDBPyConnection, folder: Path) -> dict[str, Any]:
     return spec
 
 
-def timed_process(args: list[str], env: dict[str, str] | None = None
+def timed_process(args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
                   ) -> tuple[float, float, str, str, float]:
     """Wall seconds, peak RSS (MB), stdout, stderr and CPU seconds (user + system) of a subprocess."""
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(args, stdout=out, stderr=err, text=True, env=env)
+        proc = subprocess.Popen(args, stdout=out, stderr=err, text=True, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         out.seek(0)
@@ -112,12 +112,18 @@ def timed_process(args: list[str], env: dict[str, str] | None = None
     return seconds, usage.ru_maxrss / 1024, stdout, stderr, usage.ru_utime + usage.ru_stime
 
 
-def environment(folder: Path, tree: str | None) -> dict[str, str]:
-    """The subprocesses' environment: bytecode cached in ``folder``; ``tree`` first on the path."""
+HERE = Path(__file__).resolve().parents[1]
+"""The tree this script belongs to (its sqlanon and bench packages)."""
+
+
+def environment(folder: Path, tree: Path) -> dict[str, str]:
+    """The subprocesses' environment: ``tree`` first on the path, bytecode cached in ``folder``.
+
+    The subprocesses run in ``folder``: ``python -m`` puts the working directory before PYTHONPATH.
+    """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(folder / ("pycache-against" if tree else "pycache"))
-    if tree:
-        env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [os.environ.get("PYTHONPATH")])])
+    env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache" / str(tree).strip(os.sep).replace(os.sep, "_"))
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])
     return env
 
 
@@ -143,8 +149,10 @@ def main() -> None:
         cases["large"] = (large_case(con, folder), LARGE_QIS, "people")
     con.close()
     python = sys.executable
-    env = environment(folder, None)
-    against = environment(folder, os.path.abspath(args.against)) if args.against else None
+    env = environment(folder, HERE)
+    against = environment(folder, Path(args.against).resolve()) if args.against else None
+    for e in filter(None, [env, against]):
+        Path(e["PYTHONPYCACHEPREFIX"]).mkdir(parents=True)
     print(f"runs={args.runs} (medians); cases in {folder}; python {sys.version.split()[0]}"
           + (f"; against {args.against}" if args.against else ""))
     for name, (spec, qis, source) in cases.items():
@@ -156,19 +164,19 @@ def main() -> None:
                                           ("whole", "rss", "start", "search", "scan", "write", "before",
                                                     "cpu", "cpu_before")}
         report: dict[str, Any] = {}
-        timed_process(command, env)  # warm-up: bytecode cache, file cache
+        timed_process(command, env, folder)  # warm-up: bytecode cache, file cache
         if against:
-            timed_process(command, against)
+            timed_process(command, against, folder)
         for _ in range(args.runs):
-            series["start"].append(timed_process([python, "-c", "import sqlanon.cli.main"], env)[0])
-            seconds, peak, out, _, cpu = timed_process(command, env)
+            series["start"].append(timed_process([python, "-c", "import sqlanon.cli.main"], env, folder)[0])
+            seconds, peak, out, _, cpu = timed_process(command, env, folder)
             series["whole"].append(seconds)
             series["cpu"].append(cpu)
             series["rss"].append(peak)
             report = json.loads(out)
             series["search"].append(float(report["search"]["seconds"]))
             if against:
-                seconds, _, out, _, cpu = timed_process(command, against)
+                seconds, _, out, _, cpu = timed_process(command, against, folder)
                 series["before"].append(seconds)
                 series["cpu_before"].append(cpu)
                 if json.loads(out)["transformation"] != report["transformation"]:
@@ -179,10 +187,11 @@ def main() -> None:
                         f'FROM "{source}" GROUP BY {quoted(qis)}')
             series["scan"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            con.execute(f'CREATE OR REPLACE TEMP TABLE w AS SELECT * FROM "{spec["output"]["name"]}"')
+            con.execute(f'CREATE OR REPLACE TABLE bench_copy AS SELECT * FROM "{spec["output"]["name"]}"')
             series["write"].append(time.perf_counter() - t)
+            con.execute("DROP TABLE bench_copy")
             con.close()
-        err = timed_process([python, "-m", "bench.phases", *command[3:]], env)[3]
+        err = timed_process([python, "-m", "bench.phases", *command[3:]], env, folder)[3]  # bench from HERE
         phases = json.loads(err.strip().splitlines()[-1])
         m = {k: statistics.median(v) for k, v in series.items() if v}
         bound = 1.5 * (m["search"] + m["scan"] + m["write"]) + 0.3
