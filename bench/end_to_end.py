@@ -8,12 +8,21 @@ command searches (optimal, Loss) and writes mode ``table``. Measured per case (m
 * the whole process: ``sqlanon anonymize spec.yaml --json`` as a subprocess, wall time and peak RSS;
 * start-up: ``python -c "import sqlanon.cli.main"`` as a subprocess;
 * search: the ``seconds`` the report gives for the search;
-* one ``GROUP BY`` of the quasi-identifiers and one ``CREATE TABLE AS`` of the written output, on the
-  same file, in this process.
+* one ``GROUP BY`` of the quasi-identifiers (into a temporary table) and one ``CREATE TABLE AS`` of the
+  written output (a stored table of the file, as the output is), on the same file, in this process.
 
 Goal (per case): whole ≤ 1.5 × (search + GROUP BY + CREATE TABLE AS) + 0.3 s. The rest of the whole
 process (loading the spec and hierarchies, the check of the found node, metrics, the report) is shown
-as "other".
+as "other", and split by one more run per case under ``bench/phases.py`` (wrappers timing the main
+steps; that run is not among the timed ones).
+
+The subprocesses run with Python's bytecode cache on (in a folder of the run, ``PYTHONPYCACHEPREFIX``),
+as an installed package has its ``.pyc`` files; ``PYTHONDONTWRITEBYTECODE`` would add the compilation
+of every sqlanon module (about 0.3 s) to each start. One untimed run per case comes first.
+
+``--against DIR`` also times the whole process of the sqlanon tree in ``DIR`` (``PYTHONPATH=DIR``, e.g.
+an older commit unpacked with ``git archive``), alternating with this tree's runs, so that before and
+after are compared under the same load.
 """
 
 from __future__ import annotations
@@ -87,23 +96,42 @@ def large_case(con: duckdb.DuckDBPyConnection, folder: Path) -> dict[str, Any]:
     return spec
 
 
-def timed_process(args: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) and stdout of a subprocess."""
+def timed_process(args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+                  ) -> tuple[float, float, str, str, float]:
+    """Wall seconds, peak RSS (MB), stdout, stderr and CPU seconds (user + system) of a subprocess."""
     start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    out = proc.stdout.read() if proc.stdout else ""
-    err = proc.stderr.read() if proc.stderr else ""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(args, stdout=out, stderr=err, text=True, env=env, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(args)} failed: {err.strip()[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024, out
+        raise SystemExit(f"{' '.join(args)} failed: {stderr.strip()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024, stdout, stderr, usage.ru_utime + usage.ru_stime
+
+
+HERE = Path(__file__).resolve().parents[1]
+"""The tree this script belongs to (its sqlanon and bench packages)."""
+
+
+def environment(folder: Path, tree: Path) -> dict[str, str]:
+    """The subprocesses' environment: ``tree`` first on the path, bytecode cached in ``folder``.
+
+    The subprocesses run in ``folder``: ``python -m`` puts the working directory before PYTHONPATH.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache" / str(tree).strip(os.sep).replace(os.sep, "_"))
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cases", default="adult,creditcard,large")
+    parser.add_argument("--against", metavar="DIR", help="also time the sqlanon tree in DIR, alternately")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="sqlanon-e2e-"))
     database = folder / "data.duckdb"
@@ -121,37 +149,62 @@ def main() -> None:
         cases["large"] = (large_case(con, folder), LARGE_QIS, "people")
     con.close()
     python = sys.executable
-    sqlanon = [python, "-m", "sqlanon"]
+    env = environment(folder, HERE)
+    against = environment(folder, Path(args.against).resolve()) if args.against else None
+    for e in filter(None, [env, against]):
+        Path(e["PYTHONPYCACHEPREFIX"]).mkdir(parents=True)
+    print(f"runs={args.runs} (medians); cases in {folder}; python {sys.version.split()[0]}"
+          + (f"; against {args.against}" if args.against else ""))
     for name, (spec, qis, source) in cases.items():
         spec["source"]["database"] = str(database)
         path = folder / f"{name}.yaml"
         path.write_text(yaml.safe_dump(spec), encoding="utf-8")
-        whole, rss, start, search, scan, write = [], [], [], [], [], []
+        command = [python, "-m", "sqlanon", "anonymize", str(path), "--json"]
+        series: dict[str, list[float]] = {k: [] for k in
+                                          ("whole", "rss", "start", "search", "scan", "write", "before",
+                                                    "cpu", "cpu_before")}
         report: dict[str, Any] = {}
+        timed_process(command, env, folder)  # warm-up: bytecode cache, file cache
+        if against:
+            timed_process(command, against, folder)
         for _ in range(args.runs):
-            start.append(timed_process([python, "-c", "import sqlanon.cli.main"])[0])
-            seconds, peak, out = timed_process([*sqlanon, "anonymize", str(path), "--json"])
-            whole.append(seconds)
-            rss.append(peak)
+            series["start"].append(timed_process([python, "-c", "import sqlanon.cli.main"], env, folder)[0])
+            seconds, peak, out, _, cpu = timed_process(command, env, folder)
+            series["whole"].append(seconds)
+            series["cpu"].append(cpu)
+            series["rss"].append(peak)
             report = json.loads(out)
-            search.append(float(report["search"]["seconds"]))
+            series["search"].append(float(report["search"]["seconds"]))
+            if against:
+                seconds, _, out, _, cpu = timed_process(command, against, folder)
+                series["before"].append(seconds)
+                series["cpu_before"].append(cpu)
+                if json.loads(out)["transformation"] != report["transformation"]:
+                    raise SystemExit(f"{name}: {args.against} finds another transformation")
             con = duckdb.connect(str(database))
             t = time.perf_counter()
             con.execute(f'CREATE OR REPLACE TEMP TABLE g AS SELECT {quoted(qis)}, count(*) AS n '
                         f'FROM "{source}" GROUP BY {quoted(qis)}')
-            scan.append(time.perf_counter() - t)
+            series["scan"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            con.execute(f'CREATE OR REPLACE TEMP TABLE w AS SELECT * FROM "{spec["output"]["name"]}"')
-            write.append(time.perf_counter() - t)
+            con.execute(f'CREATE OR REPLACE TABLE bench_copy AS SELECT * FROM "{spec["output"]["name"]}"')
+            series["write"].append(time.perf_counter() - t)
+            con.execute("DROP TABLE bench_copy")
             con.close()
-        m = {k: statistics.median(v) for k, v in dict(whole=whole, start=start, search=search, scan=scan,
-                                                          write=write, rss=rss).items()}
+        err = timed_process([python, "-m", "bench.phases", *command[3:]], env, folder)[3]  # bench from HERE
+        phases = json.loads(err.strip().splitlines()[-1])
+        m = {k: statistics.median(v) for k, v in series.items() if v}
         bound = 1.5 * (m["search"] + m["scan"] + m["write"]) + 0.3
         other = m["whole"] - m["start"] - m["search"]
-        print(f"{name}: whole " + ", ".join(f"{t:.2f}" for t in whole) + f" s; median {m['whole']:.2f} s, "
-              f"peak RSS {m['rss']:.0f} MB")
+        print(f"{name}: whole " + ", ".join(f"{t:.2f}" for t in series["whole"]) + f" s; median "
+              f"{m['whole']:.2f} s (CPU {m['cpu']:.2f} s), peak RSS {m['rss']:.0f} MB")
+        if against:
+            print(f"  {args.against}: whole " + ", ".join(f"{t:.2f}" for t in series["before"])
+                  + f" s; median {m['before']:.2f} s (CPU {m['cpu_before']:.2f} s)")
         print(f"  start-up {m['start']:.2f} s, search {m['search']:.2f} s, other (load, check, output, "
               f"report) {other:.2f} s; GROUP BY {m['scan']:.3f} s, CREATE TABLE AS {m['write']:.3f} s")
+        print("  split of one more run (inclusive seconds): " + ", ".join(
+            f"{k} {v:.2f}" for k, v in phases.items()))
         print(f"  levels {report.get('transformation')}; goal whole <= {bound:.2f} s: "
               f"{'met' if m['whole'] <= bound else 'NOT met'} (ratio {m['whole'] / bound:.2f})")
     print(f"peak RSS of this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

@@ -9,12 +9,11 @@ import sys
 from typing import Any
 
 from sqlanon.errors import SpecError
-from sqlanon.methods.dp.budget import PrivacyBudgetError
 
 
 def _amount(text: str) -> float:
     """An ε or δ option: a finite number >= 0 the ledger can hold, else argparse's one-line error."""
-    from sqlanon.methods.dp.budget import amount
+    from sqlanon.methods.dp.budget import PrivacyBudgetError, amount
 
     try:
         amount(text, "the value")
@@ -113,7 +112,7 @@ def add_budget_arguments(p: argparse.ArgumentParser) -> None:
 def run_budget(args: argparse.Namespace) -> int:
     """Print the budgets as JSON: per dataset its relation, total, spent and remaining."""
     from sqlanon.methods.dp.queries import open_database
-    from sqlanon.methods.dp.budget import PrivacyLedger
+    from sqlanon.methods.dp.budget import PrivacyBudgetError, PrivacyLedger
 
     engine = open_database(args.database, create=False)
     try:

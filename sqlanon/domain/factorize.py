@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import pyarrow as pa
+
+_TEXT = {str, type(None)}
 
 
 def factorize(values: np.ndarray | Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
@@ -15,18 +16,29 @@ def factorize(values: np.ndarray | Sequence[object]) -> tuple[np.ndarray, np.nda
     objects = np.asarray(values, dtype=object)
     if not len(objects):
         return np.zeros(0, dtype=np.int64), objects
-    try:
-        encoded = pa.array(objects, from_pandas=False).dictionary_encode(null_encoding="encode")
-        codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        # values of mixed types, which Arrow cannot hold in one array
-        seen: dict[object, int] = {}
-        codes = np.fromiter((seen.setdefault(v, len(seen)) for v in objects), dtype=np.int64,
-                            count=len(objects))
+    items = objects.tolist()
+    if set(map(type, items)) <= _TEXT:
+        # text keys: a dict is as fast as Arrow here, and converting Python values to Arrow imports
+        # pandas (over half a second), which a command that never needs pandas should not pay
+        codes = _first_seen_codes(items)
+    else:
+        import pyarrow as pa
+
+        try:
+            encoded = pa.array(objects, from_pandas=False).dictionary_encode(null_encoding="encode")
+            codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            # values of mixed types, which Arrow cannot hold in one array
+            codes = _first_seen_codes(items)
     # codes count up in order of first appearance: a code is new where it exceeds all before it
     before = np.maximum.accumulate(codes)
     first = np.flatnonzero(np.concatenate(([True], codes[1:] > before[:-1])))
     return codes, objects[first]
+
+
+def _first_seen_codes(items: list[object]) -> np.ndarray:
+    seen: dict[object, int] = {}
+    return np.fromiter([seen.setdefault(v, len(seen)) for v in items], dtype=np.int64, count=len(items))
 
 
 def group_ids(columns: Sequence[np.ndarray], *, sort_key=None) -> tuple[np.ndarray, np.ndarray]:

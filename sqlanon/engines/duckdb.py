@@ -41,6 +41,23 @@ def _open(database: str, read_only: bool) -> Any:
         raise EngineError(f"duckdb: cannot open {database!r}: {driver_message(e)}") from e
 
 
+def _numpy_columns(columns: list[list[Any]]) -> dict[str, Any] | None:
+    """The columns as NumPy arrays DuckDB scans as VARCHAR or BIGINT, or None when a column holds
+    anything else (floats, decimals, dates, booleans, a mix of types)."""
+    import numpy as np
+
+    out: dict[str, Any] = {}
+    for i, values in enumerate(columns):
+        kinds = set(map(type, values))
+        if kinds <= {str, type(None)}:
+            out[f"c{i}"] = np.array(values, dtype=object)
+        elif kinds == {int} and -2**63 <= min(values) and max(values) < 2**63:
+            out[f"c{i}"] = np.array(values, dtype=np.int64)
+        else:
+            return None
+    return out
+
+
 class DuckDBEngine(Engine):
     name: ClassVar[str] = "duckdb"
     dialect_name: ClassVar[str] = "duckdb"
@@ -57,12 +74,17 @@ class DuckDBEngine(Engine):
         self.con.execute(sql)
 
     def insert_rows(self, name: str, rows, *, schema: str | None = None) -> None:  # type: ignore[no-untyped-def]
-        """Append rows through an Arrow table scanned by DuckDB (per-row binding is far slower)."""
+        """Append rows through columns scanned by DuckDB (per-row binding is far slower): NumPy
+        arrays when every column holds only text (or NULL) or only integers, else an Arrow table
+        (whose conversion from Python values imports pandas, which costs more than small inserts)."""
         if not rows:
             return
-        import pyarrow as pa
+        columns = [list(values) for values in zip(*rows)]
+        data: Any = _numpy_columns(columns)
+        if data is None:
+            import pyarrow as pa
 
-        data = pa.table({f"c{i}": list(values) for i, values in enumerate(zip(*rows))})
+            data = pa.table({f"c{i}": values for i, values in enumerate(columns)})
         with self._arrow_relation(data, internal_name("rows")) as view:
             self.execute(exp.insert(exp.select("*").from_(view), table(name, schema)))
 

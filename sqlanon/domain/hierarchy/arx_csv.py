@@ -36,7 +36,7 @@ def parse_arx_text(text: str, *, delimiter: str = ";", source: str = "<text>") -
         rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True))
     except csv.Error as e:
         raise HierarchyError(f"not a valid CSV file: {e}", source=source) from None
-    rows = [r for r in rows if any(c != "" for c in r)]
+    rows = [r for r in rows if any(r)]  # cells are text: a row of empty cells is blank
     if not rows:
         raise HierarchyError("the hierarchy file is empty", source=source)
     return rows

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import abc
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
+
+import numpy as np
 
 from sqlglot import exp
 
@@ -50,23 +54,57 @@ class HierarchyTable:
         return {row[0]: row for row in self.rows}
 
     @cached_property
-    def _label_counts(self) -> Counter[tuple[int, str | None]]:
-        return Counter((level, row[level]) for row in self.rows for level in range(len(row)))
+    def _columns(self) -> list[tuple[str | None, ...]]:
+        return list(zip(*self.rows))
+
+    @cached_property
+    def _last_row(self) -> dict[str | None, int]:
+        """leaf -> the index of its row in :attr:`rows` (the last one, as :attr:`mapping`)."""
+        return {leaf: i for i, leaf in enumerate(self._columns[0])} if self.rows else {}
+
+    @cached_property
+    def _per_level(self) -> dict[tuple[str, int], Any]:
+        """Memo of the per-level figures below (the table is immutable; hashing it costs O(rows))."""
+        return {}
+
+    def level_codes(self, level: int) -> tuple[np.ndarray, list[str | None]]:
+        """Per row of :attr:`rows`, the number of its label at ``level``, and the labels in number
+        order (order of first appearance)."""
+        memo = self._per_level
+        if ("codes", level) not in memo:
+            index: dict[str | None, int] = {}
+            codes = np.fromiter([index.setdefault(v, len(index)) for v in self._columns[level]],
+                                dtype=np.int64, count=len(self.rows))
+            memo["codes", level] = (codes, list(index))
+        return memo["codes", level]
+
+    def label_counts(self, level: int) -> np.ndarray:
+        """Rows of the table per label of ``level``, in the order of :meth:`level_codes`."""
+        codes, labels = self.level_codes(level)
+        return np.bincount(codes, minlength=len(labels)).astype(np.int64)
+
+    def _level_counter(self, level: int) -> Counter[str | None]:
+        memo = self._per_level
+        if ("counter", level) not in memo:
+            memo["counter", level] = Counter(self._columns[level])
+        return memo["counter", level]
+
+    def leaf_rows(self, leaves: Sequence[str | None]) -> np.ndarray:
+        """The index in :attr:`rows` of the row that defines each leaf (KeyError for a non-leaf)."""
+        last = self._last_row
+        return np.fromiter([last[leaf] for leaf in leaves], dtype=np.int64, count=len(leaves))
 
     def label_count(self, label: str | None, level: int) -> int:
         """Rows of the table whose column ``level`` holds ``label``."""
-        return self._label_counts[(level, label)]
+        return self._level_counter(level)[label] if 0 <= level < len(self._columns) else 0
 
     def share(self, label: str | None, level: int) -> float:
         """Share of the domain generalized to ``label`` at ``level`` (keyed by level and label)."""
-        return self._label_counts[(level, label)] / self.domain_size
+        return self.label_count(label, level) / self.domain_size
 
     def level_values(self, level: int) -> list[str | None]:
         """The distinct labels of one level, in order of first appearance."""
-        seen: dict[str | None, None] = {}
-        for row in self.rows:
-            seen.setdefault(row[level], None)
-        return list(seen)
+        return list(self.level_codes(level)[1])
 
 
 class Hierarchy(abc.ABC):

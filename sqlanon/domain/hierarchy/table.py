@@ -41,7 +41,7 @@ class TableHierarchy(Hierarchy):
                  null_leaf: str | None = None) -> None:
         self.source = source
         self.null_leaf = null_leaf
-        self._table = HierarchyTable(tuple(tuple(r) for r in rows))
+        self._table = HierarchyTable(tuple(map(tuple, rows)))
         validate_rows(self._table.rows, source)
         if null_leaf is not None and null_leaf not in self._table.mapping:
             raise HierarchyError(f"the NULL label {null_leaf!r} is not a leaf of the hierarchy; add a "
@@ -89,6 +89,26 @@ def validate_rows(rows: Sequence[Sequence[str | None]], source: str) -> None:
     if not rows:
         raise HierarchyError("the hierarchy has no rows", source=source)
     width = len(rows[0])
+    # Each check first runs over whole columns (a set, a membership test); only a table that fails
+    # one is walked row by row, to name the first offending row as the message says.
+    columns = list(zip(*rows)) if len(set(map(len, rows))) == 1 else None
+    if columns is None or not all(set(map(type, c)) == {str} and (j == 0 or "" not in c)
+                                  for j, c in enumerate(columns)):
+        _check_cells(rows, width, source)
+    assert columns is not None  # ragged rows raised above
+    if len(set(columns[0])) != len(rows):
+        _check_duplicates(rows, source)
+    if any(len(set(zip(columns[level], columns[level + 1]))) != len(set(columns[level]))
+           for level in range(1, width - 1)):
+        _check_parents(rows, width, source)
+    if width > 1:
+        tops = set(columns[-1])
+        if len(tops) > 1:
+            warnings.warn(f"{source}: the top level has {len(tops)} values, not one; the most general "
+                          "transformation will not merge all records", SqlanonWarning, stacklevel=3)
+
+
+def _check_cells(rows: Sequence[Sequence[str | None]], width: int, source: str) -> None:
     for i, row in enumerate(rows, start=1):
         if len(row) != width:
             raise HierarchyError(
@@ -98,6 +118,9 @@ def validate_rows(rows: Sequence[Sequence[str | None]], source: str) -> None:
             if not isinstance(cell, str) or (j > 0 and cell == ""):
                 raise HierarchyError(f"row {i} (leaf {row[0]!r}) has an empty label at level {j}",
                                      source=source)
+
+
+def _check_duplicates(rows: Sequence[Sequence[str | None]], source: str) -> None:
     seen: dict[str | None, tuple[int, tuple[str | None, ...]]] = {}
     for i, row in enumerate(rows, start=1):
         if row[0] in seen:
@@ -108,9 +131,12 @@ def validate_rows(rows: Sequence[Sequence[str | None]], source: str) -> None:
                     f"generalizations ({list(prev[1:])} and {list(row[1:])})", source=source)
             warnings.warn(f"{source}: rows {first} and {i}: leaf {row[0]!r} is listed twice with the "
                           "same generalizations; both rows count towards the domain size",
-                          SqlanonWarning, stacklevel=3)
+                          SqlanonWarning, stacklevel=4)
         else:
             seen[row[0]] = (i, tuple(row))
+
+
+def _check_parents(rows: Sequence[Sequence[str | None]], width: int, source: str) -> None:
     for level in range(1, width - 1):
         parents: dict[str | None, tuple[int, str | None]] = {}
         for i, row in enumerate(rows, start=1):
@@ -121,11 +147,6 @@ def validate_rows(rows: Sequence[Sequence[str | None]], source: str) -> None:
                     f"rows {first} and {i}: label {label!r} at level {level} has two parents at level "
                     f"{level + 1} ({known!r} and {parent!r}); each value needs exactly one parent",
                     source=source)
-    if width > 1:
-        tops = {row[-1] for row in rows}
-        if len(tops) > 1:
-            warnings.warn(f"{source}: the top level has {len(tops)} values, not one; the most general "
-                          "transformation will not merge all records", SqlanonWarning, stacklevel=3)
 
 
 def read_arx_csv(path: str | os.PathLike[str], *, delimiter: str = ";", null_leaf: str | None = None,

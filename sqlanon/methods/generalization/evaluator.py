@@ -310,8 +310,15 @@ class Evaluator:
             return table_
         if attribute not in self._built:
             c = col(attribute)
-            q = exp.select(*[alias(as_text(h.expression(c, lv)) if lv else as_text(c), f"l{lv}")
-                             for lv in range(h.height + 1)]).distinct().from_(self.freq.copy())
+            levels = [as_text(h.expression(c, lv)) if lv else as_text(c) for lv in range(h.height + 1)]
+            # the attribute's distinct values; without the frequency table, from the source itself
+            # (building that table only for this costs a scan of every quasi-identifier)
+            if self._freq is None and not any(e.find(exp.Window, exp.AggFunc) for e in levels):
+                values: exp.Expression = exp.select(c).distinct().from_(self.p.source.copy()).subquery(
+                    internal("v"))
+            else:
+                values = self.freq.copy()
+            q = exp.select(*[alias(e, f"l{lv}") for lv, e in enumerate(levels)]).distinct().from_(values)
             self._built[attribute] = HierarchyTable(tuple(tuple(r) for r in self.engine.fetch(q)[1]))
         return self._built[attribute]
 

@@ -176,14 +176,13 @@ class FastEvaluator:
         self.entropy_terms: list[list[float]] = []
         """Per attribute and level: Σ_v c(v)·log2(c(v)/C(g(v))) in ARX's order (entropy only)."""
         for a, table_, leaf, uniques in zip(self.qis, tables, leaves, keys):
-            mapping = table_.mapping
             codes, radix, weighted, counts, labels_of_leaf = [], [], [], [], []
             leaf_rows = np.bincount(leaf, weights=self.row_n, minlength=len(uniques)).astype(np.int64)
+            defining = table_.leaf_rows(uniques)  # per leaf, the file row that defines it
             for level in range(table_.height + 1):
-                labels = table_.level_values(level)
-                index = {lbl: j for j, lbl in enumerate(labels)}
-                per_leaf = np.array([index[mapping[u][level]] for u in uniques], dtype=np.int32)
-                lc = np.array([table_.label_count(lbl, level) for lbl in labels], dtype=np.int64)
+                label_codes, labels = table_.level_codes(level)
+                per_leaf = label_codes[defining].astype(np.int32)
+                lc = table_.label_counts(level)
                 codes.append(per_leaf[leaf])
                 labels_of_leaf.append(per_leaf)
                 radix.append(len(labels))
