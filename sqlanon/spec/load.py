@@ -24,6 +24,7 @@ from sqlanon.domain.hierarchy.builders import (
 from sqlanon.domain.hierarchy.table import read_arx_csv
 from sqlanon.domain.models import build_model
 from sqlanon.spec import schema as S
+from sqlanon.spec.methods import METHODS
 from sqlanon.spec.targets import file_path, target_kind
 from sqlanon.spec.yaml_text import parse_yaml
 
@@ -40,7 +41,18 @@ TRANSFORMATION_KEYS = ("method", "levels", "suppression_limit", "suppressed", "s
                        "matrix", "categories", "pd", "theta", "fraction", "keep_probability", "linkage",
                        "attribute", "distance", "order", "trust_bounds", "dataset", "budget_epsilon",
                        "budget_delta")
+"""The keys of the built-in methods' ``transformation`` sections; a registered method's own keys are
+allowed too (:func:`transformation_keys`)."""
 OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database", "replace")
+
+
+def transformation_keys() -> tuple[str, ...]:
+    """Every key a ``transformation`` section may have: :data:`TRANSFORMATION_KEYS`, then the keys
+    each registered method reads (:data:`~sqlanon.spec.methods.METHODS`)."""
+    keys = dict.fromkeys(TRANSFORMATION_KEYS)
+    for _, method in METHODS.items():
+        keys.update(dict.fromkeys(method.transformation_keys()))
+    return tuple(keys)
 
 
 def join(path: str, key: str) -> str:
@@ -278,7 +290,8 @@ def _privacy(c: _Ctx, value: Any) -> tuple[Any, ...]:
 
 def _transformation(c: _Ctx, value: Any) -> S.Transformation:
     v = c.mapping(value, "transformation")
-    c.keys(v, TRANSFORMATION_KEYS, "transformation")
+    known = TRANSFORMATION_KEYS if all(k in TRANSFORMATION_KEYS for k in v) else transformation_keys()
+    c.keys(v, known, "transformation")
     levels = c.mapping(v.get("levels"), "transformation.levels")
     levels = {_name_key(c, k, "transformation.levels", "a quasi-identifier name"): lv
               for k, lv in levels.items()}
