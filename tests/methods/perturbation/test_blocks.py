@@ -220,7 +220,7 @@ import sys, time, warnings
 from pathlib import Path
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.dp import blocks as B
+from sqlanon.methods.perturbation import blocks as B
 from sqlanon.spec.load import spec_from_dict
 
 database, marker, where = sys.argv[1], Path(sys.argv[2]), sys.argv[3]

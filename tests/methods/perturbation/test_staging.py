@@ -46,7 +46,7 @@ import json, sys, time, warnings
 from pathlib import Path
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.dp import blocks as B
+from sqlanon.methods.perturbation import blocks as B
 from sqlanon.spec.load import spec_from_dict
 
 database, marker, where, spec = sys.argv[1], Path(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])
