@@ -4,10 +4,10 @@
 macros). Templates receive only SQL text that sqlglot rendered (quoted identifiers, whole queries) and
 booleans; user text never reaches a template directly.
 
-Each statement of a template is one ``{% filter statement %}…{% endfilter %}`` block: the filter
-records the statement as it is rendered and writes it followed by ``;``, so a rendered skeleton
-yields its printed text and its list of statements at once, and no rendered text is ever split
-again (a statement may be megabytes of inline VALUES).
+Each statement of a template is one ``{% filter statement %}…{% endfilter %};`` block: the filter
+records the statement as it is rendered (and writes it unchanged), so a rendered skeleton yields
+its printed text and its list of statements at once, and no rendered text is ever split again (a
+statement may be megabytes of inline VALUES, copied as few times as the rendering needs).
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ class Script:
 
 @pass_context
 def _statement(context: Context, body: str) -> str:
-    statement = body.strip()
+    statement = body.strip()  # the same string when the block has no surrounding whitespace
     if statement:
         context[_STATEMENTS].append(statement)
-    return f"{statement};\n"
+    return body
 
 
 @lru_cache(maxsize=1)

@@ -16,6 +16,7 @@ from sqlanon.domain.models import build_model
 from sqlanon.spec.attribute import ROLES, Attribute
 from sqlanon.spec.context import Context, kind_of
 from sqlanon.spec.hierarchies import hierarchy_from_dict
+from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.source import Source
@@ -35,7 +36,18 @@ TRANSFORMATION_KEYS = ("method", "levels", "suppression_limit", "suppressed", "s
                        "matrix", "categories", "pd", "theta", "fraction", "keep_probability", "linkage",
                        "attribute", "distance", "order", "trust_bounds", "dataset", "budget_epsilon",
                        "budget_delta")
+"""The keys of the built-in methods' ``transformation`` sections; a registered method's own keys are
+allowed too (:func:`transformation_keys`)."""
 OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database", "replace")
+
+
+def transformation_keys() -> tuple[str, ...]:
+    """Every key a ``transformation`` section may have: :data:`TRANSFORMATION_KEYS`, then the keys
+    each registered method reads (:data:`~sqlanon.spec.methods.METHODS`)."""
+    keys = dict.fromkeys(TRANSFORMATION_KEYS)
+    for _, method in METHODS.items():
+        keys.update(dict.fromkeys(method.transformation_keys()))
+    return tuple(keys)
 
 
 def _name_key(c: Context, key: Any, path: str, what: str) -> str:
@@ -165,7 +177,8 @@ def _privacy(c: Context, value: Any) -> tuple[Any, ...]:
 
 def _transformation(c: Context, value: Any) -> Transformation:
     v = c.mapping(value, "transformation")
-    c.keys(v, TRANSFORMATION_KEYS, "transformation")
+    known = TRANSFORMATION_KEYS if all(k in TRANSFORMATION_KEYS for k in v) else transformation_keys()
+    c.keys(v, known, "transformation")
     levels = c.mapping(v.get("levels"), "transformation.levels")
     levels = {_name_key(c, k, "transformation.levels", "a quasi-identifier name"): lv
               for k, lv in levels.items()}

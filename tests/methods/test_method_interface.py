@@ -64,6 +64,12 @@ class Top(Method):
     output_modes = ("table", "view", "sql", "none")
     refused_modes = "top never replaces its source, not {mode}"
 
+    def transformation_keys(self) -> tuple[str, ...]:
+        return ("symbol",)
+
+    def settings(self, spec: Any) -> Any:
+        return spec.transformation.options.get("symbol", "*")
+
     def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:
         release = TopRelease(plan.spec, ds)
         if plan.verb == "compile":
@@ -125,6 +131,17 @@ def test_the_spec_reads_a_new_method_through_the_registry(top):
     with pytest.raises(SpecError, match=r"unknown method 'tpo'; use one of generalization, "
                                         r"microaggregation, noise, top\. Did you mean 'top'\?"):
         spec_from_dict(people_spec(transformation={"method": "tpo"}))
+
+
+def test_a_new_methods_own_keys_are_read_from_the_spec(top):
+    spec = people_spec(transformation={"method": "top", "levels": {}, "symbol": "#"})
+    for a in ("age", "zip", "sex"):
+        del spec["attributes"][a]["hierarchy"]
+    assert spec_from_dict(spec).settings == "#"
+    spec["transformation"]["symbl"] = "#"
+    with pytest.raises(SpecError, match=r"transformation\.symbl: unknown key 'symbl'; allowed: method, "
+                                        r"levels, .*, budget_delta, symbol\. Did you mean 'symbol'\?"):
+        spec_from_dict(spec)
 
 
 def test_a_generalization_spec_still_needs_its_hierarchies():

@@ -64,6 +64,7 @@ from sqlanon.engines.staging import new_token, staging_name
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine
+    from sqlanon.methods.base import TableWriter
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
                       trust_bounds: bool = False, replace: bool = False, quality: bool = True,
                       linkage: bool = True, dataset: str | None = None,
                       budget_epsilon: float | None = None, budget_delta: float = 0.0,
-                      schema: str | None = None) -> MicrodataReport:
+                      schema: str | None = None, tables: TableWriter | None = None) -> MicrodataReport:
     """Write an ε-DP version of ``source``'s attributes to the table ``output``.
 
     Args:
@@ -139,6 +140,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
             on first use.
         schema: the schema of ``source``, where ``output`` is written too (default: the
             connection's current one).
+        tables: the output writer's table skeletons (``method: noise`` writes through them; the
+            ``sqlanon dp`` command without, with ``CREATE OR REPLACE``).
 
     Raises:
         SpecError: missing or data-derived bounds, unknown columns, NULLs or values outside a
@@ -202,9 +205,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
             releases.append(AttributeRelease(c, "nominal", eps_attr, d.diameter, eps_attr / draws))
         _upload(engine, noise_table, expected_starts, released)
         groups = [g for g, _, _ in released]
-        budget.write(lambda: engine.create_table_as(
-            output, _released(work, noise_table, numeric_names + nominal_names, groups),
-            replace=replace, schema=schema))
+        rows = _released(work, noise_table, numeric_names + nominal_names, groups)
+        budget.write(lambda: _write(engine, tables, output, rows, replace=replace, schema=schema))
         metrics = {}
         if quality and numeric_names:
             pairs = _released(work, noise_table, numeric_names, groups[:len(numeric_names)],
@@ -215,6 +217,19 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
         engine.drop(noise_table)
     return MicrodataReport(method, k, n, groups_total, float(epsilon), output, releases, metrics,
                            budget.as_dict())
+
+
+def _write(engine: Engine, tables: TableWriter | None, output: str, rows: exp.Select, *,
+           replace: bool, schema: str | None) -> None:
+    """The released rows as table ``output``, replacing it if it exists (and ``replace``)."""
+    if tables is None:
+        engine.create_table_as(output, rows, replace=replace, schema=schema)
+    elif replace and engine.relation_exists(output, schema):
+        staging = staging_name(new_token(), "out")
+        tables.create(staging, rows)
+        tables.move_into_place(staging, output, replace=True)
+    else:
+        tables.create(output, rows)
 
 
 def vector_epsilon(epsilon: float, coordinates: int, half_width: float) -> float:

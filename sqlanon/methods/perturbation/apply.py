@@ -66,7 +66,7 @@ def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: 
            sink: Sink) -> NoiseReport:
     removed = [] if dry_run else remove_leftovers(ds.engine)
     if opts.mechanism == DP_MICRODATA:
-        report = _dp_microdata(spec, ds, opts, dry_run, quality)
+        report = _dp_microdata(spec, ds, opts, dry_run, quality, sink)
     else:
         report = _perturb(spec, ds, opts, dry_run, quality, sink)
     if removed:
@@ -110,7 +110,7 @@ def _release_budget(spec: Spec, ds: Dataset, opts: NoiseOptions) -> ReleaseBudge
 
 
 def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
-                  quality: bool) -> NoiseReport:
+                  quality: bool, sink: Sink) -> NoiseReport:
     """ε-DP microdata: numeric attributes (those with bounds) and nominal ones (their hierarchy is
     the taxonomy); see :mod:`sqlanon.methods.dp.microdata`. The metrics compare the numeric ones."""
     p = opts.params
@@ -139,7 +139,7 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
                                  dataset=ledger.dataset if ledger else None,
                                  budget_epsilon=ledger.budget_epsilon if ledger else None,
                                  budget_delta=ledger.budget_delta if ledger else 0.0,
-                                 schema=ds.schema)
+                                 schema=ds.schema, tables=sink.tables(ds))
     report.guarantee = {key: v for key, v in released.as_dict().items()
                         if key not in ("output", "metrics")}
     report.metrics = released.metrics

@@ -233,19 +233,19 @@ def test_a_failing_write_spends_nothing(engine, monkeypatch):
     assert engine.row_count("people") == N
 
     # block writer and microdata: the rename / the CREATE TABLE fails inside the transaction
-    real_rename, real_create = engine.rename_table, engine.create_table_as
+    real_execute = engine.execute
 
-    def broken(real):
-        def run(name, *args, **kwargs):
-            real(name, *args, **kwargs)
-            if "released" in (name, *args):  # the output is there, then the write fails
+    def broken(writes):
+        def run(statement, *args, **kwargs):
+            real_execute(statement, *args, **kwargs)
+            if isinstance(statement, str) and writes(statement):  # the output is there, then the write fails
                 raise EngineError("disk full")
         return run
 
-    monkeypatch.setattr(engine, "rename_table", broken(real_rename))
+    monkeypatch.setattr(engine, "execute", broken(lambda sql: sql.endswith('RENAME TO "released"')))
     with pytest.raises(EngineError, match="disk full"):
         api.apply(spec(LAPLACE, dataset="clinic"), engine=engine)
-    monkeypatch.setattr(engine, "create_table_as", broken(real_create))
+    monkeypatch.setattr(engine, "execute", broken(lambda sql: sql.startswith('CREATE TABLE "released"')))
     with pytest.raises(EngineError, match="disk full"):
         api.apply(spec(MICRODATA, dataset="clinic"), engine=engine)
     assert not engine.relation_exists("released")
