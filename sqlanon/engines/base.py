@@ -130,11 +130,9 @@ class Engine(abc.ABC):
         self._run(self.sql(statement), statement, purpose)
 
     def execute_script(self, sql: str, *, purpose: str | None = None) -> None:
-        """Run one statement of SQL text rendered from a template of ``sql_templates/``.
-
-        The one path that takes text: a template's statements are already rendered (their parts
-        by :func:`~sqlanon.sql.render.render`, names quoted by sqlglot) and split.
-        """
+        """Run one statement of SQL text rendered from a template of ``sql_templates/``: the one
+        path that takes text (a template's parts were rendered by :func:`~sqlanon.sql.render.render`,
+        names quoted by sqlglot)."""
         self._run(sql, sql, purpose)
 
     def _run(self, sql: str, statement: exp.Expression | str, purpose: str | None) -> None:
@@ -352,14 +350,10 @@ class Engine(abc.ABC):
                          make_batches: MakeBatches, rng: np.random.Generator, projection: Projection,
                          uncompressed: frozenset[str] = frozenset()) -> None:
         """Create ``target`` (in ``relation``'s schema) holding ``projection`` over every block of
-        ``relation`` joined to its values, in order (capability ``row_block_writes``).
-
-        Block ``b`` draws from the ``b``-th generator spawned from ``rng``; ``uncompressed`` names
-        DOUBLE output columns the engine may store without compression.
-
-        Raises:
-            EngineError: a block failed; ``target`` has been dropped.
-        """
+        ``relation`` joined to its values, in order (capability ``row_block_writes``). Block ``b``
+        draws from the ``b``-th generator spawned from ``rng``; ``uncompressed`` names DOUBLE output
+        columns the engine may store without compression. A failed block raises
+        :class:`EngineError` after ``target`` was dropped."""
         self.require("row_block_writes")
         self._write_row_blocks(relation, target, blocks, schema, make_batches, rng, projection,
                                uncompressed)

@@ -108,8 +108,10 @@ def _oracle(node: tuple[tuple[str, int], ...], k: int, l: int) -> tuple[int, int
 
 
 def bag(engine, query) -> Counter:
-    """The rows of a query as a multiset: equal bags are equal row for row in some order."""
-    return Counter(engine.fetch(query)[1])
+    """The rows of a query (a tree, or the text of the sql output) as a multiset: equal bags are
+    equal row for row in some order."""
+    rows = engine.fetch_script(query)[1] if isinstance(query, str) else engine.fetch(query)[1]
+    return Counter(rows)
 
 
 def same(a, b) -> bool:

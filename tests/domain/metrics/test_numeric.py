@@ -130,8 +130,8 @@ def test_keyed_relations_match_numpy(shared_duck, data):
     x = np.array(values, dtype=float)
     y = x + np.array(noise)
     duck = shared_duck.con
-    duck.execute_script("CREATE OR REPLACE TABLE o (k INTEGER, a INTEGER, b INTEGER, c INTEGER)")
-    duck.execute_script("CREATE OR REPLACE TABLE r (k INTEGER, a DOUBLE, b DOUBLE, c DOUBLE)")
+    duck.execute("CREATE OR REPLACE TABLE o (k INTEGER, a INTEGER, b INTEGER, c INTEGER)")
+    duck.execute("CREATE OR REPLACE TABLE r (k INTEGER, a DOUBLE, b DOUBLE, c DOUBLE)")
     try:
         duck.executemany("INSERT INTO o VALUES (?, ?, ?, ?)",
                          [[i, *map(int, row)] for i, row in enumerate(x)])
@@ -139,8 +139,8 @@ def test_keyed_relations_match_numpy(shared_duck, data):
                          [[i, *map(float, row)] for i, row in enumerate(y)])
         c = compare_numeric(shared_duck, "o", "r", ["a", "b", "c"], "k")
     finally:
-        duck.execute_script("DROP TABLE o")
-        duck.execute_script("DROP TABLE r")
+        duck.execute("DROP TABLE o")
+        duck.execute("DROP TABLE r")
     expected = numpy_figures(x, y)
     got = {"sse": c.sse, "sst": c.sst, "il1s": c.il1s, "mean_change_max": max(c.mean_change.values()),
            "variance_change_max": max(c.variance_change.values()),
