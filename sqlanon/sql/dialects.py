@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlanon.errors import UnsupportedError, did_you_mean
+from sqlanon.registry import Registry
 
 # sqlglot function node classes that every supported target renders correctly (golden-tested).
 _PORTABLE_FUNCTIONS = frozenset(
@@ -100,29 +101,29 @@ def _without(*names: str) -> frozenset[str]:
 # folds ASCII case even in quoted names; Snowflake allows 255 characters (quoted names keep their
 # case); BigQuery 1,024 bytes of a table name (case-sensitive by default); Spark and Trino fold case,
 # and their tables usually live in a Hive metastore, which keeps 128 characters.
-PROFILES: dict[str, DialectProfile] = {
-    p.name: p
-    for p in (
-        DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"}),
-                       case_insensitive_names=True),
-        DialectProfile("postgres", "postgres", functions=_without("Median"),
-                       anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
-                       nullsafe_hash_join=False, max_name_bytes=63),
-        DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
-                       anonymous_functions=frozenset(
-                           {"raise_error", "to_utc_timestamp", "current_timezone"}),
-                       max_name_chars=128, case_insensitive_names=True),
-        DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper",
-                       max_name_chars=255),
-        DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
-                       functions=_without("Median"), anonymous_functions=frozenset(
-                           {"to_hex", "format_date", "format_datetime", "format_timestamp"}),
-                       max_name_bytes=1024),
-        DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
-                       anonymous_functions=frozenset({"to_utf8"}), max_name_chars=128,
-                       case_insensitive_names=True),
-    )
-}
+PROFILES: Registry[DialectProfile] = Registry("SQL dialect", sort=False)
+"""Our name of a target dialect -> its profile, in the order messages list them."""
+for _profile in (
+    DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"}),
+                   case_insensitive_names=True),
+    DialectProfile("postgres", "postgres", functions=_without("Median"),
+                   anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
+                   nullsafe_hash_join=False, max_name_bytes=63),
+    DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
+                   anonymous_functions=frozenset(
+                       {"raise_error", "to_utc_timestamp", "current_timezone"}),
+                   max_name_chars=128, case_insensitive_names=True),
+    DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper",
+                   max_name_chars=255),
+    DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
+                   functions=_without("Median"), anonymous_functions=frozenset(
+                       {"to_hex", "format_date", "format_datetime", "format_timestamp"}),
+                   max_name_bytes=1024),
+    DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
+                   anonymous_functions=frozenset({"to_utf8"}), max_name_chars=128,
+                   case_insensitive_names=True),
+):
+    PROFILES.add(_profile.name, _profile)
 
 
 def _utf8(function: str, *extra: str) -> Callable[[exp.Expression], exp.Expression]:
@@ -246,4 +247,4 @@ def profile(name: str) -> DialectProfile:
             f"Unknown SQL dialect {name!r}; supported: {', '.join(sorted(PROFILES))}."
             + did_you_mean(key, PROFILES)
         )
-    return PROFILES[key]
+    return PROFILES.get(key)
