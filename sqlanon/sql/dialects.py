@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -59,6 +58,11 @@ class DialectProfile:
     """The longest table name in characters (None: no limit the target documents)."""
     case_insensitive_names: bool = False
     """Whether quoted names differing only in ASCII case name the same relation."""
+    sha256_bytes_of_text: tuple[str, ...] = ()
+    """The function (and its extra text arguments) that turns text into the UTF-8 bytes SHA-256
+    reads, for targets whose SHA-256 does not take text (``("CONVERT_TO", "UTF8")``)."""
+    sha256_returns_bytes: bool = False
+    """Whether the target's SHA-256 returns bytes, which still need hex encoding."""
 
     def name_too_long(self, name: str) -> str | None:
         """Why ``name`` is longer than the target allows, or None when it fits."""
@@ -108,7 +112,8 @@ for _profile in (
                    case_insensitive_names=True),
     DialectProfile("postgres", "postgres", functions=_without("Median"),
                    anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
-                   nullsafe_hash_join=False, max_name_bytes=63),
+                   nullsafe_hash_join=False, max_name_bytes=63,
+                   sha256_bytes_of_text=("CONVERT_TO", "UTF8")),
     DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
                    anonymous_functions=frozenset(
                        {"raise_error", "to_utc_timestamp", "current_timezone"}),
@@ -118,27 +123,12 @@ for _profile in (
     DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
                    functions=_without("Median"), anonymous_functions=frozenset(
                        {"to_hex", "format_date", "format_datetime", "format_timestamp"}),
-                   max_name_bytes=1024),
+                   max_name_bytes=1024, sha256_returns_bytes=True),
     DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
                    anonymous_functions=frozenset({"to_utf8"}), max_name_chars=128,
-                   case_insensitive_names=True),
+                   case_insensitive_names=True, sha256_bytes_of_text=("TO_UTF8",)),
 ):
     PROFILES.add(_profile.name, _profile)
-
-
-def _utf8(function: str, *extra: str) -> Callable[[exp.Expression], exp.Expression]:
-    def to_bytes(text: exp.Expression) -> exp.Expression:
-        return exp.Anonymous(this=function, expressions=[text, *map(exp.Literal.string, extra)])
-
-    return to_bytes
-
-
-# How each target hashes text: the bytes to feed SHA-256 and whether its result still needs hex encoding.
-_SHA256_INPUT: dict[str, Callable[[exp.Expression], exp.Expression]] = {
-    "postgres": _utf8("CONVERT_TO", "UTF8"),
-    "trino": _utf8("TO_UTF8"),
-}
-_SHA256_RETURNS_BYTES = frozenset({"bigquery"})
 
 
 def sha256_hex(text: exp.Expression, target: DialectProfile) -> exp.Expression:
@@ -148,9 +138,11 @@ def sha256_hex(text: exp.Expression, target: DialectProfile) -> exp.Expression:
     >>> print(sha256_hex(col("x"), profile("postgres")).sql("postgres"))
     ENCODE(SHA256(CONVERT_TO("x", 'UTF8')), 'hex')
     """
-    to_bytes = _SHA256_INPUT.get(target.name)
-    digest = exp.SHA2(this=to_bytes(text) if to_bytes else text, length=exp.Literal.number(256))
-    if target.name in _SHA256_RETURNS_BYTES:
+    if target.sha256_bytes_of_text:
+        function, *extra = target.sha256_bytes_of_text
+        text = exp.Anonymous(this=function, expressions=[text, *map(exp.Literal.string, extra)])
+    digest = exp.SHA2(this=text, length=exp.Literal.number(256))
+    if target.sha256_returns_bytes:
         return exp.Anonymous(this="TO_HEX", expressions=[digest])
     return digest
 
