@@ -115,7 +115,10 @@ class Registry(Generic[T]):
 
     def __contains__(self, name: object) -> bool:
         self._load()
-        return name in self._entries
+        try:
+            return name in self._entries
+        except TypeError:  # unhashable: no entry has it
+            return False
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

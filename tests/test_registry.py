@@ -57,6 +57,7 @@ def test_unknown_name_default_message_and_custom_hook():
         reg.get("sqare")
     with pytest.raises(SpecError, match=r"^unknown shape \['x'\]\. Known: square$"):
         reg.get(["x"])  # unhashable: the same error, not a TypeError
+    assert ["x"] not in reg
 
     def hook(kind, name, known):
         return KeyError(f"no {kind} {name}; use one of {'/'.join(known)}")

@@ -9,11 +9,12 @@ import sys
 from typing import Any
 
 from sqlanon.errors import SpecError
+from sqlanon.methods.dp.amounts import PrivacyBudgetError
 
 
 def _amount(text: str) -> float:
     """An ε or δ option: a finite number >= 0 the ledger can hold, else argparse's one-line error."""
-    from sqlanon.methods.dp.budget import PrivacyBudgetError, amount
+    from sqlanon.methods.dp.amounts import amount
 
     try:
         amount(text, "the value")

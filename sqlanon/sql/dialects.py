@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from sqlanon.errors import UnsupportedError, did_you_mean
+from sqlanon.registry import Registry
 
 # sqlglot function node classes that every supported target renders correctly (golden-tested).
 _PORTABLE_FUNCTIONS = frozenset(
@@ -66,6 +66,11 @@ class DialectProfile:
     timestamps_in_session_zone: bool = False
     """Whether a timestamp with time zone is shown in the session's zone and is brought to UTC
     with ``TO_UTC_TIMESTAMP(value, CURRENT_TIMEZONE())`` rather than ``AT TIME ZONE`` (Spark)."""
+    sha256_bytes_of_text: tuple[str, ...] = ()
+    """The function (and its extra text arguments) that turns text into the UTF-8 bytes SHA-256
+    reads, for targets whose SHA-256 does not take text (``("CONVERT_TO", "UTF8")``)."""
+    sha256_returns_bytes: bool = False
+    """Whether the target's SHA-256 returns bytes, which still need hex encoding."""
 
     def temporal_formatter(self, kind: str) -> tuple[str, str] | None:
         """The target's own ``(function, pattern)`` formatting ``kind`` as text, if it needs one."""
@@ -112,47 +117,34 @@ def _without(*names: str) -> frozenset[str]:
 # folds ASCII case even in quoted names; Snowflake allows 255 characters (quoted names keep their
 # case); BigQuery 1,024 bytes of a table name (case-sensitive by default); Spark and Trino fold case,
 # and their tables usually live in a Hive metastore, which keeps 128 characters.
-PROFILES: dict[str, DialectProfile] = {
-    p.name: p
-    for p in (
-        DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"}),
-                       case_insensitive_names=True, double_text_is_repr=True),
-        DialectProfile("postgres", "postgres", functions=_without("Median"),
-                       anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
-                       nullsafe_hash_join=False, max_name_bytes=63),
-        DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
-                       anonymous_functions=frozenset(
-                           {"raise_error", "to_utc_timestamp", "current_timezone"}),
-                       max_name_chars=128, case_insensitive_names=True, timestamps_in_session_zone=True),
-        DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper",
-                       max_name_chars=255),
-        DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
-                       functions=_without("Median"), anonymous_functions=frozenset(
-                           {"to_hex", "format_date", "format_datetime", "format_timestamp"}),
-                       max_name_bytes=1024, temporal_formatters=(
-                           ("date", "FORMAT_DATE", "%Y-%m-%d"),
-                           ("timestamp", "FORMAT_DATETIME", "%Y-%m-%d %H:%M:%E6S"),
-                           ("timestamptz", "FORMAT_TIMESTAMP", "%Y-%m-%d %H:%M:%E6S"))),
-        DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
-                       anonymous_functions=frozenset({"to_utf8"}), max_name_chars=128,
-                       case_insensitive_names=True),
-    )
-}
-
-
-def _utf8(function: str, *extra: str) -> Callable[[exp.Expression], exp.Expression]:
-    def to_bytes(text: exp.Expression) -> exp.Expression:
-        return exp.Anonymous(this=function, expressions=[text, *map(exp.Literal.string, extra)])
-
-    return to_bytes
-
-
-# How each target hashes text: the bytes to feed SHA-256 and whether its result still needs hex encoding.
-_SHA256_INPUT: dict[str, Callable[[exp.Expression], exp.Expression]] = {
-    "postgres": _utf8("CONVERT_TO", "UTF8"),
-    "trino": _utf8("TO_UTF8"),
-}
-_SHA256_RETURNS_BYTES = frozenset({"bigquery"})
+PROFILES: Registry[DialectProfile] = Registry("SQL dialect", sort=False)
+"""Our name of a target dialect -> its profile, in the order messages list them."""
+for _profile in (
+    DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"}),
+                   case_insensitive_names=True, double_text_is_repr=True),
+    DialectProfile("postgres", "postgres", functions=_without("Median"),
+                   anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
+                   nullsafe_hash_join=False, max_name_bytes=63,
+                   sha256_bytes_of_text=("CONVERT_TO", "UTF8")),
+    DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
+                   anonymous_functions=frozenset(
+                       {"raise_error", "to_utc_timestamp", "current_timezone"}),
+                   max_name_chars=128, case_insensitive_names=True,
+                   timestamps_in_session_zone=True),
+    DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper",
+                   max_name_chars=255),
+    DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
+                   functions=_without("Median"), anonymous_functions=frozenset(
+                       {"to_hex", "format_date", "format_datetime", "format_timestamp"}),
+                   max_name_bytes=1024, sha256_returns_bytes=True, temporal_formatters=(
+                       ("date", "FORMAT_DATE", "%Y-%m-%d"),
+                       ("timestamp", "FORMAT_DATETIME", "%Y-%m-%d %H:%M:%E6S"),
+                       ("timestamptz", "FORMAT_TIMESTAMP", "%Y-%m-%d %H:%M:%E6S"))),
+    DialectProfile("trino", "trino", transactional_ddl=False, functions=_without("Median", "Repeat"),
+                   anonymous_functions=frozenset({"to_utf8"}), max_name_chars=128,
+                   case_insensitive_names=True, sha256_bytes_of_text=("TO_UTF8",)),
+):
+    PROFILES.add(_profile.name, _profile)
 
 
 def sha256_hex(text: exp.Expression, target: DialectProfile) -> exp.Expression:
@@ -162,9 +154,11 @@ def sha256_hex(text: exp.Expression, target: DialectProfile) -> exp.Expression:
     >>> print(sha256_hex(col("x"), profile("postgres")).sql("postgres"))
     ENCODE(SHA256(CONVERT_TO("x", 'UTF8')), 'hex')
     """
-    to_bytes = _SHA256_INPUT.get(target.name)
-    digest = exp.SHA2(this=to_bytes(text) if to_bytes else text, length=exp.Literal.number(256))
-    if target.name in _SHA256_RETURNS_BYTES:
+    if target.sha256_bytes_of_text:
+        function, *extra = target.sha256_bytes_of_text
+        text = exp.Anonymous(this=function, expressions=[text, *map(exp.Literal.string, extra)])
+    digest = exp.SHA2(this=text, length=exp.Literal.number(256))
+    if target.sha256_returns_bytes:
         return exp.Anonymous(this="TO_HEX", expressions=[digest])
     return digest
 
@@ -261,4 +255,4 @@ def profile(name: str) -> DialectProfile:
             f"Unknown SQL dialect {name!r}; supported: {', '.join(sorted(PROFILES))}."
             + did_you_mean(key, PROFILES)
         )
-    return PROFILES[key]
+    return PROFILES.get(key)

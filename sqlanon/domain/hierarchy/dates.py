@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -9,9 +10,50 @@ from sqlglot import exp
 from sqlanon.sql.nodes import as_double, as_text, lit
 from sqlanon.errors import HierarchyError, did_you_mean
 from sqlanon.domain.hierarchy.base import TOP, Hierarchy, check_level, null_safe
+from sqlanon.registry import Registry
 
-DATE_UNITS = ("month", "quarter", "year", "decade", "century")
-"""From finest to coarsest."""
+LabelOf = Callable[[exp.Expression, exp.Expression], exp.Expression]
+"""``(date, year) -> label`` of one unit, from the date and its year as integer."""
+
+DATE_UNITS: Registry[LabelOf] = Registry("date unit", sort=False)
+"""Unit -> its label, registered from finest to coarsest."""
+
+
+@DATE_UNITS.register("month")
+def _month(date: exp.Expression, year: exp.Expression) -> exp.Expression:
+    return _concat(_year_text(year), lit("-"), _pad(as_text(_month_of(date)), 2))
+
+
+@DATE_UNITS.register("quarter")
+def _quarter(date: exp.Expression, year: exp.Expression) -> exp.Expression:
+    quarter = exp.Add(this=_floor_div(exp.Sub(this=_month_of(date), expression=lit(1)), 3),
+                      expression=lit(1))
+    return _concat(_year_text(year), lit("-Q"), as_text(quarter))
+
+
+@DATE_UNITS.register("year")
+def _year(date: exp.Expression, year: exp.Expression) -> exp.Expression:
+    return _year_text(year)
+
+
+@DATE_UNITS.register("decade")
+def _decade(date: exp.Expression, year: exp.Expression) -> exp.Expression:
+    return _concat(_pad(as_text(exp.Mul(this=_floor_div(year, 10), expression=lit(10))), 4), lit("s"))
+
+
+@DATE_UNITS.register("century")
+def _century(date: exp.Expression, year: exp.Expression) -> exp.Expression:
+    start = exp.Mul(this=_floor_div(year, 100), expression=lit(100))
+    return _concat(_pad(as_text(start), 4), lit("-"),
+                   _pad(as_text(exp.Add(this=start.copy(), expression=lit(99))), 4))
+
+
+def _year_text(year: exp.Expression) -> exp.Expression:
+    return _pad(as_text(year.copy()), 4)
+
+
+def _month_of(date: exp.Expression) -> exp.Expression:
+    return exp.cast(exp.Extract(this=exp.var("MONTH"), expression=date.copy()), exp.DataType.build("int"))
 
 
 @dataclass(frozen=True)
@@ -39,7 +81,8 @@ class DateHierarchy(Hierarchy):
             if u not in DATE_UNITS:
                 raise HierarchyError(f"unknown date unit {u!r}; use one of {', '.join(DATE_UNITS)}."
                                      + did_you_mean(str(u), DATE_UNITS), path=f"[{i}]")
-        order = [DATE_UNITS.index(u) for u in self.units]
+        units = DATE_UNITS.names()
+        order = [units.index(u) for u in self.units]
         if order != sorted(set(order)):
             raise HierarchyError("date units must go from fine to coarse without repeats "
                                  f"({', '.join(DATE_UNITS)})", path="")
@@ -54,30 +97,10 @@ class DateHierarchy(Hierarchy):
             return column
         if level == self.height:
             return lit(TOP)
-        unit = self.units[level - 1]
-        int_t = exp.DataType.build("int")
         date = exp.cast(exp.Substring(this=as_text(column), start=lit(1), length=lit(10)),
                         exp.DataType.build("date"))
-        year = exp.cast(exp.Extract(this=exp.var("YEAR"), expression=date), int_t)
-        year_text = _pad(as_text(year.copy()), 4)
-        if unit in ("month", "quarter"):
-            month = exp.cast(exp.Extract(this=exp.var("MONTH"), expression=date.copy()), int_t)
-            if unit == "month":
-                label = _concat(year_text, lit("-"), _pad(as_text(month), 2))
-            else:
-                quarter = exp.Add(this=_floor_div(exp.Sub(this=month, expression=lit(1)), 3),
-                                  expression=lit(1))
-                label = _concat(year_text, lit("-Q"), as_text(quarter))
-        elif unit == "year":
-            label = year_text
-        elif unit == "decade":
-            label = _concat(_pad(as_text(exp.Mul(this=_floor_div(year, 10), expression=lit(10))), 4),
-                            lit("s"))
-        else:
-            start = exp.Mul(this=_floor_div(year, 100), expression=lit(100))
-            label = _concat(_pad(as_text(start), 4), lit("-"),
-                            _pad(as_text(exp.Add(this=start.copy(), expression=lit(99))), 4))
-        return null_safe(column, label)
+        year = exp.cast(exp.Extract(this=exp.var("YEAR"), expression=date), exp.DataType.build("int"))
+        return null_safe(column, DATE_UNITS.get(self.units[level - 1])(date, year))
 
     def describe(self) -> str:
         return f"dates by {', '.join(self.units)} then *"

@@ -35,7 +35,6 @@ one of them, zeros included.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -45,53 +44,8 @@ from sqlglot import exp
 
 from sqlanon.sql.nodes import alias, as_double, as_text, col, count_star, internal, lit, table
 from sqlanon.errors import SpecError
-from sqlanon.methods.dp import mechanisms
+from sqlanon.methods.dp.aggregate_noise import Noise
 from sqlanon.methods.dp.bounds import Bounds, parse_bounds
-
-MECHANISMS = ("laplace", "gaussian")
-_SUM_BOUND_UNITS = 2.0 ** 40
-"""The snapped Laplace clamps a noisy sum to ±2^40·Δ (a public bound the sum cannot reach in any
-table of fewer than 2^40 rows); the guarantee of snapping needs such a bound."""
-
-
-@dataclass(frozen=True)
-class Noise:
-    """How to noise one release: the mechanism, its share of the budget and the generator."""
-
-    mechanism: str
-    epsilon: float
-    delta: float
-    rng: np.random.Generator
-
-    def split(self, parts: int) -> Noise:
-        return Noise(self.mechanism, self.epsilon / parts, self.delta / parts, self.rng)
-
-    def integer(self, values: np.ndarray, sensitivity: int) -> np.ndarray:
-        if self.mechanism == "gaussian":
-            noisy = mechanisms.gaussian(values, sensitivity, self.epsilon, self.delta, self.rng)
-            return np.rint(noisy).astype(np.int64)
-        return mechanisms.discrete_laplace(values, sensitivity, self.epsilon, self.rng)
-
-    def describe(self, part: str, sensitivity: float, *, integer: bool, coordinates: int = 1
-                 ) -> dict[str, Any]:
-        """The public parameters of one noisy value: what a user needs to judge its accuracy."""
-        out: dict[str, Any] = {"part": part, "sensitivity": sensitivity, "epsilon": self.epsilon}
-        if self.mechanism == "gaussian":
-            # integer values need no rounding, whatever the number of coordinates released
-            grid, sigma = mechanisms.gaussian_parameters(sensitivity, self.epsilon, self.delta,
-                                                         coordinates, integer=integer)
-            out.update(mechanism="gaussian", delta=self.delta, sigma=sigma, grid=grid)
-        else:
-            out.update(mechanism="discrete laplace" if integer else "laplace (snapping)",
-                       scale=sensitivity / self.epsilon)
-        return out
-
-    def real(self, values: np.ndarray, sensitivity: float) -> np.ndarray:
-        if self.mechanism == "gaussian":
-            return mechanisms.gaussian(values, sensitivity, self.epsilon, self.delta, self.rng)
-        units = min(_SUM_BOUND_UNITS, 2.0 ** 44 / self.epsilon)
-        return mechanisms.laplace(values, sensitivity, self.epsilon, self.rng,
-                                  bound=units * sensitivity)
 
 
 class Aggregate:
@@ -375,17 +329,3 @@ def _per_key(relation: str, group_by: tuple[str, ...], keys: tuple[tuple[str, ..
 
 def _key(group_by: tuple[str, ...], key: tuple[str, ...]) -> Any:
     return dict(zip(group_by, key)) if len(group_by) > 1 else key[0]
-
-
-def check_mechanism(mechanism: str, delta: float) -> None:
-    """Raise unless ``mechanism`` is known and fits δ (Gaussian needs δ > 0, Laplace spends none)."""
-    if mechanism not in MECHANISMS:
-        raise SpecError(f"unknown mechanism {mechanism!r}; use one of {', '.join(MECHANISMS)}",
-                        path="mechanism")
-    if mechanism == "gaussian" and not 0 < delta < 1:
-        raise SpecError(f"the Gaussian mechanism needs 0 < delta < 1, got {delta!r}", path="delta")
-    if mechanism == "laplace" and delta != 0:
-        raise SpecError(f"the Laplace mechanism is pure ε-DP and spends no delta; got delta={delta!r}"
-                        " (use mechanism='gaussian' to spend delta)", path="delta")
-    if not math.isfinite(delta):
-        raise SpecError(f"delta must be finite, got {delta!r}", path="delta")

@@ -34,7 +34,7 @@ together, as Algorithm 10 does; Lemma 10.2 treats the attributes as separate que
 account for which group of one attribute meets which group of another within a record.
 
 Given a ledger ``dataset``, the release is charged ε under substitution to that dataset's budget
-(:class:`~sqlanon.methods.dp.budget.ReleaseBudget`), in the transaction that writes the output: the
+(:class:`~sqlanon.methods.dp.release_budget.ReleaseBudget`), in the transaction that writes the output: the
 output appears if and only if the budget is charged. A budget kept under add/remove neighbours (DP
 queries) refuses it, since the release reveals the row count.
 """
@@ -57,7 +57,7 @@ from sqlanon.methods.dp import mechanisms
 from sqlanon.methods.dp.bounds import check_not_data_range, parse_all_bounds, require_columns
 from sqlanon.methods.dp.order import METHODS, group_column, grouped_rows, label_column, value_column
 from sqlanon.methods.dp.taxonomy import NominalDomain
-from sqlanon.methods.dp.budget import ReleaseBudget
+from sqlanon.methods.dp.release_budget import ReleaseBudget
 from sqlanon.methods.perturbation.quality import numeric_quality
 from sqlanon.methods.rng import make_rng
 from sqlanon.engines.staging import new_token, staging_name

@@ -11,7 +11,7 @@ The order of events:
 
 An answer is (ε, δ)-DP under add/remove neighbours. A dataset whose budget is kept under
 substitution (shared with releases of whole tables) is charged (2ε, (1 + e^ε)·δ) for it
-(:func:`~sqlanon.methods.dp.budget.charge`).
+(:func:`~sqlanon.methods.dp.amounts.charge`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlanon.errors import EngineError, SpecError
-from sqlanon.methods.dp.aggregates import Aggregate, Noise, check_mechanism
+from sqlanon.methods.dp.aggregate_noise import Noise, check_mechanism
+from sqlanon.methods.dp.aggregates import Aggregate
 from sqlanon.methods.dp.bounds import check_not_data_range, require_columns
-from sqlanon.methods.dp.budget import (ADD_REMOVE, LedgerState, PrivacyLedger, amount,
-                                  check_neighbours)
+from sqlanon.methods.dp.amounts import ADD_REMOVE, LedgerState, amount, check_neighbours
+from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.rng import make_rng
 
 if TYPE_CHECKING:

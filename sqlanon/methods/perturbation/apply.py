@@ -4,7 +4,7 @@ The noise is drawn in numpy from a cryptographically seeded generator (or the sp
 the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.engines.row_values`); in place, the new table
 replaces the source inside one transaction, so a failure leaves the source as it was. A DP release
 whose spec names a ledger ``dataset`` is charged to it in that same transaction
-(:class:`~sqlanon.methods.dp.budget.ReleaseBudget`), except on DuckDB's block writer, whose blocks commit
+(:class:`~sqlanon.methods.dp.release_budget.ReleaseBudget`), except on DuckDB's block writer, whose blocks commit
 one by one: there the spend is committed before the first block and refunded if the write fails
 (noisy rows are never readable under no spend, even after a SIGKILL). Every run first removes the
 staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
@@ -25,7 +25,7 @@ from sqlanon.errors import SpecError
 from sqlanon.domain.metrics.numeric import is_numeric_type
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
 from sqlanon.methods.dp.microdata import dp_microaggregate
-from sqlanon.methods.dp.budget import ReleaseBudget
+from sqlanon.methods.dp.release_budget import ReleaseBudget
 from sqlanon.methods.perturbation.result import NoiseReport
 from sqlanon.methods.perturbation.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODATA, NoiseOptions,
                                    dp_cost, parse)
@@ -335,7 +335,7 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
     """Row blocks written in parallel into a staging table, renamed into place in one transaction.
 
     The blocks commit one by one, so a DP release is charged before the first of them
-    (:meth:`~sqlanon.methods.dp.budget.ReleaseBudget.charged_ahead`): a killed process leaves noisy
+    (:meth:`~sqlanon.methods.dp.release_budget.ReleaseBudget.charged_ahead`): a killed process leaves noisy
     rows only under a committed spend, and its staging table to the next run to remove
     (:mod:`sqlanon.engines.staging`).
     """

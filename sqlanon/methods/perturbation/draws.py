@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,12 +14,11 @@ from sqlanon.sql.nodes import as_double, col, internal
 from sqlanon.errors import SpecError
 from sqlanon.methods.dp import mechanisms as mech
 from sqlanon.methods.perturbation import perturb
-from sqlanon.methods.perturbation.condensation import condensation
 from sqlanon.methods.perturbation.options import NoiseOptions
-from sqlanon.methods.perturbation.pram import (category_codes, check_matrix, invariant_matrix,
-                                invariant_matrix_theta, pram_codes)
+from sqlanon.methods.perturbation.per_row_mechanisms import CATEGORY_TRANSITIONS, NUMERIC_REWRITES
+from sqlanon.methods.perturbation.pram import category_codes, pram_codes
 from sqlanon.engines.row_values import SOURCE, VALUES
-from sqlanon.methods.perturbation.swap import rank_swap_column
+from sqlanon.registry import Registry
 
 
 def noise_column(i: int) -> str:
@@ -66,69 +65,107 @@ def _float_schema(m: int, kind: pa.DataType | None = None) -> pa.Schema:
     return pa.schema([(noise_column(i), kind) for i in range(m)])
 
 
+def _unknown_additive(kind: str, name: str, known: Sequence[str]) -> SpecError:
+    # options.parse admits only known mechanisms: reaching this is a bug
+    return SpecError(f"unknown additive mechanism {name!r}", path="transformation.mechanism")
+
+
+Batches = Callable[[np.random.Generator], Callable[[int], dict[str, Any]]]
+AdditiveDraw = Callable[["AdditiveSetting"], Draw]
+
+ADDITIVE_DRAWS: Registry[AdditiveDraw] = Registry("additive mechanism", unknown=_unknown_additive)
+"""Mechanism -> its draw, for noise that does not depend on the values (drawn in numpy, added in SQL)."""
+
+
+@dataclass(frozen=True)
+class AdditiveSetting:
+    """What an additive mechanism's draw reads."""
+
+    opts: NoiseOptions
+    rng: np.random.Generator
+    stats: dict[str, Any]
+    """Variances or the covariance of the attributes, for the mechanisms scaled by them."""
+    integers: frozenset[str]
+    """The attributes of an integer type, which the DP mechanisms release on the grid 1."""
+
+
 def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any],
              integers: frozenset[str] = frozenset()) -> Draw:
     """Noise that does not depend on the values (given ``stats``: variances or the covariance).
 
     ``integers``: the attributes of an integer type, which the DP mechanisms release on the grid 1.
     """
-    attrs = opts.attributes
-    m = len(attrs)
-    p = opts.params
-    kind = opts.mechanism
-    guarantee: dict[str, Any] = {}
-    schema = _float_schema(m)
+    return ADDITIVE_DRAWS.get(opts.mechanism)(AdditiveSetting(opts, rng, stats, integers))
 
-    if kind == "uncorrelated":
-        sd = perturb.uncorrelated_sd(stats["variances"], p["alpha"])
-        exprs = _linear(attrs, np.diag(sd))
-        make = _standard_normals(m)
-    elif kind == "correlated":
-        exprs = _linear(attrs, perturb.correlated_factor(stats["covariance"], p["alpha"]))
-        make = _standard_normals(m)
-    elif kind == "gaussian":
-        grids, sigmas = zip(*(mech.gaussian_parameters(opts.sensitivity(a), p["epsilon"],
-                                                       p["delta"], integer=a in integers)
-                              for a in attrs))
-        guarantee = {"epsilon": p["epsilon"], "delta": p["delta"], "calibration": "analytic",
-                     "sigma": dict(zip(attrs, sigmas)), "grid": dict(zip(attrs, grids))}
-        # the engine rounds σ/γ·z half up: a function of the draw alone, so the noise stays
-        # independent of the values (see mechanisms.gaussian)
-        exprs = {a: _on_grid(a, grid, _round_half_up(exp.Mul(this=_exact_double(sigma / grid),
-                                                             expression=_value(i))),
-                             a in integers)
-                 for i, (a, grid, sigma) in enumerate(zip(attrs, grids, sigmas))}
-        make = _standard_normals(m)
-    elif kind == "staircase":
-        gamma = p.get("gamma", mech.staircase_optimal_gamma(p["epsilon"]))
-        grids, sensitivities = zip(*(mech.release_grid(opts.sensitivity(a), integer=a in integers)
-                                     for a in attrs))
-        guarantee = {"epsilon": p["epsilon"], "gamma": gamma, "grid": dict(zip(attrs, grids))}
-        exprs = {a: _on_grid(a, grid, _value(i), a in integers)
-                 for i, (a, grid) in enumerate(zip(attrs, grids))}
 
-        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
-            def batches(n: int) -> dict[str, Any]:
-                return {noise_column(i): mech.round_half_up(
-                            mech.sample_staircase(g, (n,), sens, p["epsilon"], gamma) / grid)
-                        for i, (sens, grid) in enumerate(zip(sensitivities, grids))}
-            return batches
-    elif kind == "discrete_laplace":
-        schema = _float_schema(m, pa.int64())
-        exprs = {a: exp.Add(this=exp.cast(_source(a), exp.DataType.build("bigint")),
-                            expression=_value(i)) for i, a in enumerate(attrs)}
-        guarantee = {"epsilon": p["epsilon"]}
+def _independent(s: AdditiveSetting, schema: pa.Schema, make: Batches, exprs: dict[str, exp.Expression],
+                 guarantee: dict[str, Any]) -> Draw:
+    return Draw(schema, make(s.rng), exprs, guarantee, independent=make)
 
-        def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
-            def batches(n: int) -> dict[str, Any]:
-                return {noise_column(i): mech.sample_discrete_laplace(
-                    g, (n,), p["epsilon"] / opts.sensitivity(a)) for i, a in enumerate(attrs)}
-            return batches
-    elif kind == "laplace":
-        return _snapping(opts, rng)
-    else:  # pragma: no cover - options.parse admits only known mechanisms
-        raise SpecError(f"unknown additive mechanism {kind!r}", path="transformation.mechanism")
-    return Draw(schema, make(rng), exprs, guarantee, independent=make)
+
+@ADDITIVE_DRAWS.register("uncorrelated")
+def _uncorrelated(s: AdditiveSetting) -> Draw:
+    m = len(s.opts.attributes)
+    sd = perturb.uncorrelated_sd(s.stats["variances"], s.opts.params["alpha"])
+    return _independent(s, _float_schema(m), _standard_normals(m), _linear(s.opts.attributes, np.diag(sd)),
+                        {})
+
+
+@ADDITIVE_DRAWS.register("correlated")
+def _correlated(s: AdditiveSetting) -> Draw:
+    m = len(s.opts.attributes)
+    factor = perturb.correlated_factor(s.stats["covariance"], s.opts.params["alpha"])
+    return _independent(s, _float_schema(m), _standard_normals(m), _linear(s.opts.attributes, factor), {})
+
+
+@ADDITIVE_DRAWS.register("gaussian")
+def _gaussian(s: AdditiveSetting) -> Draw:
+    attrs, p, opts, integers = s.opts.attributes, s.opts.params, s.opts, s.integers
+    grids, sigmas = zip(*(mech.gaussian_parameters(opts.sensitivity(a), p["epsilon"],
+                                                   p["delta"], integer=a in integers)
+                          for a in attrs))
+    guarantee = {"epsilon": p["epsilon"], "delta": p["delta"], "calibration": "analytic",
+                 "sigma": dict(zip(attrs, sigmas)), "grid": dict(zip(attrs, grids))}
+    # the engine rounds σ/γ·z half up: a function of the draw alone, so the noise stays
+    # independent of the values (see mechanisms.gaussian)
+    exprs = {a: _on_grid(a, grid, _round_half_up(exp.Mul(this=_exact_double(sigma / grid),
+                                                         expression=_value(i))),
+                         a in integers)
+             for i, (a, grid, sigma) in enumerate(zip(attrs, grids, sigmas))}
+    return _independent(s, _float_schema(len(attrs)), _standard_normals(len(attrs)), exprs, guarantee)
+
+
+@ADDITIVE_DRAWS.register("staircase")
+def _staircase(s: AdditiveSetting) -> Draw:
+    attrs, p, opts, integers = s.opts.attributes, s.opts.params, s.opts, s.integers
+    gamma = p.get("gamma", mech.staircase_optimal_gamma(p["epsilon"]))
+    grids, sensitivities = zip(*(mech.release_grid(opts.sensitivity(a), integer=a in integers)
+                                 for a in attrs))
+    guarantee = {"epsilon": p["epsilon"], "gamma": gamma, "grid": dict(zip(attrs, grids))}
+    exprs = {a: _on_grid(a, grid, _value(i), a in integers)
+             for i, (a, grid) in enumerate(zip(attrs, grids))}
+
+    def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+        def batches(n: int) -> dict[str, Any]:
+            return {noise_column(i): mech.round_half_up(
+                        mech.sample_staircase(g, (n,), sens, p["epsilon"], gamma) / grid)
+                    for i, (sens, grid) in enumerate(zip(sensitivities, grids))}
+        return batches
+    return _independent(s, _float_schema(len(attrs)), make, exprs, guarantee)
+
+
+@ADDITIVE_DRAWS.register("discrete_laplace")
+def _discrete_laplace(s: AdditiveSetting) -> Draw:
+    attrs, p, opts = s.opts.attributes, s.opts.params, s.opts
+    exprs = {a: exp.Add(this=exp.cast(_source(a), exp.DataType.build("bigint")),
+                        expression=_value(i)) for i, a in enumerate(attrs)}
+
+    def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
+        def batches(n: int) -> dict[str, Any]:
+            return {noise_column(i): mech.sample_discrete_laplace(
+                g, (n,), p["epsilon"] / opts.sensitivity(a)) for i, a in enumerate(attrs)}
+        return batches
+    return _independent(s, _float_schema(len(attrs), pa.int64()), make, exprs, {"epsilon": p["epsilon"]})
 
 
 def _round_half_up(x: exp.Expression) -> exp.Expression:
@@ -185,13 +222,15 @@ def _linear(attrs: tuple[str, ...], factor: np.ndarray) -> dict[str, exp.Express
             for i, a in enumerate(attrs)}
 
 
-def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
+@ADDITIVE_DRAWS.register("laplace")
+def _snapping(s: AdditiveSetting) -> Draw:
     """Mironov's snapping mechanism in SQL over raw Laplace draws (see :func:`mechanisms.laplace`).
 
     Per attribute with public bounds [low, high], centre c and half-width B, in units of Δ:
     clamp((x − c)/Δ) + S·λ·ln(U*), rounded to a multiple of Λ, clamped, times Δ, plus c. The SQL
     operations are IEEE double arithmetic, division and multiplication by powers of two are exact.
     """
+    opts = s.opts
     eps = opts.params["epsilon"]
     exprs, scales, grids = {}, [], {}
     for i, a in enumerate(opts.attributes):
@@ -221,9 +260,8 @@ def _snapping(opts: NoiseOptions, rng: np.random.Generator) -> Draw:
             return {noise_column(i): mech.sample_laplace(g, n, s) for i, s in enumerate(scales)}
         return batches
 
-    return Draw(_float_schema(len(opts.attributes)), make(rng), exprs,
-                {"epsilon": eps, "method": "snapping (Mironov 2012)", "grid": grids},
-                independent=make)
+    return _independent(s, _float_schema(len(opts.attributes)), make, exprs,
+                        {"epsilon": eps, "method": "snapping (Mironov 2012)", "grid": grids})
 
 
 def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.ndarray],
@@ -235,45 +273,22 @@ def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.nda
     columns: dict[str, Any] = {}
     guarantee: dict[str, Any] = {}
     categorical: dict[str, dict[str, Any]] = {}
-    if kind in ("rank_swap", "condensation"):
+    if kind in NUMERIC_REWRITES:
         matrix = np.column_stack([_floats(data[a], a) for a in attrs])
-        if kind == "rank_swap":
-            new = np.column_stack([rank_swap_column(matrix[:, j], p["p"], rng)
-                                   for j in range(len(attrs))])
-        else:
-            complete = ~np.isnan(matrix).any(axis=1)
-            if complete.sum() < p["k"]:
-                raise SpecError(f"needs at least k = {p['k']} rows without NULLs, got "
-                                f"{int(complete.sum())}", path="transformation.k")
-            new = np.full_like(matrix, np.nan)
-            new[complete] = condensation(matrix[complete], p["k"], rng)[0]
+        new = NUMERIC_REWRITES.get(kind)(matrix, p, rng)
         for j, a in enumerate(attrs):
             columns[a] = pa.array(new[:, j], mask=np.isnan(new[:, j]), type=pa.float64())
     else:
+        transitions = CATEGORY_TRANSITIONS.get(kind)
         for a in attrs:
             values = _objects(data[a])
-            if kind == "pram":
-                cats, rows = p["matrix"][a]
-                matrix = check_matrix(rows, len(cats))
-            elif kind == "randomized_response":
-                cats = p["categories"][a]
-                k = len(cats)
-                keep = mech.rr_keep_probability(p["epsilon"], k) if "epsilon" in p \
-                    else p["keep_probability"]
-                off = (1.0 - keep) / (k - 1)
-                matrix = np.full((k, k), off)
-                np.fill_diagonal(matrix, keep)
-                guarantee[a] = {"epsilon": mech.rr_epsilon(keep, k), "keep_probability": keep}
-            else:
-                cats = sorted({v for v in values if v is not None and v == v}, key=repr)
-                codes = category_codes(values, cats)
-                counts = np.bincount(codes[codes >= 0], minlength=len(cats))
-                matrix = invariant_matrix_theta(counts, p["theta"]) if "theta" in p else \
-                    invariant_matrix(counts, rng, pd=p["pd"], alpha=p["alpha"])
+            cats, matrix, held = transitions(p, a, values, rng)
+            if held is not None:
+                guarantee[a] = held
             try:
                 codes = category_codes(values, cats)
             except SpecError as err:
-                key = "matrix" if kind == "pram" else "categories"
+                key = CATEGORY_TRANSITIONS.traits(kind)["listed_under"]
                 raise SpecError(f"{err.rule} listed for {a!r}",
                                 path=f"transformation.{key}.{a}") from None
             released = pram_codes(codes, matrix, rng)
@@ -285,8 +300,9 @@ def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.nda
                 raise SpecError(f"the categories of {a!r} mix types ({err}); list them all as "
                                 "text or all as numbers", path="transformation.attributes") from err
     schema = pa.schema([(noise_column(i), columns[a].type) for i, a in enumerate(attrs)])
+    keep_types = kind not in NUMERIC_REWRITES or NUMERIC_REWRITES.traits(kind)["keeps_type"]
     exprs = {a: exp.cast(_value(i), exp.DataType.build(types[a], dialect=dialect))
-             if kind != "condensation" else _value(i) for i, a in enumerate(attrs)}
+             if keep_types else _value(i) for i, a in enumerate(attrs)}
     offset = {"done": 0}
 
     def batches(n: int) -> dict[str, Any]:

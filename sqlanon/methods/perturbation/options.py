@@ -297,7 +297,7 @@ def dp_cost(opts: NoiseOptions) -> tuple[Decimal, Decimal] | None:
     Raises:
         SpecError: randomized response with keep_probability 0 or 1 (no finite ε).
     """
-    from sqlanon.methods.dp.budget import amount
+    from sqlanon.methods.dp.amounts import amount
 
     p = opts.params
     m = len(opts.attributes)

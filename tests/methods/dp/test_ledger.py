@@ -22,7 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.dp.budget import LEDGER_TABLE, PrivacyBudgetError, PrivacyLedger
+from sqlanon.methods.dp.amounts import PrivacyBudgetError
+from sqlanon.methods.dp.budget import PrivacyLedger
+from sqlanon.methods.dp.ledger_tables import LEDGER_TABLE
 from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -185,7 +187,8 @@ def test_connections_of_one_process_in_conflict_never_overspend(tmp_path):
 
 SPENDER = textwrap.dedent("""
     import sys, time
-    from sqlanon.methods.dp.budget import PrivacyBudgetError, PrivacyLedger
+    from sqlanon.methods.dp.amounts import PrivacyBudgetError
+    from sqlanon.methods.dp.budget import PrivacyLedger
     from sqlanon.methods.dp.queries import open_database
     target, start, tries, eps = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     keep_open = target.startswith(("host=", "postgresql://"))
@@ -348,7 +351,7 @@ def test_add_remove_spend_on_a_substitution_budget_is_charged_by_group_privacy(l
 @given(st.fractions(min_value=Fraction(1, 1000), max_value=5, max_denominator=10**6),
        st.fractions(min_value=Fraction(1, 10**12), max_value=Fraction(1, 1000), max_denominator=10**12))
 def test_conversion_is_rounded_up_within_one_quantum(eps, delta):
-    from sqlanon.methods.dp.budget import Budget, amount, charge
+    from sqlanon.methods.dp.amounts import Budget, amount, charge
 
     cost = Budget(amount(eps, "e"), amount(delta, "d"))
     out = charge(cost, "add/remove", "substitution")

@@ -24,7 +24,9 @@ from sqlanon.domain.hierarchy import MapHierarchy
 from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.queries import dp_query
 from sqlanon.methods.dp.aggregates import Count
-from sqlanon.methods.dp.budget import BUDGET_TABLE, LEDGER_TABLE, PrivacyBudgetError, PrivacyLedger
+from sqlanon.methods.dp.amounts import PrivacyBudgetError
+from sqlanon.methods.dp.budget import PrivacyLedger
+from sqlanon.methods.dp.ledger_tables import BUDGET_TABLE, LEDGER_TABLE
 from sqlanon.spec.load import spec_from_dict
 from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
 
@@ -233,7 +235,7 @@ def test_a_failing_write_spends_nothing(engine, monkeypatch):
     assert engine.row_count("people") == N
 
     # block writer and microdata: the rename / the CREATE TABLE fails inside the transaction
-    real_execute = engine.execute
+    real_execute = engine.execute_script  # the writer runs its template statements as text
 
     def broken(writes):
         def run(statement, *args, **kwargs):
@@ -242,10 +244,11 @@ def test_a_failing_write_spends_nothing(engine, monkeypatch):
                 raise EngineError("disk full")
         return run
 
-    monkeypatch.setattr(engine, "execute", broken(lambda sql: sql.endswith('RENAME TO "released"')))
+    monkeypatch.setattr(engine, "execute_script", broken(lambda sql: sql.endswith('RENAME TO "released"')))
     with pytest.raises(EngineError, match="disk full"):
         api.apply(spec(LAPLACE, dataset="clinic"), engine=engine)
-    monkeypatch.setattr(engine, "execute", broken(lambda sql: sql.startswith('CREATE TABLE "released"')))
+    monkeypatch.setattr(engine, "execute_script",
+                        broken(lambda sql: sql.startswith('CREATE TABLE "released"')))
     with pytest.raises(EngineError, match="disk full"):
         api.apply(spec(MICRODATA, dataset="clinic"), engine=engine)
     assert not engine.relation_exists("released")

@@ -33,7 +33,7 @@ from sqlanon.methods.generalization.search import heuristic as heuristic_module
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
 from sqlanon.methods.generalization.search.heuristic import heuristic
 from sqlanon.methods.generalization.search.limits import search_within
-from sqlanon.methods.generalization.search.strategies import tied
+from sqlanon.methods.generalization.search.result import tied
 from sqlanon.spec import spec_from_dict
 from tests.conftest import ADULT_QIS, DATA, adult_spec_dict, require_data
 from tests.methods.generalization.test_search_oracle import problem_spec

@@ -25,7 +25,7 @@ from sqlanon.domain.models.l_diversity import LDiversity
 from sqlanon.domain.models.t_closeness import TCloseness
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
-from sqlanon.methods.generalization.search.strategies import tied
+from sqlanon.methods.generalization.search.result import tied
 
 LEAVES = ["a", "b", "c", "d", "e", "f"]
 SENSITIVE = ["x", "y", "z"]

@@ -17,7 +17,8 @@ from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import EngineError
 from sqlanon.engines import duckdb_blocks as B
-from sqlanon.methods.dp.budget import BUDGET_TABLE, LEDGER_TABLE, PrivacyLedger
+from sqlanon.methods.dp.budget import PrivacyLedger
+from sqlanon.methods.dp.ledger_tables import BUDGET_TABLE, LEDGER_TABLE
 from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec.load import spec_from_dict
 from sqlanon.engines.staging import StagingArea, is_staging, remove_leftovers

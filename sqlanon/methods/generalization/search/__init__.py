@@ -8,7 +8,8 @@ from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.metrics.base import Metric
 from sqlanon.methods.generalization.search.lattice import Direction, Lattice, Node, Property
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult, SqlNodeEvaluator
-from sqlanon.methods.generalization.search.strategies import SearchResult, search
+from sqlanon.methods.generalization.search.result import SearchResult
+from sqlanon.methods.generalization.search.strategies import search
 
 
 def lattice_of(problem: Problem) -> Lattice:

@@ -42,7 +42,7 @@ from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.search.lattice import Direction, Lattice, Node, Property
 from sqlanon.methods.generalization.search.limits import Budgeted, TimeLimitReached
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
-from sqlanon.methods.generalization.search.strategies import NOT_ANONYMOUS, PRUNED, SearchResult, tied
+from sqlanon.methods.generalization.search.result import NOT_ANONYMOUS, PRUNED, SearchResult, tied
 from sqlanon.spec.search import SEARCH_STRATEGIES
 
 DEFAULT_TIME_LIMIT = 30.0

@@ -15,7 +15,8 @@ import numpy as np
 
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
-from sqlanon.methods.generalization.search.strategies import SearchResult, search
+from sqlanon.methods.generalization.search.result import SearchResult
+from sqlanon.methods.generalization.search.strategies import search
 
 Progress = Callable[[int, "Node | None", "float | None"], None]
 """Called after each node check with (nodes checked, best node so far, its metric)."""

@@ -1,0 +1,120 @@
+"""Charging the release of a whole table (DP under substitution of one record) to a ledger dataset."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqlanon.methods.dp.amounts import SUBSTITUTION, LedgerState, PrivacyBudgetError
+from sqlanon.methods.dp.budget import PrivacyLedger
+
+if TYPE_CHECKING:
+    from sqlanon.engines.base import Engine
+
+T = TypeVar("T")
+
+
+class ReleaseBudget:
+    """Charges the release of a table, DP under substitution of one record, to a ledger dataset.
+
+    Without a dataset the release is written in a plain transaction and charged to nothing.
+
+    1. :meth:`check` (before the work): sets the dataset's budget under substitution if
+       ``budget_epsilon`` is given, and refuses a release that cannot be charged (no budget, an
+       add/remove budget, not enough left);
+    2. :meth:`write`: runs the work that writes the output in the transaction of the spend, so the
+       output appears if and only if the budget is charged; or :meth:`charged_ahead`, for work
+       that commits as it goes: the spend is committed before the first noisy row is written and
+       refunded only if the work fails and what it wrote is dropped in the refund's transaction.
+
+    Args:
+        engine: the connection the output is written on; the ledger lives in its database.
+        dataset: the ledger dataset to charge, or None.
+        epsilon, delta: the release's guarantee under substitution.
+        budget_epsilon, budget_delta: the dataset's total budget, set on first use.
+        description: what the ledger row says was released.
+    """
+
+    def __init__(self, engine: Engine, dataset: str | None, epsilon: object, delta: object = 0, *,
+                 budget_epsilon: object | None = None, budget_delta: object = 0,
+                 description: str = "") -> None:
+        if dataset is None and budget_epsilon is not None:
+            raise PrivacyBudgetError("a budget needs the dataset it is kept under")
+        self.engine = engine
+        self.dataset = dataset
+        self.epsilon, self.delta = epsilon, delta
+        self.budget_epsilon, self.budget_delta = budget_epsilon, budget_delta
+        self.description = description
+        self.state: LedgerState | None = None
+        """The ledger state after the release's spend (None before, or without a dataset)."""
+
+    def check(self) -> None:
+        """Set the budget if given, and refuse now what :meth:`write` would refuse.
+
+        Raises:
+            PrivacyBudgetError: nothing is spent and nothing written.
+        """
+        if self.dataset is None:
+            return
+        ledger = PrivacyLedger(self.engine)
+        if self.budget_epsilon is not None:
+            ledger.set_budget(self.dataset, self.budget_epsilon, self.budget_delta,
+                              neighbours=SUBSTITUTION)
+        ledger.check(self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION)
+
+    def write(self, work: Callable[[], T], *, once: bool = False) -> T:
+        """``work()`` in one transaction, with the spend when a dataset is given.
+
+        ``work`` must not open a transaction; ``once``: see :meth:`PrivacyLedger.spend`.
+
+        Raises:
+            PrivacyBudgetError: the budget would be exceeded; the transaction rolled back, so
+                nothing was written and nothing spent.
+        """
+        if self.dataset is None:
+            with self.engine.transaction():
+                return work()
+        result, self.state = PrivacyLedger(self.engine).spend(
+            self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION,
+            description=self.description, then=work, once=once)
+        return result  # type: ignore[return-value]
+
+    def charged_ahead(self, work: Callable[[], T], *, discard: Callable[[], None]) -> T:
+        """Commit the spend first, then run ``work``, which writes the output in transactions of
+        its own (parts of it become readable before it ends).
+
+        A process killed at any moment leaves either no noisy row or a committed spend. If
+        ``work`` raises, ``discard()`` (which drops whatever ``work`` wrote) and the refund of the
+        spend run in one transaction, then the error is raised; if that transaction fails, the
+        spend stays charged.
+
+        Raises:
+            PrivacyBudgetError: the budget would be exceeded; nothing was spent, ``work`` not run.
+        """
+        ledger = PrivacyLedger(self.engine)
+        if self.dataset is not None:
+            _, self.state = ledger.spend(self.dataset, self.epsilon, self.delta,
+                                         neighbours=SUBSTITUTION, description=self.description)
+        try:
+            return work()
+        except BaseException as error:
+            try:
+                with self.engine.transaction():
+                    discard()
+                    if self.state is not None and self.dataset is not None:
+                        assert self.state.spend_id is not None
+                        ledger.refund(self.dataset, self.state.spend_id)
+                self.state = None
+            except Exception as failed:  # noqa: BLE001 - the spend stays charged; report why
+                error.add_note(f"the spend was not refunded: {type(failed).__name__}: {failed}")
+            raise
+
+    def as_dict(self) -> dict[str, Any]:
+        """For a release's guarantee: the ledger state after the spend, or that nothing was
+        charged."""
+        if self.dataset is None:
+            return {"dataset": None, "charged": None,
+                    "note": "not charged to any privacy budget (no ledger dataset given)"}
+        if self.state is None:
+            return {"dataset": self.dataset, "charged": None, "note": "not written yet"}
+        return self.state.as_dict()
