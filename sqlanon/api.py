@@ -170,8 +170,8 @@ def _checked_node(spec: Spec, engine: Engine | None, database: str | None,
 
 def _microaggregation(spec: Spec, engine: Engine | None, database: str | None, verb: str,
                       before: Callable[[Dataset], Any] | None = None, **options: Any) -> Any:
-    """``method: microaggregation``: the verb of :mod:`sqlanon.methods.microaggregation.verbs` on the opened source
-    (``before`` runs first and its result is passed on as ``plan``)."""
+    """``method: microaggregation``: the verb of :mod:`sqlanon.methods.microaggregation.verbs` on the opened
+    source (``before`` runs first and its result is passed on as ``plan``)."""
     from sqlanon.methods.microaggregation import verbs
 
     ds = open_dataset(spec, engine, database=database)

@@ -40,7 +40,7 @@ class DuckDBEngine(Engine):
     def _execute(self, sql: str) -> None:
         self.con.execute(sql)
 
-    def insert_rows(self, name: str, rows, *, schema: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    def insert_rows(self, name: str, rows, *, schema: str | None = None) -> None:
         """Append rows through an Arrow table scanned by DuckDB (per-row binding is far slower)."""
         if not rows:
             return
@@ -59,7 +59,7 @@ class DuckDBEngine(Engine):
         names = [d[0] for d in cur.description]
         return names, cur.fetchall()
 
-    def fetch_arrow(self, query):  # type: ignore[override]
+    def fetch_arrow(self, query):
         sql = self.sql(query)
         self._log(query)
         try:
@@ -67,7 +67,7 @@ class DuckDBEngine(Engine):
         except Exception as e:
             raise self.error(e, query) from e
 
-    def fetch_numpy(self, query):  # type: ignore[override]
+    def fetch_numpy(self, query):
         sql = self.sql(query)
         self._log(query)
         try:

@@ -1,7 +1,8 @@
 """Writing microaggregated rows: the output modes of ``method: microaggregation``.
 
 SQL methods (individual ranking, projection) are one SELECT over the source and go through the same
-modes as generalization. Pulled algorithms (MDAV, ...) read a group table (:mod:`sqlanon.methods.microaggregation.pipeline`):
+modes as generalization. Pulled algorithms (MDAV, ...) read a group table
+(:mod:`sqlanon.methods.microaggregation.pipeline`):
 
 * ``table`` and ``in_place`` read a temporary group table while the statement runs (``in_place`` in one
   transaction, as for generalization); it is dropped after.

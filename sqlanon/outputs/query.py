@@ -57,14 +57,15 @@ class OutputQuery:
         identifiers by their action (None, and noted, when dropped), undeclared columns copied and
         noted."""
         attribute = spec.attributes.get(name)
+        column: exp.Expression | None = value
         if attribute is not None and attribute.role == "identifier":
-            value = identifier_expression(attribute, value, target, spec.path, self.types.get(name))
+            column = identifier_expression(attribute, value, target, spec.path, self.types.get(name))
         elif attribute is None:
             self.undeclared.append(name)
-        if value is None:
+        if column is None:
             self.dropped.append(name)
             return None
-        return alias(value, name)
+        return alias(column, name)
 
     @property
     def warnings(self) -> list[str]:

@@ -101,7 +101,8 @@ def _name_key(c: _Ctx, key: Any, path: str, what: str) -> str:
 
 
 def _kind(v: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(v), type(v).__name__)
+    names: dict[type, str] = {dict: "a mapping", list: "a list", str: "a string"}
+    return names.get(type(v), type(v).__name__)
 
 
 def load_spec(path: str | os.PathLike[str]) -> S.Spec:
@@ -239,7 +240,8 @@ def _build(c: _Ctx, kind: str, body: Any, p: str, v: dict[str, Any], order: list
     if kind == "mask":
         c.keys(b, ("levels", "from", "char"), p)
         side = S.choose(b.get("from", "right"), ("right", "left"), join(p, "from"), "side")
-        return MaskHierarchy(b.get("levels"), from_right=side == "right", char=b.get("char", "*"))
+        levels: Any = b.get("levels")  # MaskHierarchy checks it and names the key
+        return MaskHierarchy(levels, from_right=side == "right", char=b.get("char", "*"))
     c.keys(b, ("values", "sizes"), p)
     values = b.get("values", order)
     if not isinstance(values, list):

@@ -289,7 +289,7 @@ class Grouped(Aggregate):
     columns are NULL or outside the keys count nowhere.
     """
 
-    inner: _Clamped
+    inner: Sum | Mean
     group_by: tuple[str, ...]
     keys: tuple[tuple[str, ...], ...]
 

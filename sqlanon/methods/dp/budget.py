@@ -38,7 +38,9 @@ spends as charged what they spent.
 
 from __future__ import annotations
 
+import functools
 import random
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -50,7 +52,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_text, col, ident, lit, table
+from sqlanon.sql.nodes import as_expression, as_text, col, ident, lit, table
 from sqlanon.errors import EngineError, SqlanonError
 
 if TYPE_CHECKING:
@@ -304,7 +306,7 @@ class PrivacyLedger:
         for name, columns in ((BUDGET_TABLE, budget), (LEDGER_TABLE, ledger)):
             statement = exp.Create(this=exp.Schema(this=table(name), expressions=columns),
                                    kind="TABLE", exists=True)
-            self._retry(lambda s=statement: self.engine.execute(s))
+            self._retry(functools.partial(self.engine.execute, statement))
         missing = {name: [c for c in columns if c.name not in self._column_names(name)]
                    for name, columns in added.items()}
         if any(missing.values()):
@@ -363,7 +365,7 @@ class PrivacyLedger:
         self.ensure_tables()
 
         def text(c: str | exp.Expression, name: str) -> exp.Expression:
-            return exp.alias_(as_text(col(c) if isinstance(c, str) else c), name, quoted=True)
+            return as_expression(exp.alias_(as_text(col(c) if isinstance(c, str) else c), name, quoted=True))
 
         rows = self.engine.fetch_dicts(
             exp.select(col("id"), text("epsilon", "epsilon"), text("delta", "delta"),
@@ -670,7 +672,8 @@ class ReleaseBudget:
                         ledger.refund(self.dataset, self.state.spend_id)
                 self.state = None
             except Exception as failed:  # noqa: BLE001 - the spend stays charged; report why
-                error.add_note(f"the spend was not refunded: {type(failed).__name__}: {failed}")
+                if sys.version_info >= (3, 11):  # exception notes are new in Python 3.11
+                    error.add_note(f"the spend was not refunded: {type(failed).__name__}: {failed}")
             raise
 
     def as_dict(self) -> dict[str, Any]:

@@ -426,7 +426,7 @@ def sample_staircase(rng: np.random.Generator, shape: Any, sensitivity: float, e
 
 # ----------------------------------------------------------------------------- exponential
 
-def exponential(candidates: Sequence[Any], scores: Any, sensitivity: float, epsilon: float,
+def exponential(candidates: Sequence[Any] | np.ndarray, scores: Any, sensitivity: float, epsilon: float,
                 rng: np.random.Generator) -> Any:
     """ε-DP exponential mechanism (seed 000 Defs 8.19–8.20, Thm 8.21; erratum E14).
 

@@ -1,8 +1,8 @@
 """``transformation: {method: noise}``: perturb a table inside the engine and report what it cost.
 
 The noise is drawn in numpy from a cryptographically seeded generator (or the spec's seed) and meets
-the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.methods.perturbation.rows`); in place, the new table
-replaces the source inside one transaction, so a failure leaves the source as it was. A DP release
+the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.methods.perturbation.rows`); in place, the new
+table replaces the source inside one transaction, so a failure leaves the source as it was. A DP release
 whose spec names a ledger ``dataset`` is charged to it in that same transaction
 (:class:`~sqlanon.methods.dp.budget.ReleaseBudget`), except on DuckDB's block writer, whose blocks commit
 one by one: there the spend is committed before the first block and refunded if the write fails
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, col, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, lit, table
 from sqlanon.methods.dataset import Dataset, open_dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
@@ -39,7 +39,8 @@ from sqlanon.spec.schema import Spec
 from sqlanon.engines.staging import StagingArea, remove_leftovers
 
 CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
-"""Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.methods.perturbation.blocks)."""
+"""Mechanisms whose outputs are continuous doubles (stored uncompressed:
+sqlanon.methods.perturbation.blocks)."""
 
 _INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "INT", "INT2", "INT4", "INT8", "BIGINT",
                             "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"})
@@ -277,7 +278,7 @@ def _moments(ds: Dataset, attrs: list[str], *, complete: bool = True) -> np.ndar
 
 
 def _complete(attrs: list[str]) -> exp.Expression:
-    return exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs])
+    return as_expression(exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs]))
 
 
 def _means(ds: Dataset, attrs: list[str], complete: bool) -> list[float | None]:
@@ -386,11 +387,12 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
     """
     engine, schema = ds.engine, R.schema_of(ds)
     assert draw.independent is not None
+    independent = draw.independent
     with StagingArea(engine) as area:
         staging = area.name()
 
         def write() -> dict[str, Any]:
-            B.write_blocks(ds, staging, blocks, draw.schema, draw.independent, rng,
+            B.write_blocks(ds, staging, blocks, draw.schema, independent, rng,
                            lambda skeleton: skeleton.select(*_projection(spec, ds, draw),
                                                             append=False),
                            uncompressed=frozenset(opts.attributes) if opts.mechanism in CONTINUOUS
@@ -428,8 +430,8 @@ def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int)
     if draw.categorical:
         return {a: categorical_quality(v, opts.mechanism) for a, v in draw.categorical.items()}
     schema = R.schema_of(ds)
-    original = exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True)
-    result = exp.alias_(table(released, schema), RELEASED, table=True, quoted=True)
+    original = as_expression(exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True))
+    result = as_expression(exp.alias_(table(released, schema), RELEASED, table=True, quoted=True))
     on = None
     if not R.positional(ds):
         on = exp.EQ(this=exp.cast(col("ctid", ORIGINAL), exp.DataType.build("text")),

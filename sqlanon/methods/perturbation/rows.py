@@ -58,14 +58,15 @@ def _key_expression() -> exp.Expression:
 
 def read_columns(ds: Dataset, columns: list[str]) -> dict[str, np.ndarray]:
     """The columns' values in the table's row order (with the row keys under ``KEY`` on PostgreSQL)."""
-    projection = [col(c) for c in columns]
+    projection: list[exp.Expression] = [col(c) for c in columns]
     if not positional(ds):
         projection.insert(0, alias(_key_expression(), KEY))
     return ds.engine.fetch_numpy(exp.select(*projection).from_(table(ds.name, schema_of(ds))))
 
 
 def schema_of(ds: Dataset) -> str | None:
-    return ds.relation.args.get("db").name if ds.relation.args.get("db") else None
+    db = ds.relation.args.get("db")
+    return db.name if db else None
 
 
 @contextlib.contextmanager
