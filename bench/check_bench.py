@@ -66,7 +66,8 @@ def main() -> None:
     engine = DuckDBEngine(connection=con, database=a.database)
     s = spec_from_dict(spec(Path(a.adult_dir)))
     cols = ", ".join(f'"{q}"' for q in QIS)
-    baseline_sql = f"CREATE OR REPLACE TEMP TABLE scan AS SELECT {cols}, count(*) AS n FROM adult_big GROUP BY {cols}"
+    baseline_sql = (f"CREATE OR REPLACE TEMP TABLE scan AS SELECT {cols}, count(*) AS n "
+                    f"FROM adult_big GROUP BY {cols}")
 
     def baseline() -> float:
         t = time.perf_counter()

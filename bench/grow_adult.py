@@ -85,7 +85,8 @@ def main() -> int:
     p.add_argument("--rows", type=int, default=10_000_000)
     p.add_argument("--scheme", choices=sorted(SCHEMES), default="pairs")
     p.add_argument("--database", default="bench/adult_big.duckdb")
-    p.add_argument("--adult", default=str(Path(__file__).resolve().parents[2] / "shared/data/adult/adult.csv"))
+    p.add_argument("--adult",
+                   default=str(Path(__file__).resolve().parents[2] / "shared/data/adult/adult.csv"))
     a = p.parse_args()
     con = duckdb.connect(a.database)
     grow(con, a.adult, a.rows, scheme=a.scheme)

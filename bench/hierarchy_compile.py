@@ -39,7 +39,8 @@ def main() -> None:
     print(f"rows={a.rows:,}  runs={a.runs}  (medians, seconds)")
     print(f"{'domain':>8} {'CASE':>8} {'join':>8} {'CASE/join':>10}")
     for d in (8, 32, 64, 128, 512, 4096):
-        con.execute(f"CREATE OR REPLACE TABLE t AS SELECT 'v' || (range * 7919 % {d}) AS x FROM range({a.rows})")
+        con.execute(f"CREATE OR REPLACE TABLE t AS SELECT 'v' || (range * 7919 % {d}) AS x "
+                    f"FROM range({a.rows})")
         h = TableHierarchy([[f"v{i}", f"g{i // 4}", "*"] for i in range(d)])
         case_sql = "CREATE TEMP TABLE out AS " + render(
             exp.select(exp.alias_(h.expression(col("x"), 1), "g")).from_("t"), "duckdb")

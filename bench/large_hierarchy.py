@@ -9,8 +9,8 @@ checked first). ``--mask`` uses the mask builder for ``zip`` instead of the CSV.
 
 Baseline, measured in the same run on the same connection: one ``GROUP BY`` of the 8 quasi-identifiers
 (``CREATE TEMP TABLE … AS``) plus the hierarchy's load (reading the CSV into a ``TableHierarchy`` and
-creating its lookup table in DuckDB; nothing to load with ``--mask``). Runs alternate (baseline, apply, compile, ...); the script prints
-every run, the medians, the ratios and the peak RSS of the process.
+creating its lookup table in DuckDB; nothing to load with ``--mask``). Runs alternate (baseline, apply,
+compile, ...); the script prints every run, the medians, the ratios and the peak RSS of the process.
 """
 
 from __future__ import annotations
@@ -131,7 +131,8 @@ def main() -> None:
     print(f"rows={args.rows:,} zip leaves={args.leaves:,} zip hierarchy="
           f"{'mask' if args.mask else 'csv'} runs={args.runs}")
     for name, ts in times.items():
-        print(f"  {name:<8} " + ", ".join(f"{t:.3f}" for t in ts) + f" s; median {statistics.median(ts):.3f} s")
+        print(f"  {name:<8} " + ", ".join(f"{t:.3f}" for t in ts)
+              + f" s; median {statistics.median(ts):.3f} s")
     base = statistics.median(times["baseline"])
     for name in subjects:
         print(f"  {name}/baseline = {statistics.median(times[name]) / base:.2f} (goal <= 2)")

@@ -1,7 +1,8 @@
 """MDAV (sdcMicro 5.8.1 semantics) on the 100,000 x 5 synthetic table, k = 3 and k = 5.
 
 Data: ``../shared/data/mdav/synthetic_normal_100k_x5_seed42.csv`` (the calibration table of
-peer-semantics.md, Part II). For each k the script runs ``sqlanon.methods.microaggregation.algorithms.mdav.microaggregate``
+peer-semantics.md, Part II). For each k the script runs
+``sqlanon.methods.microaggregation.algorithms.mdav.microaggregate``
 ``--runs`` times and prints every run's seconds, the median, the SSE on the original scale and
 sdcMicro's figure. CPU seconds (``time.process_time``) are printed next to wall seconds because other
 work on the machine slows the wall clock.
@@ -24,7 +25,7 @@ import numpy as np
 
 from sqlanon.methods.microaggregation.algorithms.mdav import microaggregate, sdc_weights
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mdav" / "synthetic_normal_100k_x5_seed42.csv"
+DATA = Path(__file__).resolve().parents[2] / "shared/data/mdav/synthetic_normal_100k_x5_seed42.csv"
 SDCMICRO = {3: (6718.869529, 55.4), 5: (11526.37237, 34.2)}
 
 

@@ -5,8 +5,8 @@ marital-status and occupation; k = 5. A second case adds a synthetic nominal att
 values under a six-level ZIP-like hierarchy (``--large``), the size where marginalities are summed
 over the tree.
 
-Baseline, measured in the same run on the same rows: ``sqlanon.methods.microaggregation.algorithms.mdav.mdav`` (sdcMicro's
-numeric MDAV) on the matrix of age and the three attributes' value codes, i.e. the same number of
+Baseline, measured in the same run on the same rows: ``sqlanon.methods.microaggregation.algorithms.mdav.mdav``
+(sdcMicro's numeric MDAV) on the matrix of age and the three attributes' value codes, i.e. the same number of
 rows, columns and groups without the semantic distances and centroids. Runs alternate (baseline,
 subject, ...); the script prints every run, the medians and their ratio.
 """

@@ -6,14 +6,15 @@ fewer than k), the number of classes and the smallest class kept; the script ass
 agree on every node, then prints per-node times (medians over ``--runs``) and their ratios:
 
 (i) ``sql``: one query per node on the frequency table in the engine
-    (:meth:`sqlanon.methods.generalization.evaluator.Evaluator.check`, privacy only, as the SQL search checks nodes);
+    (:meth:`sqlanon.methods.generalization.evaluator.Evaluator.check`, privacy only, as the SQL search checks
+    nodes);
 (ii) ``grouping sets``: a table of per-level integer codes (one column per QI and level, from the
      hierarchies' label order), built once by one join of the frequency table with a code table per
      QI; then one query per batch of nodes: ``GROUP BY GROUPING SETS ((q0_l, q1_l, …), …)`` with
      ``GROUPING(…)`` telling the nodes apart, summarized per grouping set (classes, smallest class,
      rows in classes < k). Built with sqlglot;
-(iii) ``memory``: :meth:`sqlanon.methods.generalization.search.fast.FastEvaluator.evaluate` on the frequency table read once,
-      with and without rolling a node up from a cached finer node.
+(iii) ``memory``: :meth:`sqlanon.methods.generalization.search.fast.FastEvaluator.evaluate` on the frequency
+      table read once, with and without rolling a node up from a cached finer node.
 
 One-off costs (the frequency table, the code table, the in-memory load) are reported apart.
 """

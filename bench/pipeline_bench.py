@@ -6,9 +6,10 @@ table with its row number as the key (sdcMicro breaks ties by row order). The me
 of the five columns, MDAV, the group table written back, the output table built by one join, and the
 report's metrics (SSE, SST, IL1s in SQL; record linkage in numpy). ``--no-metrics`` leaves the metrics out.
 
-Baseline, measured in the same run on the same array: ``sqlanon.methods.microaggregation.algorithms.mdav.microaggregate`` alone
-(numpy, no database). Runs alternate (baseline, pipeline, ...); the script prints every run, the
-medians, their ratio and the SSE, which must equal sdcMicro's (6718.869529 and 11526.37237).
+Baseline, measured in the same run on the same array:
+``sqlanon.methods.microaggregation.algorithms.mdav.microaggregate`` alone (numpy, no database). Runs alternate
+(baseline, pipeline, ...); the script prints every run, the medians, their ratio and the SSE, which must equal
+sdcMicro's (6718.869529 and 11526.37237).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.methods.microaggregation.algorithms.mdav import microaggregate
 from sqlanon.spec import spec_from_dict
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mdav" / "synthetic_normal_100k_x5_seed42.csv"
+DATA = Path(__file__).resolve().parents[2] / "shared/data/mdav/synthetic_normal_100k_x5_seed42.csv"
 SDCMICRO = {3: 6718.869529, 5: 11526.37237}
 
 

@@ -91,7 +91,8 @@ def run(a: argparse.Namespace, work: Path) -> None:
     for i in range(a.runs):
         runs["sorts"].append(timed(con, base))
         runs["ranking"].append(timed(con, ranking))
-        print(f"run {i + 1}: sorts {runs['sorts'][-1]:.2f} s, ranking {runs['ranking'][-1]:.2f} s", flush=True)
+        print(f"run {i + 1}: sorts {runs['sorts'][-1]:.2f} s, ranking {runs['ranking'][-1]:.2f} s",
+              flush=True)
     med = {name: statistics.median(t) for name, t in runs.items()}
     print(json.dumps({"rows": a.rows, "k": a.k, "statistic": a.statistic, "threads": a.threads,
                       "median_s": {n: round(v, 3) for n, v in med.items()},

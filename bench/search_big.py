@@ -8,11 +8,12 @@ Baseline, measured in the same run on the same connection: one
 ``CREATE TEMP TABLE … AS SELECT <9 QIs>, count(*) FROM adult_big GROUP BY <9 QIs>``. The subject is
 the whole optimal search as ``anonymize`` runs it: build the frequency table in the engine
 (:class:`~sqlanon.methods.generalization.evaluator.Evaluator`), load it into memory
-(:class:`~sqlanon.methods.generalization.search.fast.FastNodeEvaluator`), search (:func:`~sqlanon.methods.generalization.search.search`). Runs
-alternate (baseline, search, …) after one warm-up each; the script prints every run with its phases,
-where the search's time goes (node checks grouped from every row of the frequency table or rolled up
-from a cached finer node, the strategy's own work), the medians, the ratio to the baseline and the
-process's peak resident memory (``ru_maxrss``). The goal is a ratio ≤ 3 and a peak ≤ 8 GB.
+(:class:`~sqlanon.methods.generalization.search.fast.FastNodeEvaluator`), search
+(:func:`~sqlanon.methods.generalization.search.search`). Runs alternate (baseline, search, …) after one
+warm-up each; the script prints every run with its phases, where the search's time goes (node checks grouped
+from every row of the frequency table or rolled up from a cached finer node, the strategy's own work), the
+medians, the ratio to the baseline and the process's peak resident memory (``ru_maxrss``). The goal is a ratio
+≤ 3 and a peak ≤ 8 GB.
 """
 
 from __future__ import annotations

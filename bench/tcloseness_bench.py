@@ -2,9 +2,9 @@
 
 Quasi-identifiers: age and education (as its rank); confidential attribute: occupation, ordered
 distance over its values in alphabetical order (as in the tests). The baseline is sdcMicro-exact MDAV
-(:func:`sqlanon.methods.microaggregation.algorithms.mdav.mdav_groups`) on the same array, measured in the same run and alternated
-with each algorithm; the script prints every run, the medians, their ratio, and the quality of each
-result (groups, largest group, largest EMD, 100·SSE/SST on the MDAV-weighted quasi-identifiers).
+(:func:`sqlanon.methods.microaggregation.algorithms.mdav.mdav_groups`) on the same array, measured in the same
+run and alternated with each algorithm; the script prints every run, the medians, their ratio, and the quality
+of each result (groups, largest group, largest EMD, 100·SSE/SST on the MDAV-weighted quasi-identifiers).
 
     python -m bench.tcloseness_bench --rows 10000 --t 0.1 --runs 3
 

@@ -10,7 +10,8 @@ import numpy as np
 EDUCATION = {
     "Primary": ["Compulsory", "Low", "*"], "Lower-secondary": ["Compulsory", "Low", "*"],
     "Upper-secondary": ["Secondary", "Medium", "*"], "Vocational": ["Secondary", "Medium", "*"],
-    "Bachelor": ["Tertiary", "High", "*"], "Master": ["Tertiary", "High", "*"], "Doctorate": ["Tertiary", "High", "*"],
+    "Bachelor": ["Tertiary", "High", "*"], "Master": ["Tertiary", "High", "*"],
+    "Doctorate": ["Tertiary", "High", "*"],
 }
 OCCUPATIONS = ["Clerical", "Sales", "Engineering", "Teaching", "Health care", "Construction",
                "Management", "Transport", "Hospitality", "Research", "Farming", "Legal"]
@@ -78,7 +79,8 @@ def _flow(mapping: dict[str, list[str]]) -> str:
 
 
 def run_demo(database: str, *, rows: int = 100_000, seed: int = 7) -> dict[str, Any]:
-    """Create ``people`` in ``database``, write ``<database>.spec.yml`` beside it, apply it, return the report.
+    """Create ``people`` in ``database``, write ``<database>.spec.yml`` beside it, apply it, return the
+    report.
 
     The database's folder is created when missing; nothing is written anywhere else.
     """

@@ -13,7 +13,7 @@ import dataclasses
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from sqlanon.errors import EngineError, InternalError, SpecError, SqlanonError
 
@@ -45,7 +45,7 @@ class UsageError(SqlanonError):
 class _Parser(argparse.ArgumentParser):
     """argparse, with usage errors as one line (no usage dump) and exit code 2."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
 

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from sqlanon.compile.generalize import Generalizer
 from sqlanon.compile.plan import Plan, nullsafe_join
-from sqlanon.sql.nodes import alias, col, count_star, internal, lit
+from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
 from sqlanon.domain.models.base import H, ClassSize, PrivacyModel, Statistic, stat_attribute
 
 N = internal("n")
@@ -147,7 +147,7 @@ def verdict_query(stats: exp.Table, models: Sequence[PrivacyModel],
     cols = statistic_columns([ClassSize(), *statistics])
     oks = [alias(exp.Coalesce(this=exp.Paren(this=m.satisfied(cols)), expressions=[exp.false()]),
                  ok_column(i)) for i, m in enumerate(models)]
-    keep = exp.and_(*[col(ok_column(i)) for i in range(len(models))]) if models else exp.true()
+    keep = as_expression(exp.and_(*[col(ok_column(i)) for i in range(len(models))])) if models else exp.true()
     inner = exp.select(exp.Star(), *oks).from_(stats.copy())
     return exp.select(exp.Star(), alias(keep, KEEP)).from_(
         exp.alias_(exp.Subquery(this=inner), internal("v0")))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlanon.sql.dialects import DialectProfile
-from sqlanon.sql.nodes import alias, col, internal
+from sqlanon.sql.nodes import alias, as_expression, col, internal
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.table import TableHierarchy
 
@@ -47,7 +47,7 @@ class Generalizer:
 
     def joins(self, levels: Mapping[str, int], relation: str) -> list[tuple[exp.Expression, exp.Expression]]:
         """(relation, ON condition) for the lookups the levels need."""
-        out = []
+        out: list[tuple[exp.Expression, exp.Expression]] = []
         for attribute in self.qis:
             if levels.get(attribute, 0) == 0 or attribute not in self.lookups:
                 continue
@@ -55,7 +55,8 @@ class Generalizer:
             assert isinstance(h, TableHierarchy)
             a = self.alias_for(attribute)
             rel = self.lookups[attribute].copy()
-            rel = exp.alias_(rel, a, table=True, quoted=True) if isinstance(rel, exp.Table) else rel
+            if isinstance(rel, exp.Table):
+                rel = as_expression(exp.alias_(rel, a, table=True, quoted=True))
             on = exp.EQ(this=col(internal("leaf"), a), expression=h.key(col(attribute, relation)))
             out.append((rel, on))
         return out
@@ -64,9 +65,10 @@ class Generalizer:
                extra: Sequence[exp.Expression] = (), relation: str = "__sa_src") -> exp.Select:
         """SELECT generalized QIs (named as the QIs), then ``keep`` columns unchanged, then ``extra``."""
         src = source.copy()
-        src = exp.alias_(src, relation, table=True, quoted=True) if isinstance(src, exp.Table) \
-            else exp.alias_(exp.Subquery(this=src), relation, quoted=True) if isinstance(src, exp.Select) \
-            else src
+        if isinstance(src, exp.Table):
+            src = as_expression(exp.alias_(src, relation, table=True, quoted=True))
+        elif isinstance(src, exp.Select):
+            src = as_expression(exp.alias_(exp.Subquery(this=src), relation, quoted=True))
         projections = [alias(self.expression(a, levels.get(a, 0), relation), a) for a in self.qis]
         projections += [alias(col(c, relation), c) for c in keep]
         q = exp.select(*projections, *extra).from_(src)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import table
+from sqlanon.sql.nodes import as_expression, table
 
 
 @dataclass
@@ -58,5 +58,5 @@ def nullsafe_join(left: str, right: str, columns: list[str]) -> exp.Expression:
     from sqlanon.sql.nodes import col
 
     conds = [exp.NullSafeEQ(this=col(c, left), expression=col(c, right)) for c in columns]
-    return exp.and_(*conds) if conds else exp.true()
+    return as_expression(exp.and_(*conds)) if conds else exp.true()
 

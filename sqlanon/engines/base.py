@@ -199,7 +199,7 @@ class Engine(abc.ABC):
         import numpy as np
 
         names, rows = self.fetch(query)
-        cols = list(zip(*rows)) if rows else [[] for _ in names]
+        cols: list[tuple[Any, ...]] = list(zip(*rows)) if rows else [() for _ in names]
         return {n: np.asarray(c) for n, c in zip(names, cols)}
 
     @contextlib.contextmanager

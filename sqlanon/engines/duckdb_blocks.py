@@ -2,8 +2,8 @@
 
 One ``CREATE TABLE ... AS SELECT`` with a ``POSITIONAL JOIN`` to an Arrow stream runs on one thread,
 and costs about twice a parallel copy on two cores (docs/noise.md). Noise that does not depend on the
-values (:attr:`~sqlanon.methods.perturbation.draws.Draw.independent`) is therefore written block by block: block
-``b`` holds the rows whose ``rowid`` lies in ``[b·BLOCK_ROWS, (b+1)·BLOCK_ROWS)``, draws from its own
+values (:attr:`~sqlanon.methods.perturbation.draws.Draw.independent`) is therefore written block by block:
+block ``b`` holds the rows whose ``rowid`` lies in ``[b·BLOCK_ROWS, (b+1)·BLOCK_ROWS)``, draws from its own
 generator (the ``b``-th spawned from the run's generator, so a seed gives the same noise whatever the
 number of threads), and is appended to a staging table by one of several cursors, each block in its
 own transaction. Blocks commit strictly in order, so the staging table keeps the source's row order.

@@ -77,17 +77,17 @@ class PostgresEngine(Engine):
 
     # -- hooks ------------------------------------------------------------------------------------
     def _execute(self, sql: str) -> None:
-        self.con.execute(sql)  # type: ignore[arg-type]  # rendered by sqlglot, never user text
+        self.con.execute(sql)  # rendered by sqlglot, never user text
 
-    def _execute_many(self, sql: str, rows):  # type: ignore[no-untyped-def]
+    def _execute_many(self, sql: str, rows):
         try:
             with self.con.cursor() as cur:
-                cur.executemany(sql, rows)  # type: ignore[arg-type]  # rendered by sqlglot
+                cur.executemany(sql, rows)  # rendered by sqlglot
         except Exception as e:  # psycopg is imported where the connection is made
             raise self.error(e, sql) from e
 
     def _fetch_rows(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        cur = self.con.execute(sql)  # type: ignore[arg-type]
+        cur = self.con.execute(sql)
         description = cur.description or []
         names = [d.name for d in description]
         rows = cur.fetchall()
@@ -160,7 +160,7 @@ class PostgresEngine(Engine):
             exp.ColumnDef(this=ident(c), kind=exp.DataType.build("text")) for c in names]), kind="TABLE"))
         quoted = render(table(name), self.dialect)
         with self.con.cursor() as cur, cur.copy(
-                f"COPY {quoted} FROM STDIN WITH (FORMAT csv, DELIMITER %s, HEADER %s)",  # type: ignore[arg-type]
+                f"COPY {quoted} FROM STDIN WITH (FORMAT csv, DELIMITER %s, HEADER %s)",
                 (delimiter, bool(header))) as copy, p.open("rb") as f:
             while chunk := f.read(1 << 20):
                 copy.write(chunk)

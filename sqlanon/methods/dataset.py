@@ -127,8 +127,8 @@ def problem_for(spec: Spec, ds: Dataset) -> Problem:
     hierarchies = {a: spec.attributes[a].hierarchy for a in qis}
     check_value_types(ds.engine, ds.relation, dict(ds.columns), hierarchies, spec.path)
     sensitive = sorted(spec.sensitive, key=order.index)
-    value_order = {a: list(spec.attributes[a].order) for a in sensitive if spec.attributes[a].order}
-    sens_h = {a: spec.attributes[a].hierarchy for a in sensitive if spec.attributes[a].hierarchy}
+    value_order = {a: list(x.order) for a in sensitive if (x := spec.attributes[a]).order}
+    sens_h = {a: x.hierarchy for a in sensitive if (x := spec.attributes[a]).hierarchy}
     types = {a: x.type for a, x in spec.attributes.items() if x.type}
     return Problem(ds.engine, ds.relation, qis, hierarchies, sensitive, list(spec.privacy), value_order,
                    sens_h, {"column_types": dict(ds.columns), "attribute_types": types})

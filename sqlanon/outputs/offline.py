@@ -90,9 +90,8 @@ def offline_problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
         engine=None,  # type: ignore[arg-type]  # nothing here runs a query
         source=table(spec.source.relation_name, spec.source.schema), qis=list(qis),
         hierarchies=hierarchies, sensitive=list(sensitive), models=list(spec.privacy),
-        value_order={a: list(spec.attributes[a].order) for a in sensitive if spec.attributes[a].order},
-        sensitive_hierarchies={a: spec.attributes[a].hierarchy for a in sensitive
-                               if spec.attributes[a].hierarchy},
+        value_order={a: list(x.order) for a in sensitive if (x := spec.attributes[a]).order},
+        sensitive_hierarchies={a: x.hierarchy for a in sensitive if (x := spec.attributes[a]).hierarchy},
         # the column's SQL type is unknown: every value is cast as its declared type says (as for
         # a text column), which is right whatever the column really is
         extra={"column_types": {a: "VARCHAR" for a in declared}, "attribute_types": declared})

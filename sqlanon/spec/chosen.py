@@ -70,7 +70,8 @@ def chosen_data(data: dict[str, Any], spec: Spec, levels: Mapping[str, int], *, 
     order = [a for a in spec.attributes if a in levels]
     out["transformation"] = {"method": "generalization",
                              "levels": {a: int(levels[a]) for a in order}, **rest}
-    output = data.get("output") if isinstance(data.get("output"), dict) else {}
+    given = data.get("output")
+    output = given if isinstance(given, dict) else {}
     if spec.output.name is not None and output.get("name") != spec.output.name:
         out["output"] = {**output, "name": spec.output.name}  # a name given on the command line
     return rebased(out, old_base, new_base)

@@ -45,8 +45,20 @@ def lit(value: Any) -> exp.Expression:
     return exp.Literal.string(str(value))
 
 
-def alias(expression: exp.Expression, name: str) -> exp.Alias:
-    return exp.alias_(expression, name, quoted=True)
+def as_expression(node: object) -> exp.Expression:
+    """``node``, typed as the :class:`~sqlglot.exp.Expression` it is.
+
+    sqlglot annotates its builders (``exp.alias_``, ``exp.and_``, ``exp.not_``, ...) with base classes
+    that every node they build subclasses; this narrows such a result for the type checker.
+    """
+    if not isinstance(node, exp.Expression):
+        raise TypeError(f"not a sqlglot expression: {type(node).__name__}")
+    return node
+
+
+def alias(expression: exp.Expression, name: str) -> exp.Expression:
+    """``expression AS "name"`` (a subquery or table takes the alias itself, as sqlglot's ``alias_``)."""
+    return as_expression(exp.alias_(expression, name, quoted=True))
 
 
 def as_double(expression: exp.Expression) -> exp.Expression:

@@ -46,7 +46,7 @@ def redacted_sql(statement: exp.Expression | str, dialect: str) -> str:
     if not _secrets:
         return statement
     try:
-        trees = [t for t in parse(statement, read=dialect) if t is not None]
+        trees = [t for t in parse(statement, read=dialect) if isinstance(t, exp.Expression)]
     except SqlglotError:
         return "(the statement is not shown: it could not be parsed to redact its salts)"
     return ";\n".join(_redact(t).sql(dialect=dialect, pretty=True) for t in trees)

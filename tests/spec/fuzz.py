@@ -44,8 +44,8 @@ GENERALIZATION: dict[str, Any] = {
         "income": "insensitive",
     },
     "privacy": [{"k_anonymity": {"k": 2}}, {"l_diversity": {"attribute": "disease", "l": 2}}],
-    "transformation": {"levels": {"age": 1, "zip": 2, "sex": 1}, "suppression_limit": 0.2, "search": "optimal",
-                       "metric": "loss"},
+    "transformation": {"levels": {"age": 1, "zip": 2, "sex": 1}, "suppression_limit": 0.2,
+                       "search": "optimal", "metric": "loss"},
     "output": {"mode": "table", "name": "people_out", "replace": True},
     "metrics": {"names": ["loss", "discernibility", "classification"], "options": {"target": "disease"}},
 }
@@ -70,7 +70,8 @@ NOISE: dict[str, Any] = {
 MODELS: dict[str, Any] = {
     "source": {"table": "people", "database": "people.duckdb"},
     "attributes": {
-        "zip": {"role": "quasi_identifier", "hierarchy": {"mask": {"levels": 2, "from": "right", "char": "*"}}},
+        "zip": {"role": "quasi_identifier",
+                "hierarchy": {"mask": {"levels": 2, "from": "right", "char": "*"}}},
         "visit": {"role": "quasi_identifier", "hierarchy": {"date": ["year", "decade"]}},
         "grade": {"role": "quasi_identifier", "type": "ordinal", "order": ["low", "mid", "high"],
                   "hierarchy": {"ordered": {"sizes": [3]}}},
@@ -122,15 +123,16 @@ KEYS = ["source", "attributes", "privacy", "transformation", "output", "metrics"
 NUMBERS = st.one_of(
     st.integers(-3, 12), st.sampled_from([0, 1, -1, 2**31, 2**63, -(2**63), 10**30, 2**70]),
     st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, 0.5, 1.0, 1e-300, 1e300, -0.0]))
-SCALARS = st.one_of(st.none(), st.booleans(), NUMBERS, st.sampled_from(WEIRD_TEXT), st.sampled_from(PLAUSIBLE),
-                    st.text(max_size=6))
+SCALARS = st.one_of(st.none(), st.booleans(), NUMBERS, st.sampled_from(WEIRD_TEXT),
+                    st.sampled_from(PLAUSIBLE), st.text(max_size=6))
 GARBAGE = st.recursive(
     SCALARS, lambda inner: st.one_of(
         st.lists(inner, max_size=3),
         st.dictionaries(st.one_of(st.sampled_from(KEYS), st.sampled_from(WEIRD_TEXT), st.integers(-2, 2)),
                         inner, max_size=3)),
     max_leaves=6)
-OPERATIONS = ("delete", "garbage", "plausible", "number", "null", "wrap", "unwrap", "rename", "add", "swap_base")
+OPERATIONS = ("delete", "garbage", "plausible", "number", "null", "wrap", "unwrap", "rename", "add",
+              "swap_base")
 
 
 def positions(node: Any, out: list[tuple[Any, Any]] | None = None) -> list[tuple[Any, Any]]:

@@ -32,9 +32,10 @@ def test_unreadable_hierarchy_file_name(tmp_path):
     """A hierarchy file name longer than the file system allows crashed with OSError (Errno 36)."""
     p = tmp_path / "spec.yml"
     name = "x" * 300 + ".csv"
-    p.write_text(f"source: {{table: people}}\nattributes:\n  zip: {{role: quasi_identifier, hierarchy: {name}}}\n")
-    with pytest.raises(HierarchyError, match=r"attributes\.zip\.hierarchy\.csv: .*: cannot read the hierarchy "
-                                             r"file \(File name too long\)$"):
+    p.write_text("source: {table: people}\nattributes:\n"
+                 f"  zip: {{role: quasi_identifier, hierarchy: {name}}}\n")
+    message = r"attributes\.zip\.hierarchy\.csv: .*: cannot read the hierarchy file \(File name too long\)$"
+    with pytest.raises(HierarchyError, match=message):
         load_spec(p)
 
 

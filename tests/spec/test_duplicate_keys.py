@@ -51,7 +51,8 @@ source: {table: people}
 attributes:
   age: {role: quasi_identifier, role: sensitive, hierarchy: {intervals: {widths: [5]}}}
 """)
-    with pytest.raises(SpecError, match=re.escape(f"{p}: attributes.age.role: duplicate key (lines 3 and 3)")):
+    message = f"{p}: attributes.age.role: duplicate key (lines 3 and 3)"
+    with pytest.raises(SpecError, match=re.escape(message)):
         load_spec(p)
 
 
@@ -76,7 +77,8 @@ transformation:
   suppression_limit: 0.1
   'suppression_limit': 0
 """)
-    with pytest.raises(SpecError, match=re.escape("transformation.suppression_limit: duplicate key (lines 5 and 6)")):
+    message = "transformation.suppression_limit: duplicate key (lines 5 and 6)"
+    with pytest.raises(SpecError, match=re.escape(message)):
         load_spec(p)
 
 
@@ -97,7 +99,8 @@ attributes:
 def test_duplicate_key_in_a_hierarchy_builder_given_on_the_command_line():
     from sqlanon.cli.hierarchy import parse_builder
 
-    with pytest.raises(SpecError, match=re.escape("--builder.intervals.widths: duplicate key (lines 1 and 1)")):
+    message = "--builder.intervals.widths: duplicate key (lines 1 and 1)"
+    with pytest.raises(SpecError, match=re.escape(message)):
         parse_builder("{intervals: {widths: [5], widths: [10]}}")
 
 

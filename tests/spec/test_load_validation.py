@@ -93,7 +93,8 @@ def test_unknown_metric_option_is_refused_with_did_you_mean(tmp_path):
     ("{target: [disease]}", r"metrics\.options\.target: must be an attribute name, got \['disease'\]$"),
     ("{target: null}", r"metrics\.options\.target: must be an attribute name, got None$"),
     ("{target: diseas}", r"metrics\.options\.target: unknown attribute 'diseas'.*Did you mean 'disease'\?$"),
-    ("{suppressed_penalty: 2}", r"metrics\.options\.suppressed_penalty: must be a number in \[0, 1\], got 2$"),
+    ("{suppressed_penalty: 2}",
+     r"metrics\.options\.suppressed_penalty: must be a number in \[0, 1\], got 2$"),
     ("{suppressed_penalty: 'half'}", r"metrics\.options\.suppressed_penalty: must be a number in \[0, 1\]"),
     ("{population: [census]}", r"metrics\.options\.population: must be a table name, got \['census'\]$"),
     ("{population: ''}", r"metrics\.options\.population: must be a table name, got ''$"),
@@ -137,7 +138,8 @@ def test_metric_name_must_be_text(tmp_path):
 @pytest.mark.parametrize("key,shown", [("~", "None"), ("on", "True"), ("1.5", "1.5")])
 def test_attribute_name_must_be_text(tmp_path, key, shown):
     """A null, boolean or float key (YAML reads `on` as true) became the column 'None' or 'True'."""
-    base = "source: {table: people}\nattributes:\n  age: {role: quasi_identifier, hierarchy: {mask: {levels: 1}}}\n"
+    base = ("source: {table: people}\nattributes:\n"
+            "  age: {role: quasi_identifier, hierarchy: {mask: {levels: 1}}}\n")
     fails(tmp_path, f"  {key}: sensitive\n",
           rf"attributes: an attribute name must be text \(quote it\), got {shown}$", base=base)
 
@@ -233,7 +235,8 @@ def test_weights_is_not_a_transformation_setting(tmp_path):
 def test_microaggregation_options_are_checked_at_load(tmp_path, algorithm, key, value, rule):
     """These were checked only by the algorithm, after the data was read, and without the file's name
     (a negative seed crashed numpy's generator with ValueError)."""
-    required = {"tcloseness_merge": {"t": "0.5"}, "kpqr": {"p": "2", "q": "0.5", "r": "0.5"}}.get(algorithm, {})
+    required = {"tcloseness_merge": {"t": "0.5"},
+                "kpqr": {"p": "2", "q": "0.5", "r": "0.5"}}.get(algorithm, {})
     options = ", ".join(f"{k}: {v}" for k, v in {**required, key: value}.items())
     base = ("source: {table: people}\n"
             "attributes: {age: quasi_identifier, income: quasi_identifier, disease: sensitive}\n"

@@ -106,7 +106,7 @@ class IntervalHierarchy(Hierarchy):
     @property
     def decimals(self) -> int:
         """Decimal places printed in labels (the most any parameter needs)."""
-        return self._decimals  # type: ignore[attr-defined,no-any-return]
+        return self._decimals  # type: ignore[attr-defined]
 
     @property
     def height(self) -> int:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sqlglot import exp
 
 from sqlanon.compile.checks import KEEP, SIZE
-from sqlanon.sql.nodes import alias, as_text, col, lit
+from sqlanon.sql.nodes import alias, as_expression, as_text, col, lit
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.registry import Registry
 from sqlanon.domain.hierarchy.base import HierarchyTable
@@ -159,7 +159,7 @@ class MetricContext:
         q = exp.select(
             alias(total(w.copy()), "n"), alias(total(w.copy(), exp.Not(this=keep.copy())), "s"),
             alias(total(square), "dm_star"), alias(total(square.copy(), keep.copy()), "dm_kept"),
-            alias(total(lit(1), exp.and_(keep.copy(), holds.copy())), "kept"),
+            alias(total(lit(1), as_expression(exp.and_(keep.copy(), holds.copy()))), "kept"),
             alias(total(lit(1), holds.copy()), "holding"),
         ).from_(node.verdict.copy())
         r = {k: int(v or 0) for k, v in self.engine.fetch_one(q).items()}

@@ -67,7 +67,7 @@ def first_appearance(ev: Evaluator) -> dict[str, dict[str | None, int]]:
             branches.append(exp.select(alias(lit(i), "a"), col(_LEAF), alias(exp.Min(this=col(_POS)), "f"))
                             .from_(exp.alias_(exp.Subquery(this=numbered), internal(f"r{i}")))
                             .group_by(col(_LEAF)))
-        query = branches[0]
+        query: exp.Select | exp.Union = branches[0]
         for b in branches[1:]:
             query = exp.union(query, b, distinct=False)
         out: dict[str, dict[str | None, int]] = {a: {} for a in ev.p.qis}

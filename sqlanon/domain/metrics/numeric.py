@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from sqlanon.compile.checks import KEEP, N
 from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, as_double, col, div, internal, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, div, internal, lit, table
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.domain.metrics.base import Metric, MetricContext, register
@@ -50,8 +50,8 @@ class NumericComparison:
     """Moments of the original and released numeric columns; every figure derives from these.
 
     Variances and covariances are sample moments (divided by n − 1). A correlation involving a
-    constant column is 0. Relative changes are |new − old| / |old|, or |new − old| when old = 0 (for covariances: within
-    1e-12 of the columns' standard deviations' product).
+    constant column is 0. Relative changes are |new − old| / |old|, or |new − old| when old = 0 (for
+    covariances: within 1e-12 of the columns' standard deviations' product).
     """
 
     columns: tuple[str, ...]
@@ -152,8 +152,8 @@ def change(old: float, new: float, scale: float = 0.0) -> float:
 def _relation(rel: str | exp.Expression, name: str) -> exp.Expression:
     source = table(rel) if isinstance(rel, str) else rel.copy()
     if isinstance(source, exp.Table):
-        return exp.alias_(source, name, table=True, quoted=True)
-    return exp.alias_(exp.Subquery(this=source), name, quoted=True)
+        return as_expression(exp.alias_(source, name, table=True, quoted=True))
+    return as_expression(exp.alias_(exp.Subquery(this=source), name, quoted=True))
 
 
 def paired_query(original: str | exp.Expression, released: str | exp.Expression, columns: Sequence[str],

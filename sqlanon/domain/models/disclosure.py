@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_double, lit
+from sqlanon.sql.nodes import as_double, as_expression, lit
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.models.base import HistogramColumns, Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.distance_statistics import add, div, mul, sub
@@ -127,9 +127,9 @@ class DeltaDisclosure(PrivacyModel):
         return (AbsentRows(self.attribute), MaxLogRatio(self.attribute))
 
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
-        return exp.and_(
+        return as_expression(exp.and_(
             exp.EQ(this=s[AbsentRows(self.attribute)], expression=lit(0)),
-            exp.LT(this=s[MaxLogRatio(self.attribute)], expression=lit(float(self.delta) - TOLERANCE)))
+            exp.LT(this=s[MaxLogRatio(self.attribute)], expression=lit(float(self.delta) - TOLERANCE))))
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.Max(this=exp.Case().when(
@@ -188,7 +188,7 @@ class BetaLikeness(PrivacyModel):
         if self.variant == "basic":
             return gain
         excess = exp.Coalesce(this=s[MaxEnhancedExcess(self.attribute)], expressions=[lit(0.0)])
-        return exp.and_(gain, exp.LTE(this=excess, expression=lit(TOLERANCE)))
+        return as_expression(exp.and_(gain, exp.LTE(this=excess, expression=lit(TOLERANCE))))
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         gain = s[MaxRelativeGain(self.attribute)]

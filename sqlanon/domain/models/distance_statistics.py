@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit
+from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit
 from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy.materialize import uncovered_values
 from sqlanon.domain.models.base import H, Statistic
@@ -44,7 +44,7 @@ NEG = internal("neg")
 
 
 def _sub(query: exp.Select, name: str) -> exp.Expression:
-    return exp.alias_(exp.Subquery(this=query), internal(name), quoted=True)
+    return as_expression(exp.alias_(exp.Subquery(this=query), internal(name), quoted=True))
 
 
 def _wrap(e: exp.Expression) -> exp.Expression:
@@ -121,8 +121,9 @@ def check_numbers(evaluator: Evaluator, attribute: str, what: str) -> None:
     extra = evaluator.p.extra
     if column_kind(attribute, extra, evaluator.engine.dialect.sqlglot) in ("numeric", "unknown"):
         return
-    q = exp.select(alias(as_text(col(attribute)), "v")).distinct().from_(evaluator.sensitive_source.copy()).where(
-        exp.Not(this=exp.Is(this=col(attribute), expression=exp.Null())))
+    q = exp.select(alias(as_text(col(attribute)), "v")).distinct() \
+        .from_(evaluator.sensitive_source.copy()) \
+        .where(exp.Not(this=exp.Is(this=col(attribute), expression=exp.Null())))
     bad = 0
     for (v,) in evaluator.engine.fetch(q)[1]:
         try:

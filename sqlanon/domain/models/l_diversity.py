@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_double, lit
+from sqlanon.sql.nodes import as_double, as_expression, lit
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.k_anonymity import require_int
@@ -82,6 +82,7 @@ class LDiversity(PrivacyModel):
         if self.variant == "entropy":
             # a tolerance so that a class of exactly l equally frequent values passes
             return exp.GTE(this=s[Entropy(a)], expression=lit(math.log(self.l) - 1e-12))
+        assert self.c is not None  # the recursive variant has its c (__post_init__)
         return exp.LT(this=s[TopCount(a)],
                       expression=exp.Mul(this=lit(float(self.c)), expression=s[TailCount(a, int(self.l))]))
 
@@ -128,8 +129,8 @@ class PSensitiveKAnonymity(PrivacyModel):
         return (ClassSize(), DistinctCount(self.attribute))
 
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
-        return exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
-                        exp.GTE(this=s[DistinctCount(self.attribute)], expression=lit(self.p)))
+        return as_expression(exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
+                        exp.GTE(this=s[DistinctCount(self.attribute)], expression=lit(self.p))))
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.Min(this=s[DistinctCount(self.attribute)])
@@ -170,9 +171,9 @@ class AlphaKAnonymity(PrivacyModel):
         return (ClassSize(), MaxShare(self.attribute))
 
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
-        return exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
+        return as_expression(exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
                         exp.LTE(this=s[MaxShare(self.attribute)],
-                                expression=lit(float(self.alpha) + 1e-12)))
+                                expression=lit(float(self.alpha) + 1e-12))))
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.Max(this=as_double(s[MaxShare(self.attribute)]))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, col, internal, lit
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal, lit
 from sqlanon.errors import SpecError
 from sqlanon.domain.models.base import (
     ClassSize,
@@ -163,8 +163,8 @@ class KEAnonymity(PrivacyModel):
         return (ClassSize(), ValueRange(self.attribute))
 
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
-        return exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
-                        exp.GTE(this=s[ValueRange(self.attribute)], expression=lit(float(self.e))))
+        return as_expression(exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
+                        exp.GTE(this=s[ValueRange(self.attribute)], expression=lit(float(self.e)))))
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.Min(this=s[ValueRange(self.attribute)])
@@ -235,8 +235,8 @@ class KPQRAnonymity(PrivacyModel):
             exp.GTE(this=s[DistinctCount(a)], expression=lit(self.p)),
             exp.GTE(this=s[VarianceRatio(a)], expression=lit(float(self.r) - RATIO_TOLERANCE)))
         exempt = exp.EQ(this=s[RareValues(a, float(self.q))], expression=lit(0))
-        return exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
-                        exp.Paren(this=exp.or_(exempt, protected)))
+        return as_expression(exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
+                        exp.Paren(this=exp.or_(exempt, protected))))
 
     def min_class_size(self) -> int:
         return self.k

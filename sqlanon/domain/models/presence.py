@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 from sqlglot import exp
 
 from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, as_double, col, count_star, internal, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, table
 from sqlanon.errors import EngineError, SpecError, did_you_mean
 from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.distance_statistics import div
@@ -230,5 +230,5 @@ class DeltaPresence(PrivacyModel):
 
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         share = self.share(s)
-        return exp.and_(exp.GTE(this=share, expression=lit(float(self.delta_min) - TOLERANCE)),
-                        exp.LTE(this=share.copy(), expression=lit(float(self.delta_max) + TOLERANCE)))
+        return as_expression(exp.and_(exp.GTE(this=share, expression=lit(float(self.delta_min) - TOLERANCE)),
+                        exp.LTE(this=share.copy(), expression=lit(float(self.delta_max) + TOLERANCE))))

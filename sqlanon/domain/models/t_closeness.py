@@ -22,14 +22,15 @@ TOLERANCE = 1e-12
 def require_number(value: object, name: str, low: float, high: float | None = None, *,
                    low_open: bool = False) -> float:
     """A real number in [low, high] (or (low, high] with ``low_open``), else a SpecError on ``name``."""
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and value == value
-    if ok:
-        ok = (value > low if low_open else value >= low) and (high is None or value <= high)
-    if not ok:
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    ok = number is not None and number == number  # not NaN
+    if number is not None and ok:
+        ok = (number > low if low_open else number >= low) and (high is None or number <= high)
+    if number is None or not ok:
         lo = "(" if low_open else "["
         hi = f"{high}]" if high is not None else "inf)"
         raise SpecError(f"{name} must be a number in {lo}{low}, {hi}, got {value!r}", path=name)
-    return float(value)  # type: ignore[arg-type]
+    return float(number)
 
 
 @register

@@ -243,7 +243,7 @@ class Grouped(Aggregate):
     columns are NULL or outside the keys count nowhere.
     """
 
-    inner: _Clamped
+    inner: Sum | Mean
     group_by: tuple[str, ...]
     keys: tuple[tuple[str, ...], ...]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -73,8 +73,9 @@ def parse_bounds(value: object, attribute: str) -> Bounds:
             path=path)
     if isinstance(value, Bounds):
         value = (value.lower, value.upper)
+    given: Any = value  # of any shape: the unpacking and float() below check it
     try:
-        lower, upper = value  # type: ignore[misc]
+        lower, upper = given
         pair = (float(lower), float(upper))
         if isinstance(lower, bool) or isinstance(upper, bool):
             raise TypeError

@@ -97,8 +97,9 @@ class MicrodataReport:
     output: str
     attributes: list[AttributeRelease] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
-    """Utility and risk of the numeric attributes (:func:`sqlanon.methods.perturbation.quality.numeric_quality`):
-    released against original values, record by record. Computed from the data, so not private."""
+    """Utility and risk of the numeric attributes
+    (:func:`sqlanon.methods.perturbation.quality.numeric_quality`): released against original values, record
+    by record. Computed from the data, so not private."""
     ledger: dict[str, Any] = field(default_factory=dict)
     """The ledger dataset's state after the release was charged, or that it was not charged."""
 
@@ -287,9 +288,9 @@ def _check_values(engine: Engine, source: str, numeric: list[str],
             raise SpecError(f"{missing} row(s) have NULL in {a!r}; DP microaggregation needs a value "
                             "in every row (filter or impute them first)", path=f"attributes.{a}")
     for j, c in enumerate(domains):
-        outside = int(row[f"outside{j}"] or 0)
-        if outside:
-            raise SpecError(f"{outside} row(s) of {c!r} hold values that are not leaves of its "
+        outside_rows = int(row[f"outside{j}"] or 0)
+        if outside_rows:
+            raise SpecError(f"{outside_rows} row(s) of {c!r} hold values that are not leaves of its "
                             "taxonomy; the taxonomy must cover the whole public domain",
                             path=f"categorical.{c}")
     return n
@@ -358,8 +359,8 @@ def _released(work: str, noise: str, names: list[str], groups: list[str], *,
               originals: bool = False) -> exp.Select:
     """Every row of ``work`` with its groups' noisy values, one join per group column.
 
-    ``originals``: instead, the pairs :func:`sqlanon.methods.perturbation.quality.numeric_quality` compares (the
-    original numeric values were kept in ``work`` under their own names).
+    ``originals``: instead, the pairs :func:`sqlanon.methods.perturbation.quality.numeric_quality` compares
+    (the original numeric values were kept in ``work`` under their own names).
     """
     w = internal("w")
     aliases = {g: internal(f"n{i}") for i, g in enumerate(dict.fromkeys(groups))}

@@ -113,6 +113,7 @@ def grouped_rows(relation: str, numeric: Mapping[str, Bounds], nominal: Mapping[
                         alias(total, internal("n"))
                         ).from_(exp.alias_(exp.Subquery(this=inner), internal("clamped"), quoted=True))
     n = col(internal("n"))
-    out = [col(c) for c in keep] + [col(name) for name, _ in values] + [col(name) for name, _ in labels]
+    out: list[exp.Expression] = [col(c) for c in keep]
+    out += [col(name) for name, _ in values] + [col(name) for name, _ in labels]
     out += [alias(_group_of(col(f"{name}_rank"), n.copy(), k), name) for name, _ in ranks]
     return exp.select(*out).from_(exp.alias_(exp.Subquery(this=ranked), _RANKED, quoted=True))

@@ -151,6 +151,7 @@ def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta
     query = aggregate.query(table)
     rows, state = ledger.spend(name, epsilon, delta, neighbours=ADD_REMOVE, description=description,
                                then=lambda: engine.fetch(query)[1])
+    assert rows is not None  # spend ran ``then``
     noise = Noise(mechanism, eps, float(delta), rng)
     value = aggregate.release(rows, noise)
     return DPResult(aggregate.kind, description, value, eps, float(delta), mechanism, state,

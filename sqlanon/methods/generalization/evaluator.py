@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlanon.compile import checks
 from sqlanon.compile.generalize import Generalizer, lookup_columns
 from sqlanon.compile.plan import Plan
-from sqlanon.sql.nodes import alias, as_text, col, internal, lit, table
+from sqlanon.sql.nodes import alias, as_expression, as_text, col, internal, lit, table
 from sqlanon.engines.base import Engine
 from sqlanon.errors import HierarchyError, InternalError
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
@@ -164,7 +164,7 @@ class Evaluator:
                 decode[a] = self.temp_table(f"decode{i}", [("code", "int"), ("label", "varchar")],
                                              list(enumerate(labels)))
                 alias_ = f"k{i}"
-                joins.append((exp.alias_(lk, alias_, table=True, quoted=True),
+                joins.append((as_expression(exp.alias_(lk, alias_, table=True, quoted=True)),
                               exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
                 projections.append(alias(col("code", alias_), a))
             else:

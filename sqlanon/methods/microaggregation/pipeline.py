@@ -5,12 +5,12 @@ Two kinds of algorithm:
 * **SQL methods** (``individual_ranking``, ``projection``) are one query over the source; nothing is
   pulled (``projection`` first reads the attributes' means and covariances with one aggregate query).
 * **Pulled algorithms** (``mdav``, ``vmdav``, ``optimal_univariate`` and every partitioner in
-  :mod:`sqlanon.methods.microaggregation.algorithms.registry`): the attributes are pulled once, ``ORDER BY`` the row key
-  (:mod:`sqlanon.methods.microaggregation.rows`), grouped in numpy (optionally within blocks,
-  :mod:`sqlanon.methods.microaggregation.algorithms.blocking`), the ``(key, group)`` pairs go back into the database as a group
-  table, and one SELECT joins it and replaces each attribute by its group's mean or median
-  (:mod:`sqlanon.methods.microaggregation.masking`). Ordinal attributes take the value of their group's median rank
-  (Domingo-Ferrer J, Torra V. Ordinal, continuous and heterogeneous k-anonymity through
+  :mod:`sqlanon.methods.microaggregation.algorithms.registry`): the attributes are pulled once, ``ORDER BY``
+  the row key (:mod:`sqlanon.methods.microaggregation.rows`), grouped in numpy (optionally within blocks,
+  :mod:`sqlanon.methods.microaggregation.algorithms.blocking`), the ``(key, group)`` pairs go back into the
+  database as a group table, and one SELECT joins it and replaces each attribute by its group's mean or median
+  (:mod:`sqlanon.methods.microaggregation.masking`). Ordinal attributes take the value of their group's median
+  rank (Domingo-Ferrer J, Torra V. Ordinal, continuous and heterogeneous k-anonymity through
   microaggregation. DMKD 11(2), 2005), nominal ones their group's centroid
   (:data:`~sqlanon.methods.microaggregation.algorithms.registry.CENTROIDS`, the mode by default).
 

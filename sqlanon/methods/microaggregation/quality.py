@@ -1,7 +1,7 @@
 """What a microaggregation achieved: group sizes, information loss and record-linkage risk.
 
-SSE, SST and IL1s come from :func:`sqlanon.domain.metrics.numeric.compare_pairs` over the original and released
-values paired by row key (in SQL). Distance-based record linkage (Pagliuca D, Seri G. Some results of
+SSE, SST and IL1s come from :func:`sqlanon.domain.metrics.numeric.compare_pairs` over the original and
+released values paired by row key (in SQL). Distance-based record linkage (Pagliuca D, Seri G. Some results of
 individual ranking method on the system of enterprise accounts annual survey. Esprit SDC Project,
 Deliverable MI-3/D2, 1999; Domingo-Ferrer J, Torra V. A quantitative comparison of disclosure control
 methods for microdata, 2001): an intruder holding the original records links each released record to

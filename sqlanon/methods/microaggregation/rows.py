@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, col, count_star, internal, lit
+from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.domain.factorize import group_ids
@@ -58,8 +58,8 @@ def keyed_source(relation: exp.Expression, columns: Sequence[str], key: RowKey) 
 def as_relation(query: exp.Expression, name: str) -> exp.Expression:
     """``query`` usable in FROM under the alias ``name``."""
     if isinstance(query, exp.Table):
-        return exp.alias_(query.copy(), name, table=True, quoted=True)
-    return exp.alias_(exp.Subquery(this=query.copy()), name, quoted=True)
+        return as_expression(exp.alias_(query.copy(), name, table=True, quoted=True))
+    return as_expression(exp.alias_(exp.Subquery(this=query.copy()), name, quoted=True))
 
 
 def attribute_kind(spec: Spec, name: str, sql_type: str) -> str:
@@ -158,7 +158,7 @@ def _plain(values: np.ndarray) -> np.ndarray:
     if isinstance(values, np.ma.MaskedArray):
         if not np.ma.getmaskarray(values).any():
             return np.asarray(values.data)
-        return values.astype(object).filled(None)
+        return np.ma.filled(values.astype(object), None)
     return values
 
 

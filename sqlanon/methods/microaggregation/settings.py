@@ -132,7 +132,8 @@ def _number_rule(low: float, high: float | None = None, *, low_open: bool = Fals
             return False
         if integer and not isinstance(v, numbers.Integral):
             return False
-        return (v > low if low_open else v >= low) and (high is None or v <= high)
+        x = float(v)
+        return (x > low if low_open else x >= low) and (high is None or x <= high)
     return ok
 
 
@@ -233,10 +234,10 @@ def microaggregation_settings(options: Mapping[str, Any], roles: Mapping[str, st
     if "projection" in options and algorithm != "projection" and not block_size:
         raise SpecError("projection applies to algorithm projection and to block_size",
                         path="transformation.projection")
-    key = _names(options["key"], "transformation.key") if "key" in options else ()
+    row_key = _names(options["key"], "transformation.key") if "key" in options else ()
     centroid = options.get("centroid", "mode")
     if not isinstance(centroid, str):
         raise SpecError(f"must be a centroid name, got {centroid!r}", path="transformation.centroid")
     get_centroid(centroid)
     return MicroaggregationSettings(algorithm, k, attributes, statistic, projection, block_by,
-                                    block_size, key, centroid, _partitioner_options(algorithm, options))
+                                    block_size, row_key, centroid, _partitioner_options(algorithm, options))

@@ -1,11 +1,11 @@
 """Condensation: synthetic records from per-group means and covariances (Aggarwal and Yu 2004; seed 003).
 
-Records are partitioned into groups of at least k (here by MDAV, :mod:`sqlanon.methods.microaggregation.algorithms.mdav`); for
-each group the mean and the covariance C = P·Λ·Pᵀ (divided by the group size, as Aggarwal and Yu's
-additive statistics give it) are computed, and as many synthetic records as the group has are drawn
-independently along each eigenvector, uniform with variance λ (range √(12λ) centred on the group
-mean). The synthetic records keep each group's mean and covariance in expectation; they are not
-the original records (seed 003 §B7).
+Records are partitioned into groups of at least k (here by MDAV,
+:mod:`sqlanon.methods.microaggregation.algorithms.mdav`); for each group the mean and the covariance
+C = P·Λ·Pᵀ (divided by the group size, as Aggarwal and Yu's additive statistics give it) are computed, and as
+many synthetic records as the group has are drawn independently along each eigenvector, uniform with variance
+λ (range √(12λ) centred on the group mean). The synthetic records keep each group's mean and covariance in
+expectation; they are not the original records (seed 003 §B7).
 """
 
 from __future__ import annotations

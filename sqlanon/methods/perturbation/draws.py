@@ -232,7 +232,8 @@ def _snapping(s: AdditiveSetting) -> Draw:
     """
     opts = s.opts
     eps = opts.params["epsilon"]
-    exprs, scales, grids = {}, [], {}
+    exprs: dict[str, exp.Expression] = {}
+    scales, grids = [], {}
     for i, a in enumerate(opts.attributes):
         delta_f = float(opts.sensitivity(a))
         low, high = opts.params["bounds"][a]
@@ -337,7 +338,7 @@ def _objects(values: np.ndarray) -> list[Any]:
 
 def _floats(values: np.ndarray, attribute: str) -> np.ndarray:
     if isinstance(values, np.ma.MaskedArray):
-        values = values.astype(np.float64).filled(np.nan)
+        values = np.ma.filled(values.astype(np.float64), np.nan)
     try:
         return np.array([np.nan if v is None else v for v in values.tolist()], dtype=np.float64)
     except (TypeError, ValueError) as err:

@@ -254,7 +254,7 @@ def parse(options: Mapping[str, Any]) -> NoiseOptions:
 
     seed = options.get("seed")
     if seed is not None:
-        seed = _number(seed, "seed", low=0, integer=True)
+        seed = int(_number(seed, "seed", low=0, integer=True))
     linkage = options.get("linkage", True)
     if not isinstance(linkage, bool):
         raise SpecError(f"must be true or false, got {linkage!r}", path=_where("linkage"))

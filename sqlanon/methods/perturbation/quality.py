@@ -3,8 +3,8 @@ and for categorical attributes the changed share and the frequency estimates.
 
 Numeric: SSE, IL1s and the changes of means, variances, covariances and correlations
 (:mod:`sqlanon.domain.metrics.numeric`, computed in SQL over original and released values side by side).
-Distance-based record linkage (:func:`sqlanon.methods.microaggregation.quality.record_linkage`; seed 000 ch. 4):
-the share of released records whose nearest original record is their own. Above ``LINKAGE_ROWS``
+Distance-based record linkage (:func:`sqlanon.methods.microaggregation.quality.record_linkage`; seed 000
+ch. 4): the share of released records whose nearest original record is their own. Above ``LINKAGE_ROWS``
 rows it is measured on a systematic sample of that many rows, linked among themselves (an easier
 task for the intruder, so the figure errs on the side of risk).
 """

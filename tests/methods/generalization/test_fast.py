@@ -147,7 +147,8 @@ ROWS = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", None]), st.intege
 SMALL_MODELS = [[KAnonymity(2)], [KAnonymity(2), LDiversity("s", 2)],
                 [LDiversity("s", 2, "entropy")], [LDiversity("s", 2, "recursive", c=1.5)],
                 [KAnonymity(2), TCloseness("s", 0.3, "equal")], [TCloseness("s", 0.25, "ordered")],
-                [TCloseness("s", 0.25, "hierarchical")], [KAnonymity(2), TCloseness("s", 0.1, "hierarchical")],
+                [TCloseness("s", 0.25, "hierarchical")],
+                [KAnonymity(2), TCloseness("s", 0.1, "hierarchical")],
                 [AlphaKAnonymity("s", 0.5, 2)], [PSensitiveKAnonymity("s", 3, 2)]]
 S_TREE = TableHierarchy([["s1", "A", "*"], ["s2", "A", "*"], ["s3", "B", "*"], ["s4", "B", "*"],
                          ["NA", "B", "*"]], null_leaf="NA")

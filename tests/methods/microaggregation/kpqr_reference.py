@@ -1,10 +1,10 @@
 """The (k,p,q,r) heuristic of Domingo-Ferrer, Sebé and Solanas (SDM 2008, section 4), step by step.
 
 A plain-Python transcription used as a test oracle: sets and lists, variances in exact fractions,
-the same documented decisions as :mod:`sqlanon.methods.microaggregation.algorithms.kpqr` (MinVar from the whole table's variance,
-r read as the decimal it prints as;
-loops stop when no record qualifies, (f) then takes the nearest record; fewer than k records left
-form one group; failing groups merge with the group of nearest centroid).
+the same documented decisions as :mod:`sqlanon.methods.microaggregation.algorithms.kpqr` (MinVar from the
+whole table's variance, r read as the decimal it prints as; loops stop when no record qualifies, (f) then
+takes the nearest record; fewer than k records left form one group; failing groups merge with the group of
+nearest centroid).
 """
 
 from __future__ import annotations

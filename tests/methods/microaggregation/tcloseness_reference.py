@@ -2,7 +2,8 @@
 
 Database Anonymization (2016), chapter 7. Distances and centroids come from the same quasi-identifier
 space as the implementation (so exact distance ties fall the same way); the control flow and the EMD
-(from its definition, in fractions) are written independently of :mod:`sqlanon.methods.microaggregation.algorithms.tcloseness`.
+(from its definition, in fractions) are written independently of
+:mod:`sqlanon.methods.microaggregation.algorithms.tcloseness`.
 """
 
 from __future__ import annotations

@@ -52,7 +52,8 @@ def quick_machine(synthetic) -> None:
     start = time.perf_counter()
     microaggregate(synthetic[:10_000], 5)
     if time.perf_counter() - start > 0.6:
-        pytest.skip("machine busy: the 100,000-row figures would take too long here (see bench/mdav_bench.py)")
+        pytest.skip("machine busy: the 100,000-row figures would take too long here "
+                    "(see bench/mdav_bench.py)")
 
 
 @pytest.mark.slow

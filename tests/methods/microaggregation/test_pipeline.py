@@ -606,7 +606,8 @@ def test_file_source_sql_of_a_pulled_algorithm_needs_a_database_file(tmp_path):
     assert api.check(spec_from_dict(d)).as_dict()["achieved_k"] == 3
 
 
-@pytest.mark.parametrize(("n", "k", "sizes"), [(5, 3, (5, 5)), (6, 3, (3, 3)), (8, 3, (3, 5)), (7, 2, (2, 3))])
+@pytest.mark.parametrize(("n", "k", "sizes"),
+                         [(5, 3, (5, 5)), (6, 3, (3, 3)), (8, 3, (3, 5)), (7, 2, (2, 3))])
 @pytest.mark.parametrize("algorithm", ["individual_ranking", "projection"])
 def test_sql_methods_report_the_sizes_of_their_runs(engine, algorithm, n, k, sizes):
     load(engine, frame(n))

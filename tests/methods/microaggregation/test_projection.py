@@ -19,8 +19,8 @@ DIALECTS = ["duckdb", "postgres", "spark", "snowflake", "bigquery", "trino"]
 
 def oracle(x: np.ndarray, ids: np.ndarray, k: int, projection: str, statistic: str) -> np.ndarray:
     """Standardize; score by the z-score sum or the first principal component (unit eigenvector of
-    the correlation matrix, positive sum, or for a zero sum a positive first entry); runs of k in (score, id) order, the remainder joining the
-    last run; each attribute replaced by its run's mean or median."""
+    the correlation matrix, positive sum, or for a zero sum a positive first entry); runs of k in (score, id)
+    order, the remainder joining the last run; each attribute replaced by its run's mean or median."""
     mean, sd = x.mean(axis=0), x.std(axis=0)
     sd = np.where(sd > 0, sd, 1.0)
     z = (x - mean) / sd
@@ -76,7 +76,8 @@ def load(engine: DuckDBEngine, x: np.ndarray, ids: np.ndarray) -> list[str]:
 
 def run(engine: DuckDBEngine, names: list[str], k: int, projection: str, statistic: str) -> np.ndarray:
     attributes = names[1:]
-    axis = projection_axis(engine, exp.Table(this=exp.to_identifier("t", quoted=True)), attributes, projection)
+    source = exp.Table(this=exp.to_identifier("t", quoted=True))
+    axis = projection_axis(engine, source, attributes, projection)
     q = projection_query("t", names, attributes, k, axis, key=["id"], statistic=statistic)
     got = engine.con.execute(render(q, "duckdb") + ' ORDER BY "id"').fetchnumpy()
     return np.column_stack([got[a] for a in attributes])

@@ -151,7 +151,8 @@ def test_worked_examples(duck):
     assert sorted(run(duck, "l", ["id", "x"], ["x"], 3, key=["id"])) == \
         [(1, 2.0), (2, 2.0), (3, 2.0), (4, 5.0), (5, 5.0), (6, 5.0), (7, 8.5), (8, 8.5), (9, 8.5), (10, 8.5)]
     load(duck, "l", ["id", "x"], ["integer", "integer"], [(i, 11 if i == 1 else i) for i in range(1, 11)])
-    assert sorted(x for _, x in run(duck, "l", ["id", "x"], ["x"], 3, key=["id"])) == [3.0] * 3 + [6.0] * 3 + [9.5] * 4
+    released = sorted(x for _, x in run(duck, "l", ["id", "x"], ["x"], 3, key=["id"]))
+    assert released == [3.0] * 3 + [6.0] * 3 + [9.5] * 4
     # ages 19, 20, 23 | 24, 25, 27, 30, 40 with k = 3: 62/3 and 146/5
     ages = [40, 19, 25, 20, 30, 23, 27, 24]
     load(duck, "ages", ["id", "age"], ["integer", "integer"], list(enumerate(ages)))
@@ -213,7 +214,8 @@ def test_hostile_names_run_on_duckdb(duck):
     ({"attributes": ["age", "age"]}, r"individual_ranking.attributes\[1\]: 'age' is named twice"),
     ({"attributes": []}, r"individual_ranking.attributes: no attribute"),
     ({"key": ["idd"]}, r"individual_ranking.key\[0\]: 'idd' is not a column"),
-    ({"columns": ["id", "age", "__sa_x"]}, r"individual_ranking.columns\[2\]: column '__sa_x' uses the prefix"),
+    ({"columns": ["id", "age", "__sa_x"]},
+     r"individual_ranking.columns\[2\]: column '__sa_x' uses the prefix"),
     ({"columns": ["id", "age", "id"]}, r"individual_ranking.columns: columns named more than once: \['id'\]"),
 ])
 def test_bad_arguments_are_named(kwargs, message):

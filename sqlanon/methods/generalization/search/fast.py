@@ -28,7 +28,7 @@ import numpy as np
 from sqlglot import exp
 
 from sqlanon.compile.checks import N
-from sqlanon.sql.nodes import alias, col, internal
+from sqlanon.sql.nodes import alias, as_expression, col, internal
 from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.domain.factorize import factorize
@@ -280,7 +280,7 @@ class FastEvaluator:
                           exp.EQ(this=col("leaf", name), expression=h.key(col(a, src)))))
             proj.append(alias(col("code", name), f"q{i}"))
         q = self._with_sensitive(ev, proj, sens, ordered, src, exp.Count(this=exp.Star()),
-                                 exp.alias_(p.source.copy(), src, table=True, quoted=True))
+                                 as_expression(exp.alias_(p.source.copy(), src, table=True, quoted=True)))
         for rel, on in joins:
             q = q.join(rel, on=on, join_type="left")
         data = ev.engine.fetch_numpy(q)
@@ -429,8 +429,8 @@ def _entropy_terms(keys: Sequence, leaf_rows: np.ndarray, labels_of_leaf: list[n
 class FastNodeEvaluator(NodeEvaluator):
     """The search's :class:`NodeEvaluator` over :class:`FastEvaluator` (the problem's models).
 
-    Answers as :class:`~sqlanon.methods.generalization.search.nodes.SqlNodeEvaluator` does, except that the lower bound is
-    ARX's (:meth:`FastEvaluator.evaluate`) for every metric and node.
+    Answers as :class:`~sqlanon.methods.generalization.search.nodes.SqlNodeEvaluator` does, except that the
+    lower bound is ARX's (:meth:`FastEvaluator.evaluate`) for every metric and node.
 
     Raises:
         UnsupportedError: a model or metric the in-memory check lacks (search in SQL instead).

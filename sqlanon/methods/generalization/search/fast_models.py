@@ -26,6 +26,7 @@ def diverse(m: LDiversity, h: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     desc = -np.sort(-h, axis=1)
     top = desc[:, 0]
     tail = desc[:, int(m.l) - 1:].sum(axis=1)
+    assert m.c is not None  # the recursive variant has its c (LDiversity.__post_init__)
     return top < float(m.c) * tail
 
 

@@ -28,7 +28,7 @@ def dense(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
     if not space:
         return key, 0
     present = np.bincount(key, minlength=space) > 0
-    ids = np.cumsum(present, dtype=np.int32 if space < 2**31 else np.int64)
+    ids: np.ndarray = np.cumsum(present, dtype=np.int32 if space < 2**31 else np.int64)
     ids -= 1
     return ids[key], int(ids[-1]) + 1
 

@@ -20,13 +20,14 @@ generalization and suppression. IJUFKS 2002;10(5):571-588):
    generalizations; nodes known to fail by a monotone model (below a failing node) are passed
    through unchecked, except in dives on lattices without bounds known before checking.
 3. **Limits.** The search stops at a time or step limit, a surrounding one
-   (:func:`sqlanon.methods.generalization.search.limits.search_within`) or else :data:`DEFAULT_TIME_LIMIT`, and returns the
-   best anonymous node found with ``complete=False``. When the queue runs empty first, every node
-   not checked was shown unable to beat the result: it is the proven optimum (``complete=True``).
+   (:func:`sqlanon.methods.generalization.search.limits.search_within`) or else :data:`DEFAULT_TIME_LIMIT`,
+   and returns the best anonymous node found with ``complete=False``. When the queue runs empty first, every
+   node not checked was shown unable to beat the result: it is the proven optimum (``complete=True``).
 
 Tags work on lattices of any size: beyond what the lattice can enumerate, each is kept as the
-antichain of nodes whose cones it covers. The result lists one node (``ties`` and ``solutions`` hold it alone); ``tagged`` counts nodes
-passed through as known to fail and ``pruned`` the nodes dropped by their bound, not whole cones.
+antichain of nodes whose cones it covers. The result lists one node (``ties`` and ``solutions`` hold it
+alone); ``tagged`` counts nodes passed through as known to fail and ``pruned`` the nodes dropped by their
+bound, not whole cones.
 """
 
 from __future__ import annotations
@@ -275,8 +276,8 @@ def heuristic(lattice: Lattice, evaluator: NodeEvaluator, *,
 
     Args:
         lattice: the generalization lattice, of any size.
-        evaluator: checks nodes; inside :func:`~sqlanon.methods.generalization.search.limits.search_within` its time and
-            step limits apply.
+        evaluator: checks nodes; inside :func:`~sqlanon.methods.generalization.search.limits.search_within`
+            its time and step limits apply.
         time_limit: seconds to search. Without one, and without a limit around the evaluator,
             :data:`DEFAULT_TIME_LIMIT`.
 

@@ -48,7 +48,7 @@ class Budgeted(NodeEvaluator):
         return self.inner.prior_bounds(lattice)
 
     @property
-    def ceiling(self) -> float:  # type: ignore[override]
+    def ceiling(self) -> float:
         return self.inner.ceiling
 
     @ceiling.setter

@@ -1,8 +1,9 @@
 """Search the lattice for the best transformation (the `anonymize` verb), then apply it like `apply`.
 
 Nodes are checked in memory on the frequency table when every model and the metric are supported there
-(:mod:`sqlanon.methods.generalization.search.fast`), else in SQL on the engine; both give the same answers. The chosen node is
-then checked once more in SQL, so the report and the output come from the same code as ``check``.
+(:mod:`sqlanon.methods.generalization.search.fast`), else in SQL on the engine; both give the same answers.
+The chosen node is then checked once more in SQL, so the report and the output come from the same code as
+``check``.
 """
 
 from __future__ import annotations

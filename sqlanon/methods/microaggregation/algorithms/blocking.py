@@ -30,7 +30,8 @@ from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, 
 
 
 def projection_scores(x: np.ndarray, projection: str) -> np.ndarray:
-    """Each row's position on the projection axis (:mod:`sqlanon.methods.microaggregation.algorithms.projection`: the z-score sum,
+    """Each row's position on the projection axis
+    (:mod:`sqlanon.methods.microaggregation.algorithms.projection`: the z-score sum,
     or the first principal component of the standardized attributes)."""
     return scores(x, axis_of(x, projection))
 

@@ -26,14 +26,14 @@ sdcMicro encodes a missing value as -999 inside its C++ code, so a genuine -999 
 there; here every value is a value, and NaN is refused.
 
 The search is exact but fast. Farthest rows come from a list sorted by distance to a reference point
-(:mod:`sqlanon.methods.microaggregation.algorithms.radial`, triangle bound), nearest rows from a k-d tree that skips assigned rows
-(:mod:`sqlanon.methods.microaggregation.algorithms.nearest`); both evaluate sdcMicro's float32 distance for every row that a
-float64 bound, widened by a relative 1e-5, cannot rule out. The mean of the unassigned rows is kept as
-a running sum; when two candidate rows are so close that its rounding could change the answer, the
-mean is recomputed in sdcMicro's order (unless every float32 term of the close candidates is provably
-the same for both means). A row with ``k`` unassigned exact copies gets them as its group directly.
-Cost per round: one matrix-vector product on a prefix of the sorted list and two k-d tree queries,
-instead of four passes over all unassigned rows.
+(:mod:`sqlanon.methods.microaggregation.algorithms.radial`, triangle bound), nearest rows from a k-d tree that
+skips assigned rows (:mod:`sqlanon.methods.microaggregation.algorithms.nearest`); both evaluate sdcMicro's
+float32 distance for every row that a float64 bound, widened by a relative 1e-5, cannot rule out. The mean of
+the unassigned rows is kept as a running sum; when two candidate rows are so close that its rounding could
+change the answer, the mean is recomputed in sdcMicro's order (unless every float32 term of the close
+candidates is provably the same for both means). A row with ``k`` unassigned exact copies gets them as its
+group directly. Cost per round: one matrix-vector product on a prefix of the sorted list and two k-d tree
+queries, instead of four passes over all unassigned rows.
 
 Use from a database: pull the quasi-identifier columns once into an ``(n, m)`` float64 array in a
 fixed row order (``ORDER BY`` a key; sdcMicro breaks ties by row order), together with the key; call

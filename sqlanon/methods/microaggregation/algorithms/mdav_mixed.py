@@ -6,7 +6,8 @@ Ordinal, continuous and heterogeneous k-anonymity through microaggregation, Data
 Knowledge Discovery 11(2), 2005; Abril D, Navarro-Arribas G, Torra V. Towards semantic
 microaggregation of categorical data for confidential documents, MDAI 2010.
 
-The classic MDAV loop, on the distance of eq. 9.7 (:mod:`sqlanon.methods.microaggregation.distance.heterogeneous`):
+The classic MDAV loop, on the distance of eq. 9.7
+(:mod:`sqlanon.methods.microaggregation.distance.heterogeneous`):
 
 * while at least ``2k`` rows are unassigned: the centroid of the unassigned rows is their mean on
   numeric and ordinal-rank columns and, per nominal attribute, the least marginal concept of eq.
@@ -24,8 +25,8 @@ Cost: O(n^2 / k) distance evaluations: each round computes distances from three 
 unassigned rows, column by column, with nominal distances looked up per distinct value.
 
 The pipeline replaces numeric values by group means, ordinal ones by the value of the group's lower
-median rank (:func:`~sqlanon.methods.microaggregation.distance.categorical.ordinal_centroid`) and nominal ones by
-:func:`~sqlanon.methods.microaggregation.distance.categorical.nominal_centroid`.
+median rank (:func:`~sqlanon.methods.microaggregation.distance.categorical.ordinal_centroid`) and nominal ones
+by :func:`~sqlanon.methods.microaggregation.distance.categorical.nominal_centroid`.
 """
 
 from __future__ import annotations

@@ -35,9 +35,9 @@ def probabilistic_k_anonymity(source: str | exp.Expression, columns: Sequence[st
     """A SELECT releasing ``source`` probabilistically k-anonymous (Database Anonymization, 5.5).
 
     Every confidential attribute is microaggregated independently by individual ranking
-    (:func:`sqlanon.methods.microaggregation.algorithms.sql_ranking.individual_ranking`): its values, sorted (ties broken by
-    ``key``), form groups of ``k`` consecutive values, the last group taking the ``n mod k`` left over
-    (``k .. 2k-1`` values), and each value becomes its group's mean (or median). All other columns,
+    (:func:`sqlanon.methods.microaggregation.algorithms.sql_ranking.individual_ranking`): its values, sorted
+    (ties broken by ``key``), form groups of ``k`` consecutive values, the last group taking the ``n mod k``
+    left over (``k .. 2k-1`` values), and each value becomes its group's mean (or median). All other columns,
     the quasi-identifiers included, pass through unchanged.
 
     The guarantee. For each confidential attribute, every released value is shared by at least ``k``

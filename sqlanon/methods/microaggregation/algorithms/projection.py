@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, col, count_star, internal, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, table
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.group_sql import GROUP, group_start, statistics_query, value_name
@@ -99,8 +99,8 @@ def _relation(source: exp.Expression | str) -> exp.Expression:
     if isinstance(source, str):
         source = table(source)
     if isinstance(source, exp.Table):
-        return exp.alias_(source.copy(), internal("src"), table=True, quoted=True)
-    return exp.alias_(exp.Subquery(this=source.copy()), internal("src"), quoted=True)
+        return as_expression(exp.alias_(source.copy(), internal("src"), table=True, quoted=True))
+    return as_expression(exp.alias_(exp.Subquery(this=source.copy()), internal("src"), quoted=True))
 
 
 def _number(value: float) -> exp.Expression:

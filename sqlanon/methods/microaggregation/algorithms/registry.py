@@ -9,8 +9,8 @@ Hooks for algorithms:
 
 * ``ALGORITHMS.register(name, nominal=True)`` says the partitioner reads :attr:`Records.nominal`; the pipeline
   refuses nominal attributes for algorithms that do not. With nominal quasi-identifiers use
-  ``mdav_mixed`` (:mod:`sqlanon.methods.microaggregation.algorithms.mdav_mixed`: MDAV on the book's eq. 9.7 distance, semantic
-  distance through the hierarchy) and centroid ``marginality`` or
+  ``mdav_mixed`` (:mod:`sqlanon.methods.microaggregation.algorithms.mdav_mixed`: MDAV on the book's eq. 9.7
+  distance, semantic distance through the hierarchy) and centroid ``marginality`` or
   :func:`sqlanon.methods.microaggregation.distance.categorical.nominal_centroid` (eq. 9.4).
 * ``ALGORITHMS.register(name, sensitive=True)`` says the partitioner reads :attr:`Records.sensitive` (the
   confidential attributes, pulled only for such algorithms).
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -72,10 +72,10 @@ class Records:
         return int(len(next(iter(self.nominal.values())).codes)) if self.nominal else 0
 
 
-class Partitioner(Protocol):
-    def __call__(self, records: Records, k: int, **options: Any) -> np.ndarray:
-        """``(n,)`` int64 group number per row, groups numbered 0..g-1; every group has >= k rows."""
-        ...
+Partitioner = Callable[..., np.ndarray]
+"""``partitioner(records, k, **options)``: ``(n,)`` int64 group number per row, groups numbered
+0..g-1; every group has >= k rows. Each takes its own keyword options (checked when called), so the
+type names the records and k only in this description."""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from sqlanon.sql.nodes import (
     table,
 )
 from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.sql.nodes import as_expression
 
 STATISTICS = ("mean", "median")
 _SOURCE = internal("src")
@@ -79,8 +80,8 @@ def _relation(source: str | exp.Expression) -> exp.Expression:
     if isinstance(source, str):
         source = table(source)
     if isinstance(source, exp.Table):
-        return exp.alias_(source.copy(), _SOURCE, table=True, quoted=True)
-    return exp.alias_(exp.Subquery(this=source.copy()), _SOURCE, quoted=True)
+        return as_expression(exp.alias_(source.copy(), _SOURCE, table=True, quoted=True))
+    return as_expression(exp.alias_(exp.Subquery(this=source.copy()), _SOURCE, quoted=True))
 
 
 def _minus(a: exp.Expression, b: exp.Expression) -> exp.Expression:
@@ -153,7 +154,8 @@ def individual_ranking(source: str | exp.Expression, columns: Sequence[str], att
         start = _minus(r0, _mod(r0.copy(), lit(k)))
         present = exp.and_(exp.Not(this=exp.Is(this=col(a), expression=exp.Null())),
                            exp.GTE(this=n.copy(), expression=lit(k)))
-        g = exp.Case(ifs=[exp.If(this=present, true=exp.Least(this=start, expressions=[_last_start(n, k)]))])
+        last = exp.Least(this=start, expressions=[_last_start(n, k)])
+        g: exp.Expression = exp.Case(ifs=[exp.If(this=present, true=last)])
         grouped.append(alias(g, internal(f"g_{i}")))
         if statistic == "median":
             grouped += [alias(rn.copy(), internal(f"rn_{i}")), alias(n.copy(), internal(f"n_{i}"))]
@@ -168,7 +170,8 @@ def individual_ranking(source: str | exp.Expression, columns: Sequence[str], att
         value: exp.Expression = col(a)
         if statistic == "median":
             value = _middle(value, col(internal(f"rn_{i}")), col(internal(f"n_{i}")), g, k)
-        stats = exp.select(alias(g.copy(), internal("g")), alias(as_double(exp.Avg(this=value)), internal("v"))) \
+        stats = exp.select(alias(g.copy(), internal("g")),
+                           alias(as_double(exp.Avg(this=value)), internal("v"))) \
             .from_(table(_GROUPED)).where(exp.Not(this=exp.Is(this=g.copy(), expression=exp.Null()))) \
             .group_by(g.copy())
         name = internal(f"m_{i}")

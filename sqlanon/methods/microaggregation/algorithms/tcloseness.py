@@ -37,11 +37,11 @@ merge, none at t >= 0.2.)
 Options of every algorithm: ``t`` in (0, 1]; ``attribute``, the confidential attribute (a key of
 ``Records.sensitive``; by default the only one there); ``distance``, ``ordered`` (default; numeric
 or ordinal values, the book's distance), ``equal`` (nominal values) or ``hierarchical`` (nominal
-values with a hierarchy, :mod:`sqlanon.methods.microaggregation.distance.emd_hierarchical`); ``order``, the values of a
-text attribute lowest first, as the checker's ``order:``. Quasi-identifier distances
-(:mod:`sqlanon.methods.microaggregation.distance.qi_space`): squared Euclidean on columns weighted by 1/population variance
-(MDAV's scaling in sdcMicro) for numeric and ordinal quasi-identifiers; with nominal ones, the
-normalized heterogeneous distance (eq. 9.7) and marginality centroids (eq. 9.4), and Algorithm 4
+values with a hierarchy, :mod:`sqlanon.methods.microaggregation.distance.emd_hierarchical`); ``order``, the
+values of a text attribute lowest first, as the checker's ``order:``. Quasi-identifier distances
+(:mod:`sqlanon.methods.microaggregation.distance.qi_space`): squared Euclidean on columns weighted by
+1/population variance (MDAV's scaling in sdcMicro) for numeric and ordinal quasi-identifiers; with nominal
+ones, the normalized heterogeneous distance (eq. 9.7) and marginality centroids (eq. 9.4), and Algorithm 4
 starts from MDAV on that distance (:mod:`sqlanon.methods.microaggregation.algorithms.mdav_mixed`).
 """
 

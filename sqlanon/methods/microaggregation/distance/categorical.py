@@ -7,10 +7,11 @@ attributes by rank, median centroid).
 
 Nominal attributes:
 
-* with a hierarchy, values are concepts of its taxonomy (:mod:`sqlanon.methods.microaggregation.distance.semantic`); the
-  distance is the semantic distance of eq. 9.6 and the centroid of a group the least marginal
-  concept of eq. 9.4, chosen among the group's values and all their generalizations (so a centroid
-  may be a generalization such as ``High School``; it is returned as the hierarchy's label);
+* with a hierarchy, values are concepts of its taxonomy
+  (:mod:`sqlanon.methods.microaggregation.distance.semantic`); the distance is the semantic distance
+  of eq. 9.6 and the centroid of a group the least marginal concept of eq. 9.4, chosen among the group's
+  values and all their generalizations (so a centroid may be a generalization such as ``High School``;
+  it is returned as the hierarchy's label);
 * without a hierarchy, the distance is 0 between equal values and 1 otherwise, and the centroid is
   the mode (the book's fallback), ties going to the first value in the column's value order;
 * a data value is matched to the hierarchy's leaves as text (``str(value)``; NULL as the table
@@ -163,7 +164,11 @@ def nominal_space(column: NominalColumn, name: str = "") -> NominalSpace:
         return hit[1]
     space = NominalSpace(column, name)
     key = id(column)
-    _SPACES[key] = (weakref.ref(column, lambda _, spaces=_SPACES: spaces.pop(key, None)), space)
+
+    def forget(_: object, spaces: dict[int, Any] = _SPACES) -> None:
+        spaces.pop(key, None)
+
+    _SPACES[key] = (weakref.ref(column, forget), space)
     return space
 
 

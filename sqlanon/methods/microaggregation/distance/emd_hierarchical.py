@@ -7,7 +7,8 @@ attribute's values in the table, its inner nodes their generalizations at levels
 attribute's hierarchy. For a cluster of m rows in a table of n rows, a child node of a level-j node N
 has the *extra* ``C(child)·m − c(child)·n`` (C: rows of the table under it, c: rows of the cluster);
 N costs ``j · min(pos(N), neg(N))`` with pos and neg the sums of its children's positive and negative
-extras; ``EMD = Σ cost / (H·n·m)``. Numerators are integers, as in :mod:`sqlanon.methods.microaggregation.distance.emd`.
+extras; ``EMD = Σ cost / (H·n·m)``. Numerators are integers, as in
+:mod:`sqlanon.methods.microaggregation.distance.emd`.
 
 The values are ranked (for t-closeness-first) by their path in the hierarchy from the top, so the
 values under one node are consecutive: a semantic order of the kind the book suggests for nominal

@@ -12,7 +12,8 @@ section 9.6, eq. 9.7:
 * nominal attributes: ``dist`` is the semantic distance (eq. 9.6) and the normalizer the distance
   between the domain boundaries of eq. 9.2/9.3
   (:meth:`~sqlanon.methods.microaggregation.distance.semantic.Taxonomy.boundaries`);
-  without a hierarchy, 0/1 equality with normalizer 1 (:mod:`sqlanon.methods.microaggregation.distance.categorical`).
+  without a hierarchy, 0/1 equality with normalizer 1
+  (:mod:`sqlanon.methods.microaggregation.distance.categorical`).
 
 Only squared distances are computed: the square root changes no comparison. A nominal attribute
 has few distinct values, so the distances from one point (a record, or a centroid that may be a
@@ -75,15 +76,15 @@ class MixedRecords:
         self.nominal_names = tuple(records.nominal)
         self.spaces: list[NominalSpace] = []
         self.codes: list[np.ndarray] = []
-        for name, column in records.nominal.items():
-            codes = np.asarray(column.codes, dtype=np.int64)
+        for name, nominal in records.nominal.items():
+            codes = np.asarray(nominal.codes, dtype=np.int64)
             if codes.shape != (self.n,):
                 raise SpecError(f"nominal attribute {name!r} has {len(codes)} codes for {self.n} "
                                 "rows", path=f"attributes.{name}")
-            if len(codes) and (codes.min() < 0 or codes.max() >= len(column.values)):
+            if len(codes) and (codes.min() < 0 or codes.max() >= len(nominal.values)):
                 raise SpecError(f"nominal attribute {name!r} has codes outside "
-                                f"0..{len(column.values) - 1}", path=f"attributes.{name}")
-            self.spaces.append(nominal_space(column, name))
+                                f"0..{len(nominal.values) - 1}", path=f"attributes.{name}")
+            self.spaces.append(nominal_space(nominal, name))
             self.codes.append(codes)
         self._terms: list[dict[int, np.ndarray]] = [{} for _ in self.spaces]
 

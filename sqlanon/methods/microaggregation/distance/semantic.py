@@ -224,7 +224,7 @@ class Taxonomy:
         return np.einsum("ncd,ncd->n", upper - below_path, self._by_common)
 
     @cached_property
-    def _subtrees(self):  # type: ignore[no-untyped-def]
+    def _subtrees(self):
         """Sparse ``(concepts, concepts)``: 1 where the row is an ancestor of (or is) the column."""
         from scipy.sparse import csr_matrix
 
