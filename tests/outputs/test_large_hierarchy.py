@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import sqlglot
 from sqlglot import exp
-from tests.outputs.large_hierarchy import label, large_spec
+from tests.outputs.large_hierarchy import label, large_spec, large_zip_map
 from tests.outputs.people import canon, load_people, people_spec, sorted_rows
 
 from sqlanon import api
@@ -135,3 +135,24 @@ def test_small_hierarchy_output_unchanged(people):
     """The people spec's small hierarchies are still CASE maps and inline nodes."""
     api.apply(spec_from_dict(people_spec(output={"mode": "table"})), engine=people)
     assert len(sorted_rows(people, "people_anon")) == 7
+
+
+class CountingEngine(DuckDBEngine):
+    """DuckDB, counting the rows sent from Python into tables."""
+
+    sent = 0
+
+    def insert_rows(self, name, rows, *, schema=None):  # type: ignore[no-untyped-def]
+        self.sent += len(rows)
+        super().insert_rows(name, rows, schema=schema)
+
+
+def test_a_large_hierarchy_is_loaded_once_per_apply():
+    """Checking the node and writing the table both read one loaded lookup table: the hierarchy's
+    rows cross from Python once (they were sent again as a table of integer codes for the scan)."""
+    with CountingEngine() as engine:
+        load_people(engine)
+        api.apply(spec_from_dict(large_spec(output={"mode": "table"})), engine=engine)
+        leaves = len(large_zip_map())
+        assert leaves <= engine.sent < 2 * leaves
+        assert len(sorted_rows(engine, "people_anon")) == 7

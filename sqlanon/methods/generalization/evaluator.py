@@ -156,13 +156,16 @@ class Evaluator:
             if level == 0:
                 projections.append(alias(col(a, src), a))
             elif isinstance(h, TableHierarchy):
-                rows = h.lookup_rows()
-                labels = list(dict.fromkeys(r[level] for r in rows))
-                code = {label: j for j, label in enumerate(labels)}
-                lk = self.temp_table(f"code{i}", [("leaf", "varchar"), ("code", "int")],
-                                      [(r[0], code[r[level]]) for r in rows])
-                decode[a] = self.temp_table(f"decode{i}", [("code", "int"), ("label", "varchar")],
-                                             list(enumerate(labels)))
+                if h.needs_lookup():
+                    lk, decode[a] = self._codes_from_lookup(a, i, level)
+                else:
+                    rows = h.lookup_rows()
+                    labels = list(dict.fromkeys(r[level] for r in rows))
+                    code = {label: j for j, label in enumerate(labels)}
+                    lk = self.temp_table(f"code{i}", [("leaf", "varchar"), ("code", "int")],
+                                          [(r[0], code[r[level]]) for r in rows])
+                    decode[a] = self.temp_table(f"decode{i}", [("code", "int"), ("label", "varchar")],
+                                                 list(enumerate(labels)))
                 alias_ = f"k{i}"
                 joins.append((as_expression(exp.alias_(lk, alias_, table=True, quoted=True)),
                               exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
@@ -204,6 +207,27 @@ class Evaluator:
             g = g.join(exp.alias_(d.copy(), name, table=True, quoted=True),
                        on=exp.EQ(this=col("code", name), expression=col(a, "s")), join_type="left")
         return self._materialize("nodegen", g)
+
+    def _codes_from_lookup(self, attribute: str, i: int, level: int) -> tuple[exp.Table, exp.Table]:
+        """The code (``leaf``, ``code``) and decode (``code``, ``label``) tables of a large hierarchy
+        at ``level``, numbered in SQL from its lookup table: the hierarchy is loaded once (the
+        output joins the same table), not once more as codes."""
+        self.generalizer  # noqa: B018 (loads the lookup tables once)
+        lookup = self.lookups[attribute]
+        label = col(internal(f"l{level}"))
+        codes = exp.select(
+            alias(col(internal("leaf")), "leaf"),
+            alias(exp.Sub(this=exp.Window(this=exp.DenseRank(), order=exp.Order(
+                expressions=[exp.Ordered(this=label.copy())])), expression=lit(1)), "code"),
+            alias(label, "label")).from_(lookup.copy())
+        lk = self.plan.prefix + f"code{i}"
+        self.engine.create_table_as(lk, codes, temporary=True)
+        self._temps.append(lk)
+        dec = self.plan.prefix + f"decode{i}"
+        self.engine.create_table_as(dec, exp.select(col("code"), col("label")).distinct().from_(table(lk)),
+                                    temporary=True)
+        self._temps.append(dec)
+        return table(lk), table(dec)
 
     def leaf_codes(self, attribute: str) -> tuple[exp.Table, list[str]]:
         """A temporary table (``leaf`` key, ``code`` int) numbering a table hierarchy's leaves, and

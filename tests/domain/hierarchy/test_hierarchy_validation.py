@@ -186,3 +186,18 @@ def test_hierarchy_table_counts_labels_per_level():
     t = HierarchyTable((("1", "1-2", "*"), ("2", "1-2", "*"), ("3", "3-4", "*")))
     assert [t.label_count("1-2", 1), t.label_count("1-2", 2), t.label_count("*", 2)] == [2, 0, 3]
     assert t.level_values(1) == ["1-2", "3-4"] and t.height == 2
+
+
+def test_per_level_codes_counts_and_defining_rows():
+    """Numbering a level's labels once gives what the row-by-row look-ups gave, the last row of a
+    repeated leaf defining it (as ``mapping``) and every row counted (as ARX's |D|)."""
+    from sqlanon.domain.hierarchy.base import HierarchyTable
+
+    t = HierarchyTable((("a", "x", "*"), ("b", "x", "*"), ("c", "y", "*"), ("a", "x", "*")))
+    for level in range(t.height + 1):
+        codes, labels = t.level_codes(level)
+        assert labels == t.level_values(level)
+        assert [labels[c] for c in codes] == [row[level] for row in t.rows]
+        assert t.label_counts(level).tolist() == [t.label_count(label, level) for label in labels]
+    assert t.leaf_rows(["c", "a"]).tolist() == [2, 3]
+    assert t.label_count("x", 1) == 3 and t.label_count("*", 2) == 4 and t.label_count("x", 9) == 0

@@ -1,0 +1,36 @@
+"""The paths every generalization command takes stay clear of pandas: pyarrow imports it when it
+converts Python values (over half a second of start-up), and DuckDB and numpy do not need it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def test_factorizing_text_and_inserting_rows_do_not_import_pandas():
+    code = textwrap.dedent("""
+        import sys
+        from sqlanon.domain.factorize import factorize
+        from sqlanon.engines.duckdb import DuckDBEngine
+
+        codes, values = factorize(["b", None, "a", "b", None])
+        assert codes.tolist() == [0, 1, 2, 0, 1] and values.tolist() == ["b", None, "a"]
+        engine = DuckDBEngine()
+        engine.con.execute("CREATE TABLE t (leaf VARCHAR, code INTEGER)")
+        engine.insert_rows("t", [("x", 1), (None, 2), ("ü", -3)])
+        assert engine.con.execute("SELECT * FROM t").fetchall() == [("x", 1), (None, 2), ("ü", -3)]
+        print("pandas" in sys.modules, "pyarrow" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_other_values_still_go_through_arrow():
+    """Floats and mixed types keep Arrow's conversion (and its types) when rows are inserted."""
+    from sqlanon.engines.duckdb import DuckDBEngine
+
+    with DuckDBEngine() as engine:
+        engine.con.execute("CREATE TABLE t (a VARCHAR, b DOUBLE)")
+        engine.insert_rows("t", [("x", 1.5), (None, None), ("y", 2.0)])
+        assert engine.con.execute("SELECT * FROM t").fetchall() == [("x", 1.5), (None, None), ("y", 2.0)]
