@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sqlanon.methods.microaggregation.algorithms.mdav import microaggregate, sdc_weights
+from sqlanon.methods.microaggregation.algorithms.mdav import microaggregate
+from sqlanon.methods.microaggregation.distance.qi_space import sdc_weights
 
 DATA = Path(__file__).resolve().parents[2] / "shared/data/mdav/synthetic_normal_100k_x5_seed42.csv"
 SDCMICRO = {3: (6718.869529, 55.4), 5: (11526.37237, 34.2)}

@@ -25,7 +25,7 @@ import pandas as pd
 from sqlanon.domain.hierarchy import TableHierarchy, read_arx_csv
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav
 from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 
 ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
 NOMINAL = ("education", "marital-status", "occupation")

@@ -58,7 +58,7 @@ from sqlanon.methods.dp.bounds import check_not_data_range, parse_all_bounds, re
 from sqlanon.methods.dp.order import METHODS, group_column, grouped_rows, label_column, value_column
 from sqlanon.methods.dp.taxonomy import NominalDomain
 from sqlanon.methods.dp.release_budget import ReleaseBudget
-from sqlanon.methods.perturbation.quality import numeric_quality
+from sqlanon.methods.microaggregation.quality import numeric_quality
 from sqlanon.methods.rng import make_rng
 from sqlanon.engines.staging import new_token, staging_name
 
@@ -98,7 +98,7 @@ class MicrodataReport:
     attributes: list[AttributeRelease] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     """Utility and risk of the numeric attributes
-    (:func:`sqlanon.methods.perturbation.quality.numeric_quality`): released against original values, record
+    (:func:`sqlanon.methods.microaggregation.quality.numeric_quality`): released against original values, record
     by record. Computed from the data, so not private."""
     ledger: dict[str, Any] = field(default_factory=dict)
     """The ledger dataset's state after the release was charged, or that it was not charged."""
@@ -359,7 +359,7 @@ def _released(work: str, noise: str, names: list[str], groups: list[str], *,
               originals: bool = False) -> exp.Select:
     """Every row of ``work`` with its groups' noisy values, one join per group column.
 
-    ``originals``: instead, the pairs :func:`sqlanon.methods.perturbation.quality.numeric_quality` compares
+    ``originals``: instead, the pairs :func:`sqlanon.methods.microaggregation.quality.numeric_quality` compares
     (the original numeric values were kept in ``work`` under their own names).
     """
     w = internal("w")

@@ -44,7 +44,9 @@ from sqlanon.methods.microaggregation.progress import ProgressLine
 from sqlanon.methods.microaggregation.algorithms.projection import projection_axis, projection_query
 from sqlanon.methods.microaggregation.quality import group_sizes, information_loss
 from sqlanon.compile.hash_text import parse_types
-from sqlanon.methods.microaggregation.algorithms.registry import Records, get_algorithm, get_centroid, traits
+from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
+from sqlanon.methods.microaggregation.records import Records
+from sqlanon.methods.microaggregation.distance.centroids import get_centroid
 from sqlanon.methods.microaggregation.settings import MicroaggregationSettings
 from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking
 from sqlanon.methods.base import KEPT_TABLE_SUFFIX as GROUPS_SUFFIX

@@ -1,4 +1,5 @@
-"""What a microaggregation achieved: group sizes, information loss and record-linkage risk.
+"""What a release achieved: group sizes, information loss and record-linkage risk (microaggregation,
+noise and DP microdata compare their released values with the originals here).
 
 SSE, SST and IL1s come from :func:`sqlanon.domain.metrics.numeric.compare_pairs` over the original and
 released values paired by row key (in SQL). Distance-based record linkage (Pagliuca D, Seri G. Some results of
@@ -20,8 +21,10 @@ import numpy as np
 from scipy.spatial import cKDTree
 from sqlglot import exp
 
+from sqlanon.domain.metrics.numeric import (W, NoNumericRecords, compare_pairs, original_column, paired_query,
+                                            released_column)
 from sqlanon.engines.base import Engine
-from sqlanon.domain.metrics.numeric import compare_pairs, original_column, paired_query, released_column
+from sqlanon.sql.nodes import alias, as_double, col, internal, lit
 
 
 def group_sizes(labels: np.ndarray) -> np.ndarray:
@@ -69,3 +72,59 @@ def information_loss(engine: Engine, original: exp.Expression, released: exp.Exp
         complete = np.isfinite(o).all(axis=1) & np.isfinite(r).all(axis=1)
         out["record_linkage"] = record_linkage(o[complete], r[complete])
     return out
+
+
+LINKAGE_ROWS = 100_000
+ORIGINAL = "o"
+RELEASED = "r"
+
+
+def pairs_query(original: exp.Expression, released: exp.Expression, columns: Sequence[str],
+                on: exp.Expression | None) -> exp.Select:
+    """Original and released values side by side: by position (``on`` None, DuckDB) or on a key."""
+    projection = [alias(as_double(col(c, ORIGINAL)), original_column(i)) for i, c in enumerate(columns)]
+    projection += [alias(as_double(col(c, RELEASED)), released_column(i)) for i, c in enumerate(columns)]
+    query = exp.select(*projection, alias(lit(1), W)).from_(original)
+    if on is None:
+        return query.join(exp.Join(this=released, method="POSITIONAL"))
+    return query.join(released, on=on)
+
+
+def numeric_quality(engine: Engine, pairs: exp.Select, columns: Sequence[str], rows: int, *,
+                    linkage: bool) -> dict[str, Any]:
+    """SSE, IL1s, moment changes (in SQL) and, if asked, the record-linkage risk; none when no
+    record has a value in every column (an attribute holding only NULL)."""
+    try:
+        comparison = compare_pairs(engine, pairs, columns)
+    except NoNumericRecords:
+        return {}
+    out: dict[str, Any] = {"sse": comparison.sse, "sst": comparison.sst, "il1s": comparison.il1s}
+    moments = comparison.as_dict()
+    for key in ("mean_change", "variance_change", "covariance_change", "correlation_change"):
+        if key in moments:
+            out[key] = moments[key]
+    if linkage:
+        sample = pairs
+        if rows > LINKAGE_ROWS:
+            step = -(-rows // LINKAGE_ROWS)
+            number = internal("i")
+            numbered = exp.select(exp.Star(), alias(exp.Window(this=exp.RowNumber()), number)) \
+                .from_(exp.alias_(exp.Subquery(this=pairs), internal("p"), quoted=True))
+            sample = exp.select(exp.Star()).from_(
+                exp.alias_(exp.Subquery(this=numbered), internal("q"), quoted=True)).where(
+                exp.EQ(this=exp.Mod(this=col(number), expression=lit(step)), expression=lit(0)))
+        data = engine.fetch_numpy(sample)
+        m = len(columns)
+        o = np.column_stack([_floats(data[original_column(i)]) for i in range(m)])
+        r = np.column_stack([_floats(data[released_column(i)]) for i in range(m)])
+        complete = np.isfinite(o).all(axis=1) & np.isfinite(r).all(axis=1)
+        out["record_linkage"] = record_linkage(o[complete], r[complete])
+        out["record_linkage_rows"] = int(complete.sum())
+    return out
+
+
+def _floats(values: np.ndarray) -> np.ndarray:
+    """A float column with NULL as NaN (DuckDB returns NULLs masked, PostgreSQL as None)."""
+    if isinstance(values, np.ma.MaskedArray):
+        return np.ma.filled(values.astype(np.float64), np.nan)
+    return np.array([np.nan if v is None else v for v in values.tolist()], dtype=np.float64)

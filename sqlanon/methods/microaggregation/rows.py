@@ -21,7 +21,7 @@ from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.domain.factorize import group_ids
 from sqlanon.domain.metrics.numeric import is_numeric_type
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.spec.schema import Spec
 
 ROW = "sqlanon_row"

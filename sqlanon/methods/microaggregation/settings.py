@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, get_algorithm, get_centroid, traits
+from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, get_algorithm, traits
+from sqlanon.methods.microaggregation.distance.centroids import get_centroid
 
 SQL_METHODS = ("individual_ranking", "projection")
 """Algorithms that run as one SQL query, without pulling the data."""

@@ -29,7 +29,8 @@ from sqlanon.methods.dp.release_budget import ReleaseBudget
 from sqlanon.methods.perturbation.result import NoiseReport
 from sqlanon.methods.perturbation.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODATA, NoiseOptions,
                                    dp_cost, parse)
-from sqlanon.methods.perturbation.quality import ORIGINAL, RELEASED, categorical_quality, numeric_quality, pairs_query
+from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality, pairs_query
+from sqlanon.methods.perturbation.quality import categorical_quality
 from sqlanon.methods.rng import make_rng
 from sqlanon.compile.hash_text import parse_types
 from sqlanon.compile.released import OutputQuery

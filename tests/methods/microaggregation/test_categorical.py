@@ -19,7 +19,7 @@ from sqlanon.methods.microaggregation.distance.categorical import (
     ordinal_centroid,
     ordinal_ranks,
 )
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn
+from sqlanon.methods.microaggregation.records import NominalColumn
 from sqlanon.methods.microaggregation.distance import semantic
 from sqlanon.methods.microaggregation.distance.semantic import Taxonomy
 from tests.methods.microaggregation import categorical_reference as ref
@@ -289,7 +289,8 @@ def test_ordinal_centroid_is_the_lower_median(values):
 
 def test_registered_algorithm_and_centroid():
     from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed
-    from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, get_centroid, traits
+    from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
+    from sqlanon.methods.microaggregation.distance.centroids import get_centroid
 
     assert get_algorithm("mdav_mixed") is mdav_mixed and traits("mdav_mixed").nominal
     assert get_centroid("marginality") is marginality_centroid

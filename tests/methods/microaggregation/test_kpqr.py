@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.algorithms.kpqr import kpqr
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records, get_algorithm, traits
+from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.methods.microaggregation.distance.qi_space import scaled
 from sqlanon.domain.models.numeric_sensitive import KPQRAnonymity
 from tests.methods.microaggregation.checked import check_masked

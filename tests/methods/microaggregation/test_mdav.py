@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sqlanon.errors import SpecError
-from sqlanon.methods.microaggregation.algorithms.mdav import mdav, mdav_groups, microaggregate, sdc_weights
+from sqlanon.methods.microaggregation.algorithms.mdav import mdav, mdav_groups, microaggregate
+from sqlanon.methods.microaggregation.distance.qi_space import sdc_weights
 from tests.conftest import DATA, require_data
 from tests.methods.microaggregation.sdc_reference import literal_mdav, literal_weights, plain_mdav, sse
 

@@ -16,7 +16,7 @@ from sqlanon.methods.microaggregation.distance.categorical import nominal_centro
 from sqlanon.methods.microaggregation.distance.heterogeneous import MixedRecords
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
 from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed, nearest
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from tests.conftest import ADULT, require_data
 from tests.methods.microaggregation import categorical_reference as ref
 

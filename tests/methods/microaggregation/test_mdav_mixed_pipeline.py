@@ -17,7 +17,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import HierarchyError
 from sqlanon.domain.hierarchy import read_arx_csv
 from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.spec import spec_from_dict
 from tests.conftest import ADULT, require_data
 from tests.methods.microaggregation import categorical_reference as ref

@@ -20,7 +20,8 @@ from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, confidenti
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav as mdav_labels
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
 from sqlanon.methods.microaggregation.distance.qi_space import NumericSpace, scaled
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records, get_algorithm, traits
+from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.methods.microaggregation.algorithms.tcloseness import (
     closeness_first_groups,
     closeness_k,

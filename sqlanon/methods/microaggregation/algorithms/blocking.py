@@ -26,7 +26,7 @@ import numpy as np
 
 from sqlanon.domain.factorize import group_ids
 from sqlanon.methods.microaggregation.algorithms.projection import axis_of, scores
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 
 
 def projection_scores(x: np.ndarray, projection: str) -> np.ndarray:

@@ -48,36 +48,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.algorithms.nearest import NearestIndex
 from sqlanon.methods.microaggregation.algorithms.radial import RadialList
+from sqlanon.methods.microaggregation.distance.qi_space import sdc_weights
 from sqlanon.methods.microaggregation.validate import as_matrix
 
 _U = 2.0 ** -53
-
-
-def sdc_weights(x: np.ndarray) -> np.ndarray:
-    """Column weights 1 / population variance, computed as sdcMicro does (row-order sums).
-
-    Raises:
-        SpecError: a column is so nearly constant that its variance cannot be computed.
-    """
-    n = x.shape[0]
-    w = np.ones(x.shape[1])
-    for j in range(x.shape[1]):
-        col = x[:, j]
-        mean = np.cumsum(col)[-1] / n
-        square = np.cumsum(col * col)[-1] / n
-        variance = square - mean * mean
-        if variance != 0.0:
-            with np.errstate(over="ignore"):  # a subnormal variance: refused just below
-                w[j] = 1.0 / variance
-        if not np.isfinite(w[j]) or (w[j] < 0 and col.max() != col.min()):
-            raise SpecError(f"column {j}: its variance cannot be computed in double precision "
-                            f"(values too large or too close to constant); rescale it", path="mdav.x")
-        if col.max() == col.min():
-            w[j] = abs(w[j])
-    return w
 
 
 @dataclass(frozen=True)

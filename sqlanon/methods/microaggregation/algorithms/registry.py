@@ -26,50 +26,13 @@ Hooks for algorithms:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.registry import Registry
-
-
-@dataclass(frozen=True)
-class NominalColumn:
-    """A nominal attribute: integer codes per row into ``values``, and its hierarchy (if any)."""
-
-    codes: np.ndarray
-    """``(n,)`` int64 index into :attr:`values`."""
-    values: tuple[Any, ...]
-    """The distinct values, as read from the engine (None for NULL)."""
-    hierarchy: Hierarchy | None = None
-
-
-@dataclass(frozen=True)
-class Records:
-    """The rows an algorithm partitions, in the row order they were pulled in.
-
-    Attributes:
-        x: ``(n, m)`` float64: numeric quasi-identifiers, ordinal ones as ranks (1-based).
-        names: the attribute of each column of ``x``.
-        nominal: nominal quasi-identifiers by attribute name.
-        sensitive: confidential attributes by name, for algorithms that read them (t-closeness,
-            (k,p,q,r)); numeric ones as float64, others as :class:`NominalColumn` codes.
-    """
-
-    x: np.ndarray
-    names: tuple[str, ...]
-    nominal: Mapping[str, NominalColumn] = field(default_factory=dict)
-    sensitive: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        if len(self.x.shape) == 2 and self.x.shape[1]:
-            return int(self.x.shape[0])
-        return int(len(next(iter(self.nominal.values())).codes)) if self.nominal else 0
 
 
 Partitioner = Callable[..., np.ndarray]
@@ -109,41 +72,9 @@ ALGORITHMS: Registry[Partitioner] = Registry("microaggregation algorithm", modul
 fields of :class:`AlgorithmTraits`."""
 
 
-Centroid = Callable[[NominalColumn, np.ndarray, int], np.ndarray]
-"""``(column, labels (n,), groups) -> (groups,)`` codes into ``column.values``."""
-
-
-def mode_centroid(column: NominalColumn, labels: np.ndarray, groups: int) -> np.ndarray:
-    """Each group's most frequent value; ties go to the value listed first in ``column.values``."""
-    width = max(len(column.values), 1)
-    counts = np.bincount(labels * width + column.codes, minlength=groups * width).reshape(groups, width)
-    return counts.argmax(axis=1).astype(np.int64)
-
-
-def _unknown_centroid(kind: str, name: str, known: Sequence[str]) -> SpecError:
-    return SpecError(f"unknown {kind} {name!r}; use one of {', '.join(known)}." + did_you_mean(name, known),
-                     path="transformation.centroid")
-
-
-CENTROIDS: Registry[Centroid] = Registry(
-    "centroid", modules=("sqlanon.methods.microaggregation.distance.categorical",), unknown=_unknown_centroid)
-"""Centroid name (the spec's ``transformation.centroid``) -> function; algorithms for nominal data
-add theirs (e.g. the marginality centroid)."""
-CENTROIDS.add("mode", mode_centroid)
-
-
 def traits(name: str) -> AlgorithmTraits:
     """The traits of the registered algorithm ``name`` (looked up like :func:`get_algorithm`)."""
     return AlgorithmTraits(**ALGORITHMS.traits(name))
-
-
-def get_centroid(name: str) -> Centroid:
-    """The centroid function called ``name``.
-
-    Raises:
-        SpecError: unknown name.
-    """
-    return CENTROIDS.get(name)
 
 
 def get_algorithm(name: str) -> Partitioner:

@@ -60,7 +60,8 @@ from sqlanon.methods.microaggregation.distance.emd_hierarchical import hierarchi
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
 from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed
 from sqlanon.methods.microaggregation.distance.qi_space import MixedSpace, NumericSpace, qi_space
-from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS, Records
+from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS
+from sqlanon.methods.microaggregation.records import Records
 
 Space = NumericSpace | MixedSpace
 

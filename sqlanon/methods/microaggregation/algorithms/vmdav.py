@@ -28,7 +28,8 @@ import math
 import numpy as np
 
 from sqlanon.errors import SpecError
-from sqlanon.methods.microaggregation.algorithms.mdav import Microaggregation, from_groups, sdc_weights
+from sqlanon.methods.microaggregation.algorithms.mdav import Microaggregation, from_groups
+from sqlanon.methods.microaggregation.distance.qi_space import sdc_weights
 from sqlanon.methods.microaggregation.validate import as_matrix
 
 

@@ -36,7 +36,8 @@ import numpy as np
 
 from sqlanon.errors import EngineError, HierarchyError, SpecError
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
-from sqlanon.methods.microaggregation.algorithms.registry import CENTROIDS, NominalColumn
+from sqlanon.methods.microaggregation.records import NominalColumn
+from sqlanon.methods.microaggregation.distance.centroids import CENTROIDS
 from sqlanon.methods.microaggregation.distance.semantic import Taxonomy
 
 

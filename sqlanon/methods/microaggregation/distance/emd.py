@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 
 DISTANCES = ("ordered", "equal", "hierarchical")
 

@@ -25,7 +25,7 @@ from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy import materialize
 from sqlanon.engines import connect
 from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, the_confidential_attribute
-from sqlanon.methods.microaggregation.algorithms.registry import NominalColumn, Records
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 
 
 @dataclass

@@ -29,7 +29,7 @@ import numpy as np
 
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.methods.microaggregation.distance.categorical import NominalSpace, nominal_space
-from sqlanon.methods.microaggregation.algorithms.registry import Records
+from sqlanon.methods.microaggregation.records import Records
 
 _CACHE_CELLS = 1 << 22
 """Upper bound on the cached per-point term vectors of one nominal attribute (float64 cells)."""

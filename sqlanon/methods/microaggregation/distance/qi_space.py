@@ -17,10 +17,34 @@ from typing import Any
 
 import numpy as np
 
+from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.distance.heterogeneous import MixedRecords
-from sqlanon.methods.microaggregation.algorithms.mdav import sdc_weights
-from sqlanon.methods.microaggregation.algorithms.registry import Records
+from sqlanon.methods.microaggregation.records import Records
 from sqlanon.methods.microaggregation.validate import as_matrix
+
+
+def sdc_weights(x: np.ndarray) -> np.ndarray:
+    """Column weights 1 / population variance, computed as sdcMicro does (row-order sums).
+
+    Raises:
+        SpecError: a column is so nearly constant that its variance cannot be computed.
+    """
+    n = x.shape[0]
+    w = np.ones(x.shape[1])
+    for j in range(x.shape[1]):
+        col = x[:, j]
+        mean = np.cumsum(col)[-1] / n
+        square = np.cumsum(col * col)[-1] / n
+        variance = square - mean * mean
+        if variance != 0.0:
+            with np.errstate(over="ignore"):  # a subnormal variance: refused just below
+                w[j] = 1.0 / variance
+        if not np.isfinite(w[j]) or (w[j] < 0 and col.max() != col.min()):
+            raise SpecError(f"column {j}: its variance cannot be computed in double precision "
+                            f"(values too large or too close to constant); rescale it", path="mdav.x")
+        if col.max() == col.min():
+            w[j] = abs(w[j])
+    return w
 
 
 def scaled(x: np.ndarray) -> np.ndarray:
