@@ -59,6 +59,12 @@ class Plan:
     def option(self, name: str, default: Any = None) -> Any:
         return self.options.get(name, default)
 
+    @property
+    def requires(self) -> tuple[tuple[str, ...], ...]:
+        """The engine capabilities the plan needs (:class:`~sqlanon.engines.capabilities.Capabilities`
+        field names; any one of each group will do), checked by the runner before the source is read."""
+        return self.method.requires
+
 
 class Release(abc.ABC):
     """A method's released rows, ready for the writer: one SELECT per target dialect.
@@ -124,6 +130,10 @@ class Method(abc.ABC):
     """A source without rows is refused: there is nothing to release."""
     compiles_offline: ClassVar[bool] = False
     """``compile`` can build its SQL from the spec alone, without reading the data."""
+    requires: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    """Engine capabilities the method cannot run without, in groups of which any one will do; an
+    engine lacking a whole group is refused, naming the method and the capabilities, before anything
+    is read."""
 
     # -- settings, when the spec is built -----------------------------------------------------------
     def check_transformation(self, transformation: Transformation) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlanon.engines.base import Engine
-from sqlanon.errors import SpecError
+from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.methods.base import Plan, Sink
 from sqlanon.methods.dataset import Dataset, open_dataset
 from sqlanon.spec.schema import Spec
@@ -24,6 +24,7 @@ def run_plan(plan: Plan, sink: Sink, *, engine: Engine | None = None, database: 
     spec = plan.spec
     ds = open_dataset(spec, engine, database=database)
     try:
+        require_capabilities(plan, ds.engine)
         if plan.writes:
             sink.check(ds)  # the output is checked before the source is read
         if plan.method.requires_rows:
@@ -31,6 +32,15 @@ def run_plan(plan: Plan, sink: Sink, *, engine: Engine | None = None, database: 
         return plan.method.run(plan, ds, sink)
     finally:
         ds.close()
+
+
+def require_capabilities(plan: Plan, engine: Engine) -> None:
+    """Refuse an engine that lacks every capability of a group the plan needs, naming the method."""
+    for group in plan.requires:
+        if not any(getattr(engine.capabilities, capability) for capability in group):
+            raise UnsupportedError(f"method {plan.method.name} needs an engine that declares "
+                                   f"{' or '.join(group)}; {engine.name} declares "
+                                   f"{', '.join(engine.capabilities.declared()) or 'none'}")
 
 
 def require_rows(spec: Spec, ds: Dataset) -> None:

@@ -14,8 +14,9 @@ from tests.outputs.people import ROWS, canon, load_people, people_spec, sorted_r
 
 from sqlanon import api
 from sqlanon.compile.released import OutputQuery
+from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import SpecError
+from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.methods.base import Method, Plan, Release, Sink
 from sqlanon.methods.dataset import Dataset
 from sqlanon.outputs.writer import TableWriter
@@ -212,3 +213,25 @@ def test_every_output_mode_of_the_spec_has_a_writer():
 
     assert sorted(OUTPUT_MODES) == MODES.names()
     assert [m for m in OUTPUT_MODES if MODES.get(m).here] == ["table", "view", "in_place"]
+
+
+class _KeylessDuckDB(DuckDBEngine):
+    """A DuckDB that declares neither a positional join nor a stable row key."""
+
+    capabilities = Capabilities(transactional_ddl=True, atomic_rename=True)
+
+
+def test_the_runner_refuses_an_engine_without_a_capability_the_method_needs(top):
+    with _KeylessDuckDB() as keyless:
+        load_people(keyless)
+        before = sorted_rows(keyless, "people")
+        spec = people_spec(transformation={"method": "noise", "mechanism": "laplace", "epsilon": 1.0,
+                                           "attributes": ["age"], "sensitivity": 1, "seed": 7,
+                                           "bounds": {"age": [0, 120]}})
+        with pytest.raises(UnsupportedError, match=r"method noise needs an engine that declares "
+                                                   r"positional_join or stable_row_key; duckdb declares "
+                                                   r"transactional_ddl, atomic_rename"):
+            api.apply(spec_from_dict(spec), engine=keyless)
+        assert sorted_rows(keyless, "people") == before and not keyless.relation_exists("people_anon")
+        # a method that needs neither runs on the same engine
+        assert api.apply(top_spec(mode="table"), engine=keyless).rows == len(ROWS)
