@@ -16,6 +16,7 @@ _MODULES = (
     "sqlanon.domain.models.disclosure",
     "sqlanon.domain.models.presence",
     "sqlanon.domain.models.numeric_sensitive",
+    "sqlanon.domain.models.average_risk",
 )
 
 
