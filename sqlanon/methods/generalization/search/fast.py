@@ -23,7 +23,6 @@ bit-identical doubles. A model or metric without an in-memory form raises
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,15 +33,21 @@ from sqlglot import exp
 
 from sqlanon.compile.checks import N
 from sqlanon.sql.nodes import alias, col, internal
-from sqlanon.errors import HierarchyError, UnsupportedError
+from sqlanon.errors import HierarchyError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.domain.factorize import factorize
 from sqlanon.domain.metrics import get_metric
-from sqlanon.domain.metrics.base import METRICS as REGISTERED_METRICS
-from sqlanon.domain.metrics.base import Metric
 from sqlanon.domain.metrics.entropy import first_appearance
-from sqlanon.domain.models.base import PrivacyModel, Statistic, has_memory_form
+from sqlanon.domain.models.base import PrivacyModel
 from sqlanon.domain.models.distance_statistics import order_key
+from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
+from sqlanon.methods.generalization.search.fast_support import (
+    attributes_needing,
+    check_supported,
+    memory_metric,
+    memory_metrics,
+    statistics_of,
+)
 from sqlanon.methods.generalization.search.grouping import Grouping
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
@@ -81,65 +86,10 @@ def _objects(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def memory_metrics() -> tuple[str, ...]:
-    """The metrics with an in-memory form, in source order (module, then line): the same list
-    whichever metric module was imported first."""
-    get_metric("loss")  # loads every metric module
-    found = [cls for _, cls in REGISTERED_METRICS.items() if cls.computes_in_memory()]
-    found.sort(key=lambda cls: (cls.__module__, cls.in_memory.__code__.co_firstlineno))
-    return tuple(cls.name for cls in found)
-
-
 def __getattr__(name: str) -> Any:
     if name == "METRICS":  # computed on use: listing the metrics imports all of their modules
         return memory_metrics()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _refusal(m: PrivacyModel, qis: Sequence[str], sensitive_hierarchies: Mapping[str, object]) -> str | None:
-    """Why the in-memory check cannot decide model ``m``, or None."""
-    if not has_memory_form(m):
-        return m.label
-    for s in m.statistics():
-        reason = s.memory_refusal(sensitive_hierarchies)
-        if reason is not None:
-            return reason
-    if any(a in qis for a in m.sensitive_attributes()):
-        return "its attribute is a quasi-identifier"
-    return None
-
-
-def _supported(models: Sequence[PrivacyModel], qis: Sequence[str],
-               sensitive_hierarchies: Mapping[str, object]) -> None:
-    bad = [f"{m} ({reason})" for m in models
-           if (reason := _refusal(m, qis, sensitive_hierarchies)) is not None]
-    if bad:
-        raise UnsupportedError("the in-memory node check does not support: " + "; ".join(bad)
-                               + " (check these nodes in SQL)")
-
-
-def _metric(name: str, monotonic: bool) -> Metric:
-    """The metric ``name``, in its monotonic variant when asked and when it has one."""
-    cls = type(get_metric(name))
-    return cls(monotonic=True) if monotonic and cls.variants is not None else cls()
-
-
-def _statistics(models: Sequence[PrivacyModel]) -> list[Statistic]:
-    return list(dict.fromkeys(s for m in models for s in m.statistics()))
-
-
-def _attributes_needing(statistics: Sequence[Statistic], what: str) -> set[str]:
-    """The sensitive attributes some statistic reads with ``what`` (``order``, ``tree``)."""
-    return {a for s in statistics if what in s.memory_inputs and (a := getattr(s, "attribute", None))}
-
-
-@dataclass(frozen=True)
-class LeafCounts:
-    """One attribute's leaves present in the table (:class:`~sqlanon.domain.metrics.memory.Leaves`)."""
-
-    keys: Sequence[Any]
-    rows: np.ndarray
-    labels: list[np.ndarray]
 
 
 class FastEvaluator:
@@ -174,15 +124,11 @@ class FastEvaluator:
         self.rolled_up = 0
         """Nodes grouped from a finer node's classes rather than from every row."""
         self.qis = list(p.qis)
-        _supported(models, self.qis, p.sensitive_hierarchies)
-        supported = memory_metrics() if metric_name is not None else ()
-        if metric_name is not None and metric_name not in supported:
-            raise UnsupportedError(f"the in-memory node check does not support metric {metric_name!r}"
-                                   f"; supported: {', '.join(supported)} (check these nodes in SQL)")
+        check_supported(models, self.qis, p.sensitive_hierarchies, metric_name)
         self.models = list(models)
-        self.statistics = _statistics(self.models)
+        self.statistics = statistics_of(self.models)
         self.metric_name = metric_name
-        self.metric = _metric(metric_name, monotonic) if metric_name is not None else None
+        self.metric = memory_metric(metric_name, monotonic) if metric_name is not None else None
         self.limit = float(suppression_limit)
         ws = [float((weights or {}).get(a, 1.0)) for a in self.qis]
         top = max(ws) if ws else 1.0
@@ -210,8 +156,8 @@ class FastEvaluator:
     def _load(self, ev: Evaluator) -> None:
         p = ev.p
         sens = list(dict.fromkeys(a for m in self.models for a in m.sensitive_attributes()))
-        ordered = _attributes_needing(self.statistics, "order")
-        self.hierarchical = _attributes_needing(self.statistics, "tree")
+        ordered = attributes_needing(self.statistics, "order")
+        self.hierarchical = attributes_needing(self.statistics, "tree")
         tables = [ev.hierarchy_table(a) if p.hierarchies[a].table() is None else p.hierarchies[a].table()
                   for a in self.qis]
         if all(p.hierarchies[a].table() is not None for a in self.qis):
@@ -402,7 +348,7 @@ class FastEvaluator:
 
     def _oks(self, c: Classes) -> list[np.ndarray]:
         """Per model: which classes satisfy it (each statistic computed once)."""
-        view = NodeClasses(self, c)
+        view = NodeClasses(c, self.n, self.sensitive, self.trees)
         values = {s: s.in_memory(view) for s in self.statistics}
         return [m.satisfied_in_memory(values) for m in self.models]
 
@@ -523,69 +469,3 @@ class FastNodeEvaluator(NodeEvaluator):
         fe = self.fast
         return [int(np.count_nonzero(np.bincount(fe.codes[i][level], minlength=fe.radix[i][level])))
                 for i, level in enumerate(node)]
-
-
-@dataclass
-class Classes:
-    """The equivalence classes of one node: sizes and sensitive histograms, and the class of each
-    member (a frequency row, or a class of the finer node the classes were rolled up from)."""
-
-    k: int
-    sizes: np.ndarray
-    hists: dict[str, np.ndarray]
-    inv: np.ndarray
-    """The class of each member."""
-    member_sizes: np.ndarray
-    """The rows each member stands for (int64)."""
-    members: np.ndarray | None
-    """The frequency row representing each member (None: member ``i`` is row ``i``)."""
-
-    @functools.cached_property
-    def rep(self) -> np.ndarray:
-        """One frequency row of each class (built on first use: only roll-ups need it)."""
-        rep = np.empty(self.k, dtype=np.int64)
-        rep[self.inv] = np.arange(len(self.inv)) if self.members is None else self.members
-        return rep
-
-    def rows_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(frequency rows, rows each stands for)`` of the members of the classes marked in the
-        boolean array ``classes``: Σ over them equals Σ over those classes."""
-        idx = np.flatnonzero(classes[self.inv])
-        return (idx if self.members is None else self.members[idx]), self.member_sizes[idx]
-
-
-class NodeClasses:
-    """The classes of one node as the statistics' in-memory forms read them
-    (:class:`~sqlanon.domain.models.base.ClassTable`)."""
-
-    __slots__ = ("_fe", "_c", "sizes", "n")
-
-    def __init__(self, fe: FastEvaluator, c: Classes) -> None:
-        self._fe, self._c = fe, c
-        self.sizes = c.sizes
-        self.n = fe.n
-
-    def histogram(self, attribute: str) -> np.ndarray:
-        return self._c.hists[attribute]
-
-    def global_counts(self, attribute: str) -> np.ndarray:
-        return self._fe.sensitive[attribute][2]
-
-    def tree(self, attribute: str) -> list[np.ndarray]:
-        return self._fe.trees[attribute]
-
-
-class CheckedNode:
-    """One checked node as the metrics' in-memory forms read it
-    (:class:`~sqlanon.domain.metrics.memory.MemoryNode`)."""
-
-    __slots__ = ("table", "levels", "_c", "sizes", "keep", "suppressed", "classes")
-
-    def __init__(self, fe: FastEvaluator, levels: tuple[int, ...], c: Classes, keep: np.ndarray,
-                 suppressed: int, classes: int) -> None:
-        self.table, self.levels, self._c = fe, levels, c
-        self.sizes, self.keep, self.suppressed, self.classes = c.sizes, keep, suppressed, classes
-
-    def suppressed_members(self) -> tuple[np.ndarray, np.ndarray]:
-        rows, sizes = self._c.rows_of(~self.keep)
-        return sizes, rows
