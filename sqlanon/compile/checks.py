@@ -13,42 +13,31 @@ Relations, in order (names are plan steps):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from sqlglot import exp
 
 from sqlanon.compile.generalize import Generalizer
-from sqlanon.compile.plan import Plan, nullsafe_join
+from sqlanon.compile.plan import nullsafe_join
 from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
-from sqlanon.domain.models.base import H, ClassSize, PrivacyModel, Statistic, stat_attribute
+from sqlanon.domain.models.base import (
+    KEEP,
+    SIZE,
+    H,
+    N,
+    CheckContext,
+    ClassSize,
+    PrivacyModel,
+    Statistic,
+    stat_attribute,
+)
 
-N = internal("n")
-SIZE = internal("size")
-KEEP = internal("keep")
+
+__all__ = ["CheckContext", "KEEP", "N", "SIZE", "frequency_query", "generalized_query", "histogram_query",
+           "ok_column", "stats_query", "summary_query", "verdict_query"]
 
 
 def ok_column(index: int) -> str:
     return internal(f"ok{index}")
-
-
-@dataclass
-class CheckContext:
-    """What a statistic's own query may use."""
-
-    plan: Plan
-    qis: list[str]
-    gen: exp.Table
-    histograms: dict[str, exp.Table]
-    value_order: Mapping[str, Sequence[object]]
-    hierarchies: Mapping[str, object]
-    extra: dict[str, object] = field(default_factory=dict)
-    generalizer: Generalizer | None = None
-    """How the statement being built generalizes raw rows (a statistic that reads its own raw
-    relation generalizes it with this, so the relation stays within the statement's own lookups)."""
-
-    @property
-    def class_columns(self) -> list[str]:
-        return self.qis
 
 
 def frequency_query(source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str]) -> exp.Select:

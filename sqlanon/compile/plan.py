@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_expression, table
+from sqlanon.sql.nodes import as_expression, nullsafe_join, table
+
+__all__ = ["Plan", "nullsafe_join"]
 
 
 @dataclass
@@ -51,12 +53,3 @@ class Plan:
         else:
             query.set("with_", exp.With(expressions=ctes))
         return query
-
-
-def nullsafe_join(left: str, right: str, columns: list[str]) -> exp.Expression:
-    """``left.c IS NOT DISTINCT FROM right.c AND ...``: class keys may be NULL (a value of its own)."""
-    from sqlanon.sql.nodes import col
-
-    conds = [exp.NullSafeEQ(this=col(c, left), expression=col(c, right)) for c in columns]
-    return as_expression(exp.and_(*conds)) if conds else exp.true()
-

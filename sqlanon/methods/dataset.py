@@ -131,4 +131,4 @@ def problem_for(spec: Spec, ds: Dataset) -> Problem:
     sens_h = {a: x.hierarchy for a in sensitive if (x := spec.attributes[a]).hierarchy}
     types = {a: x.type for a, x in spec.attributes.items() if x.type}
     return Problem(ds.engine, ds.relation, qis, hierarchies, sensitive, list(spec.privacy), value_order,
-                   sens_h, {"column_types": dict(ds.columns), "attribute_types": types})
+                   sens_h, column_types=dict(ds.columns), attribute_types=types)

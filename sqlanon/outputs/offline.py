@@ -94,7 +94,7 @@ def offline_problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
         sensitive_hierarchies={a: x.hierarchy for a in sensitive if (x := spec.attributes[a]).hierarchy},
         # the column's SQL type is unknown: every value is cast as its declared type says (as for
         # a text column), which is right whatever the column really is
-        extra={"column_types": {a: "VARCHAR" for a in declared}, "attribute_types": declared})
+        column_types={a: "VARCHAR" for a in declared}, attribute_types=declared)
     refuse_database_statistics(spec, problem)
     return problem, levels
 

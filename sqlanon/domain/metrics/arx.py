@@ -1,14 +1,19 @@
 """ARX's quality models with its exact definitions (Loss, precision, height, DM, DM*, AECS).
 
 They count the rows of :attr:`~sqlanon.domain.metrics.base.MetricContext.population`: the table, or with
-δ-presence the research subset, as ARX does.
+δ-presence the research subset, as ARX does. Each has its in-memory form beside its SQL form, summing
+the same terms in the same order, so that both give the same doubles.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlanon.domain.metrics.base import Metric, MetricContext, register, trunc10
+from sqlanon.domain.metrics.memory import MemoryNode, MemoryTable, add_terms
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def per_attribute_loss(ctx: MetricContext) -> list[float]:
@@ -29,20 +34,66 @@ def per_attribute_loss(ctx: MetricContext) -> list[float]:
     return out
 
 
+def attribute_loss(table: MemoryTable, i: int, weighted: int, suppressed: int) -> float:
+    """In memory, ARX's loss of attribute ``i``: Σ rows' label leaves (``weighted``) plus
+    ``suppressed`` rows counted whole, normalized between the bottom and the top."""
+    n, d = table.n, table.domain[i]
+    a = weighted / d + suppressed
+    m = n / d
+    return trunc10(max(0.0, (a - m) / (n - m))) if n != m else 0.0
+
+
+def losses_in_memory(node: MemoryNode, suppressed: int) -> list[float]:
+    """:func:`per_attribute_loss` in memory, with ``suppressed`` rows charged (0: none)."""
+    import numpy as np
+
+    t = node.table
+    sizes, rows = node.suppressed_members() if suppressed else (None, None)
+    losses = []
+    for i, level in enumerate(node.levels):
+        weighted = t.weighted_all[i][level]
+        if sizes is not None:  # Σ over suppressed classes of |E| · (file rows with E's label)
+            lc = t.label_counts[i][level]
+            weighted -= int(np.dot(sizes, lc[t.codes[i][level][rows]]))
+        losses.append(attribute_loss(t, i, weighted, suppressed))
+    return losses
+
+
 @register
 class Loss(Metric):
     """ARX's Loss with the geometric mean over attributes: Π(loss_i + 1)^(1/d) − 1."""
 
     name: ClassVar[str] = "loss"
     counts_population: ClassVar[bool] = True
+    bounded_by_unsuppressed: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
-        losses = per_attribute_loss(ctx)
+        return self._combine(per_attribute_loss(ctx), ctx.weight_factors())
+
+    @staticmethod
+    def _combine(losses: list[float], weights: list[float]) -> float:
         d = len(losses)
         result = 1.0
-        for loss, w in zip(losses, ctx.weight_factors()):
+        for loss, w in zip(losses, weights):
             result *= pow(loss * w + 1.0, 1.0 / d)
         return result - 1.0
+
+    def in_memory(self, node: MemoryNode) -> float:
+        return self._combine(losses_in_memory(node, node.suppressed), node.table.weights)
+
+    def lower_bound_in_memory(self, node: MemoryNode) -> float:
+        return self._combine(losses_in_memory(node, 0), node.table.weights)
+
+    def prior_bounds_in_memory(self, table: MemoryTable, levels: list[np.ndarray]) -> np.ndarray:
+        import numpy as np
+
+        d = len(table.qis)
+        total = np.full(len(levels[0]) if levels else 1, 1.0)
+        for i, (level, h) in enumerate(zip(levels, table.heights)):
+            terms = [pow(attribute_loss(table, i, table.weighted_all[i][lv], 0) * table.weights[i] + 1.0,
+                         1.0 / d) for lv in range(h + 1)]
+            total *= np.asarray(terms)[level]
+        return total - 1.0
 
 
 @register
@@ -51,14 +102,29 @@ class LossArithmetic(Metric):
 
     name: ClassVar[str] = "loss_arithmetic"
     counts_population: ClassVar[bool] = True
+    bounded_by_unsuppressed: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
-        losses = per_attribute_loss(ctx)
+        return self._combine(per_attribute_loss(ctx), ctx.weight_factors())
+
+    @staticmethod
+    def _combine(losses: list[float], weights: list[float]) -> float:
         d = len(losses)
         total = 0.0
-        for loss, w in zip(losses, ctx.weight_factors()):
+        for loss, w in zip(losses, weights):
             total += loss * w / d
         return total
+
+    def in_memory(self, node: MemoryNode) -> float:
+        return self._combine(losses_in_memory(node, node.suppressed), node.table.weights)
+
+    def lower_bound_in_memory(self, node: MemoryNode) -> float:
+        return self._combine(losses_in_memory(node, 0), node.table.weights)
+
+    def prior_bounds_in_memory(self, table: MemoryTable, levels: list[np.ndarray]) -> np.ndarray:
+        d = len(table.qis)
+        return add_terms([[attribute_loss(table, i, table.weighted_all[i][lv], 0) * table.weights[i] / d
+                           for lv in range(h + 1)] for i, h in enumerate(table.heights)], levels)
 
 
 @register
@@ -69,6 +135,7 @@ class Precision(Metric):
 
     name: ClassVar[str] = "precision"
     counts_population: ClassVar[bool] = True
+    bounded_by_unsuppressed: ClassVar[bool] = True
     options: ClassVar[tuple[str, ...]] = ("monotonic",)
     variants: ClassVar[tuple[str, str] | None] = ("non-monotonic precision", "monotonic precision")
 
@@ -86,6 +153,29 @@ class Precision(Metric):
             total += w * (u * ratio + s) / n / d
         return total
 
+    @staticmethod
+    def _in_memory(node: MemoryNode, suppressed: int) -> float:
+        t = node.table
+        n = t.n
+        u = n - suppressed
+        d = len(node.levels)
+        total = 0.0
+        for level, h, w in zip(node.levels, t.heights, t.weights):
+            ratio = level / h if h else 0.0
+            total += w * (u * ratio + suppressed) / n / d
+        return total
+
+    def in_memory(self, node: MemoryNode) -> float:
+        return self._in_memory(node, 0 if self.monotonic else node.suppressed)
+
+    def lower_bound_in_memory(self, node: MemoryNode) -> float:
+        return self._in_memory(node, 0)
+
+    def prior_bounds_in_memory(self, table: MemoryTable, levels: list[np.ndarray]) -> np.ndarray:
+        n, d = table.n, len(table.qis)
+        return add_terms([[w * (n * (lv / h if h else 0.0)) / n / d for lv in range(h + 1)]
+                          for h, w in zip(table.heights, table.weights)], levels)
+
 
 @register
 class Height(Metric):
@@ -94,9 +184,17 @@ class Height(Metric):
     name: ClassVar[str] = "height"
     counts_population: ClassVar[bool] = True
     monotonic_with_suppression: ClassVar[bool] = True
+    bounded_by_unsuppressed: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
         return float(sum(w * ctx.node.levels[a] for a, w in zip(ctx.qis, ctx.weight_factors())))
+
+    def in_memory(self, node: MemoryNode) -> float:
+        return float(sum(w * level for level, w in zip(node.levels, node.table.weights)))
+
+    def prior_bounds_in_memory(self, table: MemoryTable, levels: list[np.ndarray]) -> np.ndarray:
+        return add_terms([[float(w * lv) for lv in range(h + 1)]
+                          for h, w in zip(table.heights, table.weights)], levels)
 
 
 @register
@@ -109,12 +207,31 @@ class Discernibility(Metric):
     counts_population: ClassVar[bool] = True
     options: ClassVar[tuple[str, ...]] = ("monotonic",)
     variants: ClassVar[tuple[str, str] | None] = ("DM", "DM*")
+    bounded_by_unsuppressed: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
         pop = ctx.population
         if pop.suppressed and not self.monotonic:
             return float(pop.dm_kept + pop.rows * pop.suppressed)
         return float(pop.dm_star)
+
+    def in_memory(self, node: MemoryNode) -> float:
+        import numpy as np
+
+        if node.suppressed and not self.monotonic:  # kept classes plus n per suppressed row
+            kept = node.sizes[node.keep]
+            return float(int(np.dot(kept, kept)) + node.table.n * node.suppressed)
+        return dm_star_in_memory(node)
+
+    def lower_bound_in_memory(self, node: MemoryNode) -> float:
+        return dm_star_in_memory(node)
+
+
+def dm_star_in_memory(node: MemoryNode) -> float:
+    """Σ|E|² over all classes of the node."""
+    import numpy as np
+
+    return float(int(np.dot(node.sizes, node.sizes)))
 
 
 @register
@@ -124,9 +241,13 @@ class DiscernibilityStar(Metric):
     name: ClassVar[str] = "discernibility_star"
     counts_population: ClassVar[bool] = True
     monotonic_with_suppression: ClassVar[bool] = True
+    bounded_by_unsuppressed: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
         return float(ctx.population.dm_star)
+
+    def in_memory(self, node: MemoryNode) -> float:
+        return dm_star_in_memory(node)
 
 
 @register
@@ -135,9 +256,16 @@ class AECS(Metric):
 
     name: ClassVar[str] = "aecs"
     counts_population: ClassVar[bool] = True
+    bounded_by_unsuppressed: ClassVar[bool] = True
 
     def compute(self, ctx: MetricContext) -> float:
         pop = ctx.population
         if pop.rows == 0:  # an empty research subset
             return 0.0
         return pop.rows / (pop.classes + (1 if pop.suppressed > 0 else 0))
+
+    def in_memory(self, node: MemoryNode) -> float:
+        return node.table.n / (node.classes + (1 if node.suppressed > 0 else 0))
+
+    def lower_bound_in_memory(self, node: MemoryNode) -> float:
+        return node.table.n / len(node.sizes)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.checks import KEEP, SIZE
+from sqlanon.domain.models.base import KEEP, SIZE
 from sqlanon.sql.nodes import alias, as_expression, as_text, col, lit
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.registry import Registry
@@ -19,6 +19,9 @@ from sqlanon.domain.hierarchy.base import HierarchyTable
 from sqlanon.domain.hierarchy.table import TableHierarchy
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from sqlanon.domain.metrics.memory import MemoryNode, MemoryTable
     from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
 
 
@@ -210,12 +213,40 @@ class Metric(abc.ABC):
             return None
         return self.variants[1 if self.monotonic else 0]
 
+    bounded_by_unsuppressed: ClassVar[bool] = False
+    """Whether the value with nothing suppressed is a lower bound of the node and of all its
+    generalizations (ARX: suppressed rows only add loss, and without suppression the metric never
+    decreases under generalization; peer-semantics §5)."""
+
     @abc.abstractmethod
     def compute(self, ctx: MetricContext) -> float: ...
 
     def lower_bound(self, ctx: MetricContext) -> float | None:
         """A value no generalization of this node can go below (for pruning), when known."""
         return None
+
+    # -- the in-memory form: the same doubles from a node held in numpy arrays -----------------------
+    def in_memory(self, node: MemoryNode) -> float:
+        """The numpy form of :meth:`compute` (same terms, same order, same double)."""
+        raise NotImplementedError(self.name)
+
+    def lower_bound_in_memory(self, node: MemoryNode) -> float:
+        """ARX's lower bound of the node and its generalizations, in memory (default: the value)."""
+        return self.in_memory(node)
+
+    def prior_bounds_in_memory(self, table: MemoryTable, levels: list[np.ndarray]) -> np.ndarray | None:
+        """The bound of every node at once, known before any check, when the metric with nothing
+        suppressed depends on the levels alone; ``levels[i]`` holds attribute i's level of each node.
+        Each bound must equal :meth:`lower_bound_in_memory` bit for bit."""
+        return None
+
+    def prepare_in_memory(self, table: MemoryTable) -> None:
+        """Compute, once per loaded table, what every node's in-memory value reuses."""
+
+    @classmethod
+    def computes_in_memory(cls) -> bool:
+        """Whether the metric has an in-memory form."""
+        return cls.in_memory is not Metric.in_memory
 
     def is_monotonic(self, suppression_limit: float) -> bool:
         if self.monotonic:

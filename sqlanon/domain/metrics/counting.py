@@ -6,9 +6,8 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.checks import KEEP, N
-from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, col, internal, lit
+from sqlanon.domain.models.base import KEEP, N
+from sqlanon.sql.nodes import alias, col, internal, lit, nullsafe_join
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.metrics.base import Metric, MetricContext, register
 

@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 from weakref import WeakKeyDictionary
 
 from sqlglot import exp
 
-from sqlanon.compile.checks import KEEP, N, SIZE
-from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit
+from sqlanon.domain.models.base import KEEP, N, SIZE
+from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit, nullsafe_join
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.domain.metrics.base import Metric, MetricContext, register, trunc10
+from sqlanon.domain.metrics.memory import Leaves, MemoryNode, MemoryTable, add_terms
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from sqlanon.methods.generalization.evaluator import Evaluator
 
 LN2 = math.log(2)
@@ -124,6 +127,50 @@ def suppression_term(ctx: MetricContext, attribute: str) -> float:
     return value
 
 
+def generalization_terms_in_memory(leaves: Leaves, first: Mapping[Any, int]) -> list[float]:
+    """:func:`generalization_term` of one attribute at every level, in memory: summed over the leaves
+    present in order of their first row in the source, as ARX does."""
+    import numpy as np
+
+    present = sorted((first.get(k, math.inf), j) for j, k in enumerate(leaves.keys) if leaves.rows[j])
+    out = [0.0]
+    for per_leaf in leaves.labels[1:]:
+        totals = np.bincount(per_leaf, weights=leaves.rows).astype(np.int64)
+        value = 0.0
+        for _, j in present:
+            a, b = float(leaves.rows[j]), float(totals[per_leaf[j]])
+            value += a * log2(a / b)
+        out.append(value)
+    return out
+
+
+def _generalization_terms(table: MemoryTable) -> list[list[float]]:
+    """G_i(L) per attribute and level, computed once per loaded table."""
+    return table.memo("entropy", lambda: [generalization_terms_in_memory(table.leaves(i), table.first_rows(a))
+                                          for i, a in enumerate(table.qis)])
+
+
+def entropy_in_memory(node: MemoryNode, suppressed: int) -> float:
+    """Σ_i w_i · trunc(G_i(L_i) + T_i), T_i over the suppressed rows' labels (counts ascending)."""
+    import numpy as np
+
+    t = node.table
+    terms = _generalization_terms(t)
+    total = 0.0
+    sizes, rows = node.suppressed_members() if suppressed else (None, None)
+    for i, (level, w) in enumerate(zip(node.levels, t.weights)):
+        raw = terms[i][level]
+        if sizes is not None:
+            labels = t.codes[i][level][rows]
+            counts = np.bincount(labels, weights=sizes).astype(np.int64)
+            term = 0.0
+            for count in sorted(int(x) for x in counts if x):
+                term += count * log2(count / suppressed)
+            raw = raw + term
+        total += trunc10(-raw if raw != 0.0 else raw) * w
+    return total
+
+
 def per_attribute_entropy(ctx: MetricContext) -> list[float]:
     """ent_i = trunc(G_i(L_i) + T_i) in QI order (peer-semantics §3.6)."""
     out = []
@@ -167,6 +214,19 @@ class NonUniformEntropy(Metric):
             g = generalization_term(ctx, attribute)
             total += trunc10(-g if g != 0.0 else g) * w
         return total
+
+    def prepare_in_memory(self, table: MemoryTable) -> None:
+        _generalization_terms(table)
+
+    def in_memory(self, node: MemoryNode) -> float:
+        return entropy_in_memory(node, 0 if self.monotonic else node.suppressed)
+
+    def lower_bound_in_memory(self, node: MemoryNode) -> float:
+        return entropy_in_memory(node, 0)
+
+    def prior_bounds_in_memory(self, table: MemoryTable, levels: list[np.ndarray]) -> np.ndarray:
+        return add_terms([[trunc10(-g if g != 0.0 else g) * w for g in per_level]
+                          for per_level, w in zip(_generalization_terms(table), table.weights)], levels)
 
 
 def kl_terms(ctx: MetricContext, power: int) -> float:

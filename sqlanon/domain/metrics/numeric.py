@@ -18,16 +18,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.checks import KEEP, N
-from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, div, internal, lit, table
-from sqlanon.engines.base import Engine
+from sqlanon.domain.models.base import KEEP, N
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, div, internal, lit, nullsafe_join, table
 from sqlanon.errors import SpecError
 from sqlanon.domain.metrics.base import Metric, MetricContext, register
+
+if TYPE_CHECKING:
+    from sqlanon.engines.base import Engine
 
 W = internal("w")
 _NUMERIC_TYPES = frozenset({
@@ -237,8 +238,8 @@ def numeric_columns(ctx: MetricContext) -> list[str]:
     p = ctx.evaluator.p
     chosen = ctx.options.get("numeric")
     if chosen is None:
-        declared = p.extra.get("attribute_types", {})
-        types = p.extra.get("column_types", {})
+        declared = p.attribute_types
+        types = p.column_types
         found = [q for q in p.qis if (declared[q] in ("integer", "decimal") if declared.get(q)
                                       else is_numeric_type(str(types.get(q, ""))))]
         if not found:
@@ -249,8 +250,8 @@ def numeric_columns(ctx: MetricContext) -> list[str]:
     if isinstance(chosen, str) or not isinstance(chosen, Sequence) or not chosen:
         raise SpecError(f"numeric must be a non-empty list of quasi-identifiers, got {chosen!r}",
                         path="metrics.options.numeric")
-    declared = p.extra.get("attribute_types", {})
-    types = p.extra.get("column_types", {})
+    declared = p.attribute_types
+    types = p.column_types
     for i, c in enumerate(chosen):
         if c not in p.qis:
             raise SpecError(f"{c!r} is not a quasi-identifier; numeric metrics compare generalized "

@@ -18,9 +18,8 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.checks import KEEP, SIZE
-from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, col, count_star, div, internal, lit, table
+from sqlanon.domain.models.base import KEEP, SIZE
+from sqlanon.sql.nodes import alias, col, count_star, div, internal, lit, nullsafe_join, table
 from sqlanon.errors import SpecError
 from sqlanon.domain.metrics.base import Metric, MetricContext, register
 

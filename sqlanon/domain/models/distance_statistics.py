@@ -11,19 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit
+from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit, nullsafe_join
 from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy.materialize import uncovered_values
-from sqlanon.domain.models.base import H, Statistic
+from sqlanon.domain.models.base import H, CheckContext, ClassTable, Statistic, StatisticInputs
 
 if TYPE_CHECKING:
-    from sqlanon.compile.checks import CheckContext
-    from sqlanon.methods.generalization.evaluator import Evaluator
+    import numpy as np
 
 NUMERIC_TYPES = ("integer", "decimal")
 """Declared attribute types (``type:`` in the spec) whose text values are read as numbers."""
@@ -68,9 +66,9 @@ def div(a: exp.Expression, b: exp.Expression) -> exp.Expression:
     return exp.Div(this=_wrap(a), expression=_wrap(b))
 
 
-def column_kind(attribute: str, extra: Mapping[str, Any], dialect: str) -> str:
+def column_kind(attribute: str, column_types: Mapping[str, str], dialect: str) -> str:
     """``numeric``, ``temporal``, ``other`` (text, boolean...) or ``unknown`` for a source column."""
-    sql_type = (extra.get("column_types") or {}).get(attribute)
+    sql_type = column_types.get(attribute)
     if sql_type is None:
         return "unknown"
     try:
@@ -84,12 +82,9 @@ def column_kind(attribute: str, extra: Mapping[str, Any], dialect: str) -> str:
     return "other"
 
 
-def declared_type(attribute: str, extra: Mapping[str, Any]) -> str | None:
-    return (extra.get("attribute_types") or {}).get(attribute)
-
-
 def order_key(attribute: str, value: exp.Expression, value_order: Mapping[str, Sequence[object]],
-              extra: Mapping[str, Any], dialect: str, *, what: str) -> exp.Expression:
+              column_types: Mapping[str, str], attribute_types: Mapping[str, str], dialect: str, *,
+              what: str) -> exp.Expression:
     """The expression that sorts the values of ``attribute`` for the ordered distance.
 
     A declared ``order:`` list wins (values compared as text); then a numeric or temporal column's own
@@ -104,28 +99,27 @@ def order_key(attribute: str, value: exp.Expression, value_order: Mapping[str, S
         for i, v in enumerate(order, start=1):
             case = case.when(lit(str(v)), lit(i))
         return case
-    kind = column_kind(attribute, extra, dialect)
+    kind = column_kind(attribute, column_types, dialect)
     if kind in ("numeric", "temporal", "unknown"):
         return value
-    if declared_type(attribute, extra) in NUMERIC_TYPES:
+    if attribute_types.get(attribute) in NUMERIC_TYPES:
         return as_double(value)
-    if declared_type(attribute, extra) == "date":
+    if attribute_types.get(attribute) == "date":
         return value
     raise SpecError(f"{what} needs an ordered attribute, but {attribute!r} is a text column without "
                     "an order: declare `type: integer` or `decimal` for numbers, or list its values "
                     "lowest first in `order:`", path=f"attributes.{attribute}")
 
 
-def check_numbers(evaluator: Evaluator, attribute: str, what: str) -> None:
+def check_numbers(inputs: StatisticInputs, attribute: str, what: str) -> None:
     """Fail clearly when a text column read as numbers holds something else."""
-    extra = evaluator.p.extra
-    if column_kind(attribute, extra, evaluator.engine.dialect.sqlglot) in ("numeric", "unknown"):
+    if column_kind(attribute, inputs.column_types, inputs.engine.dialect.sqlglot) in ("numeric", "unknown"):
         return
     q = exp.select(alias(as_text(col(attribute)), "v")).distinct() \
-        .from_(evaluator.sensitive_source.copy()) \
+        .from_(inputs.sensitive_source.copy()) \
         .where(exp.Not(this=exp.Is(this=col(attribute), expression=exp.Null())))
     bad = 0
-    for (v,) in evaluator.engine.fetch(q)[1]:
+    for (v,) in inputs.engine.fetch(q)[1]:
         try:
             float(v)
         except (TypeError, ValueError):
@@ -147,31 +141,43 @@ class OrderedDistance(Statistic):
     """
 
     attribute: str
+    memory_inputs: ClassVar[frozenset[str]] = frozenset({"order"})
 
-    def prepare(self, evaluator: Evaluator) -> None:
+    def prepare(self, inputs: StatisticInputs) -> None:
         """Check, once per problem, that the attribute can be ordered and its order covers the data."""
-        p = evaluator.p
         what = f"the ordered distance of {self.attribute!r}"
-        key = order_key(self.attribute, col(self.attribute), p.value_order, p.extra,
-                        evaluator.engine.dialect.sqlglot, what=what)
-        order = p.value_order.get(self.attribute)
+        key = order_key(self.attribute, col(self.attribute), inputs.value_order, inputs.column_types,
+                        inputs.attribute_types, inputs.engine.dialect.sqlglot, what=what)
+        order = inputs.value_order.get(self.attribute)
         if order:
             listed = {str(v) for v in order}
             q = exp.select(alias(as_text(col(self.attribute)), "v")).distinct().from_(
-                evaluator.sensitive_source.copy())
-            missing = [v for (v,) in evaluator.engine.fetch(q)[1] if v is not None and v not in listed]
+                inputs.sensitive_source.copy())
+            missing = [v for (v,) in inputs.engine.fetch(q)[1] if v is not None and v not in listed]
             if missing:
                 raise SpecError(f"{len(missing)} value(s) of {self.attribute!r} are missing from its "
                                 "`order:` list (NULL sorts last and needs no entry)",
                                 path=f"attributes.{self.attribute}.order")
         elif isinstance(key, exp.Cast):
-            check_numbers(evaluator, self.attribute, what)
+            check_numbers(inputs, self.attribute, what)
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        """Σ_i |Σ_{j≤i} (p_j − q_j)| scaled by n·|E|: exact integers, divided once (the values are
+        numbered in the attribute's order)."""
+        import numpy as np
+
+        h, sizes, n = classes.histogram(self.attribute), classes.sizes, classes.n
+        r = h.shape[1]
+        if r <= 1:
+            return np.zeros(len(sizes))
+        diff = h.astype(np.int64) * n - classes.global_counts(self.attribute)[None, :] * sizes[:, None]
+        total = np.abs(np.cumsum(diff, axis=1)).sum(axis=1)
+        return total / (sizes.astype(np.float64) * n * (r - 1))
 
     def class_query(self, ctx: CheckContext) -> exp.Select:
         qis = ctx.qis
-        dialect = ctx.extra["evaluator"].engine.dialect.sqlglot if "evaluator" in ctx.extra else "duckdb"
-        key = order_key(self.attribute, col(H.value), ctx.value_order, ctx.extra, dialect,
-                        what=f"the ordered distance of {self.attribute!r}")
+        key = order_key(self.attribute, col(H.value), ctx.value_order, ctx.column_types,
+                        ctx.attribute_types, ctx.dialect, what=f"the ordered distance of {self.attribute!r}")
         hist = ctx.histograms[self.attribute].copy()
         # class × ordered value counts
         grouped = exp.select(*[col(q) for q in qis], alias(key, K), alias(exp.Sum(this=col(H.count)), CE)) \
@@ -237,6 +243,7 @@ class HierarchicalDistance(Statistic):
     """
 
     attribute: str
+    memory_inputs: ClassVar[frozenset[str]] = frozenset({"tree"})
 
     def _hierarchy(self, hierarchies: Mapping[str, object]) -> Any:
         h = hierarchies.get(self.attribute)
@@ -249,14 +256,36 @@ class HierarchicalDistance(Statistic):
                                  path=f"attributes.{self.attribute}.hierarchy")
         return h
 
-    def prepare(self, evaluator: Evaluator) -> None:
+    def prepare(self, inputs: StatisticInputs) -> None:
         """Check that the hierarchy exists and covers every value of the attribute in the table."""
-        h = self._hierarchy(evaluator.p.sensitive_hierarchies)
-        missing = uncovered_values(h, evaluator.engine, evaluator.sensitive_source, self.attribute)
+        h = self._hierarchy(inputs.sensitive_hierarchies)
+        missing = uncovered_values(h, inputs.engine, inputs.sensitive_source, self.attribute)
         if missing:
             hint = " (NULL needs a hierarchy row: set `null:` to its leaf label)" if None in missing else ""
             raise HierarchyError(f"{len(missing)} value(s) of sensitive attribute {self.attribute!r} are "
                                  f"missing from its hierarchy{hint}", source=getattr(h, "source", None))
+
+    def memory_refusal(self, sensitive_hierarchies: Mapping[str, Any]) -> str | None:
+        h = sensitive_hierarchies.get(self.attribute)
+        return "its hierarchy is not a table" if getattr(h, "table", lambda: None)() is None else None
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        """The same EMD in memory: a node's extra is C(N)·|E| − c_E(N)·n; an inner node at level l
+        costs l · min(Σ positive, Σ |negative| child extras); EMD = Σ cost / (H · |E| · n)."""
+        import numpy as np
+
+        tree, sizes, n = classes.tree(self.attribute), classes.sizes, classes.n
+        counts = np.rint(classes.histogram(self.attribute)).astype(np.int64)  # class × node, one level down
+        total = classes.global_counts(self.attribute).astype(np.int64)
+        e = sizes.astype(np.int64)[:, None]
+        cost = np.zeros(len(sizes), dtype=np.int64)
+        for level, up in enumerate(tree, 1):
+            extra = total[None, :] * e - counts * n
+            pos = np.maximum(extra, 0) @ up
+            neg = np.maximum(-extra, 0) @ up
+            cost += level * np.minimum(pos, neg).sum(axis=1)
+            counts, total = counts @ up, total @ up
+        return cost.astype(np.float64) / (float(len(tree)) * sizes.astype(np.float64) * n)
 
     def class_query(self, ctx: CheckContext) -> exp.Select:
         qis = ctx.qis

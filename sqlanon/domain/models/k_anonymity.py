@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
 
 from sqlanon.sql.nodes import lit
 from sqlanon.errors import SpecError
 from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def require_int(value: object, name: str, minimum: int) -> int:
@@ -44,6 +48,9 @@ class KAnonymity(PrivacyModel):
 
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.GTE(this=s[ClassSize()], expression=lit(self.k))
+
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        return s[ClassSize()] >= self.k
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.Min(this=s[ClassSize()])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
 
@@ -13,6 +14,9 @@ from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.k_anonymity import require_int
 from sqlanon.domain.models.statistics import DistinctCount, Entropy, MaxShare, TailCount, TopCount
+
+if TYPE_CHECKING:
+    import numpy as np
 
 VARIANTS = ("distinct", "entropy", "recursive")
 
@@ -86,6 +90,14 @@ class LDiversity(PrivacyModel):
         return exp.LT(this=s[TopCount(a)],
                       expression=exp.Mul(this=lit(float(self.c)), expression=s[TailCount(a, int(self.l))]))
 
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        a = self.attribute
+        if self.variant == "distinct":
+            return s[DistinctCount(a)] >= math.ceil(self.l)
+        if self.variant == "entropy":
+            return s[Entropy(a)] >= math.log(self.l) - 1e-12
+        return s[TopCount(a)] < float(self.c) * s[TailCount(a, int(self.l))]
+
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression | None:
         a = self.attribute
         if self.variant == "distinct":
@@ -132,6 +144,9 @@ class PSensitiveKAnonymity(PrivacyModel):
         return as_expression(exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
                         exp.GTE(this=s[DistinctCount(self.attribute)], expression=lit(self.p))))
 
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        return (s[ClassSize()] >= self.k) & (s[DistinctCount(self.attribute)] >= self.p)
+
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.Min(this=s[DistinctCount(self.attribute)])
 
@@ -174,6 +189,9 @@ class AlphaKAnonymity(PrivacyModel):
         return as_expression(exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
                         exp.LTE(this=s[MaxShare(self.attribute)],
                                 expression=lit(float(self.alpha) + 1e-12))))
+
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        return (s[ClassSize()] >= self.k) & (s[MaxShare(self.attribute)] <= float(self.alpha) + 1e-12)
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.Max(this=as_double(s[MaxShare(self.attribute)]))

@@ -8,19 +8,21 @@ values, frequencies) and is left out where they are added (range, variance), as 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
 from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal, lit
 from sqlanon.errors import SpecError
 from sqlanon.domain.models.base import (
+    CheckContext,
     ClassSize,
     H,
     HistogramColumns,
     Monotonicity,
     PrivacyModel,
     Statistic,
+    StatisticInputs,
     register,
 )
 from sqlanon.domain.models.distance_statistics import check_numbers, div, mul, sub
@@ -28,9 +30,6 @@ from sqlanon.domain.models.k_anonymity import require_int
 from sqlanon.domain.models.statistics import DistinctCount
 from sqlanon.domain.models.t_closeness import require_number
 
-if TYPE_CHECKING:
-    from sqlanon.compile.checks import CheckContext
-    from sqlanon.methods.generalization.evaluator import Evaluator
 
 RATIO_TOLERANCE = 1e-9
 """Slack of Var_within/Var_total ≥ r: both variances are sums of squares in doubles."""
@@ -58,8 +57,8 @@ class ValueRange(Statistic):
 
     attribute: str
 
-    def prepare(self, evaluator: Evaluator) -> None:
-        check_numbers(evaluator, self.attribute, "the value range")
+    def prepare(self, inputs: StatisticInputs) -> None:
+        check_numbers(inputs, self.attribute, "the value range")
 
     def aggregate(self, h: HistogramColumns) -> exp.Expression:
         x = as_double(h.c("value"))
@@ -89,8 +88,8 @@ class VarianceRatio(Statistic):
 
     attribute: str
 
-    def prepare(self, evaluator: Evaluator) -> None:
-        check_numbers(evaluator, self.attribute, "the variance ratio")
+    def prepare(self, inputs: StatisticInputs) -> None:
+        check_numbers(inputs, self.attribute, "the variance ratio")
 
     def class_query(self, ctx: CheckContext) -> exp.Select:
         qis = [col(q) for q in ctx.qis]

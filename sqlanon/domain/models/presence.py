@@ -6,20 +6,23 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from sqlglot import exp
 
-from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, nullsafe_join, table
 from sqlanon.errors import EngineError, SpecError, did_you_mean
-from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
+from sqlanon.domain.models.base import (
+    CheckContext,
+    ClassSize,
+    Monotonicity,
+    PrivacyModel,
+    Statistic,
+    StatisticInputs,
+    register,
+)
 from sqlanon.domain.models.distance_statistics import div
 from sqlanon.domain.models.t_closeness import TOLERANCE, require_number
-
-if TYPE_CHECKING:
-    from sqlanon.compile.checks import CheckContext
-    from sqlanon.methods.generalization.evaluator import Evaluator
 
 FILE_SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 M = internal("m")
@@ -85,43 +88,42 @@ class SubsetCount(Statistic):
         """The plan step holding the matched subset counts per raw QI tuple."""
         return "presence_" + self._key
 
-    def _file_relation(self, evaluator: Evaluator) -> str:
+    def _file_relation(self, inputs: StatisticInputs) -> str:
         """The temporary table a subset file is loaded into (one per evaluator)."""
-        return evaluator.plan.prefix + "subset_" + self._key
+        return inputs.relation_name("subset_" + self._key)
 
-    def _load_file(self, evaluator: Evaluator) -> str:
-        engine = evaluator.engine
+    def _load_file(self, inputs: StatisticInputs) -> str:
+        engine = inputs.engine
         path = Path(self.subset).expanduser()
         if not path.exists():
             raise SpecError(f"research subset file not found: {self.subset}", path="delta_presence.subset")
         if not engine.capabilities.file_registration:
             raise SpecError(f"a subset file loads into the embedded DuckDB; on {engine.name} load it as "
                             "a table of the database and give its name", path="delta_presence.subset")
-        name = self._file_relation(evaluator)
+        name = self._file_relation(inputs)
         kind = FILE_SUFFIXES.get(path.suffix.lower(), "csv")
         options = {"header": True, "all_varchar": True} if kind == "csv" else {}
         engine.register_file(name, str(path), kind=kind, options=options)
-        evaluator.own_table(name)
+        inputs.own_table(name)
         return name
 
     @staticmethod
-    def _types(evaluator: Evaluator) -> dict[str, object]:
-        p = evaluator.p
-        types = p.extra.get("column_types")
-        if not types and isinstance(p.source, exp.Table):
-            types = dict(evaluator.engine.columns(p.source.name))
+    def _types(inputs: StatisticInputs) -> dict[str, object]:
+        types: dict[str, object] = dict(inputs.column_types)
+        source = inputs.source
+        if not types and isinstance(source, exp.Table):
+            types = dict(inputs.engine.columns(source.name))
         if not types:
             raise SpecError("δ-presence needs the table's columns to match the research subset",
                             path="delta_presence.subset")
         return dict(types)
 
-    def matched_query(self, evaluator: Evaluator, relation: str) -> exp.Select:
+    def matched_query(self, inputs: StatisticInputs, relation: str) -> exp.Select:
         """Per raw QI tuple of the table, how many subset rows (read from ``relation``) it matches."""
-        p = evaluator.p
-        types = self._types(evaluator)
+        types = self._types(inputs)
         cols = list(types)
-        dialect = evaluator.engine.dialect.sqlglot
-        pop = exp.select(*[col(c) for c in cols], alias(count_star(), NP)).from_(p.source.copy()).group_by(
+        dialect = inputs.engine.dialect.sqlglot
+        pop = exp.select(*[col(c) for c in cols], alias(count_star(), NP)).from_(inputs.source.copy()).group_by(
             *[col(c) for c in cols])
         cast = [alias(exp.cast(col(c), exp.DataType.build(str(types[c]), dialect=dialect)), c)
                 for c in cols]
@@ -130,17 +132,17 @@ class SubsetCount(Statistic):
             exp.alias_(exp.Subquery(this=subq), internal("s0"), quoted=True)).group_by(
             *[col(c) for c in cols])
         return exp.select(
-            *[col(q, "p") for q in p.qis],
+            *[col(q, "p") for q in inputs.qis],
             alias(exp.Sum(this=exp.Least(this=col(NP, "p"), expressions=[col(NS, "s")])), M),
         ).from_(exp.alias_(exp.Subquery(this=pop), "p", quoted=True)).join(
             exp.alias_(exp.Subquery(this=sub), "s", quoted=True), on=nullsafe_join("p", "s", cols)
-        ).group_by(*[col(q, "p") for q in p.qis])
+        ).group_by(*[col(q, "p") for q in inputs.qis])
 
-    def prepare(self, evaluator: Evaluator) -> None:
+    def prepare(self, inputs: StatisticInputs) -> None:
         """Load the subset, match it to the table and keep the matched counts per raw QI tuple."""
-        engine = evaluator.engine
-        types = self._types(evaluator)
-        name = self._load_file(evaluator) if is_file(self.subset) else self.subset
+        engine = inputs.engine
+        types = self._types(inputs)
+        name = self._load_file(inputs) if is_file(self.subset) else self.subset
         try:
             sub_cols = [c for c, _ in engine.columns(name)]
         except EngineError:
@@ -152,7 +154,7 @@ class SubsetCount(Statistic):
             raise SpecError(f"the research subset {self.subset!r} lacks column(s) "
                             f"{', '.join(map(repr, missing))} of the table; subset rows are matched on "
                             f"every column." + hint, path="delta_presence.subset")
-        ref = evaluator.add_relation(self.step, self.matched_query(evaluator, name))
+        ref = inputs.add_relation(self.step, self.matched_query(inputs, name))
         total = exp.select(alias(count_star(), "n")).from_(table(name))
         n_subset = int(engine.fetch_one(total)["n"])
         n_matched = int(engine.fetch_one(exp.select(alias(exp.Coalesce(
@@ -166,14 +168,17 @@ class SubsetCount(Statistic):
         """Matched subset rows per class. The matched counts are a step of the statement's own plan:
         the evaluator's materialized relation when checking, a CTE of the output statement (which
         then reads the source and the subset table itself) when writing the release."""
-        evaluator = ctx.extra["evaluator"]
+        inputs = ctx.inputs
+        if inputs is None:
+            raise EngineError("the research subset's matched rows are built in the database: a "
+                              "statement checking δ-presence needs a connection")
         if not ctx.plan.has(self.step):
-            if is_file(self.subset) and ctx.extra.get("portable"):
+            if is_file(self.subset) and ctx.portable:
                 raise SpecError(TEMPORARY_SUBSET.format(subset=self.subset), path="delta_presence.subset")
-            relation = self._file_relation(evaluator) if is_file(self.subset) else self.subset
-            ctx.plan.add(self.step, self.matched_query(evaluator, relation))
-        generalizer = ctx.generalizer or evaluator.generalizer
-        generalized = generalizer.select(ctx.plan.ref(self.step), ctx.extra["levels"], keep=[M])
+            relation = self._file_relation(inputs) if is_file(self.subset) else self.subset
+            ctx.plan.add(self.step, self.matched_query(inputs, relation))
+        generalizer = ctx.generalizer or inputs.generalizer
+        generalized = generalizer.select(ctx.plan.ref(self.step), ctx.levels, keep=[M])
         return exp.select(*[col(q) for q in ctx.qis], alias(exp.Sum(this=col(M)), self.column)).from_(
             exp.alias_(exp.Subquery(this=generalized), internal("p0"), quoted=True)).group_by(
             *[col(q) for q in ctx.qis])

@@ -1,13 +1,17 @@
-"""Per-class statistics over a sensitive attribute's histogram, as SQL aggregates."""
+"""Per-class statistics over a sensitive attribute's histogram: SQL aggregates and their numpy forms."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from sqlanon.sql.nodes import as_double, lit
-from sqlanon.domain.models.base import HistogramColumns, Statistic
+from sqlanon.domain.models.base import ClassTable, HistogramColumns, Statistic
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _share(h: HistogramColumns) -> exp.Expression:
@@ -29,6 +33,11 @@ class DistinctCount(Statistic):
     def aggregate(self, h: HistogramColumns) -> exp.Expression:
         return exp.Count(this=exp.Star())
 
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        import numpy as np
+
+        return np.count_nonzero(classes.histogram(self.attribute), axis=1)
+
 
 @dataclass(frozen=True)
 class Entropy(Statistic):
@@ -40,6 +49,15 @@ class Entropy(Statistic):
         p = _share(h)
         return exp.Neg(this=exp.Sum(this=exp.Mul(this=p, expression=exp.Ln(this=p.copy()))))
 
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        import numpy as np
+
+        h = classes.histogram(self.attribute)
+        p = h / classes.sizes[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(h > 0, p * np.log(p), 0.0)
+        return -terms.sum(axis=1)
+
 
 @dataclass(frozen=True)
 class TopCount(Statistic):
@@ -49,6 +67,9 @@ class TopCount(Statistic):
 
     def aggregate(self, h: HistogramColumns) -> exp.Expression:
         return exp.Max(this=h.c("count"))
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        return classes.histogram(self.attribute).max(axis=1)
 
 
 @dataclass(frozen=True)
@@ -63,6 +84,12 @@ class TailCount(Statistic):
             exp.GTE(this=h.c("rank_in_class"), expression=lit(self.l)), h.c("count")).else_(lit(0))),
             expressions=[lit(0)])
 
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        import numpy as np
+
+        desc = -np.sort(-classes.histogram(self.attribute), axis=1)
+        return desc[:, self.l - 1:].sum(axis=1)
+
 
 @dataclass(frozen=True)
 class MaxShare(Statistic):
@@ -72,6 +99,9 @@ class MaxShare(Statistic):
 
     def aggregate(self, h: HistogramColumns) -> exp.Expression:
         return exp.Max(this=_share(h))
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        return classes.histogram(self.attribute).max(axis=1) / classes.sizes
 
 
 @dataclass(frozen=True)
@@ -88,3 +118,12 @@ class EqualDistance(Statistic):
         term = exp.Sub(this=exp.Abs(this=exp.Sub(this=q, expression=_share(h))), expression=q.copy())
         return exp.Div(this=exp.Paren(this=exp.Add(this=lit(1.0), expression=exp.Sum(this=term))),
                        expression=lit(2.0))
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        import numpy as np
+
+        h = classes.histogram(self.attribute)
+        q = classes.global_counts(self.attribute) / classes.n
+        p = h / classes.sizes[:, None]
+        terms = np.where(h > 0, np.abs(q - p) - q, 0.0)
+        return (1.0 + terms.sum(axis=1)) / 2.0

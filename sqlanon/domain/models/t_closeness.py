@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
@@ -12,6 +13,9 @@ from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.models.base import Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.distance_statistics import HierarchicalDistance, OrderedDistance
 from sqlanon.domain.models.statistics import EqualDistance
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DISTANCES = ("equal", "ordered", "hierarchical")
 
@@ -88,6 +92,9 @@ class TCloseness(PrivacyModel):
 
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.LTE(this=s[self._statistic()], expression=lit(float(self.t) + TOLERANCE))
+
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        return s[self._statistic()] <= float(self.t) + TOLERANCE
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         """The largest EMD of a class: the smallest t the table satisfies."""

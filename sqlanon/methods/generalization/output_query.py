@@ -67,11 +67,10 @@ def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, leve
     attributes = sorted({a for s in statistics if (a := stat_attribute(s))})
     histograms = {a: plan.add(f"hist{i}", checks.histogram_query(gen, p.qis, a, p.value_order.get(a)))
                   for i, a in enumerate(attributes)}
-    extra = dict(p.extra, levels=levels)
-    if evaluator is not None:
-        extra["evaluator"] = evaluator
     ctx = checks.CheckContext(plan, list(p.qis), gen, histograms, p.value_order, p.sensitive_hierarchies,
-                              dict(extra, portable=portable), generalizer=generalizer)
+                              levels, p.column_types, p.attribute_types,
+                              evaluator.engine.dialect.sqlglot if evaluator is not None else "duckdb",
+                              generalizer=generalizer, inputs=evaluator, portable=portable)
     stats = plan.add("stats", checks.stats_query(ctx, statistics))
     return plan.add("verdict", checks.verdict_query(stats, p.models, statistics))
 
@@ -152,8 +151,8 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
     rows = generalizer.select(p.source, levels, keep=others)
     keep = col(checks.KEEP, CLASS)
     mask = spec.transformation.suppressed == "mask"
-    types = {**declared_types(p.extra.get("attribute_types", {})),
-             **parse_types(p.extra.get("column_types", {}).items(),
+    types = {**declared_types(p.attribute_types),
+             **parse_types(p.column_types.items(),
                            (p.engine.dialect if p.engine is not None else target).sqlglot)}
     out = OutputQuery(exp.select(), types=types)
     projections: list[exp.Expression] = []

@@ -74,7 +74,7 @@ def checked(duck: DuckDBEngine, case: Case, options: dict[str, Any] | None = Non
         hierarchies = {q: TableHierarchy(case.hiers[q]) for q in case.qis}
         types = {q: sql_type for q in case.qis}
         problem = Problem(duck, table("t"), list(case.qis), hierarchies, ["label"], [KAnonymity(case.k)],
-                          extra={"column_types": types})
+                          column_types=types)
         with Evaluator(problem) as ev:
             node = ev.check(case.levels, case.limit)
             yield MetricContext(ev, node, options=options or {})

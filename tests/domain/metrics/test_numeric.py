@@ -48,7 +48,7 @@ def test_lemma_10_1_as_a_generalization(duck):
     duck.con.executemany("INSERT INTO v VALUES (?)", [(x,) for x in LEMMA_X])
     h = TableHierarchy([[str(x), "1-3" if x <= 3 else "4-6" if x <= 6 else "7-10", "*"] for x in LEMMA_X])
     problem = Problem(duck, table("v"), ["x"], {"x": h}, [], [KAnonymity(3)],
-                      extra={"column_types": {"x": "INTEGER"}})
+                      column_types={"x": "INTEGER"})
     with Evaluator(problem) as ev:
         ctx = MetricContext(ev, ev.check({"x": 1}))
         assert get_metric("sse").compute(ctx) == 9

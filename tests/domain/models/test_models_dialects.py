@@ -36,7 +36,7 @@ def checked(duck):
 
     p = Problem(duck, table("t"), ["q1", "q2"], {"q1": h(["a", "b"]), "q2": h(["1", "2"])}, ["s", "x"],
                 MODELS, value_order={"s": ["z", "y", "x"]}, sensitive_hierarchies={"s": h(["x", "y", "z"])},
-                extra={"column_types": {"q1": "VARCHAR", "q2": "INTEGER", "s": "VARCHAR", "x": "INTEGER"}})
+                column_types={"q1": "VARCHAR", "q2": "INTEGER", "s": "VARCHAR", "x": "INTEGER"})
     with Evaluator(p) as ev:
         node = ev.check({"q1": 0, "q2": 1})
         query = ev.plan.as_query(exp.select(exp.Star()).from_(node.verdict))

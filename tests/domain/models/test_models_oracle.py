@@ -230,7 +230,7 @@ def test_models_match_brute_force(engine, rows, data):
     problem = Problem(
         engine, table("t"), ["q1", "q2"], {"q1": hierarchy(g1), "q2": hierarchy(g2)}, ["s", "x"],
         models, value_order={"s": list(order)}, sensitive_hierarchies={"s": hierarchy(gs)},
-        extra={"column_types": {"q1": "VARCHAR", "q2": "INTEGER", "s": "VARCHAR", "x": "INTEGER"}})
+        column_types={"q1": "VARCHAR", "q2": "INTEGER", "s": "VARCHAR", "x": "INTEGER"})
     with Evaluator(problem) as ev:
         node = ev.check(levels, limit)
         got = {(d["q1"], d["q2"]): d for d in engine.fetch_dicts(

@@ -126,7 +126,7 @@ def test_prop_7_ordered_emd(duck, n, k, smallest, largest):
     duck.con.executemany("INSERT INTO p7 VALUES (?, ?)", [((v - 1) % per, v) for v in range(1, n + 1)])
     h = TableHierarchy([[str(j), "*"] for j in range(per)])
     p = Problem(duck, table("p7"), ["cluster"], {"cluster": h}, ["v"], [TCloseness("v", 1.0, "ordered")],
-                extra={"column_types": {"cluster": "INTEGER", "v": "INTEGER"}})
+                column_types={"cluster": "INTEGER", "v": "INTEGER"})
     with Evaluator(p) as ev:
         node = ev.check({"cluster": 0})
         rows = class_rows(duck, node, ["cluster"])

@@ -34,7 +34,7 @@ def test_generalizing_scan_matches_raw_frequency_table(adult_engine, adult_hiera
             expected_rows = _rows(raw, expected.verdict)
             with Evaluator(problem, scan_levels=levels) as scan:
                 got = scan.check(levels, 0.02)
-                assert scan._freq is None  # the raw table was never built
+                assert scan.scans.raw is None  # the raw table was never built
                 assert _rows(scan, got.verdict) == expected_rows
             for field in ("rows", "classes", "outlier_rows", "min_class_size", "dm_star", "dm_kept",
                           "models"):

@@ -9,18 +9,22 @@ The privacy decision follows ARX (El Emam K, Dankar FK, et al. A globally optima
 for the de-identification of health data. JAMIA 2009;16(5):670-682; Prasser F, Kohlmayer F.
 Putting statistical disclosure control into practice: the ARX data anonymization tool. 2015): a class
 is an outlier if it fails any model, and the node is anonymous iff the outlier rows fit the budget
-floor(limit · n). The metrics are ARX's exact definitions, computed in the same order as
-:mod:`sqlanon.domain.metrics.arx` so that both give bit-identical doubles.
+floor(limit · n).
 
-Models and metrics outside this set raise :class:`~sqlanon.errors.UnsupportedError`; the caller then
-checks nodes in SQL (:meth:`sqlanon.methods.generalization.evaluator.Evaluator.check`).
+Each model, statistic and metric carries its own in-memory form beside its SQL form
+(:meth:`~sqlanon.domain.models.base.Statistic.in_memory`,
+:meth:`~sqlanon.domain.models.base.PrivacyModel.satisfied_in_memory`,
+:meth:`~sqlanon.domain.metrics.base.Metric.in_memory`); this module only loads the data and groups the
+classes. The metrics' forms sum ARX's terms in the same order as their SQL forms, so both give
+bit-identical doubles. A model or metric without an in-memory form raises
+:class:`~sqlanon.errors.UnsupportedError`; the caller then checks nodes in SQL
+(:meth:`sqlanon.methods.generalization.evaluator.Evaluator.check`).
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,24 +37,21 @@ from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.domain.factorize import factorize
 from sqlanon.domain.metrics import get_metric
-from sqlanon.domain.metrics.entropy import first_appearance, log2
+from sqlanon.domain.metrics.entropy import first_appearance
 from sqlanon.domain.models.base import PrivacyModel
 from sqlanon.domain.models.distance_statistics import order_key
-from sqlanon.domain.models.k_anonymity import KAnonymity
-from sqlanon.domain.models.l_diversity import AlphaKAnonymity, LDiversity, PSensitiveKAnonymity
-from sqlanon.domain.models.t_closeness import TOLERANCE, TCloseness
-from sqlanon.methods.generalization.search.fast_metrics import LEVEL_ONLY, METRICS, NodeMetrics, attribute_term
-from sqlanon.methods.generalization.search.fast_models import alpha_k, close, diverse, emd_hierarchical, p_sensitive
+from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
+from sqlanon.methods.generalization.search.fast_support import (
+    attributes_needing,
+    check_supported,
+    memory_metric,
+    memory_metrics,
+    statistics_of,
+)
 from sqlanon.methods.generalization.search.grouping import Grouping
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
 from sqlanon.methods.generalization.search.pages import on_regular_pages
-
-LOSSES = ("loss", "loss_arithmetic", "precision")
-"""Metrics whose lower bound is the metric itself when nothing is suppressed."""
-
-HISTOGRAM_MODELS = (LDiversity, TCloseness, AlphaKAnonymity, PSensitiveKAnonymity)
-"""Models decided in memory from each class's sensitive-value histogram (with k-anonymity)."""
 
 FEW_CHECKS_MAX_ROWS = 200_000
 """Up to this many frequency rows a check costs mostly its fixed overhead, so searches minimize the
@@ -85,32 +86,22 @@ def _objects(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _supported(models: Sequence[PrivacyModel], qis: Sequence[str],
-               sensitive_hierarchies: Mapping[str, object]) -> None:
-    bad = []
-    for m in models:
-        if isinstance(m, KAnonymity):
-            continue
-        if not isinstance(m, HISTOGRAM_MODELS):
-            bad.append(f"{m} ({m.label})")
-        elif isinstance(m, TCloseness) and m.distance == "hierarchical" and (
-                getattr(sensitive_hierarchies.get(m.attribute), "table", lambda: None)() is None):
-            bad.append(f"{m} (its hierarchy is not a table)")
-        elif m.attribute in qis:
-            bad.append(f"{m} (its attribute is a quasi-identifier)")
-    if bad:
-        raise UnsupportedError("the in-memory node check does not support: " + "; ".join(bad)
-                               + " (check these nodes in SQL)")
+def __getattr__(name: str) -> Any:
+    if name == "METRICS":  # computed on use: listing the metrics imports all of their modules
+        return memory_metrics()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class FastEvaluator:
     """Check nodes of one problem in memory, with ARX's outlier semantics and metrics.
 
+    It is the :class:`~sqlanon.domain.metrics.memory.MemoryTable` the metrics' in-memory forms read.
+
     Args:
         evaluator: the problem's evaluator; its raw frequency table is read once.
-        models: the privacy models (k-anonymity; distinct, entropy and recursive l-diversity;
-            t-closeness with the equal or ordered distance).
-        metric_name: one of :data:`METRICS`, or None for no metric.
+        models: the privacy models, each with an in-memory form (k-anonymity, l-diversity,
+            t-closeness, p-sensitive and (α,k)-anonymity, ...).
+        metric_name: a metric with an in-memory form (:func:`memory_metrics`), or None for no metric.
         suppression_limit: the share of rows that may be suppressed.
         weights: attribute weights for the metrics (scaled by their maximum, as ARX).
         monotonic: compute ARX's monotonic variant of a metric that has one (metric option
@@ -128,17 +119,16 @@ class FastEvaluator:
         p = evaluator.p
         self.rollup = rollup
         self._cache: dict[tuple[int, ...], Classes] = {}
+        self._memo: dict[Any, Any] = {}
+        self._ev = evaluator
         self.rolled_up = 0
         """Nodes grouped from a finer node's classes rather than from every row."""
         self.qis = list(p.qis)
-        _supported(models, self.qis, p.sensitive_hierarchies)
-        if metric_name is not None and metric_name not in METRICS:
-            raise UnsupportedError(f"the in-memory node check does not support metric {metric_name!r}"
-                                   f"; supported: {', '.join(METRICS)} (check these nodes in SQL)")
+        check_supported(models, self.qis, p.sensitive_hierarchies, metric_name)
         self.models = list(models)
+        self.statistics = statistics_of(self.models)
         self.metric_name = metric_name
-        self.monotonic = monotonic
-        """ARX's monotonic variant of the metric (entropy, precision, discernibility)."""
+        self.metric = memory_metric(metric_name, monotonic) if metric_name is not None else None
         self.limit = float(suppression_limit)
         ws = [float((weights or {}).get(a, 1.0)) for a in self.qis]
         top = max(ws) if ws else 1.0
@@ -146,16 +136,28 @@ class FastEvaluator:
         self.heights = [p.hierarchies[a].height for a in self.qis]
         self._load(evaluator)
         self.max_suppressed = suppression_budget(self.limit, self.n)
+        if self.metric is not None:
+            self.metric.prepare_in_memory(self)
+
+    # -- what the metrics' in-memory forms read (MemoryTable) ----------------------------------------
+    def leaves(self, i: int) -> LeafCounts:
+        return self._leaves[i]
+
+    def first_rows(self, attribute: str) -> Mapping[Any, int]:
+        return first_appearance(self._ev)[attribute]
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     # -- loading ----------------------------------------------------------------------------------
     @on_regular_pages
     def _load(self, ev: Evaluator) -> None:
         p = ev.p
-        sens = list(dict.fromkeys(m.attribute for m in self.models if not isinstance(m, KAnonymity)))
-        ordered = {m.attribute for m in self.models
-                   if isinstance(m, TCloseness) and m.distance == "ordered"}
-        self.hierarchical = {m.attribute for m in self.models
-                             if isinstance(m, TCloseness) and m.distance == "hierarchical"}
+        sens = list(dict.fromkeys(a for m in self.models for a in m.sensitive_attributes()))
+        ordered = attributes_needing(self.statistics, "order")
+        self.hierarchical = attributes_needing(self.statistics, "tree")
         tables = [ev.hierarchy_table(a) if p.hierarchies[a].table() is None else p.hierarchies[a].table()
                   for a in self.qis]
         if all(p.hierarchies[a].table() is not None for a in self.qis):
@@ -173,8 +175,7 @@ class FastEvaluator:
         self.weighted_all: list[list[int]] = []
         self.domain: list[int] = []
         self.label_counts: list[list[np.ndarray]] = []
-        self.entropy_terms: list[list[float]] = []
-        """Per attribute and level: Σ_v c(v)·log2(c(v)/C(g(v))) in ARX's order (entropy only)."""
+        self._leaves: list[LeafCounts] = []
         for a, table_, leaf, uniques in zip(self.qis, tables, leaves, keys):
             codes, radix, weighted, counts, labels_of_leaf = [], [], [], [], []
             leaf_rows = np.bincount(leaf, weights=self.row_n, minlength=len(uniques)).astype(np.int64)
@@ -193,9 +194,7 @@ class FastEvaluator:
             self.weighted_all.append(weighted)
             self.label_counts.append(counts)
             self.domain.append(table_.domain_size)
-            if self.metric_name == "entropy":
-                self.entropy_terms.append(_entropy_terms(uniques, leaf_rows, labels_of_leaf,
-                                                         first_appearance(ev)[a]))
+            self._leaves.append(LeafCounts(uniques, leaf_rows, labels_of_leaf))
         self.grouping = Grouping(self.codes, self.radix, self.rows)
         self.sensitive: dict[str, tuple[np.ndarray, int, np.ndarray]] = {}
         self.trees: dict[str, list[np.ndarray]] = {}
@@ -293,20 +292,17 @@ class FastEvaluator:
             leaves.append(np.asarray(column, dtype=np.int64))
         return data, leaves, keys
 
-    @staticmethod
-    def _with_sensitive(ev: Evaluator, proj: list[exp.Expression], sens: list[str],
+    def _with_sensitive(self, ev: Evaluator, proj: list[exp.Expression], sens: list[str],
                         ordered: set[str], src: str | None, count: exp.Expression,
                         source: exp.Expression) -> exp.Select:
         """The loading query: QI projections, raw sensitive values and their order keys, a count."""
         p = ev.p
         proj = proj + [alias(col(a, src), f"s{j}") for j, a in enumerate(sens)]
-        proj += [alias(order_key(a, col(a, src), p.value_order, p.extra, ev.engine.dialect.sqlglot,
-                                 what=f"the ordered distance of {a!r}"), f"o{j}")
+        proj += [alias(order_key(a, col(a, src), p.value_order, p.column_types, p.attribute_types,
+                                 ev.engine.dialect.sqlglot, what=f"the ordered distance of {a!r}"), f"o{j}")
                  for j, a in enumerate(sens) if a in ordered]
         proj += [alias(p.sensitive_hierarchies[a].key(col(a, src)), f"h{j}")
-                 for j, a in enumerate(sens) if any(
-                     isinstance(m, TCloseness) and m.distance == "hierarchical" and m.attribute == a
-                     for m in p.models)]
+                 for j, a in enumerate(sens) if a in self.hierarchical]
         q = exp.select(*proj, alias(count, "n")).from_(source)
         if proj:
             q = q.group_by(*[e.this.copy() for e in proj])
@@ -350,26 +346,10 @@ class FastEvaluator:
         return table_
 
     def _oks(self, c: Classes) -> list[np.ndarray]:
-        """Per model: which classes satisfy it."""
-        oks = []
-        for m in self.models:
-            if isinstance(m, KAnonymity):
-                oks.append(c.sizes >= m.k)
-            elif isinstance(m, LDiversity):
-                oks.append(diverse(m, c.hists[m.attribute], c.sizes))
-            elif isinstance(m, AlphaKAnonymity):
-                oks.append(alpha_k(m, c.hists[m.attribute], c.sizes))
-            elif isinstance(m, PSensitiveKAnonymity):
-                oks.append(p_sensitive(m, c.hists[m.attribute], c.sizes))
-            else:
-                if m.distance == "hierarchical":
-                    oks.append(emd_hierarchical(self.trees[m.attribute], c.hists[m.attribute],
-                                                 c.sizes, self.sensitive[m.attribute][2], self.n)
-                               <= float(m.t) + TOLERANCE)
-                    continue
-                oks.append(close(m, c.hists[m.attribute], c.sizes, self.sensitive[m.attribute][2],
-                                  self.n))
-        return oks
+        """Per model: which classes satisfy it (each statistic computed once)."""
+        view = NodeClasses(c, self.n, self.sensitive, self.trees)
+        values = {s: s.in_memory(view) for s in self.statistics}
+        return [m.satisfied_in_memory(values) for m in self.models]
 
     @on_regular_pages
     def evaluate(self, node: Sequence[int], *, metric_always: bool = True,
@@ -397,33 +377,18 @@ class FastEvaluator:
         else:
             classes, min_size = c.k, int(c.sizes.min()) if c.k else None
         value = lower = None
-        if self.metric_name is not None and (anonymous or metric_always or bound):
+        chosen = self.metric
+        if chosen is not None and (anonymous or metric_always or bound):
             s = outlier_rows if anonymous else 0
-            ctx = NodeMetrics(self, node, c, keep, s, classes)
+            view = CheckedNode(self, node, c, keep, s, classes)
             if metric and (anonymous or metric_always):
-                value = ctx.metric(self.metric_name)
+                value = chosen.in_memory(view)
             if bound:
-                lower = value if value is not None and s == 0 and self.metric_name in LOSSES \
-                    else ctx.lower_bound(self.metric_name)
+                lower = value if value is not None and s == 0 and chosen.bounded_by_unsuppressed \
+                    else chosen.lower_bound_in_memory(view)
         violating = tuple(int(c.sizes[~ok].sum()) for ok in oks) if len(oks) > 1 else \
             (outlier_rows,) * len(oks)
         return FastResult(anonymous, outlier_rows, classes, min_size, value, lower, violating)
-
-
-def _entropy_terms(keys: Sequence, leaf_rows: np.ndarray, labels_of_leaf: list[np.ndarray],
-                   first: Mapping) -> list[float]:
-    """G_i(L) of :func:`sqlanon.domain.metrics.entropy.generalization_term` for every level of one attribute,
-    summed over the leaves present in order of their first row in the source, as ARX does."""
-    present = sorted((first.get(k, math.inf), j) for j, k in enumerate(keys) if leaf_rows[j])
-    out = [0.0]
-    for per_leaf in labels_of_leaf[1:]:
-        totals = np.bincount(per_leaf, weights=leaf_rows).astype(np.int64)
-        value = 0.0
-        for _, j in present:
-            a, b = float(leaf_rows[j]), float(totals[per_leaf[j]])
-            value += a * log2(a / b)
-        out.append(value)
-    return out
 
 
 class FastNodeEvaluator(NodeEvaluator):
@@ -461,28 +426,25 @@ class FastNodeEvaluator(NodeEvaluator):
 
         Loss, its arithmetic variant, precision, height and non-uniform entropy sum or multiply one term
         per attribute and level (every row counts its label's leaves, or its share of its label), so
-        the whole lattice costs one pass over node ids;
-        the terms are those of :meth:`FastEvaluator.evaluate`, in the same order, so the bounds equal
-        the metric bit for bit when nothing is suppressed.
+        the whole lattice costs one pass over node ids
+        (:meth:`~sqlanon.domain.metrics.base.Metric.prior_bounds_in_memory`); the terms are those of
+        the metric's in-memory form, in the same order, so the bounds equal the metric bit for bit
+        when nothing is suppressed.
         """
-        name, fe = self.fast.metric_name, self.fast
-        if name not in LEVEL_ONLY or not lattice.enumerable:
+        fe = self.fast
+        if fe.metric is None or not lattice.enumerable:
+            return None
+        ids = np.arange(lattice.size, dtype=np.int64)
+        levels, step = [], 1
+        for h in fe.heights:
+            levels.append((ids // step) % (h + 1))
+            step *= h + 1
+        bounds = fe.metric.prior_bounds_in_memory(fe, levels)
+        if bounds is None:
             return None
         self._prior = True
         self._lattice = lattice
-        terms = [[attribute_term(fe, name, i, level) for level in range(h + 1)]
-                 for i, h in enumerate(fe.heights)]
-        ids = np.arange(lattice.size, dtype=np.int64)
-        total = np.full(lattice.size, 1.0 if name == "loss" else 0.0)
-        step = 1
-        for t, h in zip(terms, fe.heights):
-            level = (ids // step) % (h + 1)
-            if name == "loss":
-                total *= np.asarray(t)[level]
-            else:
-                total += np.asarray(t)[level]
-            step *= h + 1
-        self._bounds = total - 1.0 if name == "loss" else total
+        self._bounds = bounds
         return self._bounds
 
     def _beyond_ceiling(self, node: Node) -> bool:
@@ -506,32 +468,3 @@ class FastNodeEvaluator(NodeEvaluator):
         fe = self.fast
         return [int(np.count_nonzero(np.bincount(fe.codes[i][level], minlength=fe.radix[i][level])))
                 for i, level in enumerate(node)]
-
-
-@dataclass
-class Classes:
-    """The equivalence classes of one node: sizes and sensitive histograms, and the class of each
-    member (a frequency row, or a class of the finer node the classes were rolled up from)."""
-
-    k: int
-    sizes: np.ndarray
-    hists: dict[str, np.ndarray]
-    inv: np.ndarray
-    """The class of each member."""
-    member_sizes: np.ndarray
-    """The rows each member stands for (int64)."""
-    members: np.ndarray | None
-    """The frequency row representing each member (None: member ``i`` is row ``i``)."""
-
-    @functools.cached_property
-    def rep(self) -> np.ndarray:
-        """One frequency row of each class (built on first use: only roll-ups need it)."""
-        rep = np.empty(self.k, dtype=np.int64)
-        rep[self.inv] = np.arange(len(self.inv)) if self.members is None else self.members
-        return rep
-
-    def rows_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(frequency rows, rows each stands for)`` of the members of the classes marked in the
-        boolean array ``classes``: Σ over them equals Σ over those classes."""
-        idx = np.flatnonzero(classes[self.inv])
-        return (idx if self.members is None else self.members[idx]), self.member_sizes[idx]

@@ -6,9 +6,8 @@ touching them.
 
 from __future__ import annotations
 
-import math
-
 import abc
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,13 +18,6 @@ from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.domain.metrics.base import Metric
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
-
-BOUNDED_BY_UNSUPPRESSED = frozenset({"loss", "loss_arithmetic", "precision", "height",
-                                     "discernibility", "discernibility_star", "aecs"})
-"""ARX's quality models whose value with nothing suppressed is a lower bound of the node and of all
-its generalizations (peer-semantics §5: suppressed rows only add loss, and without suppression these
-models never decrease under generalization)."""
-
 
 @dataclass(frozen=True)
 class NodeResult:
@@ -149,7 +141,7 @@ class SqlNodeEvaluator(NodeEvaluator):
             if check.anonymous or self.metric_monotone:
                 value = float(self.metric.compute(ctx))
             lb = self.metric.lower_bound(ctx)
-            if lb is None and self.metric.name in BOUNDED_BY_UNSUPPRESSED:
+            if lb is None and self.metric.bounded_by_unsuppressed:
                 lb = value if value is not None and not check.suppressed_rows else \
                     self.metric.compute(MetricContext(self.ev, self._unsuppressed(check),
                                                       self.weights, self.options))

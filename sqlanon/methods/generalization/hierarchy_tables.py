@@ -1,0 +1,149 @@
+"""The quasi-identifiers' hierarchies in the database: look-up tables, leaf codes, coverage checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from sqlglot import exp
+
+from sqlanon.compile.generalize import Generalizer, lookup_columns
+from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
+from sqlanon.domain.hierarchy.table import TableHierarchy
+from sqlanon.engines.base import Engine
+from sqlanon.errors import HierarchyError
+from sqlanon.methods.generalization.temporaries import Temporaries
+from sqlanon.sql.nodes import alias, as_text, col, internal, lit
+
+
+class HierarchyTables:
+    """The hierarchies of one problem's quasi-identifiers, as relations of its engine.
+
+    Args:
+        qis: the quasi-identifiers, in the problem's order (it numbers the temporary tables).
+        hierarchies: each quasi-identifier's hierarchy.
+        temporaries: where look-up and code tables are created.
+        raw: the relation of raw values a rule-based hierarchy's table is built over (on first use).
+        source: the table checked: a rule-based hierarchy's table is built over its distinct values
+            when ``raw_built`` says the raw relation does not exist yet (building it only for this
+            costs a scan of every quasi-identifier).
+    """
+
+    def __init__(self, qis: Sequence[str], hierarchies: Mapping[str, Hierarchy], temporaries: Temporaries,
+                 raw: Callable[[], exp.Table], *, source: exp.Expression | None = None,
+                 raw_built: Callable[[], bool] = lambda: True) -> None:
+        self.qis = list(qis)
+        self.hierarchies = hierarchies
+        self.temporaries = temporaries
+        self._raw = raw
+        self._source = source
+        self._raw_built = raw_built
+        self.lookups: dict[str, exp.Expression] = {}
+        self._generalizer: Generalizer | None = None
+        self._leaf_codes: dict[str, tuple[exp.Table, list[str]]] = {}
+        self._built: dict[str, HierarchyTable] = {}
+
+    @property
+    def engine(self) -> Engine:
+        return self.temporaries.engine
+
+    @property
+    def generalizer(self) -> Generalizer:
+        """Generalizes raw rows, through look-up tables created on first use."""
+        if self._generalizer is None:
+            for i, attribute in enumerate(self.qis):
+                h = self.hierarchies[attribute]
+                if isinstance(h, TableHierarchy) and h.needs_lookup():
+                    cols = [(c, "varchar") for c in lookup_columns(h)]
+                    self.lookups[attribute] = self.temporaries.rows(f"lookup{i}", cols, h.lookup_rows())
+            self._generalizer = Generalizer(self.qis, self.hierarchies, self.lookups)
+        return self._generalizer
+
+    def codes_from_lookup(self, attribute: str, i: int, level: int) -> tuple[exp.Table, exp.Table]:
+        """The code (``leaf``, ``code``) and decode (``code``, ``label``) tables of a large hierarchy
+        at ``level``, numbered in SQL from its look-up table: the hierarchy is loaded once (the
+        output joins the same table), not once more as codes."""
+        self.generalizer  # noqa: B018 (loads the look-up tables once)
+        label = col(internal(f"l{level}"))
+        codes = exp.select(
+            alias(col(internal("leaf")), "leaf"),
+            alias(exp.Sub(this=exp.Window(this=exp.DenseRank(), order=exp.Order(
+                expressions=[exp.Ordered(this=label.copy())])), expression=lit(1)), "code"),
+            alias(label, "label")).from_(self.lookups[attribute].copy())
+        lk = self.temporaries.lasting(f"code{i}", codes)
+        dec = self.temporaries.lasting(f"decode{i}", exp.select(col("code"), col("label")).distinct()
+                                       .from_(lk.copy()))
+        return lk, dec
+
+    def leaf_codes(self, attribute: str) -> tuple[exp.Table, list[str]]:
+        """A temporary table (``leaf`` key, ``code`` int) numbering a table hierarchy's leaves, and
+        the leaf keys in code order (created once)."""
+        if attribute not in self._leaf_codes:
+            h = self.hierarchies[attribute]
+            keys = [k for k in h.table().mapping if k is not None]
+            i = self.qis.index(attribute)
+            rel = self.temporaries.rows(f"leafcode{i}", [("leaf", "varchar"), ("code", "int")],
+                                        [(k, j) for j, k in enumerate(keys)])
+            self._leaf_codes[attribute] = (rel, keys)
+        return self._leaf_codes[attribute]
+
+    def table(self, attribute: str) -> HierarchyTable:
+        """The hierarchy as rows: the file for table hierarchies, else built over the data's values."""
+        h = self.hierarchies[attribute]
+        table_ = h.table()
+        if table_ is not None:
+            return table_
+        if attribute not in self._built:
+            c = col(attribute)
+            levels = [as_text(h.expression(c, lv)) if lv else as_text(c) for lv in range(h.height + 1)]
+            values: exp.Expression
+            if self._source is not None and not self._raw_built() \
+                    and not any(e.find(exp.Window, exp.AggFunc) for e in levels):
+                values = exp.select(c).distinct().from_(self._source.copy()).subquery(internal("v"))
+            else:
+                values = self._raw().copy()
+            q = exp.select(*[alias(e, f"l{lv}") for lv, e in enumerate(levels)]).distinct().from_(values)
+            self._built[attribute] = HierarchyTable(tuple(tuple(r) for r in self.engine.fetch(q)[1]))
+        return self._built[attribute]
+
+    def validate_coverage(self, relation: exp.Table, attributes: Sequence[str]) -> None:
+        """Every value of ``attributes`` in ``relation`` must be a leaf of its table hierarchy."""
+        for attribute in attributes:
+            h = self.hierarchies[attribute]
+            if not isinstance(h, TableHierarchy):
+                continue
+            key = h.key(col(attribute))
+            q = exp.select(exp.alias_(key, "v", quoted=True)).distinct().from_(relation.copy())
+            names, rows = self.engine.fetch(q)
+            known = h.table().mapping
+            missing = [r[0] for r in rows if r[0] not in known]
+            if missing:
+                shown = ", ".join("NULL" if v is None else repr(v) for v in sorted(
+                    missing, key=lambda v: (v is None, str(v)))[:5])
+                more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+                hint = (" (NULL needs a hierarchy row for it: set `null:` to its leaf label)"
+                        if None in missing else "")
+                raise HierarchyError(
+                    f"{len(missing)} value(s) of attribute {attribute!r} are missing from the "
+                    f"hierarchy: {shown}{more}{hint}", source=h.source)
+
+    def row_wise(self, levels: Mapping[str, int]) -> bool:
+        """Whether every builder expression at ``levels`` can stand in a GROUP BY (no window/aggregate)."""
+        for a in self.qis:
+            h = self.hierarchies[a]
+            if levels[a] and not isinstance(h, TableHierarchy):
+                e = h.expression(col(a), levels[a])
+                if e.find(exp.Window) is not None or e.find(exp.AggFunc) is not None:
+                    return False
+        return True
+
+    def checked_levels(self, levels: Mapping[str, int]) -> dict[str, int]:
+        """One level per quasi-identifier (0 when not given), each within its hierarchy's height."""
+        out = {a: int(levels.get(a, 0)) for a in self.qis}
+        for a, lv in out.items():
+            if self.hierarchies[a] is None:
+                raise HierarchyError("a quasi-identifier needs a hierarchy to be generalized",
+                                     path=f"attributes.{a}.hierarchy")
+            if lv > self.hierarchies[a].height:
+                raise HierarchyError(f"level {lv} is above the hierarchy's height "
+                                     f"{self.hierarchies[a].height}", path=f"transformation.levels.{a}")
+        return out

@@ -1,0 +1,115 @@
+"""The one read of the source: the frequency table of the raw values, or one node's generalized scan."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sqlglot import exp
+
+from sqlanon.compile import checks
+from sqlanon.domain.hierarchy.table import TableHierarchy
+from sqlanon.methods.generalization.hierarchy_tables import HierarchyTables
+from sqlanon.methods.generalization.temporaries import Temporaries
+from sqlanon.sql.nodes import alias, as_expression, col, internal, lit
+
+
+class SourceScans:
+    """Reads the source into a frequency table (raw or at one node's levels), built on first use.
+
+    Args:
+        source: the table checked.
+        qis: the quasi-identifiers.
+        sensitive: the sensitive columns the checks read (kept raw, with the row count ``__sa_n``).
+        hierarchies: the quasi-identifiers' hierarchies in the database.
+        temporaries: where the scans are materialized.
+    """
+
+    def __init__(self, source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str],
+                 hierarchies: HierarchyTables, temporaries: Temporaries) -> None:
+        self.source = source
+        self.qis = list(qis)
+        self.sensitive = list(sensitive)
+        self.hierarchies = hierarchies
+        self.temporaries = temporaries
+        self.raw: exp.Table | None = None
+        """The frequency table of the raw values, once built (:attr:`freq`)."""
+        self.node_scan: exp.Table | None = None
+        """The scan generalized to one node's levels (:meth:`scan_node`), if one was made."""
+
+    @property
+    def freq(self) -> exp.Table:
+        """The frequency table of the raw QIs and sensitive attributes (built on first use)."""
+        if self.raw is None:
+            self.raw = self.temporaries.lasting(
+                "freq", checks.frequency_query(self.source, self.qis, self.sensitive))
+            self.hierarchies.validate_coverage(self.raw, self.qis)
+        return self.raw
+
+    def scan_node(self, levels: Mapping[str, int]) -> exp.Table:
+        """One GROUP BY of the source at the node's levels; table hierarchies go through integer codes."""
+        self.node_scan = self._node_scan(levels)
+        return self.node_scan
+
+    def _node_scan(self, levels: Mapping[str, int]) -> exp.Table:
+        hierarchies = self.hierarchies.hierarchies
+        temps = self.temporaries
+        src = internal("src")
+        projections: list[exp.Expression] = []
+        joins: list[tuple[exp.Expression, exp.Expression]] = []
+        decode: dict[str, exp.Table] = {}
+        for i, a in enumerate(self.qis):
+            h, level = hierarchies[a], int(levels.get(a, 0))
+            if level == 0:
+                projections.append(alias(col(a, src), a))
+            elif isinstance(h, TableHierarchy):
+                if h.needs_lookup():
+                    lk, decode[a] = self.hierarchies.codes_from_lookup(a, i, level)
+                else:
+                    rows = h.lookup_rows()
+                    labels = list(dict.fromkeys(r[level] for r in rows))
+                    code = {label: j for j, label in enumerate(labels)}
+                    lk = temps.rows(f"code{i}", [("leaf", "varchar"), ("code", "int")],
+                                    [(r[0], code[r[level]]) for r in rows])
+                    decode[a] = temps.rows(f"decode{i}", [("code", "int"), ("label", "varchar")],
+                                           list(enumerate(labels)))
+                alias_ = f"k{i}"
+                joins.append((as_expression(exp.alias_(lk, alias_, table=True, quoted=True)),
+                              exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
+                projections.append(alias(col("code", alias_), a))
+            else:
+                projections.append(alias(h.expression(col(a, src), level), a))
+        sensitive = self.sensitive
+        q = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive],
+                       alias(exp.Count(this=exp.Star()), checks.N)).from_(
+            exp.alias_(self.source.copy(), src, table=True, quoted=True))
+        for rel, on in joins:
+            q = q.join(rel, on=on, join_type="left")
+        q = q.group_by(*[e.this.copy() for e in projections],
+                       *[col(s_, src) for s_ in sensitive])
+        scan = temps.lasting("nodescan", q)
+        if decode:  # a NULL code: a value (or NULL) the hierarchy lacks; one query for all attributes
+            nulls = temps.engine.fetch(exp.select(*[
+                exp.alias_(exp.Count(this=exp.Case().when(exp.Is(this=col(a), expression=exp.Null()),
+                                                          lit(1))), f"n{i}", quoted=True)
+                for i, a in enumerate(decode)]).from_(scan.copy()))[1][0]
+            for a, bad in zip(decode, nulls):
+                if bad:
+                    self.hierarchies.validate_coverage(temps.lasting(
+                        f"uncovered{self.qis.index(a)}",
+                        exp.select(col(a)).distinct().from_(self.source.copy())), [a])
+        self.hierarchies.validate_coverage(scan, [a for a in self.qis if int(levels.get(a, 0)) == 0])
+        if not decode:
+            return scan
+        out = []
+        for a in self.qis:
+            if a in decode:
+                out.append(alias(col("label", f"d{self.qis.index(a)}"), a))
+            else:
+                out.append(alias(col(a, "s"), a))
+        g = exp.select(*out, *[col(s_, "s") for s_ in sensitive], col(checks.N, "s")).from_(
+            exp.alias_(scan.copy(), "s", table=True, quoted=True))
+        for a, d in decode.items():
+            name = f"d{self.qis.index(a)}"
+            g = g.join(exp.alias_(d.copy(), name, table=True, quoted=True),
+                       on=exp.EQ(this=col("code", name), expression=col(a, "s")), join_type="left")
+        return temps.lasting("nodegen", g)

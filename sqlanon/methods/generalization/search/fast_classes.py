@@ -1,0 +1,96 @@
+"""A node's equivalence classes in memory, and the views the models' and metrics' in-memory forms read."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sqlanon.domain.metrics.memory import MemoryTable
+
+
+@dataclass(frozen=True)
+class LeafCounts:
+    """One attribute's leaves present in the table (:class:`~sqlanon.domain.metrics.memory.Leaves`)."""
+
+    keys: Sequence[Any]
+    rows: np.ndarray
+    labels: list[np.ndarray]
+
+
+@dataclass
+class Classes:
+    """The equivalence classes of one node: sizes and sensitive histograms, and the class of each
+    member (a frequency row, or a class of the finer node the classes were rolled up from)."""
+
+    k: int
+    sizes: np.ndarray
+    hists: dict[str, np.ndarray]
+    inv: np.ndarray
+    """The class of each member."""
+    member_sizes: np.ndarray
+    """The rows each member stands for (int64)."""
+    members: np.ndarray | None
+    """The frequency row representing each member (None: member ``i`` is row ``i``)."""
+
+    @functools.cached_property
+    def rep(self) -> np.ndarray:
+        """One frequency row of each class (built on first use: only roll-ups need it)."""
+        rep = np.empty(self.k, dtype=np.int64)
+        rep[self.inv] = np.arange(len(self.inv)) if self.members is None else self.members
+        return rep
+
+    def rows_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(frequency rows, rows each stands for)`` of the members of the classes marked in the
+        boolean array ``classes``: Σ over them equals Σ over those classes."""
+        idx = np.flatnonzero(classes[self.inv])
+        return (idx if self.members is None else self.members[idx]), self.member_sizes[idx]
+
+
+class NodeClasses:
+    """The classes of one node as the statistics' in-memory forms read them
+    (:class:`~sqlanon.domain.models.base.ClassTable`).
+
+    Args:
+        c: the node's classes.
+        n: the table's rows.
+        sensitive: per sensitive attribute, (value codes of the frequency rows, number of values,
+            each value's count over the table).
+        trees: per attribute read with its hierarchy, the hierarchy over its values.
+    """
+
+    __slots__ = ("_c", "_sensitive", "_trees", "sizes", "n")
+
+    def __init__(self, c: Classes, n: int, sensitive: Mapping[str, tuple[np.ndarray, int, np.ndarray]],
+                 trees: Mapping[str, list[np.ndarray]]) -> None:
+        self._c, self._sensitive, self._trees = c, sensitive, trees
+        self.sizes = c.sizes
+        self.n = n
+
+    def histogram(self, attribute: str) -> np.ndarray:
+        return self._c.hists[attribute]
+
+    def global_counts(self, attribute: str) -> np.ndarray:
+        return self._sensitive[attribute][2]
+
+    def tree(self, attribute: str) -> list[np.ndarray]:
+        return self._trees[attribute]
+
+
+class CheckedNode:
+    """One checked node as the metrics' in-memory forms read it
+    (:class:`~sqlanon.domain.metrics.memory.MemoryNode`)."""
+
+    __slots__ = ("table", "levels", "_c", "sizes", "keep", "suppressed", "classes")
+
+    def __init__(self, table: MemoryTable, levels: tuple[int, ...], c: Classes, keep: np.ndarray,
+                 suppressed: int, classes: int) -> None:
+        self.table, self.levels, self._c = table, levels, c
+        self.sizes, self.keep, self.suppressed, self.classes = c.sizes, keep, suppressed, classes
+
+    def suppressed_members(self) -> tuple[np.ndarray, np.ndarray]:
+        rows, sizes = self._c.rows_of(~self.keep)
+        return sizes, rows

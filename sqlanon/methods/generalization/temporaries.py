@@ -1,0 +1,83 @@
+"""The temporary relations of one problem on one engine: created through its plan, dropped at the end.
+
+Two lifetimes: *lasting* relations (the frequency table, hierarchy look-ups, a statistic's own input)
+live until :meth:`Temporaries.close`; *node* relations (one node's generalized table, histograms,
+statistics, verdict) live until the next node is checked (:meth:`Temporaries.drop_node`).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sqlanon.compile.plan import Plan
+from sqlanon.engines.base import Engine
+from sqlanon.sql.nodes import table
+
+
+class Temporaries:
+    """Creates and drops the temporary tables of one evaluator; every name carries the plan's prefix."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.plan = Plan()
+        self._lasting: list[str] = []
+        self._node: list[str] = []
+
+    def name(self, name: str) -> str:
+        """The full name a relation called ``name`` gets."""
+        return self.plan.prefix + name
+
+    def rows(self, name: str, columns: list[tuple[str, str]], rows: list[tuple]) -> exp.Table:
+        """A lasting temporary table of ``columns`` (name, SQL type) holding ``rows``."""
+        full = self.name(name)
+        self.engine.execute(exp.Create(
+            this=exp.Schema(this=table(full), expressions=[
+                exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=exp.DataType.build(t))
+                for c, t in columns]),
+            kind="TABLE", properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+        self._lasting.append(full)
+        self.engine.insert_rows(full, rows)
+        return table(full)
+
+    def lasting(self, name: str, query: exp.Select) -> exp.Table:
+        """Materialize ``query`` as a plan step that lives until :meth:`close`."""
+        ref = self.plan.add(name, query)
+        self.engine.create_table_as(ref.name, query, temporary=True)
+        self._lasting.append(ref.name)
+        return ref
+
+    def node(self, name: str, query: exp.Select) -> exp.Table:
+        """Materialize ``query`` as a plan step of the node being checked."""
+        full = self.name(name)
+        self.plan.steps.append((full, query))
+        self.engine.create_table_as(full, query, temporary=True, replace=True)
+        self._node.append(full)
+        return table(full)
+
+    def pending(self) -> None:
+        """Materialize the plan steps added without a table (e.g. by a statistic's query builder)."""
+        done = set(self._lasting) | set(self._node)
+        for name, query in self.plan.steps:
+            if name not in done:
+                self.engine.create_table_as(name, query, temporary=True, replace=True)
+                self._node.append(name)
+
+    def own(self, name: str) -> None:
+        """Drop a table created outside the plan (a loaded file) at :meth:`close`."""
+        self._lasting.append(name)
+
+    def drop_node(self) -> None:
+        """Drop the node's relations and forget their plan steps."""
+        for name in reversed(self._node):
+            self.engine.drop(name)
+        self._node.clear()
+        self.plan.steps = [(n, q) for n, q in self.plan.steps if n in self._lasting]
+
+    def close(self) -> None:
+        self.drop_node()
+        for name in reversed(self._lasting):
+            try:
+                self.engine.drop(name)
+            except Exception:  # the connection may already be gone
+                pass
+        self._lasting.clear()
