@@ -126,6 +126,42 @@ def get_call_key(node: ast.AST) -> tuple[ast.AST, str] | None:
 
 # --- per-module visitor ------------------------------------------------------------------------------
 
+def is_decorator(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``function`` is a decorator (it returns what it was given, or a call's result) or a
+    decorator factory (it returns a function it defines)."""
+    if not function.args.args:
+        return False
+    given = {function.args.args[0].arg} | {n.name for n in ast.walk(function)
+                                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                           and n is not function}
+    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return) and n.value is not None]
+    return any(isinstance(r.value, ast.Name) and r.value.id in given or isinstance(r.value, ast.Call)
+               for r in returns)
+
+
+def delegates_to_registry(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``function`` adds to a module-level registry (``NAMES.register(...)``, ``NAMES.add(...)``):
+    a decorator that derives the name from the class, over the Registry helper, is not a style of its own."""
+    for node in ast.walk(function):
+        func = node.func if isinstance(node, ast.Call) else None
+        while isinstance(func, ast.Call):
+            func = func.func
+        if isinstance(func, ast.Attribute) and func.attr in ("register", "add") \
+                and isinstance(func.value, ast.Name) and func.value.id.isupper():
+            return True
+    return False
+
+
+def registry_module_lists(tree: ast.AST) -> set[str]:
+    """Names passed as ``modules=`` to a ``Registry(...)``: the helper's own list of built-in modules."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and name_parts(node.func)[-1:] == ["Registry"]:
+            out |= {k.value.id for k in node.keywords
+                    if k.arg in ("modules", "packages") and isinstance(k.value, ast.Name)}
+    return out
+
+
 class ModuleScan(ast.NodeVisitor):
     """One module's findings. Name bindings are tracked per function (and at module level)."""
 
@@ -135,6 +171,7 @@ class ModuleScan(ast.NodeVisitor):
         self.engine_branches: list[str] = []
         self.connection_reach_ins: list[str] = []
         self.styles: dict[str, list[str]] = {}
+        self.registry_module_lists: set[str] = set()
         self.imports_modules = False
         self.scopes: list[dict[str, str]] = [{}]  # name -> "transformation" | "method"
         self.classes: list[str] = []
@@ -181,7 +218,8 @@ class ModuleScan(ast.NodeVisitor):
             annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
             if annotation.split(".")[-1].strip("'\"") == "Transformation":
                 scope[arg.arg] = "transformation"
-        if node.name == "register" and not self.classes:
+        if node.name == "register" and not self.classes and is_decorator(node) \
+                and not delegates_to_registry(node):
             self.style("a register decorator of its own", node)
         self.scopes.append(scope)
         self.generic_visit(node)
@@ -219,7 +257,8 @@ class ModuleScan(ast.NodeVisitor):
                 self.module_level_assignment(node.target.id, node.value, node)
 
     def module_level_assignment(self, name: str, value: ast.AST, node: ast.AST) -> None:
-        if name.upper() == name and name.endswith("MODULES") and string_literals(value):
+        if name.upper() == name and name.endswith("MODULES") and string_literals(value) \
+                and name not in self.registry_module_lists:
             self.style("a list of modules imported to fill a registry", node)
         if isinstance(value, ast.Dict) and len(value.keys) >= MIN_CHAIN:
             keys = [k for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
@@ -405,6 +444,7 @@ def measure(root: Path, package: str, *, cycles: bool = True) -> Counts:
             counts.long_modules.append((where, lines))
         tree = ast.parse(text, filename=where)
         scan = ModuleScan(where)
+        scan.registry_module_lists = registry_module_lists(tree)
         scan.visit(tree)
         if not is_method_registry(path, tree):
             counts.method_comparisons += scan.method_comparisons

@@ -12,9 +12,7 @@ from sqlanon.sql.nodes import table
 from sqlanon.engines.base import Engine
 from sqlanon.engines.connect import connect
 from sqlanon.errors import EngineError, SpecError, did_you_mean
-from sqlanon.methods.generalization.evaluator import Problem
 from sqlanon.spec.schema import Spec
-from sqlanon.methods.generalization.value_types import check_value_types
 
 
 @dataclass
@@ -118,17 +116,3 @@ def resolve_attributes(spec: Spec, ds: Dataset) -> None:
         if c.startswith("__sa_"):
             raise SpecError(f"column {c!r} uses the reserved prefix __sa_", path="source",
                             source=spec.path)
-
-
-def problem_for(spec: Spec, ds: Dataset) -> Problem:
-    """The check problem: QIs in data column order (ARX's order), models, hierarchies."""
-    order = ds.column_names
-    qis = sorted(spec.quasi_identifiers, key=order.index)
-    hierarchies = {a: spec.attributes[a].hierarchy for a in qis}
-    check_value_types(ds.engine, ds.relation, dict(ds.columns), hierarchies, spec.path)
-    sensitive = sorted(spec.sensitive, key=order.index)
-    value_order = {a: list(x.order) for a in sensitive if (x := spec.attributes[a]).order}
-    sens_h = {a: x.hierarchy for a in sensitive if (x := spec.attributes[a]).hierarchy}
-    types = {a: x.type for a, x in spec.attributes.items() if x.type}
-    return Problem(ds.engine, ds.relation, qis, hierarchies, sensitive, list(spec.privacy), value_order,
-                   sens_h, column_types=dict(ds.columns), attribute_types=types)

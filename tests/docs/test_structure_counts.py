@@ -258,3 +258,29 @@ def test_the_script_prints_the_table(toy_root):
         "import cycles": ["1", "0"],
         "modules over 400 lines": ["1", "-"],
     }
+
+
+def test_decorators_and_module_lists_over_the_registry_helper_are_the_helper(structure_counts, tmp_path):
+    """A decorator that names the entry after the class and adds it to a Registry, and a Registry's
+    own list of built-in modules, are the helper itself; a function merely called ``register``
+    that is no decorator (it registers a table with a database) is no registry at all."""
+    package = tmp_path / "toyreg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "registry.py").write_text("class Registry:\n    def __init__(self, kind, modules=()):\n"
+                                        "        self.kind = kind\n")
+    (package / "models.py").write_text(textwrap.dedent('''
+        from toyreg.registry import Registry
+
+        BUILTIN_MODULES = ("toyreg.a", "toyreg.b")
+        MODELS = Registry("model", modules=BUILTIN_MODULES)
+
+        def register(cls):
+            return MODELS.register(cls.name)(cls)
+        '''))
+    (package / "frames.py").write_text(textwrap.dedent('''
+        def register(engine, name, data):
+            engine.con.register(name, data)
+        '''))
+    counts = structure_counts.measure(tmp_path, "toyreg")
+    assert set(counts.registry_styles) == {"the Registry helper"}, counts.registry_styles

@@ -17,7 +17,8 @@ from tests.outputs.people import load_people, people_spec
 from sqlglot import exp
 
 from sqlanon.api import levels_of
-from sqlanon.methods.dataset import open_dataset, problem_for
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.outputs import compile_output_sql

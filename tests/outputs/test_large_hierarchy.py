@@ -15,7 +15,8 @@ from sqlanon.sql.dialects import profile
 from sqlanon.compile.plan import Plan
 from sqlanon.sql.render import render
 from sqlanon.sql.nodes import DIRECT_VALUES_MIN_ROWS, values_table
-from sqlanon.methods.dataset import open_dataset, problem_for
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.outputs import checked_output_query, writer

@@ -58,7 +58,7 @@ class NodeRelease(Release):
 @contextlib.contextmanager
 def checked_node(spec: Spec, ds: Dataset) -> Iterator[CheckedNode]:
     """Check the spec's node with one generalizing scan; the evaluator stays open inside."""
-    from sqlanon.methods.dataset import problem_for
+    from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.evaluator import Evaluator
     from sqlanon.methods.generalization.result import levels_of
 
@@ -132,7 +132,7 @@ class Generalization(Method):
 
 def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     """Search the lattice, check the chosen node in SQL, measure it, and write the output."""
-    from sqlanon.methods.dataset import problem_for
+    from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.evaluator import Evaluator
     from sqlanon.methods.generalization.result import measured, metric_names
     from sqlanon.methods.generalization.search.run import search_spec, with_levels

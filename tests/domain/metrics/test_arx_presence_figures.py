@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from sqlanon.methods.dataset import open_dataset, problem_for
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.spec import spec_from_dict

@@ -11,7 +11,8 @@ from collections import Counter
 import pytest
 
 from sqlanon import api
-from sqlanon.methods.dataset import open_dataset, problem_for
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search

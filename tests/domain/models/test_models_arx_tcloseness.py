@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sqlanon import api
-from sqlanon.methods.dataset import open_dataset, problem_for
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.domain.models.distance_statistics import HierarchicalDistance
 from sqlanon.domain.models.statistics import EqualDistance

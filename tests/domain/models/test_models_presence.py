@@ -7,7 +7,8 @@ import csv
 import pandas as pd
 import pytest
 
-from sqlanon.methods.dataset import open_dataset, problem_for
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.domain.models.presence import SubsetCount
 from sqlanon.spec import spec_from_dict

@@ -1,0 +1,23 @@
+"""The generalization problem of a spec's source: quasi-identifiers in data column order, models,
+hierarchies checked against the columns' types."""
+
+from __future__ import annotations
+
+from sqlanon.methods.dataset import Dataset
+from sqlanon.methods.generalization.evaluator import Problem
+from sqlanon.methods.generalization.value_types import check_value_types
+from sqlanon.spec.schema import Spec
+
+
+def problem_for(spec: Spec, ds: Dataset) -> Problem:
+    """The check problem: QIs in data column order (ARX's order), models, hierarchies."""
+    order = ds.column_names
+    qis = sorted(spec.quasi_identifiers, key=order.index)
+    hierarchies = {a: spec.attributes[a].hierarchy for a in qis}
+    check_value_types(ds.engine, ds.relation, dict(ds.columns), hierarchies, spec.path)
+    sensitive = sorted(spec.sensitive, key=order.index)
+    value_order = {a: list(x.order) for a in sensitive if (x := spec.attributes[a]).order}
+    sens_h = {a: x.hierarchy for a in sensitive if (x := spec.attributes[a]).hierarchy}
+    types = {a: x.type for a, x in spec.attributes.items() if x.type}
+    return Problem(ds.engine, ds.relation, qis, hierarchies, sensitive, list(spec.privacy), value_order,
+                   sens_h, column_types=dict(ds.columns), attribute_types=types)
