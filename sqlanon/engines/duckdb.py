@@ -73,7 +73,7 @@ class DuckDBEngine(Engine):
     def _execute(self, sql: str) -> None:
         self.con.execute(sql)
 
-    def insert_rows(self, name: str, rows, *, schema: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    def insert_rows(self, name: str, rows, *, schema: str | None = None) -> None:
         """Append rows through columns scanned by DuckDB (per-row binding is far slower): NumPy
         arrays when every column holds only text (or NULL) or only integers, else an Arrow table
         (whose conversion from Python values imports pandas, which costs more than small inserts)."""
@@ -107,7 +107,7 @@ class DuckDBEngine(Engine):
         names = [d[0] for d in cur.description]
         return names, cur.fetchall()
 
-    def fetch_arrow(self, query):  # type: ignore[override]
+    def fetch_arrow(self, query):
         sql = self.sql(query)
         self._log(query)
         try:
@@ -115,7 +115,7 @@ class DuckDBEngine(Engine):
         except Exception as e:
             raise self.error(e, query) from e
 
-    def fetch_numpy(self, query):  # type: ignore[override]
+    def fetch_numpy(self, query):
         sql = self.sql(query)
         self._log(query)
         try:

@@ -169,7 +169,7 @@ class PostgresEngine(Engine):
     # -- between sessions -------------------------------------------------------------------------
     def _scalar(self, sql: str, params: list[Any]) -> Any:
         try:
-            row = self.con.execute(sql, params).fetchone()  # type: ignore[arg-type]
+            row = self.con.execute(sql, params).fetchone()
         except Exception as e:
             raise self.error(e, sql) from e
         return row[0] if row else None

@@ -42,6 +42,6 @@ def copy_arrow(engine: PostgresEngine, name: str, data: pa.Table, *, temporary: 
                                   expressions=[exp.TemporaryProperty()]) if temporary else None))
     arrays = [data.column(i).to_pylist() for i in range(data.num_columns)]
     quoted = render(table(name, schema), engine.dialect)
-    with engine.con.cursor() as cur, cur.copy(f"COPY {quoted} FROM STDIN") as copy:  # type: ignore[arg-type]
+    with engine.con.cursor() as cur, cur.copy(f"COPY {quoted} FROM STDIN") as copy:
         for row in zip(*arrays):
             copy.write_row(row)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -255,7 +255,7 @@ class Metric(abc.ABC):
             self.monotonic_with_generalization
 
 
-def _unknown_metric(kind: str, name: str, known: list[str]) -> SpecError:
+def _unknown_metric(kind: str, name: str, known: Sequence[str]) -> SpecError:
     return SpecError(f"unknown metric {name!r}; known: {', '.join(known)}." + did_you_mean(name, known))
 
 

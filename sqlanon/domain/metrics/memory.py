@@ -49,12 +49,17 @@ class MemoryTable(Protocol):
 class Leaves(Protocol):
     """One attribute's leaves present in the table."""
 
-    keys: Sequence[Any]
-    """The leaf keys (hierarchy text), in code order."""
-    rows: np.ndarray
-    """Rows of the table per leaf (int64)."""
-    labels: list[np.ndarray]
-    """Per level: each leaf's label code."""
+    @property
+    def keys(self) -> Sequence[Any]:
+        """The leaf keys (hierarchy text), in code order."""
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Rows of the table per leaf (int64)."""
+
+    @property
+    def labels(self) -> list[np.ndarray]:
+        """Per level: each leaf's label code."""
 
 
 class MemoryNode(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.errors import InternalError, SpecError, did_you_mean
 from sqlanon.domain.models.base import MODELS, Monotonicity, PrivacyModel, register
 
 
@@ -25,6 +25,8 @@ def build_model(key: str, params: Any, path: str, source: str | None = None) -> 
     if not isinstance(params, dict):
         raise SpecError(f"the parameters of {key} must be a mapping, got {type(params).__name__}",
                         path=path, source=source)
+    if not dataclasses.is_dataclass(cls):  # its fields are the spec's parameters
+        raise InternalError(f"privacy model {key!r} is not a dataclass")
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     for p in params:
         if p not in fields:

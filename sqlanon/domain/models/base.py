@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -320,7 +320,7 @@ class PrivacyModel(abc.ABC):
         return str(self)
 
 
-def _unknown_model(kind: str, name: str, known: list[str]) -> SpecError:
+def _unknown_model(kind: str, name: str, known: Sequence[str]) -> SpecError:
     return SpecError(f"unknown privacy model {name!r}; known: {', '.join(known)}." + did_you_mean(name, known))
 
 

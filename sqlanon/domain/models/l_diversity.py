@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 from sqlglot import exp
 
 from sqlanon.sql.nodes import as_double, as_expression, lit
-from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.errors import InternalError, SpecError, did_you_mean
 from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.k_anonymity import require_int
 from sqlanon.domain.models.statistics import DistinctCount, Entropy, MaxShare, TailCount, TopCount
@@ -96,6 +96,8 @@ class LDiversity(PrivacyModel):
             return s[DistinctCount(a)] >= math.ceil(self.l)
         if self.variant == "entropy":
             return s[Entropy(a)] >= math.log(self.l) - 1e-12
+        if self.c is None:
+            raise InternalError("recursive (c,l)-diversity without its c")
         return s[TopCount(a)] < float(self.c) * s[TailCount(a, int(self.l))]
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression | None:

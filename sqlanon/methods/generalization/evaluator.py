@@ -124,7 +124,7 @@ class Evaluator:
         """The hierarchy as rows: the file for table hierarchies, else built over the data's values."""
         return self.hierarchies.table(attribute)
 
-    def validate_coverage(self, relation: exp.Table, attributes: Sequence[str]) -> None:
+    def validate_coverage(self, relation: exp.Expression, attributes: Sequence[str]) -> None:
         """Every value of ``attributes`` in ``relation`` must be a leaf of its table hierarchy."""
         self.hierarchies.validate_coverage(relation, attributes)
 

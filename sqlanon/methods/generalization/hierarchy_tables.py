@@ -78,8 +78,7 @@ class HierarchyTables:
         """A temporary table (``leaf`` key, ``code`` int) numbering a table hierarchy's leaves, and
         the leaf keys in code order (created once)."""
         if attribute not in self._leaf_codes:
-            h = self.hierarchies[attribute]
-            keys = [k for k in h.table().mapping if k is not None]
+            keys = [k for k in self.table(attribute).mapping if k is not None]
             i = self.qis.index(attribute)
             rel = self.temporaries.rows(f"leafcode{i}", [("leaf", "varchar"), ("code", "int")],
                                         [(k, j) for j, k in enumerate(keys)])
@@ -105,7 +104,7 @@ class HierarchyTables:
             self._built[attribute] = HierarchyTable(tuple(tuple(r) for r in self.engine.fetch(q)[1]))
         return self._built[attribute]
 
-    def validate_coverage(self, relation: exp.Table, attributes: Sequence[str]) -> None:
+    def validate_coverage(self, relation: exp.Expression, attributes: Sequence[str]) -> None:
         """Every value of ``attributes`` in ``relation`` must be a leaf of its table hierarchy."""
         for attribute in attributes:
             h = self.hierarchies[attribute]

@@ -3,6 +3,8 @@ hierarchies checked against the columns' types."""
 
 from __future__ import annotations
 
+from sqlanon.domain.hierarchy.base import Hierarchy
+from sqlanon.errors import InternalError
 from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.generalization.evaluator import Problem
 from sqlanon.methods.generalization.value_types import check_value_types
@@ -13,7 +15,12 @@ def problem_for(spec: Spec, ds: Dataset) -> Problem:
     """The check problem: QIs in data column order (ARX's order), models, hierarchies."""
     order = ds.column_names
     qis = sorted(spec.quasi_identifiers, key=order.index)
-    hierarchies = {a: spec.attributes[a].hierarchy for a in qis}
+    hierarchies: dict[str, Hierarchy] = {}
+    for a in qis:
+        h = spec.attributes[a].hierarchy
+        if h is None:  # the spec refuses a quasi-identifier without one for generalization
+            raise InternalError(f"quasi-identifier {a!r} has no hierarchy")
+        hierarchies[a] = h
     check_value_types(ds.engine, ds.relation, dict(ds.columns), hierarchies, spec.path)
     sensitive = sorted(spec.sensitive, key=order.index)
     value_order = {a: list(x.order) for a in sensitive if (x := spec.attributes[a]).order}

@@ -33,7 +33,7 @@ from sqlglot import exp
 
 from sqlanon.compile.checks import N
 from sqlanon.sql.nodes import alias, as_expression, col, internal
-from sqlanon.errors import HierarchyError, UnsupportedError
+from sqlanon.errors import HierarchyError, InternalError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.domain.factorize import factorize
 from sqlanon.domain.metrics import get_metric
@@ -158,8 +158,7 @@ class FastEvaluator:
         sens = list(dict.fromkeys(a for m in self.models for a in m.sensitive_attributes()))
         ordered = attributes_needing(self.statistics, "order")
         self.hierarchical = attributes_needing(self.statistics, "tree")
-        tables = [ev.hierarchy_table(a) if p.hierarchies[a].table() is None else p.hierarchies[a].table()
-                  for a in self.qis]
+        tables = [ev.hierarchy_table(a) for a in self.qis]  # the file's table, else built over the data
         if all(p.hierarchies[a].table() is not None for a in self.qis):
             data, leaves, keys = self._fetch_coded(ev, sens, ordered)
         else:
@@ -222,6 +221,8 @@ class FastEvaluator:
         nodes one level down (values first) to the nodes at that level."""
         h = ev.p.sensitive_hierarchies[a]
         table_ = h.table()
+        if table_ is None:
+            raise InternalError(f"the hierarchy of sensitive attribute {a!r} is not a table")
         key_of = [None] * nvals
         for v, k in zip(values.tolist(), keys.tolist()):
             key_of[v] = k
@@ -450,7 +451,8 @@ class FastNodeEvaluator(NodeEvaluator):
     def _beyond_ceiling(self, node: Node) -> bool:
         """Whether the node's bound known before checking is clearly above :attr:`ceiling`, so its
         metric cannot matter (on large tables only, where computing it costs a pass)."""
-        if self._bounds is None or self.prefers_few_checks or math.isinf(self.ceiling):
+        if self._bounds is None or self._lattice is None or self.prefers_few_checks \
+                or math.isinf(self.ceiling):
             return False
         margin = 1e-9 * max(1.0, abs(self.ceiling))  # far wider than the search's tie tolerance
         return float(self._bounds[self._lattice.node_id(node)]) > self.ceiling + margin
