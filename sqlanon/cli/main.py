@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, TextIO
@@ -23,6 +24,8 @@ EXIT_ERROR = 2
 EXIT_BUG = 70
 """An unexpected exception: a bug in sqlanon (``EX_SOFTWARE`` of BSD's sysexits.h)."""
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+"""Standard output was closed by its reader (``sqlanon ... | head``): the shell's code for SIGPIPE."""
 
 EXIT_CODES = f"""\
 exit codes:
@@ -33,6 +36,7 @@ exit codes:
   {EXIT_BUG}   a bug in sqlanon (an unexpected exception): please report it; --debug shows the
        traceback
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C)
+  {EXIT_BROKEN_PIPE}  standard output was closed by its reader (e.g. `| head`); nothing more is printed
 """
 
 
@@ -239,6 +243,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
         with _warnings_as_lines():
             return run(args)
+    except BrokenPipeError:
+        # the reader has gone: say nothing more, and keep the interpreter's last flush from failing
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         if as_json:
             json.dump({"error": "interrupted", "kind": "interrupted", "path": None, "file": None,

@@ -188,3 +188,20 @@ def test_warnings_are_one_line_without_source_lines(workdir: Path, cli):
     warning_lines = [line for line in r.err.splitlines() if line]
     assert warning_lines and all(line.startswith("sqlanon: warning: ") for line in warning_lines)
     assert "listed twice" in r.err and "warnings.warn" not in r.err
+
+
+def test_a_reader_closing_standard_output_ends_the_command_quietly(workdir: Path):
+    """``sqlanon ... | head``: once the reader has gone, no traceback and no error line, exit 141."""
+    import os
+
+    from sqlanon.cli.main import EXIT_BROKEN_PIPE
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    try:
+        proc = subprocess.run([sys.executable, "-m", "sqlanon", "check", "spec.yml", "--json"],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=300, cwd=workdir)
+    finally:
+        os.close(write)
+    assert proc.returncode == EXIT_BROKEN_PIPE, proc.stderr
+    assert proc.stderr == ""
