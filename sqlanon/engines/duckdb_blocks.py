@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.engines.base import internal_name
@@ -35,6 +34,7 @@ from sqlanon.sql.nodes import alias, lit, table
 from sqlanon.sql.render import render
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from sqlanon.engines.duckdb import DuckDBEngine
 
 ROW_GROUP_ROWS = 122_880
@@ -81,6 +81,8 @@ def blocks_of(engine: DuckDBEngine, relation: exp.Table) -> list[Block] | None:
 
 def _stream(rows: int, schema: pa.Schema, batches: Callable[[int], dict[str, Any]]
             ) -> Iterator[pa.RecordBatch]:
+    import pyarrow as pa
+
     done = 0
     while done < rows:
         size = min(BATCH_ROWS, rows - done)
@@ -210,6 +212,8 @@ def write_blocks(engine: DuckDBEngine, relation: exp.Table, target: str, blocks:
         # the scan): a statement built per block leaves sqlglot trees, whose parent links make
         # them cyclic garbage for Python's collector to walk (a full collection per 10M rows).
         values = internal_name("v")
+        import pyarrow as pa
+
         insert = engine.sql(exp.insert(_select(relation, values, True, projection), target_table))
         try:
             for i in range(first, len(blocks), workers):

@@ -14,7 +14,6 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.engines.base import internal_name
@@ -23,6 +22,7 @@ from sqlanon.errors import UnsupportedError
 from sqlanon.sql.nodes import table
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from sqlanon.engines.duckdb import DuckDBEngine
 
 PREFETCH = 2
@@ -43,6 +43,8 @@ def joined_by_position(engine: DuckDBEngine, relation: exp.Table, n: int, schema
     """``SELECT ... FROM relation AS s POSITIONAL JOIN values AS v``, valid inside the block."""
     source = exp.alias_(table(relation.name, schema_name(relation)), SOURCE, table=True, quoted=True)
     stop = threading.Event()
+    import pyarrow as pa
+
     reader = pa.RecordBatchReader.from_batches(schema, _prefetched(n, schema, batches, stop))
     with engine.arrow_relation(reader, internal_name("v")) as registered:
         try:
@@ -59,6 +61,8 @@ def _prefetched(n: int, schema: pa.Schema, batches: Batches,
     Drawing overlaps with the engine's work (numpy releases the GIL while it fills arrays); one
     thread keeps the draws in order, so a seed reproduces the same noise.
     """
+    import pyarrow as pa
+
     ready: queue.Queue[Any] = queue.Queue(maxsize=PREFETCH)
 
     def offer(item: Any) -> bool:
