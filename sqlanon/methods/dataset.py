@@ -11,8 +11,9 @@ from sqlanon.sql.dialects import DialectProfile
 from sqlanon.sql.nodes import table
 from sqlanon.engines.base import Engine
 from sqlanon.engines.connect import connect
-from sqlanon.errors import EngineError, SpecError, did_you_mean
+from sqlanon.errors import EngineError, InternalError, SpecError, did_you_mean
 from sqlanon.methods.generalization.evaluator import Problem
+from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.spec.schema import Spec
 from sqlanon.methods.generalization.value_types import check_value_types
 
@@ -120,11 +121,22 @@ def resolve_attributes(spec: Spec, ds: Dataset) -> None:
                             source=spec.path)
 
 
+def qi_hierarchies(spec: Spec, qis: list[str]) -> dict[str, Hierarchy]:
+    """The hierarchy of each quasi-identifier of a generalization: the spec refuses one without."""
+    hierarchies = {}
+    for a in qis:
+        h = spec.attributes[a].hierarchy
+        if h is None:
+            raise InternalError(f"quasi-identifier {a!r} reached the generalization without a hierarchy")
+        hierarchies[a] = h
+    return hierarchies
+
+
 def problem_for(spec: Spec, ds: Dataset) -> Problem:
     """The check problem: QIs in data column order (ARX's order), models, hierarchies."""
     order = ds.column_names
     qis = sorted(spec.quasi_identifiers, key=order.index)
-    hierarchies = {a: spec.attributes[a].hierarchy for a in qis}
+    hierarchies = qi_hierarchies(spec, qis)
     check_value_types(ds.engine, ds.relation, dict(ds.columns), hierarchies, spec.path)
     sensitive = sorted(spec.sensitive, key=order.index)
     value_order = {a: list(x.order) for a in sensitive if (x := spec.attributes[a]).order}

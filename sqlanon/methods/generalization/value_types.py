@@ -9,6 +9,8 @@ value that does not convert is an error naming the attribute's hierarchy.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlglot import exp
 
 from sqlanon.sql.nodes import col
@@ -32,7 +34,7 @@ def _needs(h: Hierarchy | None) -> tuple[str, str, tuple[str, ...]] | None:
 
 
 def check_value_types(engine: Engine, relation: exp.Table, columns: dict[str, str],
-                      hierarchies: dict[str, Hierarchy | None], source: str | None) -> None:
+                      hierarchies: Mapping[str, Hierarchy | None], source: str | None) -> None:
     """Raise a :class:`SpecError` naming ``attributes.<a>.hierarchy`` when a value of column ``a``
     does not convert to what its hierarchy reads.
 
