@@ -324,6 +324,8 @@ def run(args: argparse.Namespace) -> int:
         report = api.anonymize(_spec_with_overrides(args), database=args.database,
                                strategy=args.strategy, metric=args.metric, dry_run=args.dry_run,
                                time_limit=args.time_limit, progress=True, write_spec=args.write_spec)
+        if not isinstance(report, api.Report):  # a Result comes back only for a table in memory
+            raise InternalError(f"anonymize returned a {type(report).__name__}, not a Report")
         _print_report(report.as_dict(), args.json)
         return EXIT_OK
     if args.verb == "compile":

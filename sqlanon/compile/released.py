@@ -31,14 +31,15 @@ class OutputQuery:
         identifiers by their action (None, and noted, when dropped), undeclared columns copied and
         noted."""
         attribute = spec.attributes.get(name)
+        released: exp.Expression | None = value
         if attribute is not None and attribute.role == "identifier":
-            value = identifier_expression(attribute, value, target, spec.path, self.types.get(name))
+            released = identifier_expression(attribute, value, target, spec.path, self.types.get(name))
         elif attribute is None:
             self.undeclared.append(name)
-        if value is None:
+        if released is None:
             self.dropped.append(name)
             return None
-        return alias(value, name)
+        return alias(released, name)
 
     @property
     def warnings(self) -> list[str]:

@@ -137,10 +137,14 @@ class Method(abc.ABC):
 
     # -- settings, when the spec is built -----------------------------------------------------------
     def check_transformation(self, transformation: Transformation) -> None:
-        """Check the ``transformation`` keys when the :class:`Transformation` is built."""
+        """Check the ``transformation`` keys when the :class:`Transformation` is built (by default
+        there is nothing to check)."""
+        return None
 
     def check_spec(self, spec: Spec) -> None:
-        """Check the method's settings against the whole spec (attributes, privacy models)."""
+        """Check the method's settings against the whole spec (attributes, privacy models); by
+        default there is nothing to check."""
+        return None
 
     def transformation_keys(self) -> tuple[str, ...]:
         """The ``transformation`` keys the method reads besides ``method`` (for messages that say
@@ -163,7 +167,9 @@ class Method(abc.ABC):
             raise refusal(spec, self.refused_modes.format(mode=spec.output.mode), "output.mode")
 
     def refuse(self, plan: Plan) -> None:
-        """Refuse, before anything is opened, a verb or output the method cannot do (with the reason)."""
+        """Refuse, before anything is opened, a verb or output the method cannot do (with the reason);
+        by default the method refuses nothing."""
+        return None
 
     @abc.abstractmethod
     def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:

@@ -2,10 +2,11 @@
 connection").
 
 The output statement decides each class's verdict and the suppression limit itself
-(:func:`~sqlanon.methods.generalization.output_query.output_query`), so for a fixed transformation it needs nothing from the
-data: the source's name, the declared attributes and their ``type:`` are enough. What a connection
-would have verified (the columns, their types, hierarchy coverage, numbers that are numbers) is listed
-in the script's header comment and returned as notes, so whoever runs the script knows.
+(:func:`~sqlanon.methods.generalization.output_query.output_query`), so for a fixed transformation it
+needs nothing from the data: the source's name, the declared attributes and their ``type:`` are enough.
+What a connection would have verified (the columns, their types, hierarchy coverage, numbers that are
+numbers) is listed in the script's header comment and returned as notes, so whoever runs the script
+knows.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sqlanon.compile.checks import statistics_of
 from sqlanon.sql.dialects import profile
 from sqlanon.sql.nodes import table
 from sqlanon.methods.dataset import check_source_names
+from sqlanon.methods.generalization.problem import qi_hierarchies
 from sqlanon.errors import HierarchyError, SpecError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Problem
 from sqlanon.domain.hierarchy.table import TableHierarchy
@@ -89,7 +91,7 @@ def offline_problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
     problem = Problem(
         engine=None,  # type: ignore[arg-type]  # nothing here runs a query
         source=table(spec.source.relation_name, spec.source.schema), qis=list(qis),
-        hierarchies=hierarchies, sensitive=list(sensitive), models=list(spec.privacy),
+        hierarchies=qi_hierarchies(spec, list(qis)), sensitive=list(sensitive), models=list(spec.privacy),
         value_order={a: list(x.order) for a in sensitive if (x := spec.attributes[a]).order},
         sensitive_hierarchies={a: x.hierarchy for a in sensitive if (x := spec.attributes[a]).hierarchy},
         # the column's SQL type is unknown: every value is cast as its declared type says (as for

@@ -59,5 +59,8 @@ class Context:
             raise type(e)(e.rule, path=e.path, source=self.source) from None
 
 
+_KINDS: dict[type, str] = {dict: "a mapping", list: "a list", str: "a string"}
+
+
 def kind_of(v: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(v), type(v).__name__)
+    return _KINDS.get(type(v), type(v).__name__)

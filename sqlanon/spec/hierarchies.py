@@ -80,7 +80,8 @@ def _mask(h: HierarchyEntry) -> Hierarchy:
     b = h.c.mapping(h.body, h.path)
     h.c.keys(b, ("levels", "from", "char"), h.path)
     side = choose(b.get("from", "right"), ("right", "left"), join(h.path, "from"), "side")
-    return MaskHierarchy(b.get("levels"), from_right=side == "right", char=b.get("char", "*"))
+    levels: Any = b.get("levels")  # as written, missing or not: MaskHierarchy says what is wrong with it
+    return MaskHierarchy(levels, from_right=side == "right", char=b.get("char", "*"))
 
 
 @HIERARCHY_BUILDERS.register("ordered", options=("null",))

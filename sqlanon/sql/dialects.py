@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from sqlanon.errors import UnsupportedError, did_you_mean
 from sqlanon.registry import Registry
+from sqlanon.sql.nodes import as_expression
 
 # sqlglot function node classes that every supported target renders correctly (golden-tested).
 _PORTABLE_FUNCTIONS = frozenset(
@@ -227,9 +228,9 @@ def hashable_null_safe_equality(a: exp.Expression, b: exp.Expression) -> exp.Exp
         return exp.Anonymous(this="HASH_RECORD", expressions=[
             exp.Anonymous(this="ROW", expressions=[x.copy()])])
 
-    return exp.and_(exp.EQ(this=key(a), expression=key(b)),
-                    exp.Not(this=exp.Paren(this=exp.NullSafeNEQ(this=a.copy(),
-                                                                expression=b.copy()))))
+    return as_expression(exp.and_(exp.EQ(this=key(a), expression=key(b)),
+                                  exp.Not(this=exp.Paren(this=exp.NullSafeNEQ(this=a.copy(),
+                                                                              expression=b.copy())))))
 
 
 def adapt(tree: exp.Expression, target: DialectProfile) -> exp.Expression:

@@ -1,8 +1,8 @@
 """The Python API on tables in memory: pandas and polars DataFrames, Arrow tables and readers.
 
 Each method runs on the data registered in an embedded DuckDB and must give exactly what the same
-spec gives on the existing file path (the same rows in a Parquet file), returned as the kind that came in, with the
-types of the columns it does not transform (integers, floats, strings, dates, NULLs) intact.
+spec gives on the existing file path (the same rows in a Parquet file), returned as the kind that came
+in, with the types of the columns it does not transform (integers, floats, strings, dates, NULLs) intact.
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ def noise() -> dict:
     attributes["spend"] = {"role": "sensitive"}
     attributes["income"] = {"role": "sensitive"}
     return {"attributes": attributes,
-            "transformation": {"method": "noise", "mechanism": "correlated", "attributes": ["income", "spend"],
-                               "alpha": 0.5, "seed": 11}}
+            "transformation": {"method": "noise", "mechanism": "correlated",
+                               "attributes": ["income", "spend"], "alpha": 0.5, "seed": 11}}
 
 
 METHODS = {"generalization": ("apply", generalization), "search": ("anonymize", search),
@@ -164,7 +164,8 @@ def comparable(report) -> dict:
     found = report.as_dict()
     found.pop("outputs", None)
     if "search" in found:
-        found["search"] = {k: v for k, v in found["search"].items() if "seconds" not in k and k != "wall_time"}
+        found["search"] = {k: v for k, v in found["search"].items()
+                           if "seconds" not in k and k != "wall_time"}
     return found
 
 
@@ -321,8 +322,8 @@ def test_an_engine_or_database_beside_data_is_refused(duck):
 
 
 def test_objects_that_are_not_tables_are_refused():
-    with pytest.raises(UnsupportedError, match=r"^data: a builtins\.list is not a table sqlanon reads; give a "
-                                               r"pandas DataFrame, a polars DataFrame"):
+    with pytest.raises(UnsupportedError, match=r"^data: a builtins\.list is not a table sqlanon reads; "
+                                               r"give a pandas DataFrame, a polars DataFrame"):
         sqlanon.check(generalization(), data=[{"id": 1}])
     with pytest.raises(UnsupportedError, match=r"collect\(\) it first"):
         sqlanon.check(generalization(), data=pl.from_arrow(source_table()).lazy())
@@ -330,7 +331,8 @@ def test_objects_that_are_not_tables_are_refused():
 
 def test_a_named_pandas_index_is_refused_rather_than_lost():
     frame = source_table().to_pandas().set_index("id")
-    with pytest.raises(SpecError, match=r"^data: the DataFrame's index 'id' is not a column and would be lost"):
+    with pytest.raises(SpecError,
+                       match=r"^data: the DataFrame's index 'id' is not a column and would be lost"):
         sqlanon.apply(generalization(), data=frame)
     filtered = source_table().to_pandas().iloc[::-1]  # an unnamed index is row bookkeeping: dropped
     out, _ = sqlanon.apply(generalization(), data=filtered)
@@ -368,7 +370,8 @@ def test_registration_copies_no_data():
     assert registered.column("s").chunks[0].buffers()[2].address == strings.chunks[0].buffers()[2].address
     frame = pl.DataFrame({"x": list(range(1000)), "s": [f"v{i}" for i in range(1000)]})
     registered = in_memory_table(frame).arrow
-    assert registered.column("x").chunks[0].buffers()[1].address == frame["x"].to_numpy(allow_copy=False).ctypes.data
+    numbers = frame["x"].to_numpy(allow_copy=False)
+    assert registered.column("x").chunks[0].buffers()[1].address == numbers.ctypes.data
     assert registered.schema.field("s").type == pa.string_view()  # polars' own layout, handed over
 
 
@@ -384,7 +387,8 @@ def test_arrow_data_needs_neither_pandas_nor_polars():
             "            raise ModuleNotFoundError(name, name=name)\n"
             "sys.meta_path.insert(0, Absent())\n"
             "import pyarrow as pa, sqlanon\n"
-            "spec = {'attributes': {'x': {'role': 'quasi_identifier', 'hierarchy': {'intervals': {'widths': [10]}}}},\n"
+            "spec = {'attributes': {'x': {'role': 'quasi_identifier',\n"
+            "                             'hierarchy': {'intervals': {'widths': [10]}}}},\n"
             "        'privacy': [{'k_anonymity': {'k': 2}}], 'transformation': {'levels': {'x': 1}}}\n"
             "out, report = sqlanon.apply(spec, data=pa.table({'x': [1, 2, 13, 14]}))\n"
             "print(sorted(out.column('x').to_pylist()))\n")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from tests.outputs.people import load_people, people_spec, sorted_rows
+from tests.outputs.people import people_spec, sorted_rows
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine

@@ -69,7 +69,8 @@ def engines(pg_server):
                 else:
                     e.con.execute(f"CREATE TABLE {name} AS SELECT * FROM read_csv(?, delim=';', "
                                   "header=true, all_varchar=true)", [str(ADULT / "adult.csv")])
-            e.execute_script("CREATE TABLE subset AS SELECT * FROM adult WHERE sex = 'Female' AND race = 'White'")
+            e.execute_script("CREATE TABLE subset AS SELECT * FROM adult "
+                             "WHERE sex = 'Female' AND race = 'White'")
         yield {"postgres": pg, "duckdb": duck}
     finally:
         pg.close()

@@ -29,7 +29,8 @@ def test_offline_sql_fails_on_postgres_when_failing_rows_exceed_the_limit(people
                       "postgres")
     with pytest.raises(EngineError, match="sqlanon: not anonymous: 3 rows"):
         people.fetch_script(sql)
-    people.execute_script("DELETE FROM people WHERE id = 9")  # 2 outliers of 9 rows: floor(1.8) = 1 still fails
+    # 2 outliers of 9 rows: floor(1.8) = 1 still fails
+    people.execute_script("DELETE FROM people WHERE id = 9")
     with pytest.raises(EngineError, match="sqlanon: not anonymous: 2 rows .* allows of 9 rows"):
         people.fetch_script(sql)
     people.execute_script("DELETE FROM people WHERE id = 8")  # 1 outlier of 8 rows: floor(1.6) = 1 passes

@@ -16,7 +16,6 @@ import psycopg
 import pytest
 
 from sqlanon import api
-from sqlanon.engines.postgres import PostgresEngine
 from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec.load import spec_from_dict

@@ -28,6 +28,7 @@ spends as charged what they spent.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 import uuid
@@ -43,7 +44,7 @@ from sqlanon.methods.dp.amounts import (ADD_REMOVE, Budget, LedgerState, Privacy
                                         charge, check_neighbours, format_amount)
 from sqlanon.methods.dp.ledger_tables import (BUDGET_TABLE, LEDGER_TABLE, added_columns, amount_literal,
                                               create_tables, migration, now_literal)
-from sqlanon.sql.nodes import as_text, col, lit, table
+from sqlanon.sql.nodes import as_expression, as_text, col, lit, table
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine
@@ -88,7 +89,7 @@ class PrivacyLedger:
         if self._ready:
             return
         for statement in create_tables():
-            self._retry(lambda s=statement: self.engine.execute(s))
+            self._retry(functools.partial(self.engine.execute, statement))
         missing = {name: [c for c in columns if c.name not in self._column_names(name)]
                    for name, columns in added_columns().items()}
         if any(missing.values()):
@@ -140,7 +141,7 @@ class PrivacyLedger:
         self.ensure_tables()
 
         def text(c: str | exp.Expression, name: str) -> exp.Expression:
-            return exp.alias_(as_text(col(c) if isinstance(c, str) else c), name, quoted=True)
+            return as_expression(exp.alias_(as_text(col(c) if isinstance(c, str) else c), name, quoted=True))
 
         rows = self.engine.fetch_dicts(
             exp.select(col("id"), text("epsilon", "epsilon"), text("delta", "delta"),

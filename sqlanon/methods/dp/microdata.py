@@ -98,8 +98,8 @@ class MicrodataReport:
     attributes: list[AttributeRelease] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     """Utility and risk of the numeric attributes
-    (:func:`sqlanon.methods.microaggregation.quality.numeric_quality`): released against original values, record
-    by record. Computed from the data, so not private."""
+    (:func:`sqlanon.methods.microaggregation.quality.numeric_quality`): released against original values,
+    record by record. Computed from the data, so not private."""
     ledger: dict[str, Any] = field(default_factory=dict)
     """The ledger dataset's state after the release was charged, or that it was not charged."""
 
@@ -359,8 +359,8 @@ def _released(work: str, noise: str, names: list[str], groups: list[str], *,
               originals: bool = False) -> exp.Select:
     """Every row of ``work`` with its groups' noisy values, one join per group column.
 
-    ``originals``: instead, the pairs :func:`sqlanon.methods.microaggregation.quality.numeric_quality` compares
-    (the original numeric values were kept in ``work`` under their own names).
+    ``originals``: instead, the pairs :func:`sqlanon.methods.microaggregation.quality.numeric_quality`
+    compares (the original numeric values were kept in ``work`` under their own names).
     """
     w = internal("w")
     aliases = {g: internal(f"n{i}") for i, g in enumerate(dict.fromkeys(groups))}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -106,7 +107,8 @@ class ReleaseBudget:
                         ledger.refund(self.dataset, self.state.spend_id)
                 self.state = None
             except Exception as failed:  # noqa: BLE001 - the spend stays charged; report why
-                error.add_note(f"the spend was not refunded: {type(failed).__name__}: {failed}")
+                if sys.version_info >= (3, 11):  # exception notes are new in Python 3.11
+                    error.add_note(f"the spend was not refunded: {type(failed).__name__}: {failed}")
             raise
 
     def as_dict(self) -> dict[str, Any]:

@@ -11,16 +11,22 @@ from sqlanon.methods.generalization.value_types import check_value_types
 from sqlanon.spec.schema import Spec
 
 
+def qi_hierarchies(spec: Spec, qis: list[str]) -> dict[str, Hierarchy]:
+    """The hierarchy of each quasi-identifier of a generalization: the spec refuses one without."""
+    hierarchies = {}
+    for a in qis:
+        h = spec.attributes[a].hierarchy
+        if h is None:
+            raise InternalError(f"quasi-identifier {a!r} reached the generalization without a hierarchy")
+        hierarchies[a] = h
+    return hierarchies
+
+
 def problem_for(spec: Spec, ds: Dataset) -> Problem:
     """The check problem: QIs in data column order (ARX's order), models, hierarchies."""
     order = ds.column_names
     qis = sorted(spec.quasi_identifiers, key=order.index)
-    hierarchies: dict[str, Hierarchy] = {}
-    for a in qis:
-        h = spec.attributes[a].hierarchy
-        if h is None:  # the spec refuses a quasi-identifier without one for generalization
-            raise InternalError(f"quasi-identifier {a!r} has no hierarchy")
-        hierarchies[a] = h
+    hierarchies = qi_hierarchies(spec, qis)
     check_value_types(ds.engine, ds.relation, dict(ds.columns), hierarchies, spec.path)
     sensitive = sorted(spec.sensitive, key=order.index)
     value_order = {a: list(x.order) for a in sensitive if (x := spec.attributes[a]).order}

@@ -1,13 +1,13 @@
 """``transformation: {method: noise}``: perturb a table inside the engine and report what it cost.
 
 The noise is drawn in numpy from a cryptographically seeded generator (or the spec's seed) and meets
-the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.engines.row_values`); in place, the new table
-replaces the source inside one transaction, so a failure leaves the source as it was. A DP release
-whose spec names a ledger ``dataset`` is charged to it in that same transaction
-(:class:`~sqlanon.methods.dp.release_budget.ReleaseBudget`), except on DuckDB's block writer, whose blocks commit
-one by one: there the spend is committed before the first block and refunded if the write fails
-(noisy rows are never readable under no spend, even after a SIGKILL). Every run first removes the
-staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
+the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.engines.row_values`); in place, the new
+table replaces the source inside one transaction, so a failure leaves the source as it was. A DP
+release whose spec names a ledger ``dataset`` is charged to it in that same transaction
+(:class:`~sqlanon.methods.dp.release_budget.ReleaseBudget`), except on DuckDB's block writer, whose
+blocks commit one by one: there the spend is committed before the first block and refunded if the
+write fails (noisy rows are never readable under no spend, even after a SIGKILL). Every run first
+removes the staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
 """
 
 from __future__ import annotations
@@ -17,18 +17,18 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, col, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, lit, table
 from sqlanon.methods.base import Sink, TableWriter
 from sqlanon.methods.dataset import Dataset
 from sqlanon.engines.row_values import ROW_KEY, SOURCE, VALUES, Block, schema_name
-from sqlanon.errors import SpecError
+from sqlanon.errors import InternalError, SpecError
 from sqlanon.domain.metrics.numeric import is_numeric_type
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
 from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.release_budget import ReleaseBudget
 from sqlanon.methods.perturbation.result import NoiseReport
-from sqlanon.methods.perturbation.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODATA, NoiseOptions,
-                                   dp_cost, parse)
+from sqlanon.methods.perturbation.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODATA,
+                                                  NoiseOptions, dp_cost, parse)
 from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality, pairs_query
 from sqlanon.methods.perturbation.quality import categorical_quality
 from sqlanon.methods.rng import make_rng
@@ -241,11 +241,12 @@ def _moments(ds: Dataset, attrs: list[str], *, complete: bool = True) -> np.ndar
 
 
 def _complete(attrs: list[str]) -> exp.Expression:
-    return exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs])
+    return as_expression(exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs]))
 
 
 def _means(ds: Dataset, attrs: list[str], complete: bool) -> list[float | None]:
-    q = exp.select(*[exp.Avg(this=as_double(col(a))) for a in attrs]).from_(table(ds.name, schema_name(ds.relation)))
+    source = table(ds.name, schema_name(ds.relation))
+    q = exp.select(*[exp.Avg(this=as_double(col(a))) for a in attrs]).from_(source)
     if complete:
         q = q.where(_complete(attrs))
     return [None if v is None else float(v) for v in ds.engine.fetch(q)[1][0]]
@@ -341,12 +342,14 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
     (:mod:`sqlanon.engines.staging`).
     """
     engine, schema = ds.engine, schema_name(ds.relation)
-    assert draw.independent is not None
+    independent = draw.independent
+    if independent is None:
+        raise InternalError("a row-block write needs a draw whose noise each block can redraw on its own")
     with StagingArea(engine) as area:
         staging = area.name()
 
         def write() -> dict[str, Any]:
-            engine.write_row_blocks(ds.relation, staging, blocks, draw.schema, draw.independent,
+            engine.write_row_blocks(ds.relation, staging, blocks, draw.schema, independent,
                                     rng, lambda skeleton: skeleton.select(
                                         *_projection(spec, ds, draw), append=False),
                                     uncompressed=frozenset(opts.attributes)
@@ -382,8 +385,8 @@ def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int)
     if draw.categorical:
         return {a: categorical_quality(v, opts.mechanism) for a, v in draw.categorical.items()}
     schema = schema_name(ds.relation)
-    original = exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True)
-    result = exp.alias_(table(released, schema), RELEASED, table=True, quoted=True)
+    original = as_expression(exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True))
+    result = as_expression(exp.alias_(table(released, schema), RELEASED, table=True, quoted=True))
     on = None
     if not ds.engine.positional_rows():
         on = exp.EQ(this=ds.engine.row_key(ORIGINAL), expression=col(ROW_KEY, RELEASED))

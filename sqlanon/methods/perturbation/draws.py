@@ -157,8 +157,9 @@ def _staircase(s: AdditiveSetting) -> Draw:
 @ADDITIVE_DRAWS.register("discrete_laplace")
 def _discrete_laplace(s: AdditiveSetting) -> Draw:
     attrs, p, opts = s.opts.attributes, s.opts.params, s.opts
-    exprs = {a: exp.Add(this=exp.cast(_source(a), exp.DataType.build("bigint")),
-                        expression=_value(i)) for i, a in enumerate(attrs)}
+    exprs: dict[str, exp.Expression] = {
+        a: exp.Add(this=exp.cast(_source(a), exp.DataType.build("bigint")), expression=_value(i))
+        for i, a in enumerate(attrs)}
 
     def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
         def batches(n: int) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from sqlglot import exp
 from sqlanon.sql.render import render
 from sqlanon.sql.nodes import alias, col, table
 from sqlanon.errors import HierarchyError
-from sqlanon.domain.hierarchy import DateHierarchy, IntervalHierarchy, MaskHierarchy, SqlanonWarning, TableHierarchy, read_arx_csv, write_arx_csv
+from sqlanon.domain.hierarchy import (DateHierarchy, IntervalHierarchy, MaskHierarchy, SqlanonWarning,
+                                      TableHierarchy, read_arx_csv, write_arx_csv)
 from tests.domain.hierarchy.scratch import materialize
 from sqlanon.domain.hierarchy.arx_csv import parse_arx_text
 

@@ -11,8 +11,6 @@ both suppress the same classes (those whose share of subset rows exceeds 0.5).
 
 from __future__ import annotations
 
-import pytest
-
 from sqlanon.methods.dataset import open_dataset
 from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.methods.generalization.evaluator import Evaluator

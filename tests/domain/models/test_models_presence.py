@@ -122,7 +122,8 @@ def test_presence_table_subset_release_as_view_and_sql(adult_engine, adult_dir):
     assert rows == report.node.rows - report.node.suppressed_rows
     sql = api.compile_sql(_with_levels(adult_dir, "research", "sql", levels), engine=adult_engine)
     assert "__sa_presence_" in sql and "research" in sql
-    assert adult_engine.fetch_script(f"SELECT COUNT(*) AS n FROM ({sql.rstrip().rstrip(';')}) AS x")[1][0][0] == rows
+    counted = adult_engine.fetch_script(f"SELECT COUNT(*) AS n FROM ({sql.rstrip().rstrip(';')}) AS x")
+    assert counted[1][0][0] == rows
 
 
 def _with_levels(adult_dir, subset, mode, levels):

@@ -11,7 +11,7 @@ from sqlanon.errors import SpecError
 from sqlanon.methods.dp.mechanisms.checks import check_epsilon, float_values, positive
 
 
-def exponential(candidates: Sequence[Any], scores: Any, sensitivity: float, epsilon: float,
+def exponential(candidates: Sequence[Any] | np.ndarray, scores: Any, sensitivity: float, epsilon: float,
                 rng: np.random.Generator) -> Any:
     """ε-DP exponential mechanism (seed 000 Defs 8.19–8.20, Thm 8.21; erratum E14).
 

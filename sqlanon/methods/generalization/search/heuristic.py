@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from sqlanon.errors import SpecError
+from sqlanon.errors import InternalError, SpecError
 from sqlanon.methods.generalization.search.lattice import Direction, Lattice, Node, Property
 from sqlanon.methods.generalization.search.limits import Budgeted, TimeLimitReached
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
@@ -142,6 +142,14 @@ class _Run:
             k = max(k, float(self.priors[self.lat.node_id(node)]))
         return k
 
+    @staticmethod
+    def metric_of(r: NodeResult) -> float:
+        """The metric of an anonymous node: this search runs only with a metric, and without a
+        ceiling above which the evaluator would skip it."""
+        if r.metric is None:
+            raise InternalError(f"the anonymous node {r.node} was checked without its metric")
+        return r.metric
+
     def hopeless(self, key: float) -> bool:
         """Neither the node nor any generalization can beat the best metric found."""
         if math.isinf(self.best) or math.isinf(key):  # nothing found yet, or nothing known
@@ -205,7 +213,7 @@ class _Run:
             return 2, math.inf
         r = self.check(node)
         if r.anonymous:
-            return 0, r.metric
+            return 0, self.metric_of(r)
         return 1, self.key(node, r, -math.inf)
 
     def dive(self, node: Node, key: float) -> None:
@@ -233,7 +241,7 @@ class _Run:
     def descend(self, node: Node) -> None:
         """From an anonymous node, step to the anonymous predecessor of least metric while that
         improves the metric (a greedy walk toward a minimal anonymous node)."""
-        value = self.results[node].metric
+        value = self.metric_of(self.results[node])
         while True:
             down = [(r.metric, p) for p in self.lat.predecessors(node)
                     if not self.fails.covers(p) and (r := self.check(p)).anonymous

@@ -54,7 +54,8 @@ class SearchResult:
             node when looking for minimal ones).
         seconds: wall time of the search.
         trace: ``binary``: the heights probed with whether a satisfying node was found there.
-        complete: whether the strategy ran to its end (see :mod:`sqlanon.methods.generalization.search.limits`).
+        complete: whether the strategy ran to its end (see
+            :mod:`sqlanon.methods.generalization.search.limits`).
     """
 
     strategy: str

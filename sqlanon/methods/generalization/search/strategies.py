@@ -155,11 +155,12 @@ class _Search:
             return None, None, []
         if not self.ev.has_metric:
             return min(nodes, key=self.order), None, []
-        nodes = [n for n in nodes if self.results[n].metric is not None]  # None: beyond the ceiling
-        if not nodes:
+        # a metric of None: beyond the ceiling
+        metrics = {n: m for n in nodes if (m := self.results[n].metric) is not None}
+        if not metrics:
             return None, None, []
-        value = min(self.results[n].metric for n in nodes)
-        ties = sorted((n for n in nodes if tied(self.results[n].metric, value)), key=self.order)
+        value = min(metrics.values())
+        ties = sorted((n for n, m in metrics.items() if tied(m, value)), key=self.order)
         return ties[0], value, ties
 
     def order(self, node: Node) -> tuple[int, int]:
@@ -253,8 +254,8 @@ def incognito(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
     if evaluator.has_metric:
         for n in minimal:
             s.probe(n)
-    node, value, ties = s.best(minimal)
-    return s.result(node, value, ties, minimal)
+    best, value, ties = s.best(minimal)
+    return s.result(best, value, ties, minimal)
 
 
 @SEARCH_STRATEGIES.register("optimal")
@@ -323,11 +324,11 @@ def optimal(lattice: Lattice, evaluator: NodeEvaluator) -> SearchResult:
         if node not in s.results:
             seen(s.probe(node))
     ok = [n for n, r in s.results.items() if r.anonymous]
-    node, value, ties = s.best(ok)
+    chosen, value, ties = s.best(ok)
     skipped = None
     if bounds is not None and value is not None:
         skipped = (bounds > value) & ~tie_mask(bounds, value)
-    return s.result(node, value, ties, ties, skipped=skipped)
+    return s.result(chosen, value, ties, ties, skipped=skipped)
 
 
 def search(lattice: Lattice, evaluator: NodeEvaluator, strategy: str = "optimal") -> SearchResult:
