@@ -12,14 +12,14 @@ import argparse
 import time
 from pathlib import Path
 
-from sqlanon.sql.nodes import table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import read_arx_csv
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import lattice_of
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
 from sqlanon.methods.generalization.search.limits import search_within
+from sqlanon.sql.nodes import table
 
 
 def main() -> None:

@@ -15,9 +15,9 @@ import time
 import duckdb
 from sqlglot import exp
 
-from sqlanon.sql.render import render
-from sqlanon.sql.nodes import col
 from sqlanon.domain.hierarchy import TableHierarchy
+from sqlanon.sql.nodes import col
+from sqlanon.sql.render import render
 
 
 def timed(con: duckdb.DuckDBPyConnection, sql: str, runs: int) -> float:

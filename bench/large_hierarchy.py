@@ -25,8 +25,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from sqlanon import api
-from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.domain.hierarchy.table import read_arx_csv
+from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.spec import spec_from_dict
 
 QIS = ["zip", "age", "sex", "race", "marital", "education", "hours", "region"]

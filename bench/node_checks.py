@@ -34,14 +34,14 @@ from sqlglot import exp
 from bench.grow_adult import QIS
 from bench.search_big import open_table
 from sqlanon.compile.checks import N
-from sqlanon.sql.nodes import alias, col, lit, table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import read_arx_csv
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import lattice_of
 from sqlanon.methods.generalization.search.fast import FastEvaluator, FastNodeEvaluator
 from sqlanon.methods.generalization.search.limits import search_within
+from sqlanon.sql.nodes import alias, col, lit, table
 
 K, LIMIT = 5, 0.02
 Answer = tuple[int, int, int | None]

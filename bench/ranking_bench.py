@@ -25,9 +25,9 @@ from pathlib import Path
 import duckdb
 from sqlglot import exp
 
-from sqlanon.sql.render import render
-from sqlanon.sql.nodes import alias, col, table
 from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking
+from sqlanon.sql.nodes import alias, col, table
+from sqlanon.sql.render import render
 
 MULTIPLIERS = (48271, 16807, 69621, 39373, 950706376)
 ATTRIBUTES = [f"x{j}" for j in range(len(MULTIPLIERS))]

@@ -12,13 +12,13 @@ import statistics
 import time
 from pathlib import Path
 
-from sqlanon.sql.nodes import table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import read_arx_csv
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import lattice_of, search
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
+from sqlanon.sql.nodes import table
 
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
        "occupation", "salary-class"]

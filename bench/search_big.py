@@ -30,14 +30,14 @@ from pathlib import Path
 import duckdb
 
 from bench.grow_adult import QIS, distinct_combinations, grow
-from sqlanon.sql.nodes import table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import read_arx_csv
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import lattice_of
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
 from sqlanon.methods.generalization.search.limits import search_within
+from sqlanon.sql.nodes import table
 
 K, LIMIT, METRIC = 5, 0.02, "loss"
 

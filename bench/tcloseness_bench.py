@@ -33,11 +33,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, confidential_ranks
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
+from sqlanon.methods.microaggregation.algorithms.tcloseness import (
+    tcloseness_kfirst,
+    tcloseness_merge,
+    tcloseness_tfirst,
+)
+from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, confidential_ranks
 from sqlanon.methods.microaggregation.distance.qi_space import scaled
 from sqlanon.methods.microaggregation.records import NominalColumn, Records
-from sqlanon.methods.microaggregation.algorithms.tcloseness import tcloseness_kfirst, tcloseness_merge, tcloseness_tfirst
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult" / "adult.csv"
 EDUCATION = ("Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad",

@@ -15,8 +15,13 @@ from typing import TYPE_CHECKING, Any
 from sqlanon.engines.base import Engine
 from sqlanon.methods.base import Plan
 from sqlanon.methods.dataset import Dataset, open_dataset
-from sqlanon.methods.generalization.result import (DEFAULT_METRICS, Report, evaluate_metrics, levels_of,
-                                                   measured)
+from sqlanon.methods.generalization.result import (
+    DEFAULT_METRICS,
+    Report,
+    evaluate_metrics,
+    levels_of,
+    measured,
+)
 from sqlanon.methods.runner import run_plan
 from sqlanon.outputs.sink import OutputSink
 from sqlanon.spec.load import load_spec, spec_from_dict

@@ -112,8 +112,8 @@ def add_budget_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_budget(args: argparse.Namespace) -> int:
     """Print the budgets as JSON: per dataset its relation, total, spent and remaining."""
-    from sqlanon.methods.dp.queries import open_database
     from sqlanon.methods.dp.budget import PrivacyBudgetError, PrivacyLedger
+    from sqlanon.methods.dp.queries import open_database
 
     engine = open_database(args.database, create=False)
     try:

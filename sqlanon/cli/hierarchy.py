@@ -17,15 +17,15 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import table
-from sqlanon.engines.base import Engine
-from sqlanon.errors import HierarchyError, SpecError, did_you_mean
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.materialize import materialize_column, uncovered_values
 from sqlanon.domain.hierarchy.table import read_arx_csv, write_arx_csv
+from sqlanon.engines.base import Engine
+from sqlanon.errors import HierarchyError, SpecError, did_you_mean
 from sqlanon.spec.hierarchies import hierarchy_from_dict
 from sqlanon.spec.load import load_spec
 from sqlanon.spec.schema import Spec
+from sqlanon.sql.nodes import table
 
 SHOWN_VALUES = 10
 """Uncovered values listed by ``validate``."""

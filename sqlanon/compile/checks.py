@@ -18,19 +18,18 @@ from sqlglot import exp
 
 from sqlanon.compile.generalize import Generalizer
 from sqlanon.compile.plan import nullsafe_join
-from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
 from sqlanon.domain.models.base import (
     KEEP,
     SIZE,
-    H,
-    N,
     CheckContext,
     ClassSize,
+    H,
+    N,
     PrivacyModel,
     Statistic,
     stat_attribute,
 )
-
+from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
 
 __all__ = ["CheckContext", "KEEP", "N", "SIZE", "frequency_query", "generalized_query", "histogram_query",
            "ok_column", "stats_query", "summary_query", "verdict_query"]

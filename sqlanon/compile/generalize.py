@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlanon.sql.dialects import DialectProfile
-from sqlanon.sql.nodes import alias, as_expression, col, internal
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.table import TableHierarchy
+from sqlanon.sql.dialects import DialectProfile
+from sqlanon.sql.nodes import alias, as_expression, col, internal
 
 
 def lookup_name(attribute_index: int) -> str:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from sqlanon.sql.dialects import DialectProfile, sha256_hex
-from sqlanon.sql.secrets import secret
-from sqlanon.sql.nodes import as_text, lit
-from sqlanon.errors import SpecError
 from sqlanon.compile.hash_text import canonical_sql
+from sqlanon.errors import SpecError
 from sqlanon.spec.schema import Attribute
+from sqlanon.sql.dialects import DialectProfile, sha256_hex
+from sqlanon.sql.nodes import as_text, lit
+from sqlanon.sql.secrets import secret
 
 MASK_CHAR = "*"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_expression, nullsafe_join, table
+from sqlanon.sql.nodes import nullsafe_join, table
 
 __all__ = ["Plan", "nullsafe_join"]
 

@@ -304,7 +304,8 @@ class Engine(abc.ABC):
         raise UnsupportedError(f"noise is applied on DuckDB and PostgreSQL, not {self.name}")
 
     def _check_row_order(self) -> None:
-        """Refuse a positional join the session's settings would break."""
+        """Refuse a positional join the session's settings would break (nothing to check by default)."""
+        return None
 
     def read_columns(self, relation: exp.Table, columns: list[str]) -> dict[str, np.ndarray]:
         """The columns' values in the table's row order, as :meth:`join_row_values` matches them
@@ -384,7 +385,8 @@ class Engine(abc.ABC):
         return True
 
     def session_unlock(self, key: int) -> None:
-        """Release the lock ``key`` taken by :meth:`session_lock` or :meth:`try_session_lock`."""
+        """Release the lock ``key`` of :meth:`session_lock` or :meth:`try_session_lock` (if any)."""
+        return None
 
     def __enter__(self) -> Engine:
         return self

@@ -27,14 +27,14 @@ from sqlglot import exp
 
 from sqlanon.engines.base import internal_name
 from sqlanon.engines.messages import driver_message
-from sqlanon.engines.row_values import (BATCH_ROWS, SOURCE, VALUES, Block, MakeBatches, Projection,
-                                        schema_name)
+from sqlanon.engines.row_values import BATCH_ROWS, SOURCE, VALUES, Block, MakeBatches, Projection, schema_name
 from sqlanon.errors import EngineError
 from sqlanon.sql.nodes import alias, lit, table
 from sqlanon.sql.render import render
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
     from sqlanon.engines.duckdb import DuckDBEngine
 
 ROW_GROUP_ROWS = 122_880

@@ -23,6 +23,7 @@ from sqlanon.sql.nodes import table
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
     from sqlanon.engines.duckdb import DuckDBEngine
 
 PREFETCH = 2

@@ -31,8 +31,8 @@ import threading
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from sqlanon.sql.nodes import INTERNAL_PREFIX, internal
 from sqlanon.errors import EngineError
+from sqlanon.sql.nodes import INTERNAL_PREFIX, internal
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine

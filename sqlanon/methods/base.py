@@ -31,8 +31,8 @@ from sqlanon.spec.output import OUTPUT_MODES
 if TYPE_CHECKING:
     from sqlglot import exp
 
-    from sqlanon.methods.dataset import Dataset
     from sqlanon.compile.released import OutputQuery
+    from sqlanon.methods.dataset import Dataset
     from sqlanon.spec.schema import Spec, Transformation
     from sqlanon.sql.dialects import DialectProfile
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from sqlanon.sql.dialects import DialectProfile
-from sqlanon.sql.nodes import table
 from sqlanon.engines.base import Engine
 from sqlanon.engines.connect import connect
 from sqlanon.errors import EngineError, SpecError, did_you_mean
 from sqlanon.spec.schema import Spec
+from sqlanon.sql.dialects import DialectProfile
+from sqlanon.sql.nodes import table
 
 
 @dataclass

@@ -14,20 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlanon.compile.checks import statistics_of
-from sqlanon.sql.dialects import profile
-from sqlanon.sql.nodes import table
-from sqlanon.methods.dataset import check_source_names
-from sqlanon.methods.generalization.problem import qi_hierarchies
-from sqlanon.errors import HierarchyError, SpecError, UnsupportedError
-from sqlanon.methods.generalization.evaluator import Problem
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.domain.models.distance_statistics import NUMERIC_TYPES, OrderedDistance
 from sqlanon.domain.models.numeric_sensitive import ValueRange, VarianceRatio
 from sqlanon.domain.models.presence import SubsetCount
+from sqlanon.errors import HierarchyError, SpecError, UnsupportedError
+from sqlanon.methods.dataset import check_source_names
+from sqlanon.methods.generalization.evaluator import Problem
+from sqlanon.methods.generalization.output_query import output_query
+from sqlanon.methods.generalization.problem import qi_hierarchies
 from sqlanon.outputs import writer
 from sqlanon.outputs.preflight import check_name, check_output_relation, output_name
-from sqlanon.methods.generalization.output_query import output_query
 from sqlanon.spec.schema import Spec
+from sqlanon.sql.dialects import profile
+from sqlanon.sql.nodes import table
+
 
 @dataclass
 class CompiledSQL:

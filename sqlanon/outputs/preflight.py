@@ -14,13 +14,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlanon.sql.dialects import DialectProfile, stored_case
-from sqlanon.sql.nodes import INTERNAL_PREFIX
-from sqlanon.methods.base import KEPT_TABLE_SUFFIX
-from sqlanon.methods.dataset import Dataset
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
+from sqlanon.methods.base import KEPT_TABLE_SUFFIX
+from sqlanon.methods.dataset import Dataset
 from sqlanon.spec.schema import Spec
+from sqlanon.sql.dialects import DialectProfile, stored_case
+from sqlanon.sql.nodes import INTERNAL_PREFIX
 
 GROUPS_SUFFIX = KEPT_TABLE_SUFFIX
 """A view or printed SQL of a pulled microaggregation reads its group table ``<output name>__groups``."""

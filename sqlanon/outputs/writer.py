@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from sqlanon.compile.released import OutputQuery
 from sqlanon.engines.base import Engine
 from sqlanon.engines.staging import remove_leftovers, staging_name
 from sqlanon.methods.dataset import Dataset
 from sqlanon.outputs.preflight import OutputPlan, output_name, plan_output, sql_path
-from sqlanon.compile.released import OutputQuery
 from sqlanon.outputs.scripts import Script, render_statements
 from sqlanon.registry import Registry
 from sqlanon.spec.schema import Spec

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.hierarchies import hierarchy_from_dict
 from sqlanon.spec.load import load_spec, spec_from_dict
-from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.output import Output
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.source import Source

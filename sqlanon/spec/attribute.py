@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlanon.errors import SpecError
 from sqlanon.domain.hierarchy.base import Hierarchy
+from sqlanon.errors import SpecError
 from sqlanon.spec.values import choose, number
 
 ROLES = ("quasi_identifier", "sensitive", "identifier", "insensitive")

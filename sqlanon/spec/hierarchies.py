@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlanon.errors import HierarchyError
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.builders import (
     DateHierarchy,
@@ -23,6 +22,7 @@ from sqlanon.domain.hierarchy.builders import (
     OrderedHierarchy,
 )
 from sqlanon.domain.hierarchy.table import read_arx_csv
+from sqlanon.errors import HierarchyError
 from sqlanon.registry import Registry
 from sqlanon.spec.context import Context, join, kind_of
 from sqlanon.spec.values import choose

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sqlanon.errors import SpecError
 from sqlanon.domain.models import build_model
+from sqlanon.errors import SpecError
 from sqlanon.spec.attribute import ROLES, Attribute
 from sqlanon.spec.context import Context, kind_of
 from sqlanon.spec.hierarchies import hierarchy_from_dict
@@ -20,9 +20,9 @@ from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.source import Source
+from sqlanon.spec.targets import file_path, target_kind
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
-from sqlanon.spec.targets import file_path, target_kind
 from sqlanon.spec.yaml_text import parse_yaml
 
 TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics")

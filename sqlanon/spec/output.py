@@ -24,8 +24,8 @@ class Output:
     """Overwrite an existing output table or view (modes ``table`` and ``view`` refuse otherwise)."""
 
     def __post_init__(self) -> None:
-        from sqlanon.sql.dialects import PROFILES, profile
         from sqlanon.errors import UnsupportedError
+        from sqlanon.sql.dialects import PROFILES, profile
 
         choose(self.mode, OUTPUT_MODES, "output.mode", "mode")
         try:

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.models.base import PrivacyModel
+from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output

@@ -76,7 +76,7 @@ def count_star() -> exp.Expression:
 def nullsafe_join(left: str, right: str, columns: list[str]) -> exp.Expression:
     """``left.c IS NOT DISTINCT FROM right.c AND ...``: class keys may be NULL (a value of its own)."""
     conds = [exp.NullSafeEQ(this=col(c, left), expression=col(c, right)) for c in columns]
-    return exp.and_(*conds) if conds else exp.true()
+    return as_expression(exp.and_(*conds)) if conds else exp.true()
 
 
 def div(a: exp.Expression, b: exp.Expression) -> exp.Expression:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlglot import ErrorLevel, exp
 from sqlglot.errors import SqlglotError
 
-from sqlanon.sql.dialects import DialectProfile, profile, stored_names
 from sqlanon.errors import CompileError
+from sqlanon.sql.dialects import DialectProfile, profile, stored_names
 
 
 def check_functions(tree: exp.Expression, target: DialectProfile) -> None:

@@ -10,11 +10,11 @@ import pytest
 from sqlglot import exp
 
 import sqlanon
-from sqlanon.sql.dialects import profile
-from sqlanon.sql.nodes import col, table
+from sqlanon.compile.identifiers import salted_hash
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import EngineError
-from sqlanon.compile.identifiers import salted_hash
+from sqlanon.sql.dialects import profile
+from sqlanon.sql.nodes import col, table
 from tests.cli.conftest import SALT, SPEC, one_line_error
 
 # Mode view over a name that is a table: CREATE OR REPLACE VIEW (holding the salt) fails in DuckDB.

@@ -12,8 +12,8 @@ import pytest
 
 import sqlanon
 from sqlanon.cli.main import EXIT_BUG, build_parser
-from sqlanon.report.text import format_report, plain
 from sqlanon.methods.generalization.search.limits import TerminalProgress
+from sqlanon.report.text import format_report, plain
 
 
 def test_version_flag_prints_the_installed_version(cli):

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from sqlglot import exp
-from tests.outputs.people import ROWS, canon, load_people, people_spec, sorted_rows
 
 from sqlanon import api
 from sqlanon.compile.released import OutputQuery
@@ -24,6 +23,7 @@ from sqlanon.report import Report, format_report
 from sqlanon.spec import spec_from_dict
 from sqlanon.spec.methods import METHODS
 from sqlanon.sql.nodes import col, lit, table
+from tests.outputs.people import ROWS, canon, load_people, people_spec, sorted_rows
 
 
 @dataclass

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.outputs.people import ZIPS, people_spec
-
 from sqlanon.sql.nodes import DIRECT_VALUES_MIN_ROWS
+from tests.outputs.people import ZIPS, people_spec
 
 
 def label(prefix: str, level: int) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from sqlglot import exp
-from tests.outputs.people import canon, people_spec
 
 from sqlanon import api
-from sqlanon.sql.nodes import ident, table
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import ident, table
+from tests.outputs.people import canon, people_spec
 
 SALT = "offline-test-salt"
 DISEASE_ORDER = ["cold", "flu", "hiv", "cancer"]

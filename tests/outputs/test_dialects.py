@@ -10,13 +10,13 @@ import sqlglot
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.sql.dialects import profile, sha256_hex
-from sqlanon.sql.nodes import lit
-from sqlanon.errors import InternalError, UnsupportedError
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.errors import InternalError, UnsupportedError
 from sqlanon.outputs.scripts import render_script, split_statements, template_name
 from sqlanon.spec import Attribute, Source, Spec, Transformation
+from sqlanon.sql.dialects import profile, sha256_hex
+from sqlanon.sql.nodes import lit
 
 DIALECTS = ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino")
 
@@ -117,8 +117,8 @@ def test_statements_split_only_at_real_semicolons():
 def test_repeat_is_refused_on_trino_where_it_builds_an_array():
     from sqlglot import exp as _exp
 
-    from sqlanon.sql.render import render as _render
     from sqlanon.errors import UnsupportedError as _Unsupported
+    from sqlanon.sql.render import render as _render
 
     tree = _exp.select(_exp.Repeat(this=_exp.Literal.string("*"), times=_exp.Literal.number(3)))
     assert _render(tree, "duckdb") == "SELECT REPEAT('*', 3)"
@@ -132,8 +132,8 @@ def test_identifier_mask_runs_the_same_on_duckdb_from_every_dialect():
     import sqlglot
     from sqlglot import exp as _exp
 
-    from sqlanon.sql.render import render as _render
     from sqlanon.compile.identifiers import masked
+    from sqlanon.sql.render import render as _render
 
     con = duckdb.connect()
     # BigQuery is left out: its INT64 reads back as DuckDB's BIGINT, which DuckDB's LPAD refuses
@@ -161,9 +161,8 @@ CASE_RENDERING = {
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_lower_case_names_are_written_as_each_target_stores_them(dialect):
-    from tests.outputs.people import people_spec
-
     from sqlanon.spec import spec_from_dict
+    from tests.outputs.people import people_spec
 
     spec = people_spec(output={"mode": "table", "name": "people_release"})
     spec["source"]["schema"] = "sales"
@@ -179,9 +178,8 @@ def test_lower_case_names_are_written_as_each_target_stores_them(dialect):
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_names_with_case_or_special_characters_stay_exact_and_quoted(dialect):
     """Mixed case, quotes, semicolons and non-ASCII letters are never folded, and still escaped."""
-    from tests.outputs.people import WEIRD_QI, WEIRD_SPEC, WEIRD_TABLE
-
     from sqlanon.spec import spec_from_dict
+    from tests.outputs.people import WEIRD_QI, WEIRD_SPEC, WEIRD_TABLE
 
     spec = {**WEIRD_SPEC, "source": {"table": WEIRD_TABLE, "schema": "Straße"},
             "output": {"mode": "sql"}}

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 import sqlglot
-from tests.outputs.people import load_people, people_spec
 from sqlglot import exp
 
 from sqlanon.api import levels_of
-from sqlanon.methods.dataset import open_dataset
-from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.methods.dataset import open_dataset
 from sqlanon.methods.generalization.evaluator import Evaluator
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.outputs import compile_output_sql
 from sqlanon.spec import spec_from_dict
+from tests.outputs.people import load_people, people_spec
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 DIALECTS = ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino")

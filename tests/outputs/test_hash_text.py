@@ -20,10 +20,10 @@ import numpy
 import pytest
 from sqlglot import exp
 
-from sqlanon.sql.dialects import profile
-from sqlanon.sql.nodes import col, ident, lit, table
 from sqlanon.compile import hash_text
 from sqlanon.compile.identifiers import salted_hash
+from sqlanon.sql.dialects import profile
+from sqlanon.sql.nodes import col, ident, lit, table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "outputs.md"
 SALT = "tëst-salt'\""

@@ -6,22 +6,22 @@ from __future__ import annotations
 import pytest
 import sqlglot
 from sqlglot import exp
-from tests.outputs.large_hierarchy import label, large_spec, large_zip_map
-from tests.outputs.people import canon, load_people, people_spec, sorted_rows
 
 from sqlanon import api
 from sqlanon.api import levels_of
-from sqlanon.sql.dialects import profile
 from sqlanon.compile.plan import Plan
-from sqlanon.sql.render import render
-from sqlanon.sql.nodes import DIRECT_VALUES_MIN_ROWS, values_table
-from sqlanon.methods.dataset import open_dataset
-from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.methods.dataset import open_dataset
 from sqlanon.methods.generalization.evaluator import Evaluator
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.outputs import checked_output_query, writer
 from sqlanon.outputs.scripts import split_statements
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.dialects import profile
+from sqlanon.sql.nodes import DIRECT_VALUES_MIN_ROWS, values_table
+from sqlanon.sql.render import render
+from tests.outputs.large_hierarchy import label, large_spec, large_zip_map
+from tests.outputs.people import canon, load_people, people_spec, sorted_rows
 
 DIALECTS = ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino")
 HOSTILE = ["it's", 'a "quoted" one', "semi; colon; -- comment", "back\\slash \\' \\\\", "ẞüö 🙂 日本",

@@ -8,13 +8,13 @@ from collections import Counter
 
 import pytest
 import sqlglot
-from tests.outputs.people import KEPT, ROWS, canon, load_people, people_spec, sorted_rows
-from tests.processes import kill_when_marked
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import EngineError, SpecError
 from sqlanon.spec import spec_from_dict
+from tests.outputs.people import KEPT, ROWS, canon, load_people, people_spec, sorted_rows
+from tests.processes import kill_when_marked
 
 QIS = ["age", "zip", "sex"]
 

@@ -15,13 +15,13 @@ import duckdb
 import pytest
 import sqlglot
 from sqlglot import exp
-from tests.conftest import ADULT_QIS, adult_spec_dict
-from tests.outputs.offline_cases import CASES, applied_rows, offline_sql, rows_of
-from tests.outputs.people import people_spec
 
 from sqlanon import api
 from sqlanon.errors import EngineError, SpecError, UnsupportedError
 from sqlanon.spec import spec_from_dict
+from tests.conftest import ADULT_QIS, adult_spec_dict
+from tests.outputs.offline_cases import CASES, applied_rows, offline_sql, rows_of
+from tests.outputs.people import people_spec
 
 DIALECTS = ("duckdb", "postgres", "spark", "snowflake", "bigquery", "trino")
 NOT_ANONYMOUS = "sqlanon: not anonymous"

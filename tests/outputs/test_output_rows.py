@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from tests.outputs.people import KEPT, MASKED, ROWS, canon, people_spec, sorted_rows
 
 from sqlanon import api
 from sqlanon.errors import InfeasibleError, SpecError
 from sqlanon.spec import spec_from_dict
+from tests.outputs.people import KEPT, MASKED, ROWS, canon, people_spec, sorted_rows
 
 SALT = "pepper-7f3a-9c2e41"
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import copy
 
 import pytest
-from tests.outputs.people import people_spec, sorted_rows
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
 from sqlanon.spec import spec_from_dict
+from tests.outputs.people import people_spec, sorted_rows
 
 ROWS = [(i, 20 + i % 7 * 5, 1000 + i * 37 % 500, f"ssn-{i:03d}") for i in range(40)]
 """t(id, q, s, ssn): q a quasi-identifier (age), s a number, ssn undeclared (copied unchanged)."""

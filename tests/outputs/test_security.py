@@ -4,6 +4,9 @@ nothing else is touched. The same cases run on PostgreSQL in tests/postgres/test
 from __future__ import annotations
 
 import pytest
+
+from sqlanon import api
+from sqlanon.spec import spec_from_dict
 from tests.outputs.people import (
     WEIRD_KEPT,
     WEIRD_MASKED,
@@ -14,9 +17,6 @@ from tests.outputs.people import (
     sorted_rows,
     weird_spec,
 )
-
-from sqlanon import api
-from sqlanon.spec import spec_from_dict
 
 
 def tables(engine) -> list[str]:

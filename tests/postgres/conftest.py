@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+
 from tests.pg_server import PostgresServer, PostgresUnavailable
 
 _names = itertools.count(1)

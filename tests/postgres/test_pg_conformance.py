@@ -16,10 +16,10 @@ import pytest
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.sql.nodes import table
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.engines.postgres import PostgresEngine
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import table
 from tests.conftest import ADULT, adult_spec_dict, require_data
 
 pytestmark = pytest.mark.postgres

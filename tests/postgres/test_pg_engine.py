@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from tests.outputs.people import load_people
 from sqlglot import exp
 
-from sqlanon.sql.nodes import col, table
 from sqlanon.engines import connect
 from sqlanon.engines.postgres import PostgresEngine
 from sqlanon.errors import EngineError
+from sqlanon.sql.nodes import col, table
+from tests.outputs.people import load_people
 
 pytestmark = pytest.mark.postgres
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import pytest
-
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.sql.dialects import profile
-from sqlanon.sql.nodes import col, table
 from sqlanon.compile.identifiers import salted_hash
 from sqlanon.errors import EngineError, SpecError
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.dialects import profile
+from sqlanon.sql.nodes import col, table
 
 SALT = "S3cretSalt!pg-7d41e09b"
 

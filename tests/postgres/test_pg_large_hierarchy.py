@@ -5,11 +5,11 @@ give the same rows with quotes, semicolons, backslashes and non-ASCII labels int
 from __future__ import annotations
 
 import pytest
-from tests.outputs.large_hierarchy import label, large_spec
-from tests.outputs.people import canon, load_people, sorted_rows
 
 from sqlanon import api
 from sqlanon.spec import spec_from_dict
+from tests.outputs.large_hierarchy import label, large_spec
+from tests.outputs.people import canon, load_people, sorted_rows
 
 pytestmark = pytest.mark.postgres
 

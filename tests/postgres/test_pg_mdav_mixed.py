@@ -7,10 +7,14 @@ import pytest
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.sql.nodes import alias, col, lit, table
 from sqlanon.engines.duckdb import DuckDBEngine
-from tests.methods.microaggregation.test_mdav_mixed_pipeline import TABLE, load, spec
-from tests.methods.microaggregation.test_mdav_mixed_pipeline import people  # noqa: F401 (a fixture)
+from sqlanon.sql.nodes import alias, col, lit, table
+from tests.methods.microaggregation.test_mdav_mixed_pipeline import (
+    TABLE,
+    load,
+    people,  # noqa: F401 (a fixture)
+    spec,
+)
 
 pytestmark = pytest.mark.postgres
 

@@ -9,9 +9,9 @@ import pytest
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.sql.nodes import alias, col, lit, table
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import alias, col, lit, table
 from tests.methods.microaggregation.test_pipeline import ATTRS, expected, frame
 
 pytestmark = pytest.mark.postgres

@@ -4,10 +4,10 @@ a statement that fails when the failing rows exceed the suppression limit."""
 from __future__ import annotations
 
 import pytest
-from tests.outputs.offline_cases import CASES, applied_rows, offline_sql, rows_of
-from tests.outputs.people import load_people, people_spec
 
 from sqlanon.errors import EngineError
+from tests.outputs.offline_cases import CASES, applied_rows, offline_sql, rows_of
+from tests.outputs.people import load_people, people_spec
 
 pytestmark = pytest.mark.postgres
 

@@ -10,14 +10,14 @@ import textwrap
 from collections import Counter
 
 import pytest
-from tests.outputs.people import KEPT, MASKED, ROWS, canon, load_people, people_spec, sorted_rows
-from tests.processes import kill_when_marked
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.engines.postgres import PostgresEngine
 from sqlanon.errors import EngineError, InfeasibleError
 from sqlanon.spec import spec_from_dict
+from tests.outputs.people import KEPT, MASKED, ROWS, canon, load_people, people_spec, sorted_rows
+from tests.processes import kill_when_marked
 
 pytestmark = pytest.mark.postgres
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import copy
 
 import pytest
-from tests.outputs.test_schemas_and_names import CASES, METHODS, ROWS
 
 from sqlanon import api
 from sqlanon.errors import SpecError
 from sqlanon.spec import spec_from_dict
+from tests.outputs.test_schemas_and_names import CASES, METHODS, ROWS
 
 pytestmark = pytest.mark.postgres
 

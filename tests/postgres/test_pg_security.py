@@ -4,6 +4,9 @@ and nothing else is touched (the DuckDB twin is tests/outputs/test_security.py).
 from __future__ import annotations
 
 import pytest
+
+from sqlanon import api
+from sqlanon.spec import spec_from_dict
 from tests.outputs.people import (
     WEIRD_KEPT,
     WEIRD_MASKED,
@@ -14,9 +17,6 @@ from tests.outputs.people import (
     sorted_rows,
     weird_spec,
 )
-
-from sqlanon import api
-from sqlanon.spec import spec_from_dict
 
 pytestmark = pytest.mark.postgres
 

@@ -16,10 +16,10 @@ import psycopg
 import pytest
 
 from sqlanon import api
+from sqlanon.engines.staging import is_staging
 from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec.load import spec_from_dict
-from sqlanon.engines.staging import is_staging
 from tests.processes import ROOT, kill_when_marked
 
 pytestmark = pytest.mark.postgres

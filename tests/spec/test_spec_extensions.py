@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from sqlanon import api
-from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy import IntervalHierarchy, MaskHierarchy, read_arx_csv
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.l_diversity import LDiversity
+from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.spec import Attribute, Output, Source, Spec, Transformation, spec_from_dict
 
 # Seed 000 Table 5.1 (Age, ZIP, Condition).

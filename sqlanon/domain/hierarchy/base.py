@@ -10,7 +10,6 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-
 from sqlglot import exp
 
 from sqlanon.sql.nodes import as_text, lit

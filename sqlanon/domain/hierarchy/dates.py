@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_double, as_text, lit
-from sqlanon.errors import HierarchyError, did_you_mean
 from sqlanon.domain.hierarchy.base import TOP, Hierarchy, check_level, null_safe
+from sqlanon.errors import HierarchyError, did_you_mean
 from sqlanon.registry import Registry
+from sqlanon.sql.nodes import as_double, as_text, lit
 
 LabelOf = Callable[[exp.Expression, exp.Expression], exp.Expression]
 """``(date, year) -> label`` of one unit, from the date and its year as integer."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlanon.errors import HierarchyError
 from sqlanon.domain.hierarchy.base import TOP
 from sqlanon.domain.hierarchy.table import TableHierarchy
+from sqlanon.errors import HierarchyError
 
 
 def OrderedHierarchy(values: Sequence[Any], group_sizes: Sequence[int], *,

@@ -8,9 +8,9 @@ from decimal import Decimal
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_double, as_text, lit
-from sqlanon.errors import HierarchyError
 from sqlanon.domain.hierarchy.base import TOP, Hierarchy, check_level, null_safe
+from sqlanon.errors import HierarchyError
+from sqlanon.sql.nodes import as_double, as_text, lit
 
 MAX_DECIMALS = 9
 MAX_MAGNITUDE = 10**15

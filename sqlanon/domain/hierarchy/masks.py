@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_text, lit
-from sqlanon.errors import HierarchyError
 from sqlanon.domain.hierarchy.base import Hierarchy, check_level, null_safe
+from sqlanon.errors import HierarchyError
+from sqlanon.sql.nodes import as_text, lit
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_text, col
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
+from sqlanon.sql.nodes import alias, as_text, col
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_text, lit
-from sqlanon.errors import HierarchyError
 from sqlanon.domain.hierarchy.arx_csv import format_arx_csv, parse_arx_text, read_arx_rows
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable, SqlanonWarning, check_level
+from sqlanon.errors import HierarchyError
+from sqlanon.sql.nodes import as_text, lit
 
 # Above this many leaves a CASE map is slower than a hash join on a lookup table: on DuckDB, 10M rows,
 # CASE/join time is 0.79 at 8 leaves and 1.30 at 32 (bench/hierarchy_compile.py).

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.domain.models.base import KEEP, SIZE
-from sqlanon.sql.nodes import alias, as_expression, as_text, col, lit
-from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.registry import Registry
 from sqlanon.domain.hierarchy.base import HierarchyTable
 from sqlanon.domain.hierarchy.table import TableHierarchy
+from sqlanon.domain.models.base import KEEP, SIZE
+from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.registry import Registry
+from sqlanon.sql.nodes import alias, as_expression, as_text, col, lit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -241,7 +241,8 @@ class Metric(abc.ABC):
         return None
 
     def prepare_in_memory(self, table: MemoryTable) -> None:
-        """Compute, once per loaded table, what every node's in-memory value reuses."""
+        """Compute, once per loaded table, what every node's in-memory value reuses (an optional hook)."""
+        return None
 
     @classmethod
     def computes_in_memory(cls) -> bool:

@@ -6,10 +6,10 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from sqlanon.domain.models.base import KEEP, N
-from sqlanon.sql.nodes import alias, col, internal, lit, nullsafe_join
-from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.metrics.base import Metric, MetricContext, register
+from sqlanon.domain.models.base import KEEP, N
+from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.sql.nodes import alias, col, internal, lit, nullsafe_join
 
 _LABEL = internal("label")
 _C = internal("c")

@@ -14,12 +14,12 @@ from weakref import WeakKeyDictionary
 
 from sqlglot import exp
 
-from sqlanon.domain.models.base import KEEP, N, SIZE
-from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit, nullsafe_join
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.domain.metrics.base import Metric, MetricContext, register, trunc10
 from sqlanon.domain.metrics.memory import Leaves, MemoryNode, MemoryTable, add_terms
+from sqlanon.domain.models.base import KEEP, SIZE, N
+from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit, nullsafe_join
 
 if TYPE_CHECKING:
     import numpy as np

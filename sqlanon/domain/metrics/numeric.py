@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.domain.models.base import KEEP, N
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, div, internal, lit, nullsafe_join, table
-from sqlanon.errors import SpecError
 from sqlanon.domain.metrics.base import Metric, MetricContext, register
+from sqlanon.domain.models.base import KEEP, N
+from sqlanon.errors import SpecError
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, div, internal, lit, nullsafe_join, table
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine

@@ -18,10 +18,10 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from sqlanon.domain.models.base import KEEP, SIZE
-from sqlanon.sql.nodes import alias, col, count_star, div, internal, lit, nullsafe_join, table
-from sqlanon.errors import SpecError
 from sqlanon.domain.metrics.base import Metric, MetricContext, register
+from sqlanon.domain.models.base import KEEP, SIZE
+from sqlanon.errors import SpecError
+from sqlanon.sql.nodes import alias, col, count_star, div, internal, lit, nullsafe_join, table
 
 _F = internal("f")
 

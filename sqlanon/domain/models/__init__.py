@@ -5,9 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from sqlanon.errors import InternalError, SpecError, did_you_mean
 from sqlanon.domain.models.base import MODELS, Monotonicity, PrivacyModel, register
-
+from sqlanon.errors import InternalError, SpecError, did_you_mean
 
 _TEXT_PARAMETERS = {"attribute": "an attribute name (text)",
                     "subset": "a table name or a CSV/Parquet file path"}

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, ClassVar
 from sqlglot import exp
 
 from sqlanon.domain.models.base import (
-    N,
     CheckContext,
     ClassTable,
     Monotonicity,
+    N,
     PrivacyModel,
     Statistic,
     register,
@@ -52,11 +52,12 @@ class RiskAboveSize(Statistic):
         size = col(_SIZE)
         at_least = exp.Window(this=exp.Count(this=exp.Star()),
                               order=exp.Order(expressions=[exp.Ordered(this=size.copy(), desc=True)]))
-        smaller = exp.Case().when(exp.LT(this=exp.Window(this=exp.Min(this=size.copy())), expression=size.copy()),
-                                  lit(1)).else_(lit(0))
+        smallest = exp.Window(this=exp.Min(this=size.copy()))
+        smaller = exp.Case().when(exp.LT(this=smallest, expression=size.copy()), lit(1)).else_(lit(0))
         rows = exp.Window(this=exp.Sum(this=size.copy()))
         count = as_double(exp.Paren(this=exp.Add(this=at_least, expression=smaller)))
-        risk = exp.Div(this=lit(1.0), expression=exp.Paren(this=exp.Div(this=as_double(rows), expression=count)))
+        average_size = exp.Paren(this=exp.Div(this=as_double(rows), expression=count))
+        risk = exp.Div(this=lit(1.0), expression=average_size)
         return exp.select(*[q.copy() for q in qis], alias(risk, self.column)).from_(
             exp.alias_(exp.Subquery(this=classes), internal("ar0"), quoted=True))
 

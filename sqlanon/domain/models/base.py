@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     import numpy as np
     from sqlglot.expressions import Table
 
-    from sqlanon.compile.plan import Plan
     from sqlanon.compile.generalize import Generalizer
+    from sqlanon.compile.plan import Plan
     from sqlanon.domain.hierarchy.base import Hierarchy
     from sqlanon.engines.base import Engine
 
@@ -205,7 +205,9 @@ class Statistic(abc.ABC):  # noqa: B024 - a base to subclass; every hook has a d
         return None
 
     def prepare(self, inputs: StatisticInputs) -> None:
-        """Validate the inputs or build the statistic's own relations, once per evaluator."""
+        """Validate the inputs or build the statistic's own relations, once per evaluator (an
+        optional hook)."""
+        return None
 
     memory_inputs: ClassVar[frozenset[str]] = frozenset()
     """What the in-memory form reads of its attribute beyond the class histogram: ``order`` (values
@@ -321,7 +323,8 @@ class PrivacyModel(abc.ABC):
 
 
 def _unknown_model(kind: str, name: str, known: Sequence[str]) -> SpecError:
-    return SpecError(f"unknown privacy model {name!r}; known: {', '.join(known)}." + did_you_mean(name, known))
+    return SpecError(f"unknown privacy model {name!r}; known: {', '.join(known)}."
+                     + did_you_mean(name, known))
 
 
 MODELS: Registry[type[PrivacyModel]] = Registry("privacy model", packages=("sqlanon.domain.models",),

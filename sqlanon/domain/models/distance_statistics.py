@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit, nullsafe_join
-from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy.materialize import uncovered_values
-from sqlanon.domain.models.base import H, CheckContext, ClassTable, Statistic, StatisticInputs
+from sqlanon.domain.models.base import CheckContext, ClassTable, H, Statistic, StatisticInputs
+from sqlanon.errors import HierarchyError, SpecError
+from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit, nullsafe_join
 
 if TYPE_CHECKING:
     import numpy as np

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import lit
-from sqlanon.errors import SpecError
 from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
+from sqlanon.errors import SpecError
+from sqlanon.sql.nodes import lit
 
 if TYPE_CHECKING:
     import numpy as np

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_double, as_expression, lit
-from sqlanon.errors import InternalError, SpecError, did_you_mean
 from sqlanon.domain.models.base import ClassSize, Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.k_anonymity import require_int
 from sqlanon.domain.models.statistics import DistinctCount, Entropy, MaxShare, TailCount, TopCount
+from sqlanon.errors import InternalError, SpecError, did_you_mean
+from sqlanon.sql.nodes import as_double, as_expression, lit
 
 if TYPE_CHECKING:
     import numpy as np

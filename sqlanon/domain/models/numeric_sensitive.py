@@ -12,8 +12,6 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal, lit
-from sqlanon.errors import SpecError
 from sqlanon.domain.models.base import (
     CheckContext,
     ClassSize,
@@ -29,7 +27,8 @@ from sqlanon.domain.models.distance_statistics import check_numbers, div, mul, s
 from sqlanon.domain.models.k_anonymity import require_int
 from sqlanon.domain.models.statistics import DistinctCount
 from sqlanon.domain.models.t_closeness import require_number
-
+from sqlanon.errors import SpecError
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal, lit
 
 RATIO_TOLERANCE = 1e-9
 """Slack of Var_within/Var_total ≥ r: both variances are sums of squares in doubles."""

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterable
 from typing import ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, nullsafe_join, table
-from sqlanon.errors import EngineError, SpecError, did_you_mean
 from sqlanon.domain.models.base import (
     CheckContext,
     ClassSize,
@@ -23,6 +21,18 @@ from sqlanon.domain.models.base import (
 )
 from sqlanon.domain.models.distance_statistics import div
 from sqlanon.domain.models.t_closeness import TOLERANCE, require_number
+from sqlanon.errors import EngineError, SpecError, did_you_mean
+from sqlanon.sql.nodes import (
+    alias,
+    as_double,
+    as_expression,
+    col,
+    count_star,
+    internal,
+    lit,
+    nullsafe_join,
+    table,
+)
 
 FILE_SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 M = internal("m")
@@ -123,8 +133,8 @@ class SubsetCount(Statistic):
         types = self._types(inputs)
         cols = list(types)
         dialect = inputs.engine.dialect.sqlglot
-        pop = exp.select(*[col(c) for c in cols], alias(count_star(), NP)).from_(inputs.source.copy()).group_by(
-            *[col(c) for c in cols])
+        pop = exp.select(*[col(c) for c in cols], alias(count_star(), NP)) \
+            .from_(inputs.source.copy()).group_by(*[col(c) for c in cols])
         cast = [alias(exp.cast(col(c), exp.DataType.build(str(types[c]), dialect=dialect)), c)
                 for c in cols]
         subq = exp.select(*cast).from_(table(relation))

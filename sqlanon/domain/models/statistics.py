@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_double, lit
 from sqlanon.domain.models.base import ClassTable, HistogramColumns, Statistic
+from sqlanon.sql.nodes import as_double, lit
 
 if TYPE_CHECKING:
     import numpy as np

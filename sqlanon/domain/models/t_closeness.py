@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import lit
-from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.models.base import Monotonicity, PrivacyModel, Statistic, register
 from sqlanon.domain.models.distance_statistics import HierarchicalDistance, OrderedDistance
 from sqlanon.domain.models.statistics import EqualDistance
+from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.sql.nodes import lit
 
 if TYPE_CHECKING:
     import numpy as np

@@ -42,10 +42,10 @@ from typing import Any, ClassVar
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, as_text, col, count_star, internal, lit, table
 from sqlanon.errors import SpecError
 from sqlanon.methods.dp.aggregate_noise import Noise
 from sqlanon.methods.dp.bounds import Bounds, parse_bounds
+from sqlanon.sql.nodes import alias, as_double, as_text, col, count_star, internal, lit, table
 
 
 class Aggregate:

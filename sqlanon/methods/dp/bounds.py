@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, col, table
 from sqlanon.errors import EngineError, SpecError, did_you_mean
+from sqlanon.sql.nodes import alias, as_double, col, table
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine

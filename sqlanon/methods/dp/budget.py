@@ -40,10 +40,25 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlglot import exp
 
 from sqlanon.errors import EngineError, SqlanonError
-from sqlanon.methods.dp.amounts import (ADD_REMOVE, Budget, LedgerState, PrivacyBudgetError, amount,
-                                        charge, check_neighbours, format_amount)
-from sqlanon.methods.dp.ledger_tables import (BUDGET_TABLE, LEDGER_TABLE, added_columns, amount_literal,
-                                              create_tables, migration, now_literal)
+from sqlanon.methods.dp.amounts import (
+    ADD_REMOVE,
+    Budget,
+    LedgerState,
+    PrivacyBudgetError,
+    amount,
+    charge,
+    check_neighbours,
+    format_amount,
+)
+from sqlanon.methods.dp.ledger_tables import (
+    BUDGET_TABLE,
+    LEDGER_TABLE,
+    added_columns,
+    amount_literal,
+    create_tables,
+    migration,
+    now_literal,
+)
 from sqlanon.sql.nodes import as_expression, as_text, col, lit, table
 
 if TYPE_CHECKING:

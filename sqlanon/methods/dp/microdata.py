@@ -49,18 +49,28 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.nodes import (INTERNAL_PREFIX, alias, as_double, as_text, col, count_star, ident,
-                                 internal, lit, table)
-from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.domain.metrics.numeric import W, original_column, released_column
+from sqlanon.engines.staging import new_token, staging_name
+from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.methods.dp import mechanisms
 from sqlanon.methods.dp.bounds import check_not_data_range, parse_all_bounds, require_columns
 from sqlanon.methods.dp.order import METHODS, group_column, grouped_rows, label_column, value_column
-from sqlanon.methods.dp.taxonomy import NominalDomain
 from sqlanon.methods.dp.release_budget import ReleaseBudget
+from sqlanon.methods.dp.taxonomy import NominalDomain
 from sqlanon.methods.microaggregation.quality import numeric_quality
 from sqlanon.methods.rng import make_rng
-from sqlanon.engines.staging import new_token, staging_name
+from sqlanon.sql.nodes import (
+    INTERNAL_PREFIX,
+    alias,
+    as_double,
+    as_text,
+    col,
+    count_star,
+    ident,
+    internal,
+    lit,
+    table,
+)
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine

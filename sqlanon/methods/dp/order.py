@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_text, col, internal, lit, table
 from sqlanon.methods.dp.bounds import Bounds
 from sqlanon.methods.dp.taxonomy import NominalDomain
+from sqlanon.sql.nodes import alias, as_text, col, internal, lit, table
 
 METHODS = ("insensitive", "individual_ranking")
 _RANKED = internal("ranked")

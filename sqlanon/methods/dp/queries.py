@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from sqlanon.errors import EngineError, SpecError
 from sqlanon.methods.dp.aggregate_noise import Noise, check_mechanism
 from sqlanon.methods.dp.aggregates import Aggregate
-from sqlanon.methods.dp.bounds import check_not_data_range, require_columns
 from sqlanon.methods.dp.amounts import ADD_REMOVE, LedgerState, amount, check_neighbours
+from sqlanon.methods.dp.bounds import check_not_data_range, require_columns
 from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.rng import make_rng
 

@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
-from sqlanon.methods.microaggregation.distance.semantic import Taxonomy
+from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.methods.dp import mechanisms
+from sqlanon.methods.microaggregation.distance.semantic import Taxonomy
 
 
 @dataclass(frozen=True)

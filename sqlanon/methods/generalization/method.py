@@ -14,10 +14,10 @@ from sqlanon.spec.methods import METHODS
 from sqlanon.spec.values import check_metric_name, choose
 
 if TYPE_CHECKING:
+    from sqlanon.compile.released import OutputQuery
     from sqlanon.methods.dataset import Dataset
     from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
     from sqlanon.methods.generalization.result import Report
-    from sqlanon.compile.released import OutputQuery
     from sqlanon.spec.schema import Spec, Transformation
     from sqlanon.sql.dialects import DialectProfile
 
@@ -58,8 +58,8 @@ class NodeRelease(Release):
 @contextlib.contextmanager
 def checked_node(spec: Spec, ds: Dataset) -> Iterator[CheckedNode]:
     """Check the spec's node with one generalizing scan; the evaluator stays open inside."""
-    from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.evaluator import Evaluator
+    from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import levels_of
 
     problem = problem_for(spec, ds)
@@ -132,8 +132,8 @@ class Generalization(Method):
 
 def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     """Search the lattice, check the chosen node in SQL, measure it, and write the output."""
-    from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.evaluator import Evaluator
+    from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import measured, metric_names
     from sqlanon.methods.generalization.search.run import search_spec, with_levels
 

@@ -10,7 +10,13 @@ from typing import Any
 from sqlglot import exp
 
 from sqlanon.compile import checks
-from sqlanon.domain.models.base import CheckContext, ModelResult, PrivacyModel, StatisticInputs, stat_attribute
+from sqlanon.domain.models.base import (
+    CheckContext,
+    ModelResult,
+    PrivacyModel,
+    StatisticInputs,
+    stat_attribute,
+)
 from sqlanon.errors import InternalError
 from sqlanon.methods.generalization.temporaries import Temporaries
 from sqlanon.sql.nodes import internal
@@ -60,9 +66,9 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
         a: temporaries.node(f"hist{i}", checks.histogram_query(gen, qis, a, inputs.value_order.get(a)))
         for i, a in enumerate(hist_attrs)
     }
-    ctx = CheckContext(temporaries.plan, qis, gen, histograms, inputs.value_order, inputs.sensitive_hierarchies,
-                       levels, inputs.column_types, inputs.attribute_types, inputs.engine.dialect.sqlglot,
-                       generalizer=inputs.generalizer, inputs=inputs)
+    ctx = CheckContext(temporaries.plan, qis, gen, histograms, inputs.value_order,
+                       inputs.sensitive_hierarchies, levels, inputs.column_types, inputs.attribute_types,
+                       inputs.engine.dialect.sqlglot, generalizer=inputs.generalizer, inputs=inputs)
     stats_sql = checks.stats_query(ctx, statistics)
     # stats_query registered a "classes" step in the plan: materialize it before use
     temporaries.pending()

@@ -17,18 +17,18 @@ from collections.abc import Mapping, Sequence
 from sqlglot import exp
 
 from sqlanon.compile import checks
-from sqlanon.sql.dialects import DialectProfile, fail
 from sqlanon.compile.generalize import Generalizer, lookup_values
+from sqlanon.compile.hash_text import declared_types, parse_types
 from sqlanon.compile.plan import Plan, nullsafe_join
-from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit
-from sqlanon.errors import InfeasibleError
-from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck, Problem
+from sqlanon.compile.released import OutputQuery
 from sqlanon.domain.hierarchy.base import TOP
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.domain.models.base import stat_attribute
-from sqlanon.compile.hash_text import declared_types, parse_types
-from sqlanon.compile.released import OutputQuery
+from sqlanon.errors import InfeasibleError
+from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck, Problem
 from sqlanon.spec.schema import Spec
+from sqlanon.sql.dialects import DialectProfile, fail
+from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit
 
 ROWS = internal("r")
 """Alias of the generalized source rows in the final SELECT."""

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import col
-from sqlanon.engines.base import Engine
-from sqlanon.errors import EngineError, SpecError
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.dates import DateHierarchy
 from sqlanon.domain.hierarchy.intervals import IntervalHierarchy
+from sqlanon.engines.base import Engine
+from sqlanon.errors import EngineError, SpecError
+from sqlanon.sql.nodes import col
 
 _NUMBER_TYPES = ("int", "decimal", "numeric", "double", "float", "real")
 _DATE_TYPES = ("date", "timestamp")

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.dialects import DialectProfile
-from sqlanon.sql.nodes import alias, col, internal, lit, table
+from sqlanon.compile.released import OutputQuery
 from sqlanon.engines.base import Engine
 from sqlanon.methods.microaggregation.group_sql import GROUP, statistics_query, value_name
 from sqlanon.methods.microaggregation.rows import RowKey, as_relation
-from sqlanon.compile.released import OutputQuery
 from sqlanon.spec.schema import Spec
+from sqlanon.sql.dialects import DialectProfile
+from sqlanon.sql.nodes import alias, col, internal, lit, table
 
 ROWS = internal("rows")
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from sqlanon.methods.base import Method, Plan, Release, Sink, register
 
 if TYPE_CHECKING:
-    from sqlanon.methods.dataset import Dataset
     from collections.abc import Callable
 
     from sqlanon.compile.released import OutputQuery
+    from sqlanon.methods.dataset import Dataset
     from sqlanon.methods.microaggregation.pipeline import Masking
     from sqlanon.methods.microaggregation.result import MicroaggregationReport
     from sqlanon.spec.schema import Spec

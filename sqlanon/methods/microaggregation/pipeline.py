@@ -22,7 +22,6 @@ count (individual ranking alone keeps them: a NULL stays NULL and is ranked apar
 from __future__ import annotations
 
 import inspect
-
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,28 +30,27 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
+from sqlanon.compile.hash_text import parse_types
+from sqlanon.compile.released import OutputQuery
+from sqlanon.domain.metrics.numeric import is_numeric_type
+from sqlanon.engines.base import Engine
+from sqlanon.engines.staging import new_token, staging_name
+from sqlanon.errors import InternalError, SpecError, UnsupportedError, did_you_mean
+from sqlanon.methods.base import KEPT_TABLE_SUFFIX as GROUPS_SUFFIX
+from sqlanon.methods.dataset import Dataset
+from sqlanon.methods.microaggregation import masking, rows
+from sqlanon.methods.microaggregation.algorithms import blocking
+from sqlanon.methods.microaggregation.algorithms.projection import projection_axis, projection_query
+from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
+from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking
+from sqlanon.methods.microaggregation.distance.centroids import get_centroid
+from sqlanon.methods.microaggregation.progress import ProgressLine
+from sqlanon.methods.microaggregation.quality import group_sizes, information_loss
+from sqlanon.methods.microaggregation.records import Records
+from sqlanon.methods.microaggregation.settings import MicroaggregationSettings
+from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
 from sqlanon.sql.nodes import count_star
-from sqlanon.methods.dataset import Dataset
-from sqlanon.engines.base import Engine
-from sqlanon.errors import InternalError, SpecError, UnsupportedError, did_you_mean
-from sqlanon.domain.metrics.numeric import is_numeric_type
-from sqlanon.methods.microaggregation.algorithms import blocking
-from sqlanon.methods.microaggregation import masking
-from sqlanon.methods.microaggregation import rows
-from sqlanon.methods.microaggregation.progress import ProgressLine
-from sqlanon.methods.microaggregation.algorithms.projection import projection_axis, projection_query
-from sqlanon.methods.microaggregation.quality import group_sizes, information_loss
-from sqlanon.compile.hash_text import parse_types
-from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
-from sqlanon.methods.microaggregation.records import Records
-from sqlanon.methods.microaggregation.distance.centroids import get_centroid
-from sqlanon.methods.microaggregation.settings import MicroaggregationSettings
-from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking
-from sqlanon.methods.base import KEPT_TABLE_SUFFIX as GROUPS_SUFFIX
-from sqlanon.compile.released import OutputQuery
-from sqlanon.spec.schema import Spec
-from sqlanon.engines.staging import new_token, staging_name
 
 PULL_PROGRESS_ROWS = 20_000
 """Runs on more rows than this draw a progress line on a terminal."""

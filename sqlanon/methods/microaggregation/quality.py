@@ -21,8 +21,14 @@ import numpy as np
 from scipy.spatial import cKDTree
 from sqlglot import exp
 
-from sqlanon.domain.metrics.numeric import (W, NoNumericRecords, compare_pairs, original_column, paired_query,
-                                            released_column)
+from sqlanon.domain.metrics.numeric import (
+    NoNumericRecords,
+    W,
+    compare_pairs,
+    original_column,
+    paired_query,
+    released_column,
+)
 from sqlanon.engines.base import Engine
 from sqlanon.sql.nodes import alias, as_double, col, internal, lit
 

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
-from sqlanon.engines.base import Engine
-from sqlanon.errors import SpecError
 from sqlanon.domain.factorize import group_ids
 from sqlanon.domain.metrics.numeric import is_numeric_type
+from sqlanon.engines.base import Engine
+from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.spec.schema import Spec
+from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
 
 ROW = "sqlanon_row"
 """The synthetic row key when no key is declared (suffixed with ``_`` while a column has the name).

@@ -17,25 +17,32 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, lit, table
-from sqlanon.methods.base import Sink, TableWriter
-from sqlanon.methods.dataset import Dataset
-from sqlanon.engines.row_values import ROW_KEY, SOURCE, VALUES, Block, schema_name
-from sqlanon.errors import InternalError, SpecError
-from sqlanon.domain.metrics.numeric import is_numeric_type
-from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
-from sqlanon.methods.dp.microdata import dp_microaggregate
-from sqlanon.methods.dp.release_budget import ReleaseBudget
-from sqlanon.methods.perturbation.result import NoiseReport
-from sqlanon.methods.perturbation.options import (ADDITIVE, CATEGORICAL, CHARGEABLE, DP_MICRODATA,
-                                                  NoiseOptions, dp_cost, parse)
-from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality, pairs_query
-from sqlanon.methods.perturbation.quality import categorical_quality
-from sqlanon.methods.rng import make_rng
 from sqlanon.compile.hash_text import parse_types
 from sqlanon.compile.released import OutputQuery
-from sqlanon.spec.schema import Spec
+from sqlanon.domain.metrics.numeric import is_numeric_type
+from sqlanon.engines.row_values import ROW_KEY, SOURCE, VALUES, Block, schema_name
 from sqlanon.engines.staging import StagingArea, remove_leftovers
+from sqlanon.errors import InternalError, SpecError
+from sqlanon.methods.base import Sink, TableWriter
+from sqlanon.methods.dataset import Dataset
+from sqlanon.methods.dp.microdata import dp_microaggregate
+from sqlanon.methods.dp.release_budget import ReleaseBudget
+from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality, pairs_query
+from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
+from sqlanon.methods.perturbation.options import (
+    ADDITIVE,
+    CATEGORICAL,
+    CHARGEABLE,
+    DP_MICRODATA,
+    NoiseOptions,
+    dp_cost,
+    parse,
+)
+from sqlanon.methods.perturbation.quality import categorical_quality
+from sqlanon.methods.perturbation.result import NoiseReport
+from sqlanon.methods.rng import make_rng
+from sqlanon.spec.schema import Spec
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, lit, table
 
 CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
 """Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.engines.duckdb_blocks)."""

@@ -10,15 +10,15 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlanon.sql.nodes import as_double, col, internal
+from sqlanon.engines.row_values import SOURCE, VALUES
 from sqlanon.errors import SpecError
 from sqlanon.methods.dp import mechanisms as mech
 from sqlanon.methods.perturbation import perturb
 from sqlanon.methods.perturbation.options import NoiseOptions
 from sqlanon.methods.perturbation.per_row_mechanisms import CATEGORY_TRANSITIONS, NUMERIC_REWRITES
 from sqlanon.methods.perturbation.pram import category_codes, pram_codes
-from sqlanon.engines.row_values import SOURCE, VALUES
 from sqlanon.registry import Registry
+from sqlanon.sql.nodes import as_double, col, internal
 
 
 def noise_column(i: int) -> str:

@@ -15,8 +15,12 @@ import numpy as np
 from sqlanon.errors import SpecError
 from sqlanon.methods.dp import mechanisms as mech
 from sqlanon.methods.perturbation.condensation import condensation
-from sqlanon.methods.perturbation.pram import (category_codes, check_matrix, invariant_matrix,
-                                               invariant_matrix_theta)
+from sqlanon.methods.perturbation.pram import (
+    category_codes,
+    check_matrix,
+    invariant_matrix,
+    invariant_matrix_theta,
+)
 from sqlanon.methods.perturbation.swap import rank_swap_column
 from sqlanon.registry import Registry
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from sqlanon.methods.perturbation.pram import estimate_frequencies
 
+
 def categorical_quality(attribute: dict[str, Any], mechanism: str) -> dict[str, Any]:
     """Changed share, original and released frequencies, and the unbiased estimate of the original."""
     cats = attribute["categories"]

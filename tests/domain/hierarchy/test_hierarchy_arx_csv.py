@@ -10,13 +10,20 @@ import pyarrow as pa
 import pytest
 from sqlglot import exp
 
-from sqlanon.sql.render import render
-from sqlanon.sql.nodes import alias, col, table
-from sqlanon.errors import HierarchyError
-from sqlanon.domain.hierarchy import (DateHierarchy, IntervalHierarchy, MaskHierarchy, SqlanonWarning,
-                                      TableHierarchy, read_arx_csv, write_arx_csv)
-from tests.domain.hierarchy.scratch import materialize
+from sqlanon.domain.hierarchy import (
+    DateHierarchy,
+    IntervalHierarchy,
+    MaskHierarchy,
+    SqlanonWarning,
+    TableHierarchy,
+    read_arx_csv,
+    write_arx_csv,
+)
 from sqlanon.domain.hierarchy.arx_csv import parse_arx_text
+from sqlanon.errors import HierarchyError
+from sqlanon.sql.nodes import alias, col, table
+from sqlanon.sql.render import render
+from tests.domain.hierarchy.scratch import materialize
 
 ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
              "occupation", "salary-class"]

@@ -15,7 +15,6 @@ from decimal import Decimal
 from fractions import Fraction
 
 import duckdb
-from tests.domain.hierarchy import hierarchy_oracle as oracle
 import pyarrow as pa
 import pytest
 import sqlglot
@@ -23,9 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from sqlanon.sql.render import render
-from sqlanon.sql.nodes import alias, col, table
-from sqlanon.errors import HierarchyError
 from sqlanon.domain.hierarchy import (
     DateHierarchy,
     IntervalHierarchy,
@@ -34,6 +30,10 @@ from sqlanon.domain.hierarchy import (
     OrderedHierarchy,
 )
 from sqlanon.domain.hierarchy.base import Hierarchy
+from sqlanon.errors import HierarchyError
+from sqlanon.sql.nodes import alias, col, table
+from sqlanon.sql.render import render
+from tests.domain.hierarchy import hierarchy_oracle as oracle
 
 TARGETS = ("postgres", "spark", "snowflake", "bigquery", "trino")
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -315,8 +315,8 @@ MANY_TEXTS = [None, *[str(i) for i in range(1500)]]  # lengths 1 to 4
     (MaskHierarchy(6, from_right=False), MANY_TEXTS, 5),  # ... and here NULL's ****** is a fifth
 ])
 def test_levels_nest_over_many_values(h, values, tops):
-    from tests.domain.hierarchy.scratch import materialize
     from sqlanon.domain.hierarchy.table import validate_rows
+    from tests.domain.hierarchy.scratch import materialize
 
     rows = materialize(h, values).rows
     assert len(rows) == len(set(values))

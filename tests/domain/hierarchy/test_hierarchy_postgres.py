@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tests.domain.hierarchy import hierarchy_oracle as oracle
 import pytest
 from sqlglot import exp
 
-from sqlanon.sql.render import render
-from sqlanon.sql.nodes import alias, col, table
 from sqlanon.domain.hierarchy import (
     DateHierarchy,
     IntervalHierarchy,
     MaskHierarchy,
     OrderedHierarchy,
 )
+from sqlanon.sql.nodes import alias, col, table
+from sqlanon.sql.render import render
+from tests.domain.hierarchy import hierarchy_oracle as oracle
 
 pytestmark = pytest.mark.postgres
 

@@ -8,13 +8,13 @@ import warnings
 import pytest
 
 from sqlanon import api
-from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy import (
     HierarchyTable,
     SqlanonWarning,
     TableHierarchy,
     read_arx_csv,
 )
+from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.spec import spec_from_dict
 
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from sqlanon.sql.nodes import table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.sql.nodes import table
 from tests.domain.metrics import oracle
 
 

@@ -10,7 +10,6 @@ import math
 from collections import Counter
 from pathlib import Path
 
-
 _MAPS: dict[int, tuple[list, dict[str, list[str]]]] = {}
 
 

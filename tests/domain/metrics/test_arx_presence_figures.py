@@ -11,10 +11,10 @@ both suppress the same classes (those whose share of subset rows exceeds 0.5).
 
 from __future__ import annotations
 
-from sqlanon.methods.dataset import open_dataset
-from sqlanon.methods.generalization.problem import problem_for
-from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.domain.metrics import MetricContext, get_metric
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.evaluator import Evaluator
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.spec import spec_from_dict
 from tests.conftest import ADULT_QIS, adult_spec_dict
 

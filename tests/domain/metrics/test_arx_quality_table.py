@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from sqlanon.sql.nodes import table
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.domain.metrics.arx import per_attribute_loss
 from sqlanon.domain.metrics.entropy import per_attribute_entropy
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.sql.nodes import table
 from tests.conftest import ADULT_QIS
 from tests.domain.metrics import oracle
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlanon.errors import SpecError
 from sqlanon.domain.metrics import MetricContext
 from sqlanon.domain.metrics.entropy import per_attribute_entropy
+from sqlanon.errors import SpecError
 from tests.domain.metrics import oracle
 from tests.domain.metrics.cases import Case, cases, checked, metric
 
@@ -99,10 +99,10 @@ def test_classification_errors(shared_duck):
 @given(st.lists(st.integers(0, 19), min_size=1, max_size=25), st.integers(0, 3), st.sampled_from([1, 2, 3]))
 def test_interval_hierarchy_entropy_and_kl(shared_duck, xs, level, k):
     """A rule-based hierarchy: its table is built over the data, so |D| = the distinct values present."""
-    from sqlanon.sql.nodes import table
-    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
     from sqlanon.domain.hierarchy import IntervalHierarchy
     from sqlanon.domain.models.k_anonymity import KAnonymity
+    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+    from sqlanon.sql.nodes import table
 
     rows = [{"x": x} for x in xs]
     # the same grouping as widths 5 and 10, written out over the values that occur

@@ -9,13 +9,13 @@ import itertools
 
 import pytest
 
-from sqlanon.sql.nodes import table
-from sqlanon.errors import SpecError
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.errors import SpecError
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search
 from sqlanon.methods.generalization.search.fast import FastEvaluator, FastNodeEvaluator
+from sqlanon.sql.nodes import table
 from tests.conftest import ADULT_QIS
 from tests.domain.metrics import oracle
 

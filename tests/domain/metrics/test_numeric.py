@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlanon.sql.nodes import table
-from sqlanon.errors import SpecError
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.domain.metrics.numeric import compare_numeric, node_comparison
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.errors import SpecError
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.sql.nodes import table
 from tests.domain.metrics.cases import Case, cases, checked, metric
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlanon.errors import SpecError
 from sqlanon.domain.metrics import MetricContext, get_metric
+from sqlanon.errors import SpecError
 from tests.domain.metrics import oracle
 from tests.domain.metrics.cases import Case, cases, checked, metric
 

@@ -15,10 +15,10 @@ import pytest
 from sqlglot import exp
 
 from sqlanon import api
-from sqlanon.sql.nodes import table
 from sqlanon.errors import SpecError
 from sqlanon.outputs.scripts import split_statements
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import table
 from tests.outputs.people import load_people
 
 COLUMNS = [("id", "int"), ("name", "varchar"), ("age", "int"), ("zip", "varchar"), ("sex", "varchar"),

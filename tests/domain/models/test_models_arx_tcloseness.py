@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from sqlanon import api
-from sqlanon.methods.dataset import open_dataset
-from sqlanon.methods.generalization.problem import problem_for
-from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.domain.models.distance_statistics import HierarchicalDistance
 from sqlanon.domain.models.statistics import EqualDistance
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.evaluator import Evaluator
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.spec import spec_from_dict
 from tests.conftest import ADULT_QIS, adult_spec_dict
 from tests.domain.models.conftest import class_rows

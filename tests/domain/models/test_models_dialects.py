@@ -8,15 +8,15 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from sqlanon.sql.dialects import PROFILES
-from sqlanon.sql.render import render
-from sqlanon.sql.nodes import table
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.models.disclosure import BetaLikeness, DeltaDisclosure
 from sqlanon.domain.models.numeric_sensitive import KEAnonymity, KPQRAnonymity
 from sqlanon.domain.models.presence import DeltaPresence
 from sqlanon.domain.models.t_closeness import TCloseness
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.sql.dialects import PROFILES
+from sqlanon.sql.nodes import table
+from sqlanon.sql.render import render
 
 ROWS = [("a", 1, "x", 1), ("b", 2, "y", 2), ("a", 2, "x", None), ("b", 1, None, 5), ("a", 1, "z", 1)] * 2
 MODELS = [TCloseness("s", 0.3), TCloseness("s", 0.3, "ordered"), TCloseness("x", 0.3, "ordered"),

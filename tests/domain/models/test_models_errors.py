@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from sqlanon import api
-from sqlanon.sql.nodes import table
-from sqlanon.errors import HierarchyError, SpecError
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.models.t_closeness import TCloseness
+from sqlanon.errors import HierarchyError, SpecError
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import table
 from tests.conftest import adult_spec_dict
 
 QIS = ["sex", "race"]

@@ -16,9 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from sqlanon.sql.nodes import table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.models.disclosure import (
     AbsentRows,
@@ -39,6 +36,9 @@ from sqlanon.domain.models.numeric_sensitive import (
 from sqlanon.domain.models.presence import DeltaPresence, SubsetCount
 from sqlanon.domain.models.statistics import DistinctCount, EqualDistance
 from sqlanon.domain.models.t_closeness import TCloseness
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.sql.nodes import table
 from tests.domain.models import oracle as O
 
 Q1 = ["a", "O'Brien", "é", "日本"]

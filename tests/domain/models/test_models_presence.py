@@ -7,10 +7,10 @@ import csv
 import pandas as pd
 import pytest
 
-from sqlanon.methods.dataset import open_dataset
-from sqlanon.methods.generalization.problem import problem_for
-from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.domain.models.presence import SubsetCount
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.evaluator import Evaluator
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.spec import spec_from_dict
 from tests.conftest import adult_spec_dict
 from tests.domain.models.conftest import class_rows

@@ -28,10 +28,10 @@ import pytest
 from pycanon import anonymity
 from sqlglot import exp
 
-from sqlanon.methods.dataset import open_dataset
-from sqlanon.methods.generalization.problem import problem_for
-from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.domain.models.disclosure import MaxLogRatio
+from sqlanon.methods.dataset import open_dataset
+from sqlanon.methods.generalization.evaluator import Evaluator
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.spec import spec_from_dict
 from tests.conftest import adult_spec_dict
 

@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from sqlanon.sql.nodes import table
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.models.distance_statistics import OrderedDistance
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.l_diversity import LDiversity
 from sqlanon.domain.models.statistics import Entropy, EqualDistance
 from sqlanon.domain.models.t_closeness import TCloseness
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.sql.nodes import table
 from tests.domain.models.conftest import class_rows
 
 # Seed 000, Table 5.2: Age -> [20-30] / [30-40] / [40-50], ZIP -> 230**.

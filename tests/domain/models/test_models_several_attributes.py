@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from sqlanon.methods.dataset import open_dataset
-from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.methods.generalization.evaluator import Evaluator
+from sqlanon.methods.generalization.problem import problem_for
 from sqlanon.spec import spec_from_dict
 from tests.conftest import adult_spec_dict
 from tests.domain.models import oracle as O

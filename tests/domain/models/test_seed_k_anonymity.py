@@ -6,10 +6,10 @@ import itertools
 
 import pytest
 
-from sqlanon.sql.nodes import table
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import IntervalHierarchy, TableHierarchy
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.sql.nodes import table
 
 # Seed 000, Table 5.1: (Age, ZIP); the condition is irrelevant to k-anonymity.
 TABLE_5_1 = [(21, 23058), (24, 23059), (26, 23060), (27, 23061), (43, 23058), (43, 23059),

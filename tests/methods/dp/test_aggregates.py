@@ -20,9 +20,9 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
 from sqlanon.methods.dp.aggregate_noise import Noise
 from sqlanon.methods.dp.aggregates import Count, Grouped, Histogram, Mean, Sum
-from sqlanon.methods.dp.queries import dp_query
 from sqlanon.methods.dp.amounts import PrivacyBudgetError
 from sqlanon.methods.dp.budget import PrivacyLedger
+from sqlanon.methods.dp.queries import dp_query
 from sqlanon.methods.rng import ReproducibleNoiseWarning
 from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
 

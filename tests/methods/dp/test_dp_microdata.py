@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sqlanon.domain.hierarchy import IntervalHierarchy, MapHierarchy
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import HierarchyError, SpecError
-from sqlanon.domain.hierarchy import IntervalHierarchy, MapHierarchy
 from sqlanon.methods.dp import mechanisms
 from sqlanon.methods.dp.bounds import Bounds
 from sqlanon.methods.dp.microdata import dp_microaggregate

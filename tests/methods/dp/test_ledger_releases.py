@@ -18,15 +18,15 @@ import numpy as np
 import pytest
 
 from sqlanon import api
+from sqlanon.domain.hierarchy import MapHierarchy
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import EngineError, SpecError
-from sqlanon.domain.hierarchy import MapHierarchy
-from sqlanon.methods.dp.microdata import dp_microaggregate
-from sqlanon.methods.dp.queries import dp_query
 from sqlanon.methods.dp.aggregates import Count
 from sqlanon.methods.dp.amounts import PrivacyBudgetError
 from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.dp.ledger_tables import BUDGET_TABLE, LEDGER_TABLE
+from sqlanon.methods.dp.microdata import dp_microaggregate
+from sqlanon.methods.dp.queries import dp_query
 from sqlanon.spec.load import spec_from_dict
 from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
 

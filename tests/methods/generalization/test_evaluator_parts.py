@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlanon.domain.hierarchy import TableHierarchy
-from sqlanon.domain.models.base import CheckContext, ClassSize, Monotonicity, PrivacyModel, Statistic, StatisticInputs
+from sqlanon.domain.models.base import (
+    CheckContext,
+    ClassSize,
+    Monotonicity,
+    PrivacyModel,
+    Statistic,
+    StatisticInputs,
+)
 from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.temporaries import Temporaries
 from sqlanon.sql.nodes import alias, col, lit, table

@@ -10,19 +10,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlanon.sql.nodes import table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import HierarchyError, UnsupportedError
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.hierarchy.base import SqlanonWarning
 from sqlanon.domain.metrics import MetricContext, get_metric
-from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.disclosure import BetaLikeness
+from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.l_diversity import AlphaKAnonymity, LDiversity, PSensitiveKAnonymity
 from sqlanon.domain.models.t_closeness import TCloseness
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.errors import HierarchyError, UnsupportedError
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search
 from sqlanon.methods.generalization.search.fast import METRICS, FastEvaluator, FastNodeEvaluator
+from sqlanon.sql.nodes import table
 from tests.conftest import ADULT_QIS
 
 QIS8 = [q for q in ADULT_QIS if q != "occupation"]

@@ -21,13 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqlanon import api
-from sqlanon.sql.nodes import table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import SpecError
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import TableHierarchy, read_arx_csv
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.errors import SpecError
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search
 from sqlanon.methods.generalization.search import heuristic as heuristic_module
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
@@ -35,6 +34,7 @@ from sqlanon.methods.generalization.search.heuristic import heuristic
 from sqlanon.methods.generalization.search.limits import search_within
 from sqlanon.methods.generalization.search.result import tied
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import table
 from tests.conftest import ADULT_QIS, DATA, adult_spec_dict, require_data
 from tests.methods.generalization.test_search_oracle import problem_spec
 

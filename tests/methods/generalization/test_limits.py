@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from sqlanon import api
-from sqlanon.sql.nodes import table
+from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.errors import InfeasibleError
 from sqlanon.methods.generalization.evaluator import Evaluator, Problem
-from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.methods.generalization.search import lattice_of
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
 from sqlanon.methods.generalization.search.limits import search_within
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import table
 from tests.conftest import ADULT_QIS, adult_spec_dict
 
 ARX_OPTIMUM = 0.5731509655590044  # Adult, k = 5, 0 %, Loss (peer-semantics §6.1)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from sqlanon.sql.nodes import table
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import pages
 from sqlanon.methods.generalization.search.fast import FastEvaluator
+from sqlanon.sql.nodes import table
 from tests.conftest import ADULT_QIS
 
 

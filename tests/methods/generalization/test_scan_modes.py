@@ -6,11 +6,11 @@ import random
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import table
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.l_diversity import LDiversity
 from sqlanon.domain.models.t_closeness import TCloseness
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.sql.nodes import table
 from tests.conftest import ADULT_QIS
 
 QIS = [q for q in ADULT_QIS if q != "occupation"]

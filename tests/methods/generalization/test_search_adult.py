@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from sqlanon.sql.nodes import table
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.t_closeness import TCloseness
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
+from sqlanon.sql.nodes import table
 from tests.conftest import ADULT_QIS
 
 

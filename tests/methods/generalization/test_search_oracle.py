@@ -16,16 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlanon.sql.nodes import table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.l_diversity import LDiversity
 from sqlanon.domain.models.t_closeness import TCloseness
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
 from sqlanon.methods.generalization.search.result import tied
+from sqlanon.sql.nodes import table
 
 LEAVES = ["a", "b", "c", "d", "e", "f"]
 SENSITIVE = ["x", "y", "z"]

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import pytest
 
-from sqlanon.sql.nodes import table
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem, suppression_budget
 from sqlanon.domain.hierarchy import IntervalHierarchy, TableHierarchy
 from sqlanon.domain.models.k_anonymity import KAnonymity
-from sqlanon.methods.generalization.search import (Lattice, SqlNodeEvaluator, lattice_of, search,
-                                                   search_problem)
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem, suppression_budget
+from sqlanon.methods.generalization.search import (
+    Lattice,
+    SqlNodeEvaluator,
+    lattice_of,
+    search,
+    search_problem,
+)
+from sqlanon.sql.nodes import table
 from tests.domain.models.test_seed_k_anonymity import PT, PT_HIERARCHIES, TABLE_5_1
 
 QI4 = ["race", "dob", "sex", "zip"]

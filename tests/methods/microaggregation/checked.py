@@ -11,10 +11,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from sqlanon.sql.nodes import table
-from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck, Problem
 from sqlanon.domain.hierarchy import Hierarchy, IntervalHierarchy
 from sqlanon.domain.models.base import PrivacyModel
+from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck, Problem
+from sqlanon.sql.nodes import table
 
 MASKED = "masked 'table\"; --"
 

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy import HierarchyTable, MaskHierarchy, TableHierarchy
+from sqlanon.errors import HierarchyError, SpecError
+from sqlanon.methods.microaggregation.distance import semantic
 from sqlanon.methods.microaggregation.distance.categorical import (
     NominalSpace,
     marginality_centroid,
@@ -19,9 +20,8 @@ from sqlanon.methods.microaggregation.distance.categorical import (
     ordinal_centroid,
     ordinal_ranks,
 )
-from sqlanon.methods.microaggregation.records import NominalColumn
-from sqlanon.methods.microaggregation.distance import semantic
 from sqlanon.methods.microaggregation.distance.semantic import Taxonomy
+from sqlanon.methods.microaggregation.records import NominalColumn
 from tests.methods.microaggregation import categorical_reference as ref
 
 EDUCATION = (

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sqlanon.domain.models.numeric_sensitive import KPQRAnonymity
 from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.algorithms.kpqr import kpqr
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav
 from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
-from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.methods.microaggregation.distance.qi_space import scaled
-from sqlanon.domain.models.numeric_sensitive import KPQRAnonymity
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from tests.methods.microaggregation.checked import check_masked
 
 
@@ -206,9 +206,9 @@ def test_plain_mdav_fails_both_checkers(duck):
 def test_spec_through_the_pipeline_passes_the_checker(duck):
     """``algorithm: kpqr`` in a spec writes a table that the SQL (k,p,q,r) checker accepts."""
     import sqlanon as sa
-    from sqlanon.sql.nodes import table
-    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
     from sqlanon.domain.hierarchy import IntervalHierarchy
+    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+    from sqlanon.sql.nodes import table
 
     records = census_like(True, seed=2)
     names = ["k1", "k2", "k3"]

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy import TableHierarchy, read_arx_csv
-from sqlanon.methods.microaggregation.distance.categorical import nominal_centroid
-from sqlanon.methods.microaggregation.distance.heterogeneous import MixedRecords
+from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
 from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed, nearest
+from sqlanon.methods.microaggregation.distance.categorical import nominal_centroid
+from sqlanon.methods.microaggregation.distance.heterogeneous import MixedRecords
 from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from tests.conftest import ADULT, require_data
 from tests.methods.microaggregation import categorical_reference as ref

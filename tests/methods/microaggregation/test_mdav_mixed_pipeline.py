@@ -13,9 +13,9 @@ import pytest
 from sqlglot import exp
 
 from sqlanon import api
+from sqlanon.domain.hierarchy import read_arx_csv
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import HierarchyError
-from sqlanon.domain.hierarchy import read_arx_csv
 from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed
 from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.spec import spec_from_dict

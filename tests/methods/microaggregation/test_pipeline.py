@@ -529,8 +529,8 @@ def test_nominal_attributes_take_the_centroid_of_their_group(engine):
 
 
 def test_mode_centroid_breaks_ties_to_the_first_value():
-    from sqlanon.methods.microaggregation.records import NominalColumn
     from sqlanon.methods.microaggregation.distance.centroids import mode_centroid
+    from sqlanon.methods.microaggregation.records import NominalColumn
 
     column = NominalColumn(np.array([2, 1, 1, 2, 0, 0, 2]), ("a", "b", "c"))
     labels = np.array([0, 0, 0, 0, 1, 1, 1])

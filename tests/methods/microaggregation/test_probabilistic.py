@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlanon.sql.render import render
 from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.algorithms.probabilistic import probabilistic_k_anonymity
+from sqlanon.sql.render import render
 
 QIS = ["zip \"code\"", "âge; --"]
 CONFIDENTIAL = ["pay'", "debt"]

@@ -9,10 +9,10 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from sqlanon.sql.render import render
-from sqlanon.sql.nodes import alias, col, lit
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.methods.microaggregation.algorithms.projection import axis_of, projection_axis, projection_query
+from sqlanon.sql.nodes import alias, col, lit
+from sqlanon.sql.render import render
 
 DIALECTS = ["duckdb", "postgres", "spark", "snowflake", "bigquery", "trino"]
 

@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from sqlanon.sql.dialects import profile, stored_case
-from sqlanon.sql.render import render
-from sqlanon.sql.nodes import alias, col, lit, table
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking
+from sqlanon.sql.dialects import profile, stored_case
+from sqlanon.sql.nodes import alias, col, lit, table
+from sqlanon.sql.render import render
 
 DIALECTS = ["duckdb", "postgres", "spark", "snowflake", "bigquery", "trino"]
 HOSTILE = ['we"ird', "x'; DROP TABLE t; --", "größe ✓", "semi;colon", "back`tick"]

@@ -15,13 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.domain.models.t_closeness import TCloseness
 from sqlanon.errors import SpecError
-from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, confidential_ranks
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav as mdav_labels
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
-from sqlanon.methods.microaggregation.distance.qi_space import NumericSpace, scaled
 from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
-from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.methods.microaggregation.algorithms.tcloseness import (
     closeness_first_groups,
     closeness_k,
@@ -33,8 +32,9 @@ from sqlanon.methods.microaggregation.algorithms.tcloseness import (
     tcloseness_merge,
     tcloseness_tfirst,
 )
-from sqlanon.domain.models.k_anonymity import KAnonymity
-from sqlanon.domain.models.t_closeness import TCloseness
+from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, confidential_ranks
+from sqlanon.methods.microaggregation.distance.qi_space import NumericSpace, scaled
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from tests.conftest import ADULT
 from tests.methods.microaggregation.checked import check_groups, check_masked
 
@@ -462,9 +462,9 @@ def test_attribute_defaults_to_the_only_confidential_one():
 def test_spec_through_the_pipeline_is_t_close(duck, algorithm):
     """A spec with ``method: microaggregation`` writes a table that the SQL checker finds t-close."""
     import sqlanon as sa
-    from sqlanon.sql.nodes import table
-    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
     from sqlanon.domain.hierarchy import IntervalHierarchy
+    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+    from sqlanon.sql.nodes import table
 
     rng = np.random.default_rng(9)
     n = 400
@@ -541,9 +541,9 @@ def test_algorithms_equal_their_transcription(n, k, distinct, t, distance, seed)
 def test_spec_with_nominal_quasi_identifiers_through_the_pipeline(duck):
     """Adult with nominal QIs and their hierarchies, age confidential: the output is 0.2-close."""
     import sqlanon as sa
-    from sqlanon.sql.nodes import table
-    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
     from sqlanon.domain.hierarchy import TableHierarchy
+    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+    from sqlanon.sql.nodes import table
 
     path = ADULT / "adult.csv"
     if not path.exists():
@@ -609,13 +609,12 @@ def adult_occupation_tree():
 
 
 def test_hierarchical_emd_equals_the_checker_per_class(duck, adult_occupation_tree):
-    from sqlanon.methods.microaggregation.distance.emd_hierarchical import hierarchical_emd
-    from sqlanon.domain.models.distance_statistics import HierarchicalDistance
-    from tests.domain.models.conftest import class_rows
-
-    from sqlanon.sql.nodes import table
-    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
     from sqlanon.domain.hierarchy import IntervalHierarchy
+    from sqlanon.domain.models.distance_statistics import HierarchicalDistance
+    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+    from sqlanon.methods.microaggregation.distance.emd_hierarchical import hierarchical_emd
+    from sqlanon.sql.nodes import table
+    from tests.domain.models.conftest import class_rows
 
     records, occupation, tree = adult_occupation_tree
     emd = hierarchical_emd(records, "occupation")
@@ -650,8 +649,8 @@ def test_adult_occupation_hierarchical_is_t_close(duck, adult_occupation_tree, n
 
 
 def test_hierarchical_distance_needs_a_hierarchy_covering_the_values():
-    from sqlanon.errors import HierarchyError
     from sqlanon.domain.hierarchy import TableHierarchy
+    from sqlanon.errors import HierarchyError
 
     r = _records(6)
     flat = NominalColumn(np.array([0, 1, 2, 0, 1, 2]), ("flu", "cold", "hiv"))
@@ -669,8 +668,8 @@ def test_hierarchical_distance_needs_a_hierarchy_covering_the_values():
 @settings(max_examples=15)
 @given(tables(), st.sampled_from(sorted(ALGORITHMS)), st.integers(1, 4))
 def test_property_hierarchical_checker_agrees(table, name, fan_out):
-    from sqlanon.engines.duckdb import DuckDBEngine
     from sqlanon.domain.hierarchy import TableHierarchy
+    from sqlanon.engines.duckdb import DuckDBEngine
 
     x, values, k, t = table
     labels_of_values = [f"v'{int(v)};" for v in values]
@@ -695,9 +694,9 @@ def test_spec_order_and_model_distance_reach_the_algorithm(duck, distance):
     """A text confidential attribute declared with an `order`, and the spec's t-closeness model's
     distance: the pipeline passes both to the algorithm, and the release passes that model."""
     import sqlanon as sa
-    from sqlanon.sql.nodes import table
-    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
     from sqlanon.domain.hierarchy import IntervalHierarchy
+    from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+    from sqlanon.sql.nodes import table
 
     levels = ["low'; --", "médium", 'high "x"']
     rng = np.random.default_rng(11)

@@ -434,10 +434,10 @@ def test_refuses_a_session_that_does_not_preserve_row_order(engine):
 def test_one_scan_moments_stay_accurate_far_from_zero_and_sorted():
     """Values near 1e9 with a spread of 1, sorted (the shift comes from the first, extreme rows),
     and a column NULL in its first 2,000 rows (its shift falls back to the mean)."""
-    from sqlanon.sql.nodes import table as sql_table
     from sqlanon.methods.dataset import Dataset
     from sqlanon.methods.perturbation.apply import _statistics
     from sqlanon.methods.perturbation.options import parse
+    from sqlanon.sql.nodes import table as sql_table
 
     e = DuckDBEngine()
     try:

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from sqlanon import api
-from sqlanon.sql.nodes import table as sql_table
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import EngineError
 from sqlanon.engines import duckdb_blocks as B
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.engines.staging import is_staging
+from sqlanon.errors import EngineError
 from sqlanon.methods.dp import mechanisms as mech
 from sqlanon.methods.rng import ReproducibleNoiseWarning, make_rng
 from sqlanon.spec.load import spec_from_dict
-from sqlanon.engines.staging import is_staging
+from sqlanon.sql.nodes import table as sql_table
 from tests.processes import kill_when_marked
 
 TABLE = "r'ows; ✓"

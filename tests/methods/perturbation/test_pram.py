@@ -7,8 +7,14 @@ import pytest
 from scipy import stats
 
 from sqlanon.errors import SpecError
-from sqlanon.methods.perturbation.pram import (check_matrix, estimate_frequencies, invariant_matrix,
-                                invariant_matrix_theta, pram, pram_codes)
+from sqlanon.methods.perturbation.pram import (
+    check_matrix,
+    estimate_frequencies,
+    invariant_matrix,
+    invariant_matrix_theta,
+    pram,
+    pram_codes,
+)
 from tests.methods.perturbation.helpers import seeded
 
 P = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.25, 0.25, 0.5]])

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from sqlanon import api
-from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import EngineError
 from sqlanon.engines import duckdb_blocks as B
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.engines.staging import StagingArea, is_staging, remove_leftovers
+from sqlanon.errors import EngineError
 from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.dp.ledger_tables import BUDGET_TABLE, LEDGER_TABLE
 from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec.load import spec_from_dict
-from sqlanon.engines.staging import StagingArea, is_staging, remove_leftovers
 from tests.processes import kill_when_marked
 
 N = 10_500

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.domain.metrics.base import Metric
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search.lattice import Direction, Lattice, Node, Property
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult, SqlNodeEvaluator
 from sqlanon.methods.generalization.search.result import SearchResult

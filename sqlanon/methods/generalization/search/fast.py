@@ -32,14 +32,13 @@ import numpy as np
 from sqlglot import exp
 
 from sqlanon.compile.checks import N
-from sqlanon.sql.nodes import alias, as_expression, col, internal
-from sqlanon.errors import HierarchyError, InternalError, UnsupportedError
-from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.domain.factorize import factorize
 from sqlanon.domain.metrics import get_metric
 from sqlanon.domain.metrics.entropy import first_appearance
 from sqlanon.domain.models.base import PrivacyModel
 from sqlanon.domain.models.distance_statistics import order_key
+from sqlanon.errors import HierarchyError, InternalError
+from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
 from sqlanon.methods.generalization.search.fast_support import (
     attributes_needing,
@@ -52,6 +51,7 @@ from sqlanon.methods.generalization.search.grouping import Grouping
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
 from sqlanon.methods.generalization.search.pages import on_regular_pages
+from sqlanon.sql.nodes import alias, as_expression, col, internal
 
 FEW_CHECKS_MAX_ROWS = 200_000
 """Up to this many frequency rows a check costs mostly its fixed overhead, so searches minimize the
@@ -175,7 +175,7 @@ class FastEvaluator:
         self.domain: list[int] = []
         self.label_counts: list[list[np.ndarray]] = []
         self._leaves: list[LeafCounts] = []
-        for a, table_, leaf, uniques in zip(self.qis, tables, leaves, keys):
+        for table_, leaf, uniques in zip(tables, leaves, keys):
             codes, radix, weighted, counts, labels_of_leaf = [], [], [], [], []
             leaf_rows = np.bincount(leaf, weights=self.row_n, minlength=len(uniques)).astype(np.int64)
             defining = table_.leaf_rows(uniques)  # per leaf, the file row that defines it

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.domain.metrics.base import Metric
+from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
+
 
 @dataclass(frozen=True)
 class NodeResult:

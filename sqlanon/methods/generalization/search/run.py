@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from sqlanon.domain.metrics import get_metric
 from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError, did_you_mean
 from sqlanon.methods.generalization.evaluator import Evaluator
-from sqlanon.domain.metrics import get_metric
 from sqlanon.methods.generalization.search import lattice_of
-from sqlanon.methods.generalization.search.limits import TerminalProgress, search_within
 from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
 from sqlanon.methods.generalization.search.heuristic import DEFAULT_TIME_LIMIT
+from sqlanon.methods.generalization.search.limits import TerminalProgress, search_within
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, SqlNodeEvaluator
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.search import SEARCH_STRATEGIES

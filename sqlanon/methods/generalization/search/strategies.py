@@ -29,8 +29,17 @@ import numpy as np
 from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
-from sqlanon.methods.generalization.search.result import (ANONYMOUS, DOMINATED, MONOTONE_PART, NOT_ANONYMOUS,
-                                                         PRUNED, RANKED, SearchResult, tie_mask, tied)
+from sqlanon.methods.generalization.search.result import (
+    ANONYMOUS,
+    DOMINATED,
+    MONOTONE_PART,
+    NOT_ANONYMOUS,
+    PRUNED,
+    RANKED,
+    SearchResult,
+    tie_mask,
+    tied,
+)
 from sqlanon.spec.search import SEARCH_STRATEGIES
 
 

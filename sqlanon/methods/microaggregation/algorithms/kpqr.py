@@ -46,14 +46,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sqlanon.errors import SpecError
-from sqlanon.methods.microaggregation.distance.emd import the_confidential_attribute
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
-from sqlanon.methods.microaggregation.distance.qi_space import scaled
 from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS
-from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.methods.microaggregation.algorithms.tcloseness import labels_of
+from sqlanon.methods.microaggregation.distance.emd import the_confidential_attribute
+from sqlanon.methods.microaggregation.distance.qi_space import scaled
+from sqlanon.methods.microaggregation.records import NominalColumn, Records
 from sqlanon.methods.microaggregation.validate import as_matrix
-
 
 VARIANCE_SLACK = 1e-12
 """Relative slack (of the table's variance) of the comparisons with MinVar."""

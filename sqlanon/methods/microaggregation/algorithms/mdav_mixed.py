@@ -36,9 +36,10 @@ from collections.abc import Mapping
 import numpy as np
 
 from sqlanon.errors import SpecError
-from sqlanon.methods.microaggregation.distance.heterogeneous import MixedRecords, Point
 from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS
+from sqlanon.methods.microaggregation.distance.heterogeneous import MixedRecords, Point
 from sqlanon.methods.microaggregation.records import Records
+
 
 def nearest(d: np.ndarray, k: int) -> np.ndarray:
     """Positions of the ``k`` smallest values of ``d``, ties taken in position order (O(n))."""

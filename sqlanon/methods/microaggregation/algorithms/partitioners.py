@@ -11,9 +11,9 @@ import numpy as np
 from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav as mdav_labels
 from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS
-from sqlanon.methods.microaggregation.records import Records
 from sqlanon.methods.microaggregation.algorithms.univariate import optimal_univariate as univariate_labels
 from sqlanon.methods.microaggregation.algorithms.vmdav import vmdav as vmdav_labels
+from sqlanon.methods.microaggregation.records import Records
 
 
 @ALGORITHMS.register("mdav")

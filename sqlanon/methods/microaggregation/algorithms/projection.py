@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, table
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.methods.microaggregation.group_sql import GROUP, group_start, statistics_query, value_name
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, table
 
 PROJECTIONS = ("pca", "zscore")
 SCORE = internal("score")

@@ -34,7 +34,6 @@ import numpy as np
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.registry import Registry
 
-
 Partitioner = Callable[..., np.ndarray]
 """``partitioner(records, k, **options)``: ``(n,)`` int64 group number per row, groups numbered
 0..g-1; every group has >= k rows. Each takes its own keyword options (checked when called), so the

@@ -30,17 +30,17 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
+from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.sql.nodes import (
     INTERNAL_PREFIX,
     alias,
     as_double,
+    as_expression,
     col,
     internal,
     lit,
     table,
 )
-from sqlanon.errors import SpecError, did_you_mean
-from sqlanon.sql.nodes import as_expression
 
 STATISTICS = ("mean", "median")
 _SOURCE = internal("src")

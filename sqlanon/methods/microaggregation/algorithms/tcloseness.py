@@ -55,12 +55,12 @@ from typing import Any
 import numpy as np
 
 from sqlanon.errors import SpecError
-from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, confidential_ranks, threshold
-from sqlanon.methods.microaggregation.distance.emd_hierarchical import hierarchical_emd
 from sqlanon.methods.microaggregation.algorithms.mdav import mdav_groups
 from sqlanon.methods.microaggregation.algorithms.mdav_mixed import mdav_mixed
-from sqlanon.methods.microaggregation.distance.qi_space import MixedSpace, NumericSpace, qi_space
 from sqlanon.methods.microaggregation.algorithms.registry import ALGORITHMS
+from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, confidential_ranks, threshold
+from sqlanon.methods.microaggregation.distance.emd_hierarchical import hierarchical_emd
+from sqlanon.methods.microaggregation.distance.qi_space import MixedSpace, NumericSpace, qi_space
 from sqlanon.methods.microaggregation.records import Records
 
 Space = NumericSpace | MixedSpace

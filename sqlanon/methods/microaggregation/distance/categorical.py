@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from sqlanon.errors import EngineError, HierarchyError, SpecError
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
-from sqlanon.methods.microaggregation.records import NominalColumn
+from sqlanon.errors import EngineError, HierarchyError, SpecError
 from sqlanon.methods.microaggregation.distance.centroids import CENTROIDS
 from sqlanon.methods.microaggregation.distance.semantic import Taxonomy
+from sqlanon.methods.microaggregation.records import NominalColumn
 
 
 class NominalSpace:

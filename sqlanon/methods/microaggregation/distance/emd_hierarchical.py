@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.domain.hierarchy import materialize
 from sqlanon.engines import connect
+from sqlanon.errors import HierarchyError, SpecError
 from sqlanon.methods.microaggregation.distance.emd import ClusterEMD, the_confidential_attribute
 from sqlanon.methods.microaggregation.records import NominalColumn, Records
 
