@@ -18,6 +18,7 @@ network the test is skipped with pip's reason.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -99,11 +100,19 @@ def fresh_venv(tmp_path_factory) -> Path:
     return where / "venv" / ("Scripts" if sys.platform == "win32" else "bin")
 
 
+# What a checkout holds besides its files: build leftovers (setuptools reuses ``build/`` and an old
+# ``*.egg-info``, so a stale one would put its old contents in the wheel), caches and environments.
+NOT_SOURCES = ("build", "dist", "*.egg-info", ".git", ".venv", "venv", "__pycache__", ".mypy_cache",
+               ".ruff_cache", ".hypothesis", ".pytest_cache", "sqlanon_demo")
+
+
 @pytest.fixture(scope="module")
 def wheel(fresh_venv, tmp_path_factory) -> Path:
-    """The wheel ``pip wheel . --no-deps`` builds from this checkout."""
+    """The wheel ``pip wheel . --no-deps`` builds from a clean copy of this checkout."""
+    source = tmp_path_factory.mktemp("source") / "sqlanon"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(*NOT_SOURCES))
     out = tmp_path_factory.mktemp("wheel")
-    pip(fresh_venv / "python", ["wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)], out,
+    pip(fresh_venv / "python", ["wheel", "--quiet", "--no-deps", "-w", str(out), str(source)], out,
         "pip wheel . --no-deps")
     built = sorted(out.glob("sqlanon-*.whl"))
     assert len(built) == 1, f"expected one sqlanon wheel, found {[w.name for w in built]}"
