@@ -34,12 +34,12 @@ def timed(owner: Any, name: str, step: str) -> None:
 def main() -> int:
     started = time.perf_counter()
     import sqlanon.cli.main as cli
-    import sqlanon.outputs as outputs
     import sqlanon.spec.load as spec_load
-    from sqlanon import api
+    from sqlanon.methods.generalization import result
     from sqlanon.methods.generalization.evaluator import Evaluator
     from sqlanon.methods.generalization.search import run
     from sqlanon.methods.generalization.search.fast import FastEvaluator
+    from sqlanon.outputs.sink import OutputSink
 
     SPENT["import"] = time.perf_counter() - started
     timed(spec_load, "load_spec", "spec and hierarchies")
@@ -47,8 +47,8 @@ def main() -> int:
     timed(run, "search_spec", "search: load and search")
     timed(Evaluator, "__init__", "evaluators (node scan)")
     timed(Evaluator, "check", "node check")
-    timed(api, "measured", "metrics")
-    timed(outputs, "write_output", "output")
+    timed(result, "measured", "metrics")
+    timed(OutputSink, "write", "output")
     start = time.perf_counter()
     code = cli.main(sys.argv[1:])
     SPENT["command"] = time.perf_counter() - start
