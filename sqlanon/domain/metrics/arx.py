@@ -7,6 +7,7 @@ the same terms in the same order, so that both give the same doubles.
 
 from __future__ import annotations
 
+import abc
 from typing import TYPE_CHECKING, ClassVar
 
 from sqlanon.domain.metrics.base import Metric, MetricContext, register, trunc10
@@ -59,30 +60,41 @@ def losses_in_memory(node: MemoryNode, suppressed: int) -> list[float]:
     return losses
 
 
-@register
-class Loss(Metric):
-    """ARX's Loss with the geometric mean over attributes: Π(loss_i + 1)^(1/d) − 1."""
+class _AttributeLosses(Metric):
+    """ARX's Loss family: each attribute's loss (:func:`per_attribute_loss`), combined over the
+    attributes by :meth:`combine`; the SQL check and the in-memory search share the combination."""
 
-    name: ClassVar[str] = "loss"
     counts_population: ClassVar[bool] = True
     bounded_by_unsuppressed: ClassVar[bool] = True
 
+    @staticmethod
+    @abc.abstractmethod
+    def combine(losses: list[float], weights: list[float]) -> float:
+        """The metric from each attribute's loss and weight factor."""
+
     def compute(self, ctx: MetricContext) -> float:
-        return self._combine(per_attribute_loss(ctx), ctx.weight_factors())
+        return self.combine(per_attribute_loss(ctx), ctx.weight_factors())
+
+    def in_memory(self, node: MemoryNode) -> float:
+        return self.combine(losses_in_memory(node, node.suppressed), node.table.weights)
+
+    def lower_bound_in_memory(self, node: MemoryNode) -> float:
+        return self.combine(losses_in_memory(node, 0), node.table.weights)
+
+
+@register
+class Loss(_AttributeLosses):
+    """ARX's Loss with the geometric mean over attributes: Π(loss_i + 1)^(1/d) − 1."""
+
+    name: ClassVar[str] = "loss"
 
     @staticmethod
-    def _combine(losses: list[float], weights: list[float]) -> float:
+    def combine(losses: list[float], weights: list[float]) -> float:
         d = len(losses)
         result = 1.0
         for loss, w in zip(losses, weights):
             result *= pow(loss * w + 1.0, 1.0 / d)
         return result - 1.0
-
-    def in_memory(self, node: MemoryNode) -> float:
-        return self._combine(losses_in_memory(node, node.suppressed), node.table.weights)
-
-    def lower_bound_in_memory(self, node: MemoryNode) -> float:
-        return self._combine(losses_in_memory(node, 0), node.table.weights)
 
     def prior_bounds_in_memory(self, table: MemoryTable, levels: list[np.ndarray]) -> np.ndarray:
         import numpy as np
@@ -97,29 +109,18 @@ class Loss(Metric):
 
 
 @register
-class LossArithmetic(Metric):
+class LossArithmetic(_AttributeLosses):
     """ARX's Loss with the arithmetic mean over attributes: Σ loss_i / d."""
 
     name: ClassVar[str] = "loss_arithmetic"
-    counts_population: ClassVar[bool] = True
-    bounded_by_unsuppressed: ClassVar[bool] = True
-
-    def compute(self, ctx: MetricContext) -> float:
-        return self._combine(per_attribute_loss(ctx), ctx.weight_factors())
 
     @staticmethod
-    def _combine(losses: list[float], weights: list[float]) -> float:
+    def combine(losses: list[float], weights: list[float]) -> float:
         d = len(losses)
         total = 0.0
         for loss, w in zip(losses, weights):
             total += loss * w / d
         return total
-
-    def in_memory(self, node: MemoryNode) -> float:
-        return self._combine(losses_in_memory(node, node.suppressed), node.table.weights)
-
-    def lower_bound_in_memory(self, node: MemoryNode) -> float:
-        return self._combine(losses_in_memory(node, 0), node.table.weights)
 
     def prior_bounds_in_memory(self, table: MemoryTable, levels: list[np.ndarray]) -> np.ndarray:
         d = len(table.qis)
