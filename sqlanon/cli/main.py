@@ -150,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- reporting ------------------------------------------------------------------------------------
+def _print_json(body: dict[str, Any]) -> None:
+    """A JSON object on standard output, on its own lines (reports and --json errors alike)."""
+    json.dump(body, sys.stdout, indent=2, default=str)
+    sys.stdout.write("\n")
+
+
 def _print_report(report: dict[str, Any], as_json: bool, out: TextIO | None = None) -> None:
     out = out or sys.stdout  # read when printing, not when imported: main() may run in-process
     if as_json:
@@ -188,8 +194,7 @@ def report_error(error: BaseException, *, as_json: bool = False, debug: bool = F
             body["purpose"] = error.purpose
             if debug:
                 body["sql"] = error.sql
-        json.dump(body, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _print_json(body)
     else:
         print(f"sqlanon: error: {_one_line(message)}", file=sys.stderr)
     if debug:
@@ -209,9 +214,8 @@ def report_bug(error: BaseException, *, as_json: bool = False, debug: bool = Fal
     if isinstance(error, InternalError):
         message = f"internal error: {_one_line(str(error))} (--debug shows the traceback)"
     if as_json:
-        json.dump({"error": message, "kind": "bug", "exception": name, "path": None, "file": None,
-                   "exit_code": EXIT_BUG}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _print_json({"error": message, "kind": "bug", "exception": name, "path": None, "file": None,
+                     "exit_code": EXIT_BUG})
     else:
         print(f"sqlanon: {message}", file=sys.stderr)
     if debug:
@@ -250,9 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         if as_json:
-            json.dump({"error": "interrupted", "kind": "interrupted", "path": None, "file": None,
-                       "exit_code": EXIT_INTERRUPTED}, sys.stdout, indent=2)
-            sys.stdout.write("\n")
+            _print_json({"error": "interrupted", "kind": "interrupted", "path": None, "file": None,
+                         "exit_code": EXIT_INTERRUPTED})
         else:
             print("sqlanon: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
