@@ -52,7 +52,8 @@ class NodeRelease(Release):
         require_anonymous(c.node)
         return output_query(spec, c.ds.column_names, c.evaluator.p, c.node.levels,
                             c.node.suppression_limit, target, evaluator=c.evaluator,
-                            enforce_limit=spec.output.mode != "view", portable=self.portable)
+                            enforce_limit=spec.output.mode != "view", portable=self.portable,
+                            verdict=c.node.verdict)
 
 
 @contextlib.contextmanager

@@ -69,11 +69,9 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
     ctx = CheckContext(temporaries.plan, qis, gen, histograms, inputs.value_order,
                        inputs.sensitive_hierarchies, levels, inputs.column_types, inputs.attribute_types,
                        inputs.engine.dialect.sqlglot, generalizer=inputs.generalizer, inputs=inputs)
-    stats_sql = checks.stats_query(ctx, statistics)
-    # stats_query registered a "classes" step in the plan: materialize it before use
-    temporaries.pending()
-    stats = temporaries.node("stats", stats_sql)
-    verdict = temporaries.node("verdict", checks.verdict_query(stats, models, statistics))
+    # stats_query registers a "classes" step in the plan; it and the statistics are CTEs of the verdict
+    stats = temporaries.plan.add("stats", checks.stats_query(ctx, statistics))
+    verdict = temporaries.node_reading_pending("verdict", checks.verdict_query(stats, models, statistics))
     s = inputs.engine.fetch_one(checks.summary_query(verdict, models, statistics))
     return _node_check(s, models, levels, rows, suppression_limit, verdict)
 

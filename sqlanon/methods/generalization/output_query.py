@@ -107,7 +107,7 @@ def not_anonymous_failure(suppression_limit: float, target: DialectProfile) -> e
 def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: Mapping[str, int],
                  suppression_limit: float, target: DialectProfile,
                  evaluator: Evaluator | None = None, enforce_limit: bool = True,
-                 portable: bool = True) -> OutputQuery:
+                 portable: bool = True, verdict: exp.Table | None = None) -> OutputQuery:
     """The anonymized rows of the spec's source at ``levels``, for ``target``.
 
     The statement decides everything itself: each class's verdict against every privacy model, and,
@@ -127,6 +127,9 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
         enforce_limit: make the statement fail when the failing rows exceed the suppression limit.
         portable: the statement outlives this connection (a view, printed or compiled SQL); False
             when it runs once here (a table written now, in place).
+        verdict: the per-class verdict the evaluator materialized for these levels (with
+            ``portable`` False): the statement joins it instead of deciding the classes again, and
+            the suppression limit, already checked on it, is not enforced a second time.
 
     Raises:
         SpecError: an identifier's action needs a salt that is missing.
@@ -145,7 +148,10 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
             rows = exp.select(exp.Star()).from_(lookup_values(h, internal("v"), target))
             lookups[a] = plan.add(f"lookup{i}", rows)
     generalizer = Generalizer(p.qis, p.hierarchies, lookups)
-    verdict = check_relations(plan, p, generalizer, levels, evaluator, portable=portable)
+    if verdict is None or portable:
+        verdict = check_relations(plan, p, generalizer, levels, evaluator, portable=portable)
+    else:
+        enforce_limit = False
 
     others = [c for c in columns if c not in p.qis]
     rows = generalizer.select(p.source, levels, keep=others)

@@ -86,8 +86,10 @@ class SourceScans:
             q = q.join(rel, on=on, join_type="left")
         q = q.group_by(*[e.this.copy() for e in projections],
                        *[col(s_, src) for s_ in sensitive])
+        if decode:  # integer codes decoded on the grouped rows, in the same statement
+            q = self._decoded(q, decode)
         scan = temps.lasting("nodescan", q)
-        if decode:  # a NULL code: a value (or NULL) the hierarchy lacks; one query for all attributes
+        if decode:  # a NULL label: a value (or NULL) the hierarchy lacks; one query for all attributes
             nulls = temps.engine.fetch(exp.select(*[
                 exp.alias_(exp.Count(this=exp.Case().when(exp.Is(this=col(a), expression=exp.Null()),
                                                           lit(1))), f"n{i}", quoted=True)
@@ -98,18 +100,20 @@ class SourceScans:
                         f"uncovered{self.qis.index(a)}",
                         exp.select(col(a)).distinct().from_(self.source.copy())), [a])
         self.hierarchies.validate_coverage(scan, [a for a in self.qis if int(levels.get(a, 0)) == 0])
-        if not decode:
-            return scan
+        return scan
+
+    def _decoded(self, grouped: exp.Select, decode: Mapping[str, exp.Table]) -> exp.Select:
+        """``grouped`` (codes for the attributes in ``decode``) with each code replaced by its label."""
         out = []
         for a in self.qis:
             if a in decode:
                 out.append(alias(col("label", f"d{self.qis.index(a)}"), a))
             else:
                 out.append(alias(col(a, "s"), a))
-        g = exp.select(*out, *[col(s_, "s") for s_ in sensitive], col(checks.N, "s")).from_(
-            exp.alias_(scan.copy(), "s", table=True, quoted=True))
+        g = exp.select(*out, *[col(s_, "s") for s_ in self.sensitive], col(checks.N, "s")).from_(
+            exp.alias_(exp.Subquery(this=grouped), "s", quoted=True))
         for a, d in decode.items():
             name = f"d{self.qis.index(a)}"
             g = g.join(exp.alias_(d.copy(), name, table=True, quoted=True),
                        on=exp.EQ(this=col("code", name), expression=col(a, "s")), join_type="left")
-        return temps.lasting("nodegen", g)
+        return g

@@ -54,13 +54,13 @@ class Temporaries:
         self._node.append(full)
         return table(full)
 
-    def pending(self) -> None:
-        """Materialize the plan steps added without a table (e.g. by a statistic's query builder)."""
+    def node_reading_pending(self, name: str, query: exp.Select) -> exp.Table:
+        """Materialize ``query`` as a node step, the plan steps it reads that have no table yet (a
+        statistic's per-class query) inlined as its CTEs: one table is written instead of one per step."""
         done = set(self._lasting) | set(self._node)
-        for name, query in self.plan.steps:
-            if name not in done:
-                self.engine.create_table_as(name, query, temporary=True, replace=True)
-                self._node.append(name)
+        pending = [(n, q) for n, q in self.plan.steps if n not in done]
+        self.plan.steps = [(n, q) for n, q in self.plan.steps if n in done]
+        return self.node(name, Plan(steps=pending, prefix=self.plan.prefix).as_query(query))
 
     def own(self, name: str) -> None:
         """Drop a table created outside the plan (a loaded file) at :meth:`close`."""
