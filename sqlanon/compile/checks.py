@@ -91,8 +91,10 @@ def statistics_of(models: Sequence[PrivacyModel]) -> list[Statistic]:
     return list(seen)
 
 
-def stats_query(ctx: CheckContext, statistics: Sequence[Statistic]) -> exp.Select:
-    """One row per class with its size and every statistic."""
+def stats_query(ctx: CheckContext, statistics: Sequence[Statistic], *, grouped: bool = False
+                ) -> exp.Select:
+    """One row per class with its size and every statistic; ``grouped``: ``ctx.gen`` already has
+    one row per class (a scan grouped on the generalized QIs alone), so it is not grouped again."""
     qis = ctx.qis
     by_attr: dict[str, list[Statistic]] = {}
     own_queries: list[tuple[Statistic, exp.Select]] = []
@@ -105,8 +107,11 @@ def stats_query(ctx: CheckContext, statistics: Sequence[Statistic]) -> exp.Selec
         else:
             by_attr.setdefault(stat_attribute(s) or "", []).append(s)
 
-    classes = exp.select(*[col(q) for q in qis], alias(exp.Sum(this=col(N)), SIZE)).from_(
-        ctx.gen.copy()).group_by(*[col(q) for q in qis])
+    if grouped:
+        classes = exp.select(*[col(q) for q in qis], alias(col(N), SIZE)).from_(ctx.gen.copy())
+    else:
+        classes = exp.select(*[col(q) for q in qis], alias(exp.Sum(this=col(N)), SIZE)).from_(
+            ctx.gen.copy()).group_by(*[col(q) for q in qis])
     base = ctx.plan.add("classes", classes)
     query = exp.select(*[col(q, "c") for q in qis], col(SIZE, "c")).from_(
         exp.alias_(base, "c", table=True, quoted=True))

@@ -73,7 +73,7 @@ class Generalizer:
         projections += [alias(col(c, relation), c) for c in keep]
         q = exp.select(*projections, *extra).from_(src)
         for rel, on in self.joins(levels, relation):
-            q = q.join(rel, on=on, join_type="left")
+            q = q.join(rel, on=on, join_type="left", copy=False)
         return q
 
 

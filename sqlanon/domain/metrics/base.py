@@ -130,11 +130,26 @@ class MetricContext:
 
     def kept_sizes_by_label(self, attribute: str) -> dict[str | None, int]:
         """Σ|E| over kept classes, per generalized value of ``attribute`` (as the hierarchy's label);
-        |E| counts the rows of the :attr:`population`."""
-        key = self.label(attribute)
-        q = exp.select(alias(key, "g"), alias(exp.Sum(this=self.population.weight.copy()), "s")).from_(
-            self.node.verdict.copy()).where(self.kept()).group_by(key.copy())
-        return {r[0]: int(r[1]) for r in self.engine.fetch(q)[1] if r[1]}
+        |E| counts the rows of the :attr:`population`. One query reads them for every QI."""
+        return self.memo("kept_sizes_by_label", self._kept_sizes_by_label)[attribute]
+
+    def _kept_sizes_by_label(self) -> dict[str, dict[str | None, int]]:
+        parts = []
+        for i, a in enumerate(self.qis):
+            key = self.label(a)
+            parts.append(exp.select(alias(lit(i), "a"), alias(key, "g"),
+                                    alias(exp.Sum(this=self.population.weight.copy()), "s"))
+                         .from_(self.node.verdict.copy()).where(self.kept()).group_by(key.copy()))
+        out: dict[str, dict[str | None, int]] = {a: {} for a in self.qis}
+        if not parts:
+            return out
+        query: exp.Query = parts[0]
+        for part in parts[1:]:
+            query = exp.union(query, part, distinct=False)
+        for i, g, s in self.engine.fetch(query)[1]:
+            if s:
+                out[self.qis[i]][g] = int(s)
+        return out
 
     @cached_property
     def subset(self) -> Any:

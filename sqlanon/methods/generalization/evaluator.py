@@ -116,7 +116,7 @@ class Evaluator:
     def generalizer(self) -> Generalizer:
         return self.hierarchies.generalizer
 
-    def leaf_codes(self, attribute: str) -> tuple[exp.Table, list[str]]:
+    def leaf_codes(self, attribute: str) -> tuple[exp.Expression, list[str]]:
         """See :meth:`HierarchyTables.leaf_codes`."""
         return self.hierarchies.leaf_codes(attribute)
 
@@ -174,12 +174,15 @@ class Evaluator:
         """Check a node; the per-class verdict stays available until the next check."""
         self.temporaries.drop_node()
         levels = self.hierarchies.checked_levels(levels)
+        grouped = False
         if self.scans.node_scan is not None and levels == self.scan_levels:
             gen = self.scans.node_scan  # the scan already generalized to these levels
+            grouped = not self.scans.sensitive  # grouped on the generalized QIs alone: one row a class
         else:
             gen = self.temporaries.node("gen", checks.generalized_query(
                 self.freq, self.generalizer, levels, self.scans.sensitive))
-        return check_node(self, self.temporaries, self.p.models, gen, levels, self.rows, suppression_limit)
+        return check_node(self, self.temporaries, self.p.models, gen, levels, self.rows, suppression_limit,
+                          grouped=grouped)
 
     def drop_node_temps(self) -> None:
         self.temporaries.drop_node()

@@ -39,7 +39,7 @@ class HierarchyTables:
         self._raw_built = raw_built
         self.lookups: dict[str, exp.Expression] = {}
         self._generalizer: Generalizer | None = None
-        self._leaf_codes: dict[str, tuple[exp.Table, list[str]]] = {}
+        self._leaf_codes: dict[str, tuple[exp.Expression, list[str]]] = {}
         self._built: dict[str, HierarchyTable] = {}
 
     @property
@@ -74,15 +74,23 @@ class HierarchyTables:
                                        .from_(lk.copy()))
         return lk, dec
 
-    def leaf_codes(self, attribute: str) -> tuple[exp.Table, list[str]]:
-        """A temporary table (``leaf`` key, ``code`` int) numbering a table hierarchy's leaves, and
-        the leaf keys in code order (created once)."""
+    def leaf_codes(self, attribute: str) -> tuple[exp.Expression, list[str]]:
+        """A relation (``leaf`` key, ``code`` int) numbering a table hierarchy's leaves, and the leaf
+        keys in code order. The first call numbers every quasi-identifier whose hierarchy is a file
+        in one temporary table (one statement, not one per attribute); each relation reads its part."""
         if attribute not in self._leaf_codes:
-            keys = [k for k in self.table(attribute).mapping if k is not None]
-            i = self.qis.index(attribute)
-            rel = self.temporaries.rows(f"leafcode{i}", [("leaf", "varchar"), ("code", "int")],
-                                        [(k, j) for j, k in enumerate(keys)])
-            self._leaf_codes[attribute] = (rel, keys)
+            files = [a for a in self.qis
+                     if a not in self._leaf_codes and self.hierarchies[a].table() is not None]
+            together = files if attribute in files else [attribute]
+            keys = {a: [k for k in self.table(a).mapping if k is not None] for a in together}
+            name = "leafcode" if together is files else f"leafcode{self.qis.index(attribute)}"
+            rel = self.temporaries.rows(name, [("attribute", "int"), ("leaf", "varchar"), ("code", "int")],
+                                        [(self.qis.index(a), k, j) for a in together
+                                         for j, k in enumerate(keys[a])])
+            for a in together:
+                part = exp.select(col("leaf"), col("code")).from_(rel.copy()).where(
+                    exp.EQ(this=col("attribute"), expression=lit(self.qis.index(a))))
+                self._leaf_codes[a] = (part.subquery(), keys[a])
         return self._leaf_codes[attribute]
 
     def table(self, attribute: str) -> HierarchyTable:

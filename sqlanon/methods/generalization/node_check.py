@@ -56,9 +56,11 @@ class NodeCheck:
 
 
 def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequence[PrivacyModel],
-               gen: exp.Table, levels: dict[str, int], rows: int, suppression_limit: float) -> NodeCheck:
+               gen: exp.Table, levels: dict[str, int], rows: int, suppression_limit: float, *,
+               grouped: bool = False) -> NodeCheck:
     """Materialize the node's histograms, statistics and verdict from ``gen`` (the source's frequency
-    table at the node's levels) and read their totals; ``rows`` is the table's row count."""
+    table at the node's levels) and read their totals; ``rows`` is the table's row count;
+    ``grouped``: ``gen`` has one row per class."""
     qis = list(inputs.qis)
     statistics = checks.statistics_of(models)
     hist_attrs = sorted({a for s in statistics if (a := stat_attribute(s))})
@@ -70,7 +72,7 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
                        inputs.sensitive_hierarchies, levels, inputs.column_types, inputs.attribute_types,
                        inputs.engine.dialect.sqlglot, generalizer=inputs.generalizer, inputs=inputs)
     # stats_query registers a "classes" step in the plan; it and the statistics are CTEs of the verdict
-    stats = temporaries.plan.add("stats", checks.stats_query(ctx, statistics))
+    stats = temporaries.plan.add("stats", checks.stats_query(ctx, statistics, grouped=grouped))
     verdict = temporaries.node_reading_pending("verdict", checks.verdict_query(stats, models, statistics))
     s = inputs.engine.fetch_one(checks.summary_query(verdict, models, statistics))
     return _node_check(s, models, levels, rows, suppression_limit, verdict)

@@ -56,22 +56,18 @@ class SourceScans:
         src = internal("src")
         projections: list[exp.Expression] = []
         joins: list[tuple[exp.Expression, exp.Expression]] = []
-        decode: dict[str, exp.Table] = {}
+        decode: dict[str, exp.Expression] = {}
+        small = self._small_codes(levels)
         for i, a in enumerate(self.qis):
             h, level = hierarchies[a], int(levels.get(a, 0))
             if level == 0:
                 projections.append(alias(col(a, src), a))
             elif isinstance(h, TableHierarchy):
+                lk: exp.Expression
                 if h.needs_lookup():
                     lk, decode[a] = self.hierarchies.codes_from_lookup(a, i, level)
                 else:
-                    rows = h.lookup_rows()
-                    labels = list(dict.fromkeys(r[level] for r in rows))
-                    code = {label: j for j, label in enumerate(labels)}
-                    lk = temps.rows(f"code{i}", [("leaf", "varchar"), ("code", "int")],
-                                    [(r[0], code[r[level]]) for r in rows])
-                    decode[a] = temps.rows(f"decode{i}", [("code", "int"), ("label", "varchar")],
-                                           list(enumerate(labels)))
+                    lk, decode[a] = small[a]
                 alias_ = f"k{i}"
                 joins.append((as_expression(exp.alias_(lk, alias_, table=True, quoted=True)),
                               exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
@@ -83,7 +79,7 @@ class SourceScans:
                        alias(exp.Count(this=exp.Star()), checks.N)).from_(
             exp.alias_(self.source.copy(), src, table=True, quoted=True))
         for rel, on in joins:
-            q = q.join(rel, on=on, join_type="left")
+            q = q.join(rel, on=on, join_type="left", copy=False)
         q = q.group_by(*[e.this.copy() for e in projections],
                        *[col(s_, src) for s_ in sensitive])
         if decode:  # integer codes decoded on the grouped rows, in the same statement
@@ -102,7 +98,37 @@ class SourceScans:
         self.hierarchies.validate_coverage(scan, [a for a in self.qis if int(levels.get(a, 0)) == 0])
         return scan
 
-    def _decoded(self, grouped: exp.Select, decode: Mapping[str, exp.Table]) -> exp.Select:
+    def _small_codes(self, levels: Mapping[str, int]) -> dict[str, tuple[exp.Expression, exp.Expression]]:
+        """Per generalized QI whose file hierarchy is small, relations (``leaf``, ``code``) and
+        (``code``, ``label``) numbering its labels at the node's level: parts of one code table and
+        one decode table for them all (two statements, not two per attribute)."""
+        wanted = {a: h for a in self.qis if int(levels.get(a, 0))
+                  and isinstance(h := self.hierarchies.hierarchies[a], TableHierarchy)
+                  and not h.needs_lookup()}
+        if not wanted:
+            return {}
+        codes: list[tuple[int, str | None, int]] = []
+        labels_of: list[tuple[int, int, str | None]] = []
+        for a, h in wanted.items():
+            i, level = self.qis.index(a), int(levels[a])
+            rows = h.lookup_rows()
+            labels = list(dict.fromkeys(r[level] for r in rows))
+            code = {label: j for j, label in enumerate(labels)}
+            codes += [(i, r[0], code[r[level]]) for r in rows]
+            labels_of += [(i, j, label) for j, label in enumerate(labels)]
+        temps = self.temporaries
+        code_table = temps.rows("code", [("attribute", "int"), ("leaf", "varchar"), ("code", "int")], codes)
+        decode_table = temps.rows("decode", [("attribute", "int"), ("code", "int"), ("label", "varchar")],
+                                  labels_of)
+
+        def part(relation: exp.Table, columns: tuple[str, str], i: int) -> exp.Expression:
+            return exp.select(*map(col, columns)).from_(relation.copy()).where(
+                exp.EQ(this=col("attribute"), expression=lit(i))).subquery()
+
+        return {a: (part(code_table, ("leaf", "code"), i), part(decode_table, ("code", "label"), i))
+                for a in wanted for i in [self.qis.index(a)]}
+
+    def _decoded(self, grouped: exp.Select, decode: Mapping[str, exp.Expression]) -> exp.Select:
         """``grouped`` (codes for the attributes in ``decode``) with each code replaced by its label."""
         out = []
         for a in self.qis:
@@ -115,5 +141,6 @@ class SourceScans:
         for a, d in decode.items():
             name = f"d{self.qis.index(a)}"
             g = g.join(exp.alias_(d.copy(), name, table=True, quoted=True),
-                       on=exp.EQ(this=col("code", name), expression=col(a, "s")), join_type="left")
+                       on=exp.EQ(this=col("code", name), expression=col(a, "s")), join_type="left",
+                       copy=False)
         return g

@@ -282,7 +282,7 @@ class FastEvaluator:
         q = self._with_sensitive(ev, proj, sens, ordered, src, exp.Count(this=exp.Star()),
                                  as_expression(exp.alias_(p.source.copy(), src, table=True, quoted=True)))
         for rel, on in joins:
-            q = q.join(rel, on=on, join_type="left")
+            q = q.join(rel, on=on, join_type="left", copy=False)
         data = ev.engine.fetch_numpy(q)
         leaves = []
         for i, a in enumerate(self.qis):
