@@ -1,18 +1,16 @@
 """Differential privacy: the budget ledger, the mechanisms, DP aggregates and DP microdata (docs/dp.md)."""
 
-from sqlanon.methods.rng import ReproducibleNoiseWarning, make_rng
-
-__all__ = ["ReproducibleNoiseWarning", "make_rng"]
-
-# DP aggregates with a budget ledger, and DP microdata (docs/dp.md); loaded on first use.
+# The generators, DP aggregates with a budget ledger, and DP microdata (docs/dp.md); loaded on first
+# use, so that the command line, which reads this package's argument parser, does not load them.
 _LAZY = {
+    "ReproducibleNoiseWarning": "sqlanon.methods.rng", "make_rng": "sqlanon.methods.rng",
     "dp_query": "sqlanon.methods.dp.queries", "Count": "sqlanon.methods.dp.aggregates",
     "Sum": "sqlanon.methods.dp.aggregates", "Mean": "sqlanon.methods.dp.aggregates",
     "Histogram": "sqlanon.methods.dp.aggregates", "Grouped": "sqlanon.methods.dp.aggregates",
     "PrivacyLedger": "sqlanon.methods.dp.budget",
     "PrivacyBudgetError": "sqlanon.methods.dp.amounts", "dp_microaggregate": "sqlanon.methods.dp.microdata",
 }
-__all__ += list(_LAZY)
+__all__ = list(_LAZY)
 
 
 def __getattr__(name: str) -> object:
