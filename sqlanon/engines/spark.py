@@ -193,10 +193,9 @@ class SparkEngine(Engine):
         self._keep(name, frame)
 
     def _keep(self, name: str, frame: Any) -> None:
-        """Cache ``frame`` (computed now) and register it as the temporary view ``name``."""
-        frame = frame.cache()
-        frame.count()
-        self._register(name, frame)
+        """Register ``frame`` as the temporary view ``name``, cached: computed once, by the first
+        statement that reads it."""
+        self._register(name, frame.cache())
 
     def _register(self, name: str, frame: Any) -> None:
         key = self.dialect.fold(name)
@@ -210,6 +209,15 @@ class SparkEngine(Engine):
         name, frame = self._temps.pop(key)
         self._execute(self.sql(exp.Drop(tables=[table(name)], kind="VIEW", exists=True)))
         frame.unpersist()
+
+    def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
+                        temporary: bool = False, schema: str | None = None) -> None:
+        """Spark's session catalog has no ``CREATE OR REPLACE TABLE``: replacing a stored table
+        drops the old one first."""
+        if replace and not temporary:
+            self.drop(name, schema=schema)
+            replace = False
+        super().create_table_as(name, query, replace=replace, temporary=temporary, schema=schema)
 
     def insert_rows(self, name: str, rows: Sequence[tuple[Any, ...]], *, schema: str | None = None
                     ) -> None:
