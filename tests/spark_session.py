@@ -1,6 +1,6 @@
 """One local Spark session for the whole test run (one JVM), and a fresh database per test.
 
-Spark runs in local mode on two cores with few shuffle partitions, its warehouse in a temporary
+Spark runs in local mode on two cores with two shuffle partitions, its warehouse in a temporary
 folder. Without pyspark or a Java runtime every Spark test fails with what to install.
 """
 
@@ -30,8 +30,10 @@ def start(warehouse: Path) -> Any:
         session, _ = local_session("local[2]", {
             "spark.sql.warehouse.dir": str(warehouse),
             "spark.ui.enabled": "false",
-            "spark.sql.shuffle.partitions": "4",
+            "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
+            # small tables: re-planning each stage costs more than it saves
+            "spark.sql.adaptive.enabled": "false",
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}",
         })
     except Exception as e:

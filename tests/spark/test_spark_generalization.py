@@ -129,3 +129,14 @@ def test_replacing_a_table_is_refused_before_anything_is_read(engines, output):
         api.apply(spec_from_dict(d), engine=spark)
     assert e.value.path == ("output.mode" if output["mode"] == "in_place" else "output.replace")
     assert spark.row_count("adult_kept") == 3
+
+
+def test_a_parquet_source_is_read_by_spark(engines, tmp_path):
+    path = tmp_path / "people.parquet"
+    engines["duckdb"].con.execute(f"COPY (SELECT * FROM adult) TO '{path}' (FORMAT parquet)")
+    d = spec(K3_L2, 0.02, levels={"age": 2, "race": 1})
+    d["source"] = {"file": str(path), "format": "parquet"}
+    d["attributes"] = {q: d["attributes"][q] for q in ("sex", "age", "race", "occupation")}
+    reports = run_both(engines, api.check, d)
+    assert same(reports["spark"], reports["duckdb"]), reports
+    assert reports["spark"]["rows"] == engines["spark"].row_count("adult")
