@@ -1,0 +1,35 @@
+"""The session a Spark engine runs on, and the refusal of what Spark cannot do (a small table)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from sqlglot import exp
+
+from sqlanon import api
+from sqlanon.engines import connect
+from sqlanon.errors import UnsupportedError
+from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import alias, lit
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_connection_string_uses_the_running_session_and_leaves_it_running(spark_session):
+    with connect("spark://local[2]") as engine:
+        assert engine.session is spark_session
+        assert engine.fetch(exp.select(alias(lit(42), "x"))) == \
+            (["x"], [(42,)])
+    assert spark_session.sql("SELECT 1 AS y").collect()[0].y == 1
+
+
+def test_noise_is_refused_naming_the_capabilities_spark_lacks(spark):
+    spark.create_table_from_arrow("people", pa.table({"age": [23, 27, 22, 43, 47], "zip": ["1"] * 5}))
+    spec = {"source": {"table": "people"},
+            "attributes": {"age": {"role": "quasi_identifier", "type": "integer"}},
+            "transformation": {"method": "noise", "mechanism": "uncorrelated", "attributes": ["age"],
+                               "alpha": 0.5, "seed": 1},
+            "output": {"mode": "table", "name": "people_noisy"}}
+    with pytest.raises(UnsupportedError, match="positional_join or stable_row_key"):
+        api.apply(spec_from_dict(spec), engine=spark)
+    assert not spark.relation_exists("people_noisy")
