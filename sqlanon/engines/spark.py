@@ -127,7 +127,7 @@ class SparkEngine(Engine):
 
     # -- hooks ------------------------------------------------------------------------------------
     def _execute(self, sql: str) -> None:
-        self.session.sql(sql).collect()  # DDL and DML run when their result is collected
+        self.session.sql(sql).collect()  # commands run at once; collecting runs anything left lazy
 
     def _fetch_rows(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         frame = self.session.sql(sql)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -51,3 +52,17 @@ def test_without_pyspark_the_error_names_the_extra(tmp_path):
     assert run.returncode != 0
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'sqlanon[spark]'" in lines[0], run.stderr
+
+
+def test_without_java_the_error_says_spark_needs_it(tmp_path):
+    """No JVM starts: JAVA_HOME names a folder without Java."""
+    spec = tmp_path / "spec.yml"
+    spec.write_text("source: {table: people}\n"
+                    "attributes: {age: {role: quasi_identifier, hierarchy: {intervals: {widths: [10]}}}}\n"
+                    "privacy: [{k_anonymity: {k: 2}}]\n", encoding="utf-8")
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+    command = [sys.executable, "-m", "sqlanon", "check", str(spec), "--database", "spark://local[2]"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 2
+    last = run.stderr.strip().splitlines()[-1]  # Spark's launch script writes its own lines first
+    assert last.startswith("sqlanon: error: spark: cannot start a session on 'local[2]'") and "Java 17" in last
