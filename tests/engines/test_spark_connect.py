@@ -65,4 +65,5 @@ def test_without_java_the_error_says_spark_needs_it(tmp_path):
     run = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert run.returncode == 2
     last = run.stderr.strip().splitlines()[-1]  # Spark's launch script writes its own lines first
-    assert last.startswith("sqlanon: error: spark: cannot start a session on 'local[2]'") and "Java 17" in last
+    assert last.startswith("sqlanon: error: spark: cannot start a session on 'local[2]'")
+    assert "Java 17" in last
