@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from sqlanon import api
 from sqlanon.engines import connect
-from sqlanon.errors import UnsupportedError
+from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import alias, lit
 
@@ -33,3 +33,24 @@ def test_noise_is_refused_naming_the_capabilities_spark_lacks(spark):
     with pytest.raises(UnsupportedError, match="positional_join or stable_row_key"):
         api.apply(spec_from_dict(spec), engine=spark)
     assert not spark.relation_exists("people_noisy")
+
+
+def test_a_source_in_another_database_is_found_and_written_beside(spark, spark_session):
+    from tests.outputs.people import KEPT, MASKED, canon, load_people, people_spec
+
+    spark_session.sql("CREATE DATABASE IF NOT EXISTS clinic")
+    try:
+        load_people(spark, "clinic_people")
+        spark.execute_script("CREATE TABLE clinic.people AS SELECT * FROM clinic_people")
+        d = people_spec(transformation={"suppressed": "mask"})
+        d["source"]["schema"] = "clinic"
+        report = api.apply(spec_from_dict(d), engine=spark)
+        assert report.outputs["relation"] == "people_anon"
+        assert spark.relation_exists("people_anon", "clinic") and not spark.relation_exists("people_anon")
+        released = spark.fetch(exp.select("id", "age", "zip", "sex", "disease").from_("clinic.people_anon"))
+        assert canon(released[1]) == canon(KEPT + MASKED)
+        d["source"]["schema"] = "nowhere"
+        with pytest.raises(SpecError, match="no schema named 'nowhere'"):
+            api.apply(spec_from_dict(d), engine=spark)
+    finally:
+        spark_session.sql("DROP DATABASE IF EXISTS clinic CASCADE")
