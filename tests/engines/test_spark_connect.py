@@ -54,6 +54,7 @@ def test_without_pyspark_the_error_names_the_extra(tmp_path):
     assert len(lines) == 1 and "pip install 'sqlanon[spark]'" in lines[0], run.stderr
 
 
+@pytest.mark.spark
 def test_without_java_the_error_says_spark_needs_it(tmp_path):
     """No JVM starts: JAVA_HOME names a folder without Java."""
     spec = tmp_path / "spec.yml"

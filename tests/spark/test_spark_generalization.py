@@ -108,10 +108,11 @@ def test_apply_writes_the_same_rows(engines, mode):
     assert ("Type", "VIEW" if mode == "view" else "MANAGED", "") in kinds
 
 
-@pytest.mark.parametrize("limit", [0.0, 0.02])
-def test_the_search_chooses_the_same_node(engines, limit):
-    output = {"mode": "table", "name": f"adult_searched_{int(limit * 100)}"}
-    reports = run_both(engines, api.anonymize, spec(K5, limit, output=output, search=True))
+@pytest.mark.parametrize("privacy, limit", [(K5, 0.0), (K5, 0.02), (K3_L2, 0.02)],
+                         ids=["k5-0", "k5-2", "k3-l2-2"])
+def test_the_search_chooses_the_same_node(engines, privacy, limit):
+    output = {"mode": "table", "name": f"adult_searched_{len(privacy)}_{int(limit * 100)}"}
+    reports = run_both(engines, api.anonymize, spec(privacy, limit, output=output, search=True))
     assert same(reports["spark"], reports["duckdb"]), reports
     assert reports["spark"]["anonymous"]
     assert rows(engines["spark"], output["name"]) == rows(engines["duckdb"], output["name"])
