@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from sqlanon import api
 from sqlanon.engines import connect
-from sqlanon.errors import SpecError, UnsupportedError
+from sqlanon.errors import EngineError, SpecError, UnsupportedError
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import alias, lit
 
@@ -54,3 +54,10 @@ def test_a_source_in_another_database_is_found_and_written_beside(spark, spark_s
             api.apply(spec_from_dict(d), engine=spark)
     finally:
         spark_session.sql("DROP DATABASE IF EXISTS clinic CASCADE")
+
+
+def test_a_failed_create_table_as_leaves_no_table(spark):
+    with pytest.raises(EngineError, match="boom"):
+        spark.execute_script("CREATE TABLE half AS SELECT id, IF(id = 7, RAISE_ERROR('boom'), id) AS v "
+                             "FROM RANGE(10)")
+    assert not spark.relation_exists("half")
