@@ -28,10 +28,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 EXTRA = "pip install 'sqlanon[spark]'"
-LOCAL_DEFAULTS = {
-    "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "4",
-}
+LOCAL_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
 """Settings of a session sqlanon starts itself, unless the connection string sets them."""
 
 _LOCAL = re.compile(r"local(\[(\*|[1-9][0-9]*)(, ?[1-9][0-9]*)?\])?")
