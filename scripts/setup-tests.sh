@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Install sqlanon with its test and lint extras, and PostgreSQL 15 for the server tests when it is absent.
+# Install sqlanon with its test and lint extras (pyspark included), PostgreSQL 15 for the server tests
+# and a Java 17 runtime for the Spark tests, each when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test,lint]"
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+
+# apt_install PACKAGE WHAT: install a Debian package when running as root with apt-get, else say what is missing.
+apt_updated=""
+apt_install() {
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "installing PostgreSQL for the server tests" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
+    echo "installing $1 for $2" >&2
+    if [ -z "$apt_updated" ]; then apt-get update -qq; apt_updated=1; fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
   else
-    echo "PostgreSQL server binaries not found: install postgresql-15 (Debian) to run the server tests" >&2
+    echo "$2: install $1 (Debian) to run them" >&2
   fi
+}
+
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  apt_install postgresql-15 "the PostgreSQL server tests"
+fi
+java_major() { java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1; }
+if ! command -v java >/dev/null || [ "$(java_major)" -lt 17 ]; then
+  apt_install openjdk-17-jre-headless "the Spark tests (Java 17)"
 fi

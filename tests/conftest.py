@@ -77,3 +77,29 @@ def _hypothesis_profiles() -> None:
 
 
 _hypothesis_profiles()
+
+
+@pytest.fixture(scope="session")
+def spark_session(tmp_path_factory):
+    """One local Spark session (one JVM) shared by every Spark test of the run."""
+    from tests.spark_session import SparkUnavailable, start
+
+    try:
+        session = start(tmp_path_factory.mktemp("spark-warehouse"))
+    except SparkUnavailable as e:
+        pytest.fail(str(e), pytrace=False)
+    yield session
+    session.stop()
+
+
+@pytest.fixture()
+def spark(spark_session):
+    """A Spark engine whose current database is a new, empty one (dropped after the test)."""
+    from sqlanon.engines.spark import SparkEngine
+    from tests.spark_session import drop_database, fresh_database
+
+    name = fresh_database(spark_session)
+    engine = SparkEngine(session=spark_session)
+    yield engine
+    engine.close()
+    drop_database(spark_session, name)

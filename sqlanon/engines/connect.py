@@ -30,6 +30,15 @@ def _postgres(target: str | None, create: bool) -> Engine:
     return PostgresEngine(target)
 
 
+@ENGINES.register("spark")
+def _spark(target: str | None, create: bool) -> Engine:
+    assert target is not None
+    from sqlanon.engines.spark import SparkEngine, parse_target
+
+    master, conf = parse_target(target)
+    return SparkEngine(master=master, conf=conf)
+
+
 @ENGINES.register("file")
 def _duckdb_file(target: str | None, create: bool) -> Engine:
     assert target is not None
@@ -46,7 +55,9 @@ def connect(target: str | None = None, *, create: bool = False) -> Engine:
     """Connect to a database.
 
     ``None`` or ``":memory:"`` gives an in-memory DuckDB; a path gives a DuckDB file;
-    ``postgresql://...`` (or ``postgres://``) connects to PostgreSQL.
+    ``postgresql://...`` (or ``postgres://``) connects to PostgreSQL; ``spark://local[N]`` starts
+    a local Spark session (``?key=value&...`` sets Spark settings), or uses the one running in this
+    process.
 
     A DuckDB file that does not exist is an error naming the path, unless ``create`` (for a database
     that receives an output): a mistyped path must not silently become a new, empty database.

@@ -152,6 +152,7 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
         return OutputPlan(mode)
     if mode == "in_place":
         if writing:
+            _refuse_replacing(spec, engine, ds.name, "output.mode")
             _refuse_dependent_views(spec, engine, ds.name, ds.schema)
         return OutputPlan(mode, ds.name, ds.schema, exists=True)
     name = output_name(spec, ds)
@@ -160,6 +161,7 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
         check_output_relation(spec, name, ds.name, dialect, mode)
         exists = writing and _refuse_existing(spec, engine, name, ds.schema, mode)
         if exists and mode == "table":
+            _refuse_replacing(spec, engine, name, "output.replace")
             _refuse_dependent_views(spec, engine, name, ds.schema)
         plan = OutputPlan(mode, name, ds.schema, exists=exists, path=plan.path)
     if keeps_group_table(spec):
@@ -183,6 +185,15 @@ def _refuse_existing(spec: Spec, engine: Engine, name: str, schema: str | None, 
                         f" true` is set (or choose another output.name for the {what})",
                         path="output.name", source=spec.path)
     return exists
+
+
+def _refuse_replacing(spec: Spec, engine: Engine, name: str, key: str) -> None:
+    """A table is replaced by a staging table renamed into its place, which takes an engine that
+    replaces a table atomically (capability ``atomic_rename``)."""
+    if not engine.capabilities.atomic_rename:
+        raise SpecError(f"{engine.name} cannot replace table {name!r} atomically (the engine does not "
+                        "declare the capability 'atomic_rename'); write the output under a new "
+                        "output.name", path=key, source=spec.path)
 
 
 def _refuse_dependent_views(spec: Spec, engine: Engine, name: str, schema: str | None) -> None:

@@ -2,9 +2,10 @@
 
 A method hands over its released rows as one SELECT (a :class:`~sqlanon.methods.base.Release`); the
 writer renders the mode's skeleton from ``sql_templates/`` around it. On an engine the skeleton's
-statements run inside one transaction; printed for a dialect, the skeleton carries its own
-``BEGIN``/``COMMIT`` where the target has transactional DDL. Statements stay a list from the start
-(:func:`~sqlanon.outputs.scripts.render_statements`): nothing is rendered to text and split again.
+statements take effect together (one statement alone, several inside one transaction); printed for
+a dialect, the skeleton carries its own ``BEGIN``/``COMMIT`` where the target has transactional DDL.
+Statements stay a list from the start (:func:`~sqlanon.outputs.scripts.render_statements`): nothing
+is rendered to text and split again.
 
 Modes a method cannot have are refused with the method's reason before anything is opened
 (:meth:`~sqlanon.methods.base.Method.check_output_mode`).
@@ -99,8 +100,18 @@ def script(mode: str, select: str, target: Target, *, replace: bool, transaction
                              transaction=transaction)
 
 
-def run(engine: Engine, statements: tuple[str, ...]) -> None:
-    """Send a rendered skeleton's statements to the engine: the one place the writer executes SQL."""
+def run(engine: Engine, statements: tuple[str, ...], *, together: bool = False) -> None:
+    """Send a rendered skeleton's statements to the engine: the one place the writer executes SQL.
+
+    ``together``: they take effect together or not at all. One statement does so by itself on every
+    engine, so it needs no transaction (and runs on engines without transactional DDL, Spark);
+    several run in one transaction, which an engine without transactional DDL refuses before any
+    of them runs.
+    """
+    if together and len(statements) > 1:
+        with engine.transaction():
+            run(engine, statements)
+        return
     for statement in statements:
         engine.execute_script(statement)
 
@@ -150,16 +161,16 @@ def _write(spec: Spec, ds: Dataset, release: Release, plan: OutputPlan) -> dict[
         return write_sql(spec, oq, profile(spec.output.dialect), suppression=release.suppression)
     name = ds.name if mode == "in_place" else plan.name
     assert name is not None
-    with ds.engine.transaction():
-        _create(ds, oq, mode, name, replace=plan.exists)
+    _create(ds, oq, mode, name, replace=plan.exists, together=True)
     return _summary(spec, oq, mode, suppression=release.suppression, relation=name,
                     rows=ds.engine.row_count(name, schema=ds.schema))
 
 
-def _create(ds: Dataset, oq: OutputQuery, mode: str, name: str, *, replace: bool) -> None:
+def _create(ds: Dataset, oq: OutputQuery, mode: str, name: str, *, replace: bool,
+            together: bool = False) -> None:
     target = Target(name, ds.schema, ds.engine.dialect)
     run(ds.engine, script(mode, select_sql(oq, target.dialect), target, replace=replace,
-                          transaction=False).statements)
+                          transaction=False).statements, together=together)
 
 
 def _write_with_kept_table(spec: Spec, ds: Dataset, release: Release, plan: OutputPlan

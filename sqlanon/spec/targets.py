@@ -1,4 +1,5 @@
-"""What a database setting names: an in-memory DuckDB, a PostgreSQL server, or a DuckDB file.
+"""What a database setting names: an in-memory DuckDB, a PostgreSQL server, a Spark session, or a
+DuckDB file.
 
 One reading for the spec loader (which resolves file paths against the spec's folder) and for
 :func:`sqlanon.engines.connect.connect`.
@@ -15,8 +16,9 @@ from sqlanon.registry import Registry
 MEMORY = (":memory:", "duckdb://", "duckdb:///:memory:")
 POSTGRES_PREFIXES = ("postgresql://", "postgres://", "host=")
 DUCKDB_PREFIX = "duckdb://"
+SPARK_PREFIX = "spark://"
 
-Kind = Literal["memory", "postgres", "file"]
+Kind = Literal["memory", "postgres", "spark", "file"]
 
 
 TARGET_KINDS: Registry[Callable[[str | None], bool]] = Registry("database target", sort=False)
@@ -34,20 +36,27 @@ def _postgres(target: str | None) -> bool:
     return target is not None and target.startswith(POSTGRES_PREFIXES)
 
 
+@TARGET_KINDS.register("spark")
+def _spark(target: str | None) -> bool:
+    return target is not None and target.startswith(SPARK_PREFIX)
+
+
 def target_kind(target: str | None, path: str = "") -> Kind:
-    """``memory``, ``postgres`` or ``file``; a URL of another scheme (``mysql://``) is a SpecError at
-    ``path``, never mistaken for a relative file name.
+    """``memory``, ``postgres``, ``spark`` or ``file``; a URL of another scheme (``mysql://``) is a
+    SpecError at ``path``, never mistaken for a relative file name.
 
     >>> target_kind("postgresql://me@db/clinic"), target_kind("clinic.duckdb"), target_kind(None)
     ('postgres', 'file', 'memory')
+    >>> target_kind("spark://local[2]")
+    'spark'
     """
     for kind, names in TARGET_KINDS.items():
         if names(target):
             return kind  # type: ignore[return-value]
     assert target is not None
     if "://" in file_path(target):
-        raise SpecError(f"unsupported connection {target.split('://')[0]!r}: use a DuckDB file path "
-                        "or a postgresql:// URL", path=path)
+        raise SpecError(f"unsupported connection {target.split('://')[0]!r}: use a DuckDB file path, "
+                        "a postgresql:// URL or spark://local[N]", path=path)
     return "file"
 
 

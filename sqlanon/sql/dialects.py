@@ -72,6 +72,9 @@ class DialectProfile:
     reads, for targets whose SHA-256 does not take text (``("CONVERT_TO", "UTF8")``)."""
     sha256_returns_bytes: bool = False
     """Whether the target's SHA-256 returns bytes, which still need hex encoding."""
+    scan_order: str | None = None
+    """The function numbering rows in scan order, for targets whose ``ROW_NUMBER()`` needs an
+    ``ORDER BY`` (Spark: ``MONOTONICALLY_INCREASING_ID``): :func:`adapt` orders by it."""
 
     def temporal_formatter(self, kind: str) -> tuple[str, str] | None:
         """The target's own ``(function, pattern)`` formatting ``kind`` as text, if it needs one."""
@@ -129,9 +132,10 @@ for _profile in (
                    sha256_bytes_of_text=("CONVERT_TO", "UTF8")),
     DialectProfile("spark", "spark", transactional_ddl=False, functions=_without("Median"),
                    anonymous_functions=frozenset(
-                       {"raise_error", "to_utc_timestamp", "current_timezone"}),
+                       {"raise_error", "to_utc_timestamp", "current_timezone",
+                        "monotonically_increasing_id"}),
                    max_name_chars=128, case_insensitive_names=True,
-                   timestamps_in_session_zone=True),
+                   timestamps_in_session_zone=True, scan_order="MONOTONICALLY_INCREASING_ID"),
     DialectProfile("snowflake", "snowflake", transactional_ddl=True, unquoted_case="upper",
                    max_name_chars=255),
     DialectProfile("bigquery", "bigquery", transactional_ddl=False, rename_table=True,
@@ -234,13 +238,23 @@ def hashable_null_safe_equality(a: exp.Expression, b: exp.Expression) -> exp.Exp
 
 
 def adapt(tree: exp.Expression, target: DialectProfile) -> exp.Expression:
-    """``tree`` rewritten for the target's declared quirks (a copy; the input is not changed)."""
-    if target.nullsafe_hash_join:
+    """``tree`` rewritten for the target's declared quirks (a copy; the input is not changed).
+
+    >>> import sqlglot
+    >>> print(adapt(sqlglot.parse_one("SELECT ROW_NUMBER() OVER () FROM t"), profile("spark")).sql("spark"))
+    SELECT ROW_NUMBER() OVER (ORDER BY MONOTONICALLY_INCREASING_ID() NULLS LAST) FROM t
+    """
+    if target.nullsafe_hash_join and target.scan_order is None:
         return tree
 
     def rewrite(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.NullSafeEQ):
+        if isinstance(node, exp.NullSafeEQ) and not target.nullsafe_hash_join:
             return exp.Paren(this=hashable_null_safe_equality(node.this, node.expression))
+        if (target.scan_order and isinstance(node, exp.Window) and isinstance(node.this, exp.RowNumber)
+                and not node.args.get("order")):
+            scan = exp.Anonymous(this=target.scan_order, expressions=[])
+            return exp.Window(this=node.this.copy(), partition_by=[p.copy() for p in node.args.get(
+                "partition_by") or []] or None, order=exp.Order(expressions=[exp.Ordered(this=scan)]))
         return node
 
     return tree.transform(rewrite)

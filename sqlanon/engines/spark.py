@@ -1,0 +1,295 @@
+"""Apache Spark through pyspark: a local session (``spark://local[N]``) or a ``SparkSession`` given
+from Python.
+
+Spark has no transactions and no atomic rename, so :meth:`Engine.transaction` and
+:meth:`Engine.replace_table` refuse here. It has no temporary tables either: a temporary table
+(``CREATE TEMPORARY TABLE``, ``create_table_as(temporary=True)``) becomes a temporary view of a
+cached DataFrame of the session, computed once, and rows inserted into it are unioned to that
+DataFrame. Stored tables are catalog tables (``db.table``), created by Spark in its default format.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import parse_qsl
+
+from sqlglot import exp
+
+from sqlanon.engines.base import Engine
+from sqlanon.engines.capabilities import Capabilities
+from sqlanon.engines.messages import driver_message
+from sqlanon.errors import EngineError, UnsupportedError
+from sqlanon.sql.nodes import table
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+EXTRA = "pip install 'sqlanon[spark]'"
+LOCAL_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
+"""Settings of a session sqlanon starts itself, unless the connection string sets them."""
+
+_LOCAL = re.compile(r"local(\[(\*|[1-9][0-9]*)(, ?[1-9][0-9]*)?\])?")
+_CSV_OPTIONS = {"header": "header", "delim": "sep"}
+"""The file readers' options as sqlanon names them (DuckDB's names) -> Spark's CSV option."""
+
+
+def _pyspark() -> Any:
+    try:
+        import pyspark.sql
+    except ImportError as e:
+        raise UnsupportedError(f"Spark needs pyspark and a Java 17 runtime: {EXTRA}") from e
+    return pyspark.sql
+
+
+def parse_target(target: str) -> tuple[str, dict[str, str]]:
+    """The master and the settings of ``spark://local[N]?key=value&...``.
+
+    >>> parse_target("spark://local[2]?spark.sql.shuffle.partitions=8")
+    ('local[2]', {'spark.sql.shuffle.partitions': '8'})
+    """
+    rest = target.removeprefix("spark://")
+    master, _, query = rest.partition("?")
+    if not _LOCAL.fullmatch(master):
+        raise EngineError(f"spark: {target!r} names no local session: write spark://local[N] (N cores, "
+                          "or * for all), optionally followed by ?setting=value&...")
+    try:
+        conf = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+    except ValueError as e:
+        raise EngineError(f"spark: cannot read the settings of {target!r}: {e}") from e
+    return master, conf
+
+
+def local_session(master: str, conf: dict[str, str] | None = None) -> tuple[Any, bool]:
+    """A session with ``master`` (``local[2]``), and whether sqlanon started it (a session already
+    running in this process is used as it is, and left running)."""
+    sql = _pyspark()
+    running = sql.SparkSession.getActiveSession()
+    if running is not None:
+        return running, False
+    builder = sql.SparkSession.builder.master(master).appName("sqlanon")
+    for key, value in {**LOCAL_DEFAULTS, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as e:  # the JVM did not start: no Java, or a bad setting
+        raise EngineError(f"spark: cannot start a session on {master!r}: {driver_message(e)} "
+                          "(Spark needs a Java 17 runtime on the PATH or in JAVA_HOME)") from e
+    session.sparkContext.setLogLevel("ERROR")
+    return session, True
+
+
+def _plain(value: Any) -> Any:
+    """``Decimal`` as ``int`` when integral, else ``float``, as the other engines return numbers."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def _temporary(statement: exp.Create) -> bool:
+    if str(statement.args.get("kind") or "").upper() != "TABLE":
+        return False
+    props = statement.args.get("properties")
+    return props is not None and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions)
+
+
+class SparkEngine(Engine):
+    """A Spark session.
+
+    Args:
+        session: a running ``SparkSession`` to use (left running by :meth:`close`).
+        master: the master of a session to start when none is given (``local[2]``).
+        conf: settings of a session sqlanon starts.
+    """
+
+    name: ClassVar[str] = "spark"
+    dialect_name: ClassVar[str] = "spark"
+    capabilities: ClassVar[Capabilities] = Capabilities(file_registration=True)
+
+    def __init__(self, session: Any = None, *, master: str = "local[2]",
+                 conf: dict[str, str] | None = None) -> None:
+        _pyspark()
+        if session is None:
+            session, self._owns = local_session(master, conf)
+        else:
+            self._owns = False
+        self.session = session
+        from pyspark.errors import AnalysisException
+
+        self._analysis_error = AnalysisException
+        self._temps: dict[str, tuple[str, Any]] = {}
+        """Folded name -> the name and the DataFrame of each temporary view this engine made."""
+
+    # -- hooks ------------------------------------------------------------------------------------
+    def _execute(self, sql: str) -> None:
+        self.session.sql(sql).collect()  # commands run at once; collecting runs anything left lazy
+
+    def _fetch_rows(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        frame = self.session.sql(sql)
+        names = list(frame.columns)
+        rows = [tuple(r) for r in frame.collect()]
+        decimal = [i for i, f in enumerate(frame.schema.fields) if f.dataType.typeName() == "decimal"]
+        if decimal:
+            rows = [tuple(_plain(v) if i in decimal else v for i, v in enumerate(r)) for r in rows]
+        return names, rows
+
+    def fetch_arrow(self, query: exp.Expression) -> pa.Table:
+        sql = self.sql(query)
+        self._log(query)
+        try:
+            return self.session.sql(sql).toArrow()
+        except Exception as e:
+            raise self.error(e, query) from e
+
+    def _begin(self) -> None:  # never reached: transaction() requires transactional_ddl
+        raise UnsupportedError("spark has no transactions")
+
+    _commit = _rollback = _begin
+
+    # -- temporary tables as cached temporary views --------------------------------------------------
+    def execute(self, statement: exp.Expression, *, purpose: str | None = None) -> None:
+        """Run one statement; a temporary table becomes a cached temporary view, and dropping
+        one of those releases its cache."""
+        if isinstance(statement, exp.Create) and _temporary(statement):
+            create = statement
+            self._guard(statement, purpose, lambda: self._create_temporary(create))
+        elif isinstance(statement, exp.Drop) and self._temp_of(statement) is not None:
+            self._guard(statement, purpose, lambda: self._drop_temporary(self._temp_of(statement) or ""))
+        else:
+            super().execute(statement, purpose=purpose)
+
+    def _guard(self, statement: exp.Expression, purpose: str | None, action: Any) -> None:
+        self._log(statement)
+        try:
+            action()
+        except Exception as e:
+            raise self.error(e, statement, purpose) from e
+
+    def _temp_of(self, drop: exp.Drop) -> str | None:
+        tables = drop.expressions
+        if len(tables) != 1 or not isinstance(tables[0], exp.Table) or tables[0].db:
+            return None
+        key = self.dialect.fold(tables[0].name)
+        return key if key in self._temps else None
+
+    def _create_temporary(self, statement: exp.Create) -> None:
+        target = statement.this
+        if isinstance(target, exp.Schema):  # CREATE TEMPORARY TABLE t (columns): an empty frame
+            columns = ", ".join(self.sql(exp.ColumnDef(this=c.this, kind=c.args["kind"]))
+                                for c in target.expressions)
+            frame = self.session.createDataFrame([], columns)
+            name = target.this.name
+        else:
+            frame = self.session.sql(self.sql(statement.expression))
+            name = target.name
+        key = self.dialect.fold(name)
+        if key in self._temps and not statement.args.get("replace"):
+            raise EngineError(f"spark: the temporary table {name!r} already exists")
+        self._keep(name, frame)
+
+    def _keep(self, name: str, frame: Any) -> None:
+        """Register ``frame`` as the temporary view ``name``, cached: computed once, by the first
+        statement that reads it."""
+        self._register(name, frame.cache())
+
+    def _register(self, name: str, frame: Any) -> None:
+        key = self.dialect.fold(name)
+        old = self._temps.pop(key, None)
+        frame.createOrReplaceTempView(self.sql(table(name)))
+        self._temps[key] = (name, frame)
+        if old is not None:
+            old[1].unpersist()
+
+    def _drop_temporary(self, key: str) -> None:
+        name, frame = self._temps.pop(key)
+        self._execute(self.sql(exp.Drop(tables=[table(name)], kind="VIEW", exists=True)))
+        frame.unpersist()
+
+    def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
+                        temporary: bool = False, schema: str | None = None) -> None:
+        """Spark's session catalog has no ``CREATE OR REPLACE TABLE``: replacing a stored table
+        drops the old one first."""
+        if replace and not temporary:
+            self.drop(name, schema=schema)
+            replace = False
+        super().create_table_as(name, query, replace=replace, temporary=temporary, schema=schema)
+
+    def insert_rows(self, name: str, rows: Sequence[tuple[Any, ...]], *, schema: str | None = None
+                    ) -> None:
+        """Append rows: a DataFrame of them, typed as the table's columns, written into a stored
+        table or unioned to a temporary one."""
+        if not rows:
+            return
+        relation = self.sql(table(name, schema))
+        try:
+            target = self.session.table(relation)
+            frame = self.session.createDataFrame([tuple(r) for r in rows], target.schema)
+            key = self.dialect.fold(name)
+            if schema is None and key in self._temps:
+                self._keep(name, self._temps[key][1].union(frame))
+            else:
+                frame.write.insertInto(relation)
+        except Exception as e:
+            raise self.error(e, f"insert into {relation}", f"insert into {name}") from e
+
+    def create_table_from_arrow(self, name: str, data: pa.Table, *, temporary: bool = False,
+                                schema: str | None = None) -> None:
+        try:
+            frame = self.session.createDataFrame(data)
+            if temporary:
+                self._keep(name, frame)
+            else:
+                frame.write.saveAsTable(self.sql(table(name, schema)))
+        except Exception as e:
+            raise self.error(e, f"create table {name}", f"create table {name}") from e
+
+    def _register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any]) -> None:
+        """A temporary view reading the file: Spark scans it where it is, whenever it is read."""
+        reader = self.session.read
+        if kind == "csv":
+            # RFC 4180 quoting ("" inside quotes), and typed columns unless all are to stay text
+            reader = reader.option("escape", '"').option("inferSchema", not options.get("all_varchar"))
+            for key, value in options.items():
+                if key in _CSV_OPTIONS:
+                    reader = reader.option(_CSV_OPTIONS[key], value)
+        try:
+            self._register(name, reader.csv(path) if kind == "csv" else reader.parquet(path))
+        except Exception as e:
+            raise self.error(e, f"read {path}", f"read {kind} file") from e
+
+    # -- catalog ----------------------------------------------------------------------------------
+    def _frame(self, relation: str, schema: str | None) -> Any:
+        """The relation as Spark resolves the name, or None when it names nothing."""
+        try:
+            return self.session.table(self.sql(table(relation, schema)))
+        except self._analysis_error:
+            return None
+
+    def columns(self, relation: str, schema: str | None = None) -> list[tuple[str, str]]:
+        frame = self._frame(relation, schema)
+        if frame is None:
+            where = f"{schema}.{relation}" if schema else relation
+            raise EngineError(f"spark: no table or view named {where!r}")
+        return [(f.name, f.dataType.simpleString()) for f in frame.schema.fields]
+
+    def relation_exists(self, relation: str, schema: str | None = None) -> bool:
+        return self._frame(relation, schema) is not None
+
+    def schema_exists(self, schema: str) -> bool:
+        return bool(self.session.catalog.databaseExists(self.sql(exp.to_identifier(schema, quoted=True))))
+
+    def dependent_views(self, relation: str, schema: str | None = None) -> list[str]:
+        """Spark records no view dependencies; a table is never replaced here (no atomic rename),
+        so none are looked for."""
+        return []
+
+    def close(self) -> None:
+        for key in list(self._temps):
+            try:
+                self._drop_temporary(key)
+            except Exception:  # the session may already be stopped
+                self._temps.pop(key, None)
+        if self._owns:
+            self.session.stop()

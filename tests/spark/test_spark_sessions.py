@@ -1,0 +1,63 @@
+"""The session a Spark engine runs on, and the refusal of what Spark cannot do (a small table)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from sqlglot import exp
+
+from sqlanon import api
+from sqlanon.engines import connect
+from sqlanon.errors import EngineError, SpecError, UnsupportedError
+from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import alias, lit
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_connection_string_uses_the_running_session_and_leaves_it_running(spark_session):
+    with connect("spark://local[2]") as engine:
+        assert engine.session is spark_session
+        assert engine.fetch(exp.select(alias(lit(42), "x"))) == \
+            (["x"], [(42,)])
+    assert spark_session.sql("SELECT 1 AS y").collect()[0].y == 1
+
+
+def test_noise_is_refused_naming_the_capabilities_spark_lacks(spark):
+    spark.create_table_from_arrow("people", pa.table({"age": [23, 27, 22, 43, 47], "zip": ["1"] * 5}))
+    spec = {"source": {"table": "people"},
+            "attributes": {"age": {"role": "quasi_identifier", "type": "integer"}},
+            "transformation": {"method": "noise", "mechanism": "uncorrelated", "attributes": ["age"],
+                               "alpha": 0.5, "seed": 1},
+            "output": {"mode": "table", "name": "people_noisy"}}
+    with pytest.raises(UnsupportedError, match="positional_join or stable_row_key"):
+        api.apply(spec_from_dict(spec), engine=spark)
+    assert not spark.relation_exists("people_noisy")
+
+
+def test_a_source_in_another_database_is_found_and_written_beside(spark, spark_session):
+    from tests.outputs.people import KEPT, MASKED, canon, load_people, people_spec
+
+    spark_session.sql("CREATE DATABASE IF NOT EXISTS clinic")
+    try:
+        load_people(spark, "clinic_people")
+        spark.execute_script("CREATE TABLE clinic.people AS SELECT * FROM clinic_people")
+        d = people_spec(transformation={"suppressed": "mask"})
+        d["source"]["schema"] = "clinic"
+        report = api.apply(spec_from_dict(d), engine=spark)
+        assert report.outputs["relation"] == "people_anon"
+        assert spark.relation_exists("people_anon", "clinic") and not spark.relation_exists("people_anon")
+        released = spark.fetch(exp.select("id", "age", "zip", "sex", "disease").from_("clinic.people_anon"))
+        assert canon(released[1]) == canon(KEPT + MASKED)
+        d["source"]["schema"] = "nowhere"
+        with pytest.raises(SpecError, match="no schema named 'nowhere'"):
+            api.apply(spec_from_dict(d), engine=spark)
+    finally:
+        spark_session.sql("DROP DATABASE IF EXISTS clinic CASCADE")
+
+
+def test_a_failed_create_table_as_leaves_no_table(spark):
+    with pytest.raises(EngineError, match="boom"):
+        spark.execute_script("CREATE TABLE half AS SELECT id, IF(id = 7, RAISE_ERROR('boom'), id) AS v "
+                             "FROM RANGE(10)")
+    assert not spark.relation_exists("half")
