@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import abc
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlglot import exp
 
 from sqlanon.sql.nodes import as_text, lit
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 TOP = "*"
 """The label of the most general level of every builder."""
@@ -22,9 +24,8 @@ class SqlanonWarning(UserWarning):
     """Something suspicious that sqlanon accepted (a duplicate hierarchy row, several top values...)."""
 
 
-@dataclass(frozen=True)
 class HierarchyTable:
-    """A hierarchy as rows ``(leaf, level1, ..., levelH)`` of strings, in file order.
+    """A hierarchy as rows ``(leaf, level1, ..., levelH)`` of strings, in file order (immutable).
 
     ``rows`` may repeat a leaf: ARX counts every row towards the domain size |D| and the shares (the
     last row of a leaf defines its generalizations).
@@ -35,7 +36,21 @@ class HierarchyTable:
         (2, 3, 0.6666666666666666, 3)
     """
 
-    rows: tuple[tuple[str | None, ...], ...]
+    def __init__(self, rows: tuple[tuple[str | None, ...], ...]) -> None:
+        self._rows = rows
+
+    @property
+    def rows(self) -> tuple[tuple[str | None, ...], ...]:
+        return self._rows
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HierarchyTable) and self.rows == other.rows
+
+    def __hash__(self) -> int:
+        return hash(self.rows)
+
+    def __repr__(self) -> str:
+        return f"HierarchyTable(rows={self.rows!r})"
 
     @property
     def height(self) -> int:
@@ -51,6 +66,21 @@ class HierarchyTable:
     def mapping(self) -> dict[str | None, tuple[str | None, ...]]:
         """leaf -> its row (the last row wins, as in ARX)."""
         return {row[0]: row for row in self.rows}
+
+    @property
+    def leaf_count(self) -> int:
+        """The number of distinct leaves."""
+        return len(self.mapping)
+
+    @property
+    def leaves(self) -> Container[str | None]:
+        """The distinct leaves, for membership tests."""
+        return self.mapping.keys()
+
+    def lookup_arrow(self, names: Sequence[str]) -> pa.Table | None:
+        """The rows of :meth:`mapping` as an Arrow table of columns ``names``, when the table is held
+        as Arrow columns (building Arrow from Python values would cost more than it saves)."""
+        return None
 
     @cached_property
     def _columns(self) -> list[tuple[str | None, ...]]:
