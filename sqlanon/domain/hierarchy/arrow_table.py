@@ -67,6 +67,9 @@ class ArrowHierarchyTable(HierarchyTable):
     def _last_row(self) -> dict[str | None, int]:
         return dict(zip(self.level_codes(0)[1], self._last_rows.tolist()))
 
+    def leaf_array(self) -> pa.Array:
+        return self.arrays[0]
+
     def lookup_arrow(self, names: Sequence[str]) -> pa.Table:
         rows = int64_array(self._last_rows)
         return pa.Table.from_arrays([compute("take", c, rows) for c in self.arrays], names=list(names))

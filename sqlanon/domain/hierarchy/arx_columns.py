@@ -41,7 +41,7 @@ def parse_arx_columns(text: str, *, delimiter: str = ";") -> list[pa.Array] | No
                 strings_can_be_null=False, quoted_strings_can_be_null=False))
     except pa.ArrowInvalid:  # ragged rows, mostly: the row-by-row reader names the row
         return None
-    columns = [c.combine_chunks() for c in table.columns]
+    columns = [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks() for c in table.columns]
     if not columns or not all(pa.types.is_string(c.type) for c in columns):
         return None
     blank = np.logical_and.reduce([text_lengths(c) == 0 for c in columns])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import abc
-from collections import Counter
 from collections.abc import Container, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -77,6 +76,10 @@ class HierarchyTable:
         """The distinct leaves, for membership tests."""
         return self.mapping.keys()
 
+    def leaf_array(self) -> pa.Array | None:
+        """The leaf of every row as an Arrow array, when the table is held as Arrow columns."""
+        return None
+
     def lookup_arrow(self, names: Sequence[str]) -> pa.Table | None:
         """The rows of :meth:`mapping` as an Arrow table of columns ``names``, when the table is held
         as Arrow columns (building Arrow from Python values would cost more than it saves)."""
@@ -112,20 +115,23 @@ class HierarchyTable:
         codes, labels = self.level_codes(level)
         return np.bincount(codes, minlength=len(labels)).astype(np.int64)
 
-    def _level_counter(self, level: int) -> Counter[str | None]:
+    def _level_counter(self, level: int) -> dict[str | None, int]:
         memo = self._per_level
         if ("counter", level) not in memo:
-            memo["counter", level] = Counter(self._columns[level])
+            memo["counter", level] = dict(zip(self.level_codes(level)[1],
+                                              self.label_counts(level).tolist()))
         return memo["counter", level]
 
     def leaf_rows(self, leaves: Sequence[str | None]) -> np.ndarray:
         """The index in :attr:`rows` of the row that defines each leaf (KeyError for a non-leaf)."""
         last = self._last_row
-        return np.fromiter([last[leaf] for leaf in leaves], dtype=np.int64, count=len(leaves))
+        return np.fromiter(map(last.__getitem__, leaves), dtype=np.int64, count=len(leaves))
 
     def label_count(self, label: str | None, level: int) -> int:
         """Rows of the table whose column ``level`` holds ``label``."""
-        return self._level_counter(level)[label] if 0 <= level < len(self._columns) else 0
+        if not self.domain_size or not 0 <= level <= self.height:
+            return 0
+        return self._level_counter(level).get(label, 0)
 
     def share(self, label: str | None, level: int) -> float:
         """Share of the domain generalized to ``label`` at ``level`` (keyed by level and label)."""

@@ -53,8 +53,11 @@ class HierarchyTables:
             for i, attribute in enumerate(self.qis):
                 h = self.hierarchies[attribute]
                 if isinstance(h, TableHierarchy) and h.needs_lookup():
-                    cols = [(c, "varchar") for c in lookup_columns(h)]
-                    self.lookups[attribute] = self.temporaries.rows(f"lookup{i}", cols, h.lookup_rows())
+                    data = h.table().lookup_arrow(lookup_columns(h)) \
+                        if self.engine.capabilities.arrow_in else None
+                    self.lookups[attribute] = self.temporaries.arrow(f"lookup{i}", data) \
+                        if data is not None else self.temporaries.rows(
+                            f"lookup{i}", [(c, "varchar") for c in lookup_columns(h)], h.lookup_rows())
             self._generalizer = Generalizer(self.qis, self.hierarchies, self.lookups)
         return self._generalizer
 
@@ -112,9 +115,7 @@ class HierarchyTables:
                 continue
             key = h.key(col(attribute))
             q = exp.select(exp.alias_(key, "v", quoted=True)).distinct().from_(relation.copy())
-            names, rows = self.engine.fetch(q)
-            known = h.table().mapping
-            missing = [r[0] for r in rows if r[0] not in known]
+            missing = self._not_leaves(q, h.table())
             if missing:
                 shown = ", ".join("NULL" if v is None else repr(v) for v in sorted(
                     missing, key=lambda v: (v is None, str(v)))[:5])
@@ -124,6 +125,20 @@ class HierarchyTables:
                 raise HierarchyError(
                     f"{len(missing)} value(s) of attribute {attribute!r} are missing from the "
                     f"hierarchy: {shown}{more}{hint}", source=h.source)
+
+    def _not_leaves(self, values: exp.Select, table_: HierarchyTable) -> list[str | None]:
+        """The values of the one-column query ``values`` that are no leaf of ``table_``."""
+        leaves = table_.leaf_array() if self.engine.capabilities.arrow_in else None
+        if leaves is None:
+            known = table_.leaves
+            return [r[0] for r in self.engine.fetch(values)[1] if r[0] not in known]
+        from sqlanon.domain.arrow_buffers import compute
+
+        column = self.engine.fetch_arrow(values).column(0).combine_chunks()
+        if column.type != leaves.type:
+            column = column.cast(leaves.type)
+        known_mask = compute("is_in_meta_binary", column, leaves)  # NULL is no leaf: false
+        return compute("filter", column, compute("invert", known_mask)).to_pylist()
 
     def row_wise(self, levels: Mapping[str, int]) -> bool:
         """Whether every builder expression at ``levels`` can stand in a GROUP BY (no window/aggregate)."""

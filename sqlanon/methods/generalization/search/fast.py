@@ -252,9 +252,9 @@ class FastEvaluator:
         leaves, keys = [], []
         for i, a in enumerate(self.qis):
             leaf, uniques = factorize(_objects(data[f"q{i}"]))
-            known = ev.hierarchy_table(a).mapping  # once: a lookup per value costs seconds on 100,000
-            missing = [u for u in uniques if u not in known]
-            if missing:
+            known = ev.hierarchy_table(a).leaves  # once: a lookup per value costs seconds on 100,000
+            if not all(map(known.__contains__, uniques)):
+                missing = [u for u in uniques if u not in known]
                 raise HierarchyError(f"{len(missing)} value(s) of attribute {a!r} are missing from the "
                                      f"hierarchy: {', '.join(map(repr, missing[:5]))}")
             leaves.append(leaf)
