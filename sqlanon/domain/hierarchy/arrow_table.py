@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from sqlanon.domain.arrow_buffers import compute, int64_array, integers, text_lengths
+from sqlanon.domain.factorize import first_rows
 from sqlanon.domain.hierarchy.base import HierarchyTable
 
 
@@ -51,9 +52,9 @@ class ArrowHierarchyTable(HierarchyTable):
     def leaf_count(self) -> int:
         return len(self.level_codes(0)[1])
 
-    @cached_property
+    @property
     def leaves(self) -> Container[str | None]:
-        return frozenset(self.level_codes(0)[1])
+        return self._last_row.keys()
 
     @cached_property
     def _last_rows(self) -> np.ndarray:
@@ -85,12 +86,7 @@ class ArrowHierarchyTable(HierarchyTable):
         for level in range(1, self.height):
             codes, _ = self.level_codes(level)
             parents, _ = self.level_codes(level + 1)
-            if not np.array_equal(parents, parents[_first_rows(codes)][codes]):
+            if not np.array_equal(parents, parents[first_rows(codes)][codes]):
                 return False
         return True
 
-
-def _first_rows(codes: np.ndarray) -> np.ndarray:
-    """The first row of each code, for codes numbered in order of first appearance."""
-    before = np.maximum.accumulate(codes)
-    return np.flatnonzero(np.concatenate(([True], codes[1:] > before[:-1])))

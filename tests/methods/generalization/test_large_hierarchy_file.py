@@ -38,11 +38,15 @@ def people(duck, zips: list[str | None]):
     return duck
 
 
-def spec(zip_hierarchy, levels=None):
+MASK = {"mask": {"levels": 1}}
+MAP = {"map": {"F": ["*"], "M": ["*"]}}
+
+
+def spec(zip_hierarchy, levels=None, sex_hierarchy=MASK):
     return spec_from_dict({
         "source": {"table": "people"},
         "attributes": {"zip": {"role": "quasi_identifier", "hierarchy": zip_hierarchy},
-                       "sex": {"role": "quasi_identifier", "hierarchy": {"mask": {"levels": 1}}}},
+                       "sex": {"role": "quasi_identifier", "hierarchy": sex_hierarchy}},
         "privacy": [{"k_anonymity": {"k": 3}}],
         "transformation": {"levels": levels or {}, "suppression_limit": 0.05},
         "output": {"mode": "table", "name": "people_anon"}}, source="spec.yaml")
@@ -52,10 +56,11 @@ def zips(n: int = 3_000) -> list[str | None]:
     return [f"{(i * 7919) % LEAVES:06d}" for i in range(n)]
 
 
-def test_the_file_and_the_map_check_and_search_alike(tmp_path, duck):
-    from_file = spec({"csv": str(big_file(tmp_path))}, {"zip": 2})
+@pytest.mark.parametrize("sex", [MASK, MAP])  # with a map, every hierarchy is a table: leaf codes
+def test_the_file_and_the_map_check_and_search_alike(tmp_path, duck, sex):
+    from_file = spec({"csv": str(big_file(tmp_path))}, {"zip": 2}, sex)
     assert isinstance(from_file.attributes["zip"].hierarchy.table(), ArrowHierarchyTable)
-    from_map = spec({"map": as_map()}, {"zip": 2})
+    from_map = spec({"map": as_map()}, {"zip": 2}, sex)
     people(duck, zips())
     for verb in (api.check, lambda s, engine: api.anonymize(s, engine=engine, dry_run=True)):
         file_report, map_report = (verb(s, engine=duck).as_dict() for s in (from_file, from_map))

@@ -32,7 +32,7 @@ import numpy as np
 from sqlglot import exp
 
 from sqlanon.compile.checks import N
-from sqlanon.domain.factorize import factorize
+from sqlanon.domain.factorize import factorize, factorize_text
 from sqlanon.domain.metrics import get_metric
 from sqlanon.domain.metrics.entropy import first_appearance
 from sqlanon.domain.models.base import PrivacyModel
@@ -251,7 +251,7 @@ class FastEvaluator:
         data = ev.engine.fetch_numpy(q)
         leaves, keys = [], []
         for i, a in enumerate(self.qis):
-            leaf, uniques = factorize(_objects(data[f"q{i}"]))
+            leaf, uniques = factorize_text(_objects(data[f"q{i}"]))
             known = ev.hierarchy_table(a).leaves  # once: a lookup per value costs seconds on 100,000
             if not all(map(known.__contains__, uniques)):
                 missing = [u for u in uniques if u not in known]
