@@ -34,12 +34,17 @@ def text_lengths(array: pa.Array) -> np.ndarray:
     return np.diff(offsets[array.offset:])
 
 
-def compute(function: str, *arguments: pa.Array) -> pa.Array:
+def compute(function: str, *arguments: pa.Array | pa.ChunkedArray, encode_nulls: bool = False
+            ) -> pa.Array | pa.ChunkedArray:
     """Arrow's compute function ``function`` on ``arguments`` (array methods such as
     ``dictionary_encode`` and ``take`` import :mod:`pyarrow.compute`, whose import builds a Python
-    wrapper for each of its hundreds of functions: some 45 ms, more than the calls made here)."""
+    wrapper for each of its hundreds of functions: some 45 ms, more than the calls made here).
+
+    ``encode_nulls``: ``dictionary_encode`` gives NULL a code of its own, in order of appearance.
+    """
     try:
-        from pyarrow._compute import call_function
-    except ImportError:  # a pyarrow that moved it: the public module has it too
-        from pyarrow.compute import call_function
-    return call_function(function, list(arguments))
+        from pyarrow import _compute as arrow_compute
+    except ImportError:  # a pyarrow that moved it: the public module has the same names
+        from pyarrow import compute as arrow_compute
+    options = arrow_compute.DictionaryEncodeOptions("encode") if encode_nulls else None
+    return arrow_compute.call_function(function, list(arguments), options)

@@ -47,6 +47,7 @@ from sqlanon.methods.generalization.search.fast_support import (
     memory_metrics,
     statistics_of,
 )
+from sqlanon.methods.generalization.search.fetch_arrow import fetch_factorized
 from sqlanon.methods.generalization.search.grouping import Grouping
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
@@ -247,11 +248,19 @@ class FastEvaluator:
         """Read the raw frequency table with each QI as its hierarchy key (text), factorized here."""
         p = ev.p
         proj = [alias(p.hierarchies[a].key(col(a)), f"q{i}") for i, a in enumerate(self.qis)]
-        q = self._with_sensitive(ev, proj, sens, ordered, None, exp.Sum(this=col(N)), ev.freq.copy())
-        data = ev.engine.fetch_numpy(q)
+        names = [f"q{i}" for i in range(len(self.qis))]
+        if not sens and ev.engine.capabilities.arrow_in:  # keys and counts only: coded by Arrow
+            count = exp.cast(exp.Sum(this=col(N)), exp.DataType.build("bigint"))
+            q = self._with_sensitive(ev, proj, sens, ordered, None, count, ev.freq.copy())
+            counts, factorized = fetch_factorized(ev.engine, q, names, "n")
+            data = {"n": counts}
+        else:
+            q = self._with_sensitive(ev, proj, sens, ordered, None, exp.Sum(this=col(N)), ev.freq.copy())
+            data = ev.engine.fetch_numpy(q)
+            factorized = [factorize_text(_objects(data[name])) for name in names]
         leaves, keys = [], []
         for i, a in enumerate(self.qis):
-            leaf, uniques = factorize_text(_objects(data[f"q{i}"]))
+            leaf, uniques = factorized[i]
             known = ev.hierarchy_table(a).leaves  # once: a lookup per value costs seconds on 100,000
             if not all(map(known.__contains__, uniques)):
                 missing = [u for u in uniques if u not in known]
