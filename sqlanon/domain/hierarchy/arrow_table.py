@@ -73,7 +73,8 @@ class ArrowHierarchyTable(HierarchyTable):
 
     def lookup_arrow(self, names: Sequence[str]) -> pa.Table:
         rows = int64_array(self._last_rows)
-        return pa.Table.from_arrays([compute("take", c, rows) for c in self.arrays], names=list(names))
+        return pa.Table.from_arrays([compute("take", c, rows) for c in self.arrays[:len(names)]],
+                                    names=list(names))
 
     def passes_checks(self) -> bool:
         """Whether the rows pass every check of :func:`~sqlanon.domain.hierarchy.table.validate_rows`

@@ -81,8 +81,9 @@ class HierarchyTable:
         return None
 
     def lookup_arrow(self, names: Sequence[str]) -> pa.Table | None:
-        """The rows of :meth:`mapping` as an Arrow table of columns ``names``, when the table is held
-        as Arrow columns (building Arrow from Python values would cost more than it saves)."""
+        """The rows of :meth:`mapping` as an Arrow table of their first columns, named ``names``,
+        when the table is held as Arrow columns (building Arrow from Python values would cost more
+        than it saves)."""
         return None
 
     @cached_property

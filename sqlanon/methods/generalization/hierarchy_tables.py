@@ -83,17 +83,13 @@ class HierarchyTables:
         the leaf keys in code order (created once)."""
         if attribute not in self._leaf_codes:
             table_, i = self.table(attribute), self.qis.index(attribute)
-            leaves = table_.lookup_arrow([f"l{j}" for j in range(table_.height + 1)]) \
-                if self.engine.capabilities.arrow_in else None
+            leaves = table_.lookup_arrow(["leaf"]) if self.engine.capabilities.arrow_in else None
             if leaves is not None:  # held as Arrow: no NULL leaf, the leaves in the order of mapping
-                import pyarrow as pa
-
                 from sqlanon.domain.arrow_buffers import int64_array
 
                 keys = [k for k in table_.level_values(0) if k is not None]
                 codes = int64_array(np.arange(len(keys), dtype=np.int64))
-                rel = self.temporaries.arrow(f"leafcode{i}", pa.Table.from_arrays(
-                    [leaves.column(0).combine_chunks(), codes], names=["leaf", "code"]))
+                rel = self.temporaries.arrow(f"leafcode{i}", leaves.append_column("code", codes))
             else:
                 keys = [k for k in table_.mapping if k is not None]
                 rel = self.temporaries.rows(f"leafcode{i}", [("leaf", "varchar"), ("code", "int")],
