@@ -59,6 +59,10 @@ FEW_CHECKS_MAX_ROWS = 200_000
 number of checks; above, the rows grouped dominate (Adult's 19,502 rows against the 1.56M of Adult
 grown to 10M rows: bench/README.md)."""
 
+ARROW_LOAD_MIN_ROWS = 50_000
+"""From this many raw frequency rows, text keys are fetched and coded as Arrow (fetch_arrow.py): below,
+coding them in Python costs less than importing pyarrow does."""
+
 CACHE_SIZE = 8
 """Class tables of recently checked nodes kept for rolling up to their generalizations."""
 
@@ -249,7 +253,8 @@ class FastEvaluator:
         p = ev.p
         proj = [alias(p.hierarchies[a].key(col(a)), f"q{i}") for i, a in enumerate(self.qis)]
         names = [f"q{i}" for i in range(len(self.qis))]
-        if not sens and ev.engine.capabilities.arrow_in:  # keys and counts only: coded by Arrow
+        if not sens and ev.engine.capabilities.arrow_in \
+                and ev.engine.row_count(ev.freq.name) >= ARROW_LOAD_MIN_ROWS:  # coded by Arrow
             count = exp.cast(exp.Sum(this=col(N)), exp.DataType.build("bigint"))
             q = self._with_sensitive(ev, proj, sens, ordered, None, count, ev.freq.copy())
             counts, factorized = fetch_factorized(ev.engine, q, names, "n")
