@@ -30,15 +30,29 @@ def factorize(values: np.ndarray | Sequence[object]) -> tuple[np.ndarray, np.nda
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             # values of mixed types, which Arrow cannot hold in one array
             codes = _first_seen_codes(items)
-    # codes count up in order of first appearance: a code is new where it exceeds all before it
+    return codes, objects[first_rows(codes)]
+
+
+def factorize_text(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`factorize` for values known to be text or None (a text column of a query)."""
+    objects = np.asarray(values, dtype=object)
+    if not len(objects):
+        return np.zeros(0, dtype=np.int64), objects
+    codes = _first_seen_codes(objects.tolist())
+    return codes, objects[first_rows(codes)]
+
+
+def first_rows(codes: np.ndarray) -> np.ndarray:
+    """The first row of each code, for codes numbered 0, 1, ... in order of first appearance (a code
+    is new where it exceeds all before it)."""
     before = np.maximum.accumulate(codes)
-    first = np.flatnonzero(np.concatenate(([True], codes[1:] > before[:-1])))
-    return codes, objects[first]
+    return np.flatnonzero(np.concatenate(([True], codes[1:] > before[:-1])))
 
 
 def _first_seen_codes(items: list[object]) -> np.ndarray:
-    seen: dict[object, int] = {}
-    return np.fromiter([seen.setdefault(v, len(seen)) for v in items], dtype=np.int64, count=len(items))
+    # the distinct values in order first, then one look-up per value: both loops run in C
+    code = dict(zip(dict.fromkeys(items), range(len(items))))
+    return np.fromiter(map(code.__getitem__, items), dtype=np.int64, count=len(items))
 
 
 def group_ids(columns: Sequence[np.ndarray], *, sort_key=None) -> tuple[np.ndarray, np.ndarray]:

@@ -111,7 +111,7 @@ class DuckDBEngine(Engine):
         sql = self.sql(query)
         self._log(query)
         try:
-            return self.con.execute(sql).to_arrow_table()
+            return self.con.sql(sql).to_arrow_table()  # a DB-API result would copy the rows, and warn
         except Exception as e:
             raise self.error(e, query) from e
 

@@ -42,9 +42,8 @@ def parse_arx_text(text: str, *, delimiter: str = ";", source: str = "<text>") -
     return rows
 
 
-def read_arx_rows(path: str | os.PathLike[str], *, delimiter: str = ";",
-                  encoding: str = "utf-8") -> list[list[str]]:
-    """Rows of an ARX hierarchy file, with errors naming the file."""
+def read_arx_text(path: str | os.PathLike[str], *, encoding: str = "utf-8") -> str:
+    """The text of an ARX hierarchy file without its byte order mark, with errors naming the file."""
     p = Path(path)
     try:
         text = p.read_text(encoding=encoding)
@@ -58,7 +57,7 @@ def read_arx_rows(path: str | os.PathLike[str], *, delimiter: str = ";",
     except OSError as e:  # permissions, a name too long, ...
         raise HierarchyError(f"cannot read the hierarchy file ({e.strerror or type(e).__name__})",
                              source=str(p)) from None
-    return parse_arx_text(text, delimiter=delimiter, source=str(p))
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def format_arx_csv(rows: Iterable[Sequence[str | None]], *, delimiter: str = ";",

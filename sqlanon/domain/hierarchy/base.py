@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import abc
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlglot import exp
 
 from sqlanon.sql.nodes import as_text, lit
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 TOP = "*"
 """The label of the most general level of every builder."""
@@ -22,9 +23,8 @@ class SqlanonWarning(UserWarning):
     """Something suspicious that sqlanon accepted (a duplicate hierarchy row, several top values...)."""
 
 
-@dataclass(frozen=True)
 class HierarchyTable:
-    """A hierarchy as rows ``(leaf, level1, ..., levelH)`` of strings, in file order.
+    """A hierarchy as rows ``(leaf, level1, ..., levelH)`` of strings, in file order (immutable).
 
     ``rows`` may repeat a leaf: ARX counts every row towards the domain size |D| and the shares (the
     last row of a leaf defines its generalizations).
@@ -35,7 +35,21 @@ class HierarchyTable:
         (2, 3, 0.6666666666666666, 3)
     """
 
-    rows: tuple[tuple[str | None, ...], ...]
+    def __init__(self, rows: tuple[tuple[str | None, ...], ...]) -> None:
+        self._rows = rows
+
+    @property
+    def rows(self) -> tuple[tuple[str | None, ...], ...]:
+        return self._rows
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HierarchyTable) and self.rows == other.rows
+
+    def __hash__(self) -> int:
+        return hash(self.rows)
+
+    def __repr__(self) -> str:
+        return f"HierarchyTable(rows={self.rows!r})"
 
     @property
     def height(self) -> int:
@@ -51,6 +65,26 @@ class HierarchyTable:
     def mapping(self) -> dict[str | None, tuple[str | None, ...]]:
         """leaf -> its row (the last row wins, as in ARX)."""
         return {row[0]: row for row in self.rows}
+
+    @property
+    def leaf_count(self) -> int:
+        """The number of distinct leaves."""
+        return len(self.mapping)
+
+    @property
+    def leaves(self) -> Container[str | None]:
+        """The distinct leaves, for membership tests."""
+        return self.mapping.keys()
+
+    def leaf_array(self) -> pa.Array | None:
+        """The leaf of every row as an Arrow array, when the table is held as Arrow columns."""
+        return None
+
+    def lookup_arrow(self, names: Sequence[str]) -> pa.Table | None:
+        """The rows of :meth:`mapping` as an Arrow table of their first columns, named ``names``,
+        when the table is held as Arrow columns (building Arrow from Python values would cost more
+        than it saves)."""
+        return None
 
     @cached_property
     def _columns(self) -> list[tuple[str | None, ...]]:
@@ -82,20 +116,23 @@ class HierarchyTable:
         codes, labels = self.level_codes(level)
         return np.bincount(codes, minlength=len(labels)).astype(np.int64)
 
-    def _level_counter(self, level: int) -> Counter[str | None]:
+    def _level_counter(self, level: int) -> dict[str | None, int]:
         memo = self._per_level
         if ("counter", level) not in memo:
-            memo["counter", level] = Counter(self._columns[level])
+            memo["counter", level] = dict(zip(self.level_codes(level)[1],
+                                              self.label_counts(level).tolist()))
         return memo["counter", level]
 
     def leaf_rows(self, leaves: Sequence[str | None]) -> np.ndarray:
         """The index in :attr:`rows` of the row that defines each leaf (KeyError for a non-leaf)."""
         last = self._last_row
-        return np.fromiter([last[leaf] for leaf in leaves], dtype=np.int64, count=len(leaves))
+        return np.fromiter(map(last.__getitem__, leaves), dtype=np.int64, count=len(leaves))
 
     def label_count(self, label: str | None, level: int) -> int:
         """Rows of the table whose column ``level`` holds ``label``."""
-        return self._level_counter(level)[label] if 0 <= level < len(self._columns) else 0
+        if not self.domain_size or not 0 <= level <= self.height:
+            return 0
+        return self._level_counter(level).get(label, 0)
 
     def share(self, label: str | None, level: int) -> float:
         """Share of the domain generalized to ``label`` at ``level`` (keyed by level and label)."""

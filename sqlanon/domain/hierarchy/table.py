@@ -6,17 +6,25 @@ import os
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from sqlanon.domain.hierarchy.arx_csv import format_arx_csv, parse_arx_text, read_arx_rows
+from sqlanon.domain.hierarchy.arx_csv import check_delimiter, format_arx_csv, parse_arx_text, read_arx_text
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable, SqlanonWarning, check_level
 from sqlanon.errors import HierarchyError
 from sqlanon.sql.nodes import as_text, lit
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 # Above this many leaves a CASE map is slower than a hash join on a lookup table: on DuckDB, 10M rows,
 # CASE/join time is 0.79 at 8 leaves and 1.30 at 32 (bench/hierarchy_compile.py).
 CASE_MAP_MAX_LEAVES = 16
+
+# From this size a file is read column by column with pyarrow (arx_columns.py): importing pyarrow
+# costs about what reading 15,000 rows row by row does.
+COLUMNS_READ_MIN_CHARS = 1 << 18
 
 
 class TableHierarchy(Hierarchy):
@@ -43,9 +51,29 @@ class TableHierarchy(Hierarchy):
         self.null_leaf = null_leaf
         self._table = HierarchyTable(tuple(map(tuple, rows)))
         validate_rows(self._table.rows, source)
-        if null_leaf is not None and null_leaf not in self._table.mapping:
-            raise HierarchyError(f"the NULL label {null_leaf!r} is not a leaf of the hierarchy; add a "
-                                 "row for it", source=source)
+        self._check_null_leaf()
+
+    @classmethod
+    def from_columns(cls, columns: Sequence[pa.Array], *, source: str = "<inline>",
+                     null_leaf: str | None = None) -> TableHierarchy:
+        """The hierarchy of one Arrow string array per level (leaf first; no NULLs, equal lengths),
+        checked as the rows would be, without walking them unless a check fails."""
+        from sqlanon.domain.hierarchy.arrow_table import ArrowHierarchyTable
+
+        h = cls.__new__(cls)
+        h.source, h.null_leaf = source, null_leaf
+        h._table = table_ = ArrowHierarchyTable(columns)
+        if table_.passes_checks():
+            _warn_on_several_tops(len(table_.level_codes(table_.height)[1]), source, stacklevel=3)
+        else:  # the row-by-row checks name the first offending row
+            validate_rows(table_.rows, source)
+        h._check_null_leaf()
+        return h
+
+    def _check_null_leaf(self) -> None:
+        if self.null_leaf is not None and self.null_leaf not in self._table.leaves:
+            raise HierarchyError(f"the NULL label {self.null_leaf!r} is not a leaf of the hierarchy; "
+                                 "add a row for it", source=self.source)
 
     @property
     def height(self) -> int:
@@ -55,7 +83,7 @@ class TableHierarchy(Hierarchy):
         return self._table
 
     def needs_lookup(self) -> bool:
-        return len(self._table.mapping) > CASE_MAP_MAX_LEAVES
+        return self._table.leaf_count > CASE_MAP_MAX_LEAVES
 
     def key(self, column: exp.Expression) -> exp.Expression:
         """The data value as the string the hierarchy's leaves are compared with (NULL mapped)."""
@@ -102,10 +130,13 @@ def validate_rows(rows: Sequence[Sequence[str | None]], source: str) -> None:
            for level in range(1, width - 1)):
         _check_parents(rows, width, source)
     if width > 1:
-        tops = set(columns[-1])
-        if len(tops) > 1:
-            warnings.warn(f"{source}: the top level has {len(tops)} values, not one; the most general "
-                          "transformation will not merge all records", SqlanonWarning, stacklevel=3)
+        _warn_on_several_tops(len(set(columns[-1])), source, stacklevel=4)
+
+
+def _warn_on_several_tops(tops: int, source: str, stacklevel: int) -> None:
+    if tops > 1:
+        warnings.warn(f"{source}: the top level has {tops} values, not one; the most general "
+                      "transformation will not merge all records", SqlanonWarning, stacklevel=stacklevel)
 
 
 def _check_cells(rows: Sequence[Sequence[str | None]], width: int, source: str) -> None:
@@ -163,8 +194,17 @@ def read_arx_csv(path: str | os.PathLike[str], *, delimiter: str = ";", null_lea
         HierarchyError: the file is missing, empty, not valid CSV or not a proper hierarchy; the
             message names the file.
     """
-    rows = read_arx_rows(path, delimiter=delimiter, encoding=encoding)
-    return TableHierarchy(rows, source=str(Path(path)), null_leaf=null_leaf)
+    source = str(Path(path))
+    text = read_arx_text(path, encoding=encoding)
+    check_delimiter(delimiter, source)
+    if len(text) >= COLUMNS_READ_MIN_CHARS:
+        from sqlanon.domain.hierarchy.arx_columns import parse_arx_columns
+
+        columns = parse_arx_columns(text, delimiter=delimiter)
+        if columns is not None:
+            return TableHierarchy.from_columns(columns, source=source, null_leaf=null_leaf)
+    rows = parse_arx_text(text, delimiter=delimiter, source=source)
+    return TableHierarchy(rows, source=source, null_leaf=null_leaf)
 
 
 def write_arx_csv(rows: Iterable[Sequence[str | None]] | HierarchyTable | TableHierarchy,

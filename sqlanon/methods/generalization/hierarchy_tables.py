@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
 from sqlglot import exp
 
 from sqlanon.compile.generalize import Generalizer, lookup_columns
@@ -53,8 +54,11 @@ class HierarchyTables:
             for i, attribute in enumerate(self.qis):
                 h = self.hierarchies[attribute]
                 if isinstance(h, TableHierarchy) and h.needs_lookup():
-                    cols = [(c, "varchar") for c in lookup_columns(h)]
-                    self.lookups[attribute] = self.temporaries.rows(f"lookup{i}", cols, h.lookup_rows())
+                    data = h.table().lookup_arrow(lookup_columns(h)) \
+                        if self.engine.capabilities.arrow_in else None
+                    self.lookups[attribute] = self.temporaries.arrow(f"lookup{i}", data) \
+                        if data is not None else self.temporaries.rows(
+                            f"lookup{i}", [(c, "varchar") for c in lookup_columns(h)], h.lookup_rows())
             self._generalizer = Generalizer(self.qis, self.hierarchies, self.lookups)
         return self._generalizer
 
@@ -82,15 +86,29 @@ class HierarchyTables:
             files = [a for a in self.qis
                      if a not in self._leaf_codes and self.hierarchies[a].table() is not None]
             together = files if attribute in files else [attribute]
-            keys = {a: [k for k in self.table(a).mapping if k is not None] for a in together}
-            name = "leafcode" if together is files else f"leafcode{self.qis.index(attribute)}"
-            rel = self.temporaries.rows(name, [("attribute", "int"), ("leaf", "varchar"), ("code", "int")],
-                                        [(self.qis.index(a), k, j) for a in together
-                                         for j, k in enumerate(keys[a])])
+            rows: list[tuple[int, str, int]] = []
+            listed: dict[str, list[str]] = {}
             for a in together:
-                part = exp.select(col("leaf"), col("code")).from_(rel.copy()).where(
-                    exp.EQ(this=col("attribute"), expression=lit(self.qis.index(a))))
-                self._leaf_codes[a] = (part.subquery(), keys[a])
+                table_, i = self.table(a), self.qis.index(a)
+                leaves = table_.lookup_arrow(["leaf"]) if self.engine.capabilities.arrow_in else None
+                if leaves is not None:  # held as Arrow (a large file): its own table, sent as Arrow
+                    from sqlanon.domain.arrow_buffers import int64_array
+
+                    keys = [k for k in table_.level_values(0) if k is not None]
+                    codes = int64_array(np.arange(len(keys), dtype=np.int64))
+                    rel = self.temporaries.arrow(f"leafcode{i}", leaves.append_column("code", codes))
+                    self._leaf_codes[a] = (rel, keys)
+                else:
+                    listed[a] = [k for k in table_.mapping if k is not None]
+                    rows += [(i, k, j) for j, k in enumerate(listed[a])]
+            if listed:
+                name = "leafcode" if together is files else f"leafcode{self.qis.index(attribute)}"
+                table_rel = self.temporaries.rows(
+                    name, [("attribute", "int"), ("leaf", "varchar"), ("code", "int")], rows)
+                for a, keys in listed.items():
+                    part = exp.select(col("leaf"), col("code")).from_(table_rel.copy()).where(
+                        exp.EQ(this=col("attribute"), expression=lit(self.qis.index(a))))
+                    self._leaf_codes[a] = (part.subquery(), keys)
         return self._leaf_codes[attribute]
 
     def table(self, attribute: str) -> HierarchyTable:
@@ -120,9 +138,7 @@ class HierarchyTables:
                 continue
             key = h.key(col(attribute))
             q = exp.select(exp.alias_(key, "v", quoted=True)).distinct().from_(relation.copy())
-            names, rows = self.engine.fetch(q)
-            known = h.table().mapping
-            missing = [r[0] for r in rows if r[0] not in known]
+            missing = self._not_leaves(q, h.table())
             if missing:
                 shown = ", ".join("NULL" if v is None else repr(v) for v in sorted(
                     missing, key=lambda v: (v is None, str(v)))[:5])
@@ -132,6 +148,20 @@ class HierarchyTables:
                 raise HierarchyError(
                     f"{len(missing)} value(s) of attribute {attribute!r} are missing from the "
                     f"hierarchy: {shown}{more}{hint}", source=h.source)
+
+    def _not_leaves(self, values: exp.Select, table_: HierarchyTable) -> list[str | None]:
+        """The values of the one-column query ``values`` that are no leaf of ``table_``."""
+        leaves = table_.leaf_array() if self.engine.capabilities.arrow_in else None
+        if leaves is None:
+            known = table_.leaves
+            return [r[0] for r in self.engine.fetch(values)[1] if r[0] not in known]
+        from sqlanon.domain.arrow_buffers import compute
+
+        column = self.engine.fetch_arrow(values).column(0).combine_chunks()
+        if column.type != leaves.type:
+            column = column.cast(leaves.type)
+        known_mask = compute("is_in_meta_binary", column, leaves)  # NULL is no leaf: false
+        return compute("filter", column, compute("invert", known_mask)).to_pylist()
 
     def row_wise(self, levels: Mapping[str, int]) -> bool:
         """Whether every builder expression at ``levels`` can stand in a GROUP BY (no window/aggregate)."""

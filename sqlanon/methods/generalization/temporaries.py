@@ -7,11 +7,16 @@ statistics, verdict) live until the next node is checked (:meth:`Temporaries.dro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlglot import exp
 
 from sqlanon.compile.plan import Plan
 from sqlanon.engines.base import Engine
 from sqlanon.sql.nodes import table
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class Temporaries:
@@ -37,6 +42,13 @@ class Temporaries:
             kind="TABLE", properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
         self._lasting.append(full)
         self.engine.insert_rows(full, rows)
+        return table(full)
+
+    def arrow(self, name: str, data: pa.Table) -> exp.Table:
+        """A lasting temporary table holding ``data`` (columns typed from the Arrow types)."""
+        full = self.name(name)
+        self.engine.create_table_from_arrow(full, data, temporary=True)
+        self._lasting.append(full)
         return table(full)
 
     def lasting(self, name: str, query: exp.Select) -> exp.Table:

@@ -32,7 +32,7 @@ import numpy as np
 from sqlglot import exp
 
 from sqlanon.compile.checks import N
-from sqlanon.domain.factorize import factorize
+from sqlanon.domain.factorize import factorize, factorize_text
 from sqlanon.domain.metrics import get_metric
 from sqlanon.domain.metrics.entropy import first_appearance
 from sqlanon.domain.models.base import PrivacyModel
@@ -47,6 +47,7 @@ from sqlanon.methods.generalization.search.fast_support import (
     memory_metrics,
     statistics_of,
 )
+from sqlanon.methods.generalization.search.fetch_arrow import fetch_factorized
 from sqlanon.methods.generalization.search.grouping import Grouping
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
@@ -57,6 +58,10 @@ FEW_CHECKS_MAX_ROWS = 200_000
 """Up to this many frequency rows a check costs mostly its fixed overhead, so searches minimize the
 number of checks; above, the rows grouped dominate (Adult's 19,502 rows against the 1.56M of Adult
 grown to 10M rows: bench/README.md)."""
+
+ARROW_LOAD_MIN_ROWS = 50_000
+"""From this many raw frequency rows, text keys are fetched and coded as Arrow (fetch_arrow.py): below,
+coding them in Python costs less than importing pyarrow does."""
 
 CACHE_SIZE = 8
 """Class tables of recently checked nodes kept for rolling up to their generalizations."""
@@ -247,14 +252,23 @@ class FastEvaluator:
         """Read the raw frequency table with each QI as its hierarchy key (text), factorized here."""
         p = ev.p
         proj = [alias(p.hierarchies[a].key(col(a)), f"q{i}") for i, a in enumerate(self.qis)]
-        q = self._with_sensitive(ev, proj, sens, ordered, None, exp.Sum(this=col(N)), ev.freq.copy())
-        data = ev.engine.fetch_numpy(q)
+        names = [f"q{i}" for i in range(len(self.qis))]
+        if not sens and ev.engine.capabilities.arrow_in \
+                and ev.engine.row_count(ev.freq.name) >= ARROW_LOAD_MIN_ROWS:  # coded by Arrow
+            count = exp.cast(exp.Sum(this=col(N)), exp.DataType.build("bigint"))
+            q = self._with_sensitive(ev, proj, sens, ordered, None, count, ev.freq.copy())
+            counts, factorized = fetch_factorized(ev.engine, q, names, "n")
+            data = {"n": counts}
+        else:
+            q = self._with_sensitive(ev, proj, sens, ordered, None, exp.Sum(this=col(N)), ev.freq.copy())
+            data = ev.engine.fetch_numpy(q)
+            factorized = [factorize_text(_objects(data[name])) for name in names]
         leaves, keys = [], []
         for i, a in enumerate(self.qis):
-            leaf, uniques = factorize(_objects(data[f"q{i}"]))
-            known = ev.hierarchy_table(a).mapping  # once: a lookup per value costs seconds on 100,000
-            missing = [u for u in uniques if u not in known]
-            if missing:
+            leaf, uniques = factorized[i]
+            known = ev.hierarchy_table(a).leaves  # once: a lookup per value costs seconds on 100,000
+            if not all(map(known.__contains__, uniques)):
+                missing = [u for u in uniques if u not in known]
                 raise HierarchyError(f"{len(missing)} value(s) of attribute {a!r} are missing from the "
                                      f"hierarchy: {', '.join(map(repr, missing[:5]))}")
             leaves.append(leaf)
