@@ -82,7 +82,15 @@ def lookup_values(h: TableHierarchy, name: str, dialect: DialectProfile | None =
 
     For ``dialect``, a large table's rows are rendered directly (:func:`~sqlanon.sql.nodes.values_table`).
     """
-    from sqlanon.sql.nodes import values_table
+    from sqlanon.sql.nodes import DIRECT_VALUES_MIN_ROWS, direct_values, values_table
 
-    return values_table(h.lookup_rows(), lookup_columns(h), name,
-                        dialect.sqlglot if dialect is not None else None)
+    columns = lookup_columns(h)
+    if dialect is not None and h.table().domain_size >= DIRECT_VALUES_MIN_ROWS:
+        held = h.table().lookup_arrow(columns)
+        if held is not None:  # a large file read as Arrow columns: rows assembled in Arrow
+            from sqlanon.compile.values_text import arrow_rows_text
+
+            text = arrow_rows_text(held, dialect.sqlglot)
+            if text is not None:
+                return direct_values(text, columns, name)
+    return values_table(h.lookup_rows(), columns, name, dialect.sqlglot if dialect is not None else None)

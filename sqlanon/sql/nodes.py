@@ -102,8 +102,7 @@ def values_table(rows: list[tuple[Any, ...]], columns: list[str], name: str,
     direct = (_direct_rows(rows, dialect)
               if dialect is not None and len(rows) >= DIRECT_VALUES_MIN_ROWS else None)
     if direct is not None:
-        return exp.Values(expressions=[direct], alias=exp.TableAlias(
-            this=exp.to_identifier(name), columns=[exp.to_identifier(c) for c in columns]))
+        return direct_values(direct, columns, name)
     return exp.values(
         [tuple(lit(v) for v in row) for row in rows],
         alias=name,
@@ -111,29 +110,77 @@ def values_table(rows: list[tuple[Any, ...]], columns: list[str], name: str,
     )
 
 
-def _direct_rows(rows: list[tuple[Any, ...]], dialect: str) -> exp.Var | None:
-    """The rows ``('a', 'b'), ('c', NULL), ...`` as one pre-rendered node, each string quoted by
-    ``dialect``'s generator (its quote characters and ``escape_str``, as it writes a string literal).
+def direct_values(rows_text: str, columns: list[str], name: str) -> exp.Expression:
+    """``(VALUES <rows_text>) AS name(columns)``, the rows pre-rendered (:class:`TextQuoter`)."""
+    return exp.Values(expressions=[exp.Var(this=rows_text)], alias=exp.TableAlias(
+        this=exp.to_identifier(name), columns=[exp.to_identifier(c) for c in columns]))
 
-    None where a direct rendering could differ from the generator's: a dialect that rewrites VALUES
-    (BigQuery), a cell that is not text or NULL, or a line break in a cell (pretty printing indents
+
+class TextQuoter:
+    """Text cells and NULL as ``dialect``'s generator writes them (its quote characters and
+    ``escape_str``, as it writes a string literal), for rows rendered directly.
+
+    :meth:`for_dialect` gives None where a direct rendering could differ from the generator's: a
+    dialect that rewrites VALUES (BigQuery) or writes rows or strings its own way. :meth:`quote`
+    gives None for a cell that is not text or NULL, or holds a line break (pretty printing indents
     lines of pre-rendered text)."""
-    from sqlglot.dialects.dialect import Dialect
-    from sqlglot.generator import Generator
 
-    d = Dialect.get_or_raise(dialect)
-    generator_class = d.generator_class
-    if not generator_class.VALUES_AS_TABLE or any(
-            node in generator_class.TRANSFORMS for node in (exp.Values, exp.Tuple, exp.Literal)) or any(
-            getattr(generator_class, m) is not getattr(Generator, m) for m in ("literal_sql", "tuple_sql")):
-        return None  # the dialect writes VALUES, rows or strings its own way: keep the nodes
-    generator = d.generator()
-    quoted: dict[Any, str] = {None: generator.sql(exp.Null())}
+    def __init__(self, dialect: Any) -> None:
+        self._dialect = dialect
+        self._generator = dialect.generator()
+        self.null = self._generator.sql(exp.Null())
+
+    @classmethod
+    def for_dialect(cls, dialect: str) -> TextQuoter | None:
+        from sqlglot.dialects.dialect import Dialect
+        from sqlglot.generator import Generator
+
+        d = Dialect.get_or_raise(dialect)
+        generator_class = d.generator_class
+        rewrites = any(node in generator_class.TRANSFORMS for node in (exp.Values, exp.Tuple, exp.Literal))
+        overrides = any(getattr(generator_class, m) is not getattr(Generator, m)
+                        for m in ("literal_sql", "tuple_sql"))
+        if not generator_class.VALUES_AS_TABLE or rewrites or overrides:
+            return None
+        return cls(d)
+
+    @property
+    def start(self) -> str:
+        return self._dialect.QUOTE_START
+
+    @property
+    def end(self) -> str:
+        return self._dialect.QUOTE_END
+
+    def escaped(self) -> list[str]:
+        """The characters the generator rewrites in a string: text without them is written as is."""
+        d = self._dialect
+        out = ["\n", "\r", d.QUOTE_END]
+        if d.STRINGS_SUPPORT_ESCAPED_SEQUENCES:
+            out += list(d.ESCAPED_SEQUENCES)
+        return out
+
+    def quote(self, value: Any) -> str | None:
+        if value is None:
+            return self.null
+        if not isinstance(value, str) or "\n" in value or "\r" in value:
+            return None
+        d = self._dialect
+        return f"{d.QUOTE_START}{self._generator.escape_str(value)}{d.QUOTE_END}"
+
+
+def _direct_rows(rows: list[tuple[Any, ...]], dialect: str) -> str | None:
+    """The rows ``('a', 'b'), ('c', NULL), ...`` as text quoted by :class:`TextQuoter`, or None."""
+    quoter = TextQuoter.for_dialect(dialect)
+    if quoter is None:
+        return None
+    quoted: dict[Any, str] = {}
     for row in rows:
         for v in row:
             if v in quoted:
                 continue
-            if not isinstance(v, str) or "\n" in v or "\r" in v:
+            q = quoter.quote(v)
+            if q is None:
                 return None
-            quoted[v] = f"{d.QUOTE_START}{generator.escape_str(v)}{d.QUOTE_END}"
-    return exp.Var(this=", ".join("(" + ", ".join(quoted[v] for v in row) + ")" for row in rows))
+            quoted[v] = q
+    return ", ".join("(" + ", ".join(quoted[v] for v in row) + ")" for row in rows)
