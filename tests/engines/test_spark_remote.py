@@ -44,3 +44,12 @@ def test_without_the_connect_client_the_error_names_the_extra(tmp_path):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1, run.stderr
     assert "Spark Connect" in lines[0] and "pip install 'sqlanon[spark]'" in lines[0], run.stderr
+
+
+def test_a_connect_address_in_the_spec_is_kept_as_written():
+    from sqlanon.spec import spec_from_dict
+
+    d = {"source": {"table": "people", "database": "sc://127.0.0.1:15002"},
+         "attributes": {"age": {"role": "quasi_identifier", "hierarchy": {"intervals": {"widths": [10]}}}},
+         "privacy": [{"k_anonymity": {"k": 2}}]}
+    assert spec_from_dict(d).source.database == "sc://127.0.0.1:15002"

@@ -114,16 +114,19 @@ class Cluster:
     def start(self) -> Cluster:
         if not (self.home / "bin" / "spark-class").exists():
             raise ClusterUnavailable(f"no spark-class in {self.home / 'bin'}")
+        self.root.mkdir(parents=True, exist_ok=True)
         spark_class = str(self.home / "bin" / "spark-class")
         self._spawn("master", spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                     "--port", str(self.master_port), "--webui-port", str(self.master_ui))
+        self._wait("the master", lambda: get_json(f"http://127.0.0.1:{self.master_ui}/json") is not None)
+        # the workers and the Connect server start together: the master gives the application its
+        # executors as the workers register
         for i in range(1, WORKERS + 1):
             work = self.root / f"worker-{i}"
             work.mkdir()
             self._spawn(f"worker-{i}", spark_class, "org.apache.spark.deploy.worker.Worker",
                         "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
                         "--webui-port", str(free_port()), "--work-dir", str(work), self.master)
-        self._wait("2 ALIVE workers on the master", lambda: len(self.workers()) == WORKERS)
         self._spawn("connect", str(self.home / "bin" / "spark-submit"), "--class", CONNECT_SERVER,
                     "--name", "sqlanon-connect", "--master", self.master,
                     *self._conf({
@@ -145,6 +148,7 @@ class Cluster:
                         "spark.sql.files.maxPartitionBytes": "131072",  # a Parquet file in several tasks
                         "spark.ui.showConsoleProgress": "false",
                     }), memory="768m")
+        self._wait(f"{WORKERS} ALIVE workers on the master", lambda: len(self.workers()) == WORKERS)
         self._wait("the Spark Connect server to accept connections", lambda: _accepts(self.connect_port))
         self._wait(f"{WORKERS} executors registered with the Connect server",
                    lambda: len(self.executors()) == WORKERS)

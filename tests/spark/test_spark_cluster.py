@@ -95,7 +95,8 @@ def test_anonymize_on_a_cluster_gives_duckdbs_report_and_runs_on_both_workers(ad
 
     session = SparkSession.builder.remote(cluster.remote).create()
     try:
-        spark_rows = Counter(tuple(r) for r in session.table(OUTPUT).collect())
+        written = session.table(OUTPUT).toArrow()
+        spark_rows = Counter(zip(*(written.column(c).to_pylist() for c in written.column_names)))
     finally:
         session.stop()
     assert spark_rows == duckdb_rows
