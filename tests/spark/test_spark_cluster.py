@@ -1,7 +1,8 @@
 """The command line on a standalone Spark cluster through Spark Connect: a master, two one-core
 workers and a Connect server, each a process of its own. `anonymize --database sc://...` gives the
 report DuckDB gives for the same Parquet file, writes the same rows, and the tasks of its jobs ran on
-executors of both workers."""
+executors of both workers. The Spark engine on a Connect session passes the engine conformance
+suite, as on a local session."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
 from tests.conftest import ADULT, ROOT, adult_spec_dict, require_data
+from tests.engines.conformance import EngineConformance
 from tests.spark.cluster import Cluster, ClusterUnavailable, get_json
 from tests.spark.test_spark_generalization import QIS, same
 
@@ -111,3 +113,19 @@ def test_anonymize_on_a_cluster_gives_duckdbs_report_and_runs_on_both_workers(ad
     app = cluster.application()
     jobs = get_json(f"{cluster.driver_api}/applications/{app}/jobs")
     assert jobs and all(j["status"] == "SUCCEEDED" for j in jobs), jobs
+
+
+class TestSparkConnect(EngineConformance):
+    any_table_name = False
+
+    @pytest.fixture()
+    def engine(self, cluster):
+        """An engine on a session of its own, in a new database of the server's catalog."""
+        from sqlanon.engines.spark import SparkEngine
+        from tests.spark_session import drop_database, fresh_database
+
+        engine = SparkEngine(remote=cluster.remote)
+        name = fresh_database(engine.session)
+        yield engine
+        drop_database(engine.session, name)
+        engine.close()
