@@ -34,7 +34,6 @@ OUTPUT = "adult_anon"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    require_data(ADULT)
     try:
         with Cluster(tmp_path_factory.mktemp("spark-cluster")) as running:
             yield running
