@@ -210,7 +210,7 @@ class SparkEngine(Engine):
             raise self.error(e, statement, purpose) from e
 
     def _temp_of(self, drop: exp.Drop) -> str | None:
-        tables = drop.expressions
+        tables = drop.args.get("tables") or []
         if len(tables) != 1 or not isinstance(tables[0], exp.Table) or tables[0].db:
             return None
         key = self.dialect.fold(tables[0].name)
@@ -245,9 +245,11 @@ class SparkEngine(Engine):
             old[1].unpersist()
 
     def _drop_temporary(self, key: str) -> None:
+        # released before the view goes: a Connect session sends the frame's query to the server,
+        # which resolves the views it reads again to find the cached data
         name, frame = self._temps.pop(key)
-        self._execute(self.sql(exp.Drop(tables=[table(name)], kind="VIEW", exists=True)))
         frame.unpersist()
+        self._execute(self.sql(exp.Drop(tables=[table(name)], kind="VIEW", exists=True)))
 
     def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
                         temporary: bool = False, schema: str | None = None) -> None:
@@ -304,8 +306,13 @@ class SparkEngine(Engine):
     # -- catalog ----------------------------------------------------------------------------------
     def _frame(self, relation: str, schema: str | None) -> Any:
         """The relation as Spark resolves the name, or None when it names nothing."""
+        name = self.sql(table(relation, schema))
+        # the catalog is asked first: pyspark logs (on stderr) each error a Connect session reports
+        # with its query, a missing table's included, even when sqlanon expects and handles it
+        if not self.session.catalog.tableExists(name):
+            return None
         try:
-            frame = self.session.table(self.sql(table(relation, schema)))
+            frame = self.session.table(name)
             frame.schema  # noqa: B018 - a Connect session resolves the name only when asked
             return frame
         except self._analysis_error:
@@ -330,7 +337,7 @@ class SparkEngine(Engine):
         return []
 
     def close(self) -> None:
-        for key in list(self._temps):
+        for key in reversed(list(self._temps)):  # a working table before those it reads
             try:
                 self._drop_temporary(key)
             except Exception:  # the session may already be stopped

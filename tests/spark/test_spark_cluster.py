@@ -81,6 +81,7 @@ def test_anonymize_on_a_cluster_gives_duckdbs_report_and_runs_on_both_workers(ad
                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert run.returncode == 0, run.stdout + run.stderr
+    assert not run.stderr.strip(), run.stderr  # nothing logged by the Connect client either
     on_spark = json.loads(run.stdout)
 
     duck = DuckDBEngine()
