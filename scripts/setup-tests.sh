@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Install sqlanon with its test and lint extras (pyspark included), PostgreSQL 15 for the server tests
-# and a Java 17 runtime for the Spark tests, each when it is absent.
+# Install sqlanon with its test, lint and Spark extras (pyspark and its Spark Connect client),
+# PostgreSQL 15 for the server tests and a Java 17 runtime for the Spark tests, each when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e ".[test,lint]"
+python3 -m pip install --quiet --disable-pip-version-check -e ".[test,lint,spark]"
 
 # apt_install PACKAGE WHAT: install a Debian package when running as root with apt-get, else say what is missing.
 apt_updated=""

@@ -70,8 +70,8 @@ def _add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
 
 def _add_source_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", help="the spec file (YAML)")
-    p.add_argument("--database", help="a DuckDB file, a postgresql:// URL or spark://local[N]; overrides "
-                   "source.database")
+    p.add_argument("--database", help="a DuckDB file, a postgresql:// URL, spark://local[N] or "
+                   "sc://HOST:PORT (Spark Connect); overrides source.database")
     p.add_argument("--json", action="store_true",
                    help="print a machine-readable JSON report (and errors as JSON, on stdout)")
     _add_common(p)

@@ -8,7 +8,7 @@ from pathlib import Path
 from sqlanon.engines.base import Engine
 from sqlanon.errors import EngineError
 from sqlanon.registry import Registry
-from sqlanon.spec.targets import file_path, target_kind
+from sqlanon.spec.targets import SPARK_CONNECT_PREFIX, file_path, target_kind
 
 ENGINES: Registry[Callable[[str | None, bool], Engine]] = Registry("engine", sort=False)
 """Target kind (:data:`sqlanon.spec.targets.TARGET_KINDS`, and ``file``) -> ``(target, create)``
@@ -35,6 +35,8 @@ def _spark(target: str | None, create: bool) -> Engine:
     assert target is not None
     from sqlanon.engines.spark import SparkEngine, parse_target
 
+    if target.startswith(SPARK_CONNECT_PREFIX):
+        return SparkEngine(remote=target)
     master, conf = parse_target(target)
     return SparkEngine(master=master, conf=conf)
 
@@ -57,7 +59,7 @@ def connect(target: str | None = None, *, create: bool = False) -> Engine:
     ``None`` or ``":memory:"`` gives an in-memory DuckDB; a path gives a DuckDB file;
     ``postgresql://...`` (or ``postgres://``) connects to PostgreSQL; ``spark://local[N]`` starts
     a local Spark session (``?key=value&...`` sets Spark settings), or uses the one running in this
-    process.
+    process; ``sc://HOST:PORT`` opens a session on a Spark Connect server.
 
     A DuckDB file that does not exist is an error naming the path, unless ``create`` (for a database
     that receives an output): a mistyped path must not silently become a new, empty database.

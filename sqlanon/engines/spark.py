@@ -1,5 +1,5 @@
-"""Apache Spark through pyspark: a local session (``spark://local[N]``) or a ``SparkSession`` given
-from Python.
+"""Apache Spark through pyspark: a local session (``spark://local[N]``), a Spark Connect server
+(``sc://HOST:PORT``) or a ``SparkSession`` given from Python (classic or Connect).
 
 Spark has no transactions and no atomic rename, so :meth:`Engine.transaction` and
 :meth:`Engine.replace_table` refuse here. It has no temporary tables either: a temporary table
@@ -10,11 +10,13 @@ DataFrame. Stored tables are catalog tables (``db.table``), created by Spark in 
 
 from __future__ import annotations
 
+import importlib
 import re
+import socket
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from sqlglot import exp
 
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
 EXTRA = "pip install 'sqlanon[spark]'"
 LOCAL_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
 """Settings of a session sqlanon starts itself, unless the connection string sets them."""
+CONNECT_CLIENT = ("pandas", "pyarrow", "grpc", "grpc_status", "google.rpc.status_pb2", "zstandard")
+"""The modules pyspark's Spark Connect client imports."""
 
 _LOCAL = re.compile(r"local(\[(\*|[1-9][0-9]*)(, ?[1-9][0-9]*)?\])?")
 _CSV_OPTIONS = {"header": "header", "delim": "sep"}
@@ -44,6 +48,36 @@ def _pyspark() -> Any:
     return pyspark.sql
 
 
+def remote_session(url: str) -> Any:
+    """A new session of the Spark Connect server at ``url`` (``sc://HOST:PORT``, with Connect's own
+    ``/;key=value`` parameters if any), after checking that something listens there: the client
+    would otherwise retry for minutes before failing."""
+    sql = _pyspark()
+    # pyspark's own check (run when pyspark.sql.connect is first imported) exits the process quietly
+    # under `python -c`, taking it for a doctest run: import the client's packages here first
+    try:
+        for module in CONNECT_CLIENT:
+            importlib.import_module(module)
+    except ImportError as e:
+        raise UnsupportedError(f"Spark Connect needs its client packages (grpcio and others): {EXTRA}") from e
+    try:
+        address = urlsplit(url)
+        host, port = address.hostname, address.port or 15002
+    except ValueError as e:
+        raise EngineError(f"spark: cannot read the Spark Connect address {url!r}: {e}") from e
+    if not host:
+        raise EngineError(f"spark: {url!r} names no host: write sc://HOST:PORT")
+    try:
+        socket.create_connection((host, port), timeout=10).close()
+    except OSError as e:
+        raise EngineError(f"spark: no Spark Connect server answers at {url!r}: {e}") from e
+    try:
+        return sql.SparkSession.builder.remote(url).create()
+    except Exception as e:
+        raise EngineError(f"spark: cannot open a Spark Connect session at {url!r}: "
+                          f"{driver_message(e)}") from e
+
+
 def parse_target(target: str) -> tuple[str, dict[str, str]]:
     """The master and the settings of ``spark://local[N]?key=value&...``.
 
@@ -54,7 +88,8 @@ def parse_target(target: str) -> tuple[str, dict[str, str]]:
     master, _, query = rest.partition("?")
     if not _LOCAL.fullmatch(master):
         raise EngineError(f"spark: {target!r} names no local session: write spark://local[N] (N cores, "
-                          "or * for all), optionally followed by ?setting=value&...")
+                          "or * for all), optionally followed by ?setting=value&..., or sc://HOST:PORT "
+                          "for a Spark Connect server")
     try:
         conf = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
     except ValueError as e:
@@ -102,6 +137,8 @@ class SparkEngine(Engine):
         session: a running ``SparkSession`` to use (left running by :meth:`close`).
         master: the master of a session to start when none is given (``local[2]``).
         conf: settings of a session sqlanon starts.
+        remote: a Spark Connect server (``sc://HOST:PORT``) to open a session on, instead of a
+            local session; the session is closed by :meth:`close`, the server left running.
     """
 
     name: ClassVar[str] = "spark"
@@ -109,9 +146,11 @@ class SparkEngine(Engine):
     capabilities: ClassVar[Capabilities] = Capabilities(file_registration=True)
 
     def __init__(self, session: Any = None, *, master: str = "local[2]",
-                 conf: dict[str, str] | None = None) -> None:
+                 conf: dict[str, str] | None = None, remote: str | None = None) -> None:
         _pyspark()
-        if session is None:
+        if session is None and remote is not None:
+            session, self._owns = remote_session(remote), True
+        elif session is None:
             session, self._owns = local_session(master, conf)
         else:
             self._owns = False
@@ -168,7 +207,7 @@ class SparkEngine(Engine):
             raise self.error(e, statement, purpose) from e
 
     def _temp_of(self, drop: exp.Drop) -> str | None:
-        tables = drop.expressions
+        tables = drop.args.get("tables") or []
         if len(tables) != 1 or not isinstance(tables[0], exp.Table) or tables[0].db:
             return None
         key = self.dialect.fold(tables[0].name)
@@ -203,9 +242,11 @@ class SparkEngine(Engine):
             old[1].unpersist()
 
     def _drop_temporary(self, key: str) -> None:
+        # released before the view goes: a Connect session sends the frame's query to the server,
+        # which resolves the views it reads again to find the cached data
         name, frame = self._temps.pop(key)
-        self._execute(self.sql(exp.Drop(tables=[table(name)], kind="VIEW", exists=True)))
         frame.unpersist()
+        self._execute(self.sql(exp.Drop(tables=[table(name)], kind="VIEW", exists=True)))
 
     def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,
                         temporary: bool = False, schema: str | None = None) -> None:
@@ -262,8 +303,15 @@ class SparkEngine(Engine):
     # -- catalog ----------------------------------------------------------------------------------
     def _frame(self, relation: str, schema: str | None) -> Any:
         """The relation as Spark resolves the name, or None when it names nothing."""
+        name = self.sql(table(relation, schema))
+        # the catalog is asked first: pyspark logs (on stderr) each error a Connect session reports
+        # with its query, a missing table's included, even when sqlanon expects and handles it
+        if not self.session.catalog.tableExists(name):
+            return None
         try:
-            return self.session.table(self.sql(table(relation, schema)))
+            frame = self.session.table(name)
+            frame.schema  # noqa: B018 - a Connect session resolves the name only when asked
+            return frame
         except self._analysis_error:
             return None
 
@@ -286,7 +334,7 @@ class SparkEngine(Engine):
         return []
 
     def close(self) -> None:
-        for key in list(self._temps):
+        for key in reversed(list(self._temps)):  # a working table before those it reads
             try:
                 self._drop_temporary(key)
             except Exception:  # the session may already be stopped

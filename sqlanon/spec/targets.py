@@ -17,6 +17,7 @@ MEMORY = (":memory:", "duckdb://", "duckdb:///:memory:")
 POSTGRES_PREFIXES = ("postgresql://", "postgres://", "host=")
 DUCKDB_PREFIX = "duckdb://"
 SPARK_PREFIX = "spark://"
+SPARK_CONNECT_PREFIX = "sc://"
 
 Kind = Literal["memory", "postgres", "spark", "file"]
 
@@ -38,7 +39,7 @@ def _postgres(target: str | None) -> bool:
 
 @TARGET_KINDS.register("spark")
 def _spark(target: str | None) -> bool:
-    return target is not None and target.startswith(SPARK_PREFIX)
+    return target is not None and target.startswith((SPARK_PREFIX, SPARK_CONNECT_PREFIX))
 
 
 def target_kind(target: str | None, path: str = "") -> Kind:
@@ -47,8 +48,8 @@ def target_kind(target: str | None, path: str = "") -> Kind:
 
     >>> target_kind("postgresql://me@db/clinic"), target_kind("clinic.duckdb"), target_kind(None)
     ('postgres', 'file', 'memory')
-    >>> target_kind("spark://local[2]")
-    'spark'
+    >>> target_kind("spark://local[2]"), target_kind("sc://spark.example.com:15002")
+    ('spark', 'spark')
     """
     for kind, names in TARGET_KINDS.items():
         if names(target):
@@ -56,7 +57,7 @@ def target_kind(target: str | None, path: str = "") -> Kind:
     assert target is not None
     if "://" in file_path(target):
         raise SpecError(f"unsupported connection {target.split('://')[0]!r}: use a DuckDB file path, "
-                        "a postgresql:// URL or spark://local[N]", path=path)
+                        "a postgresql:// URL, spark://local[N] or sc://HOST:PORT", path=path)
     return "file"
 
 
