@@ -11,6 +11,7 @@ DataFrame. Stored tables are catalog tables (``db.table``), created by Spark in 
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import socket
 from collections.abc import Sequence
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 EXTRA = "pip install 'sqlanon[spark]'"
 LOCAL_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
 """Settings of a session sqlanon starts itself, unless the connection string sets them."""
+CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
+"""The environment variable pyspark sets when a Spark Connect session opens in the process."""
 CONNECT_CLIENT = ("pandas", "pyarrow", "grpc", "grpc_status", "google.rpc.status_pb2", "zstandard")
 """The modules pyspark's Spark Connect client imports."""
 
@@ -148,7 +151,11 @@ class SparkEngine(Engine):
     def __init__(self, session: Any = None, *, master: str = "local[2]",
                  conf: dict[str, str] | None = None, remote: str | None = None) -> None:
         _pyspark()
+        self._connect_mode: tuple[bool, str | None] | None = None
         if session is None and remote is not None:
+            # pyspark marks the whole process as a Connect client when a remote session opens, and
+            # a local session would then open as a remote one: the mark is undone at close
+            self._connect_mode = (CONNECT_MODE in os.environ, os.environ.get(CONNECT_MODE))
             session, self._owns = remote_session(remote), True
         elif session is None:
             session, self._owns = local_session(master, conf)
@@ -341,3 +348,10 @@ class SparkEngine(Engine):
                 self._temps.pop(key, None)
         if self._owns:
             self.session.stop()
+        if self._connect_mode is not None:
+            was_set, value = self._connect_mode
+            if was_set and value is not None:
+                os.environ[CONNECT_MODE] = value
+            else:
+                os.environ.pop(CONNECT_MODE, None)
+            self._connect_mode = None

@@ -94,14 +94,14 @@ def test_anonymize_on_a_cluster_gives_duckdbs_report_and_runs_on_both_workers(ad
     assert on_spark["transformation"]["levels"] == on_duckdb["transformation"]["levels"]
     assert same(without_timings(on_spark), without_timings(on_duckdb)), (on_spark, on_duckdb)
 
-    from pyspark.sql import SparkSession
+    from sqlanon.engines.spark import SparkEngine
 
-    session = SparkSession.builder.remote(cluster.remote).create()
+    reader = SparkEngine(remote=cluster.remote)
     try:
-        written = session.table(OUTPUT).toArrow()
+        written = reader.fetch_arrow(exp.select(exp.Star()).from_(table(OUTPUT)))
         spark_rows = Counter(zip(*(written.column(c).to_pylist() for c in written.column_names)))
     finally:
-        session.stop()
+        reader.close()
     assert spark_rows == duckdb_rows
     assert sum(spark_rows.values()) == on_spark["outputs"]["rows"]
 
@@ -131,3 +131,20 @@ class TestSparkConnect(EngineConformance):
         yield engine
         drop_database(engine.session, name)
         engine.close()
+
+
+def test_a_closed_connect_session_leaves_local_sessions_local(cluster):
+    """pyspark marks the process as a Connect client when a remote session opens; the engine undoes
+    the mark when it closes the session it opened, so a local session opens locally afterwards."""
+    from sqlanon.engines import connect
+    from sqlanon.engines.spark import CONNECT_MODE, SparkEngine
+
+    before = os.environ.get(CONNECT_MODE)
+    engine = SparkEngine(remote=cluster.remote)
+    try:
+        assert engine.fetch(exp.select(exp.Literal.number(1)))[1] == [(1,)]
+    finally:
+        engine.close()
+    assert os.environ.get(CONNECT_MODE) == before
+    with connect("spark://local[2]") as local:
+        assert type(local.session).__module__ == "pyspark.sql.session"  # not pyspark.sql.connect
