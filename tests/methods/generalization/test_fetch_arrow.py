@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sqlanon.domain.factorize import factorize_text
-from sqlanon.methods.generalization.search.fast import _objects
+from sqlanon.methods.generalization.search.fast_load import objects as _objects
 from sqlanon.methods.generalization.search.fetch_arrow import fetch_factorized
 from sqlanon.sql.nodes import alias, col
 

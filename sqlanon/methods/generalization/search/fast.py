@@ -14,9 +14,10 @@ floor(limit · n).
 Each model, statistic and metric carries its own in-memory form beside its SQL form
 (:meth:`~sqlanon.domain.models.base.Statistic.in_memory`,
 :meth:`~sqlanon.domain.models.base.PrivacyModel.satisfied_in_memory`,
-:meth:`~sqlanon.domain.metrics.base.Metric.in_memory`); this module only loads the data and groups the
-classes. The metrics' forms sum ARX's terms in the same order as their SQL forms, so both give
-bit-identical doubles. A model or metric without an in-memory form raises
+:meth:`~sqlanon.domain.metrics.base.Metric.in_memory`); this module only codes the data's levels and
+groups the classes (:mod:`~sqlanon.methods.generalization.search.fast_load` reads the data). The
+metrics' forms sum ARX's terms in the same order as their SQL forms, so both give bit-identical
+doubles. A model or metric without an in-memory form raises
 :class:`~sqlanon.errors.UnsupportedError`; the caller then checks nodes in SQL
 (:meth:`sqlanon.methods.generalization.evaluator.Evaluator.check`).
 """
@@ -29,17 +30,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlglot import exp
 
-from sqlanon.compile.checks import N
-from sqlanon.domain.factorize import factorize, factorize_text
+from sqlanon.domain.factorize import factorize
 from sqlanon.domain.metrics import get_metric
 from sqlanon.domain.metrics.entropy import first_appearance
 from sqlanon.domain.models.base import PrivacyModel
-from sqlanon.domain.models.distance_statistics import order_key
-from sqlanon.errors import HierarchyError, InternalError
+from sqlanon.errors import HierarchyError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
+from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, objects, sensitive_tree
 from sqlanon.methods.generalization.search.fast_support import (
     attributes_needing,
     check_supported,
@@ -47,25 +46,18 @@ from sqlanon.methods.generalization.search.fast_support import (
     memory_metrics,
     statistics_of,
 )
-from sqlanon.methods.generalization.search.fetch_arrow import fetch_factorized
 from sqlanon.methods.generalization.search.grouping import Grouping
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
 from sqlanon.methods.generalization.search.pages import on_regular_pages
-from sqlanon.sql.nodes import alias, as_expression, col, internal
 
 FEW_CHECKS_MAX_ROWS = 200_000
 """Up to this many frequency rows a check costs mostly its fixed overhead, so searches minimize the
 number of checks; above, the rows grouped dominate (Adult's 19,502 rows against the 1.56M of Adult
 grown to 10M rows: bench/README.md)."""
 
-ARROW_LOAD_MIN_ROWS = 50_000
-"""From this many raw frequency rows, text keys are fetched and coded as Arrow (fetch_arrow.py): below,
-coding them in Python costs less than importing pyarrow does."""
-
 CACHE_SIZE = 8
 """Class tables of recently checked nodes kept for rolling up to their generalizations."""
-
 
 
 @dataclass(frozen=True)
@@ -80,15 +72,6 @@ class FastResult:
     lower_bound: float | None
     violating_rows: tuple[int, ...] = ()
     """Per model (in the given order): rows of the classes that model alone rejects."""
-
-
-def _objects(a: np.ndarray) -> np.ndarray:
-    """A fetched column as an object array with None for NULL."""
-    out = np.asarray(a, dtype=object)
-    if np.ma.isMaskedArray(a):
-        out = np.array(a.data, dtype=object)
-        out[np.ma.getmaskarray(a)] = None
-    return out
 
 
 def __getattr__(name: str) -> Any:
@@ -165,9 +148,9 @@ class FastEvaluator:
         self.hierarchical = attributes_needing(self.statistics, "tree")
         tables = [ev.hierarchy_table(a) for a in self.qis]  # the file's table, else built over the data
         if all(p.hierarchies[a].table() is not None for a in self.qis):
-            data, leaves, keys = self._fetch_coded(ev, sens, ordered)
+            data, leaves, keys = fetch_coded(ev, self.qis, sens, ordered, self.hierarchical)
         else:
-            data, leaves, keys = self._fetch_keys(ev, sens, ordered)
+            data, leaves, keys = fetch_keys(ev, self.qis, sens, ordered, self.hierarchical)
         self.row_n = np.asarray(data["n"], dtype=np.int64)
         self.n = int(self.row_n.sum())
         self.rows = len(self.row_n)
@@ -204,124 +187,20 @@ class FastEvaluator:
         self.trees: dict[str, list[np.ndarray]] = {}
         for j, a in enumerate(sens):
             if a in ordered:
-                okeys = _objects(data[f"o{j}"])
+                okeys = objects(data[f"o{j}"])
                 present = sorted({k for k in okeys if k is not None})
                 rank = {k: r for r, k in enumerate(present)}
                 values = np.array([rank[k] if k is not None else len(present) for k in okeys],
                                   dtype=np.int64)
                 nvals = len(present) + (1 if any(k is None for k in okeys) else 0)
             else:
-                values, uniq = factorize(_objects(data[f"s{j}"]))
+                values, uniq = factorize(objects(data[f"s{j}"]))
                 values = values.astype(np.int64)
                 nvals = len(uniq)
             global_counts = np.bincount(values, weights=self.row_n, minlength=nvals).astype(np.int64)
             self.sensitive[a] = (values, nvals, global_counts)
             if a in self.hierarchical:
-                self.trees[a] = self._tree(ev, a, values, nvals, _objects(data[f"h{j}"]))
-
-    @staticmethod
-    def _tree(ev: Evaluator, a: str, values: np.ndarray, nvals: int, keys: np.ndarray
-              ) -> list[np.ndarray]:
-        """The sensitive hierarchy over the values present: per level 1..H, a 0/1 matrix from the
-        nodes one level down (values first) to the nodes at that level."""
-        h = ev.p.sensitive_hierarchies[a]
-        table_ = h.table()
-        if table_ is None:
-            raise InternalError(f"the hierarchy of sensitive attribute {a!r} is not a table")
-        key_of = [None] * nvals
-        for v, k in zip(values.tolist(), keys.tolist()):
-            key_of[v] = k
-        missing = sorted({repr(k) for k in key_of if k not in table_.mapping})
-        if missing:
-            raise HierarchyError(f"{len(missing)} value(s) of sensitive attribute {a!r} are missing "
-                                 f"from its hierarchy: {', '.join(missing[:5])}",
-                                 source=getattr(h, "source", None))
-        below = np.arange(nvals)  # node (one level down) of each value
-        steps = []
-        for level in range(1, table_.height + 1):
-            labels = [table_.mapping[k][level] for k in key_of]
-            up, _ = factorize(np.array(labels, dtype=object))
-            m = np.zeros((int(below.max()) + 1, int(up.max()) + 1), dtype=np.int64)
-            m[below, up] = 1
-            steps.append(m)
-            below = up
-        return steps
-
-    def _fetch_keys(self, ev: Evaluator, sens: list[str], ordered: set[str]
-                    ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
-        """Read the raw frequency table with each QI as its hierarchy key (text), factorized here."""
-        p = ev.p
-        proj = [alias(p.hierarchies[a].key(col(a)), f"q{i}") for i, a in enumerate(self.qis)]
-        names = [f"q{i}" for i in range(len(self.qis))]
-        if not sens and ev.engine.capabilities.arrow_in \
-                and ev.engine.row_count(ev.freq.name) >= ARROW_LOAD_MIN_ROWS:  # coded by Arrow
-            count = exp.cast(exp.Sum(this=col(N)), exp.DataType.build("bigint"))
-            q = self._with_sensitive(ev, proj, sens, ordered, None, count, ev.freq.copy())
-            counts, factorized = fetch_factorized(ev.engine, q, names, "n")
-            data = {"n": counts}
-        else:
-            q = self._with_sensitive(ev, proj, sens, ordered, None, exp.Sum(this=col(N)), ev.freq.copy())
-            data = ev.engine.fetch_numpy(q)
-            factorized = [factorize_text(_objects(data[name])) for name in names]
-        leaves, keys = [], []
-        for i, a in enumerate(self.qis):
-            leaf, uniques = factorized[i]
-            known = ev.hierarchy_table(a).leaves  # once: a lookup per value costs seconds on 100,000
-            if not all(map(known.__contains__, uniques)):
-                missing = [u for u in uniques if u not in known]
-                raise HierarchyError(f"{len(missing)} value(s) of attribute {a!r} are missing from the "
-                                     f"hierarchy: {', '.join(map(repr, missing[:5]))}")
-            leaves.append(leaf)
-            keys.append(list(uniques))
-        return data, leaves, keys
-
-    def _fetch_coded(self, ev: Evaluator, sens: list[str], ordered: set[str]
-                     ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
-        """One GROUP BY of the source on integer leaf codes (a join per QI with its leaf list).
-
-        Only integers cross to Python, and the raw frequency table is never built: on a large table
-        this is one scan as cheap as a plain GROUP BY of the QIs (bench/README.md).
-        """
-        p = ev.p
-        src = internal("src")
-        proj, joins, keys = [], [], []
-        for i, a in enumerate(self.qis):
-            h = p.hierarchies[a]
-            codes, leaf_keys = ev.leaf_codes(a)
-            keys.append(leaf_keys)
-            name = f"k{i}"
-            joins.append((exp.alias_(codes.copy(), name, table=True, quoted=True),
-                          exp.EQ(this=col("leaf", name), expression=h.key(col(a, src)))))
-            proj.append(alias(col("code", name), f"q{i}"))
-        q = self._with_sensitive(ev, proj, sens, ordered, src, exp.Count(this=exp.Star()),
-                                 as_expression(exp.alias_(p.source.copy(), src, table=True, quoted=True)))
-        for rel, on in joins:
-            q = q.join(rel, on=on, join_type="left", copy=False)
-        data = ev.engine.fetch_numpy(q)
-        leaves = []
-        for i, a in enumerate(self.qis):
-            column = data[f"q{i}"]
-            if np.ma.isMaskedArray(column) and np.ma.getmaskarray(column).any():
-                ev.validate_coverage(p.source, [a])  # names the values the hierarchy lacks
-                raise HierarchyError(f"attribute {a!r} has values missing from its hierarchy")
-            leaves.append(np.asarray(column, dtype=np.int64))
-        return data, leaves, keys
-
-    def _with_sensitive(self, ev: Evaluator, proj: list[exp.Expression], sens: list[str],
-                        ordered: set[str], src: str | None, count: exp.Expression,
-                        source: exp.Expression) -> exp.Select:
-        """The loading query: QI projections, raw sensitive values and their order keys, a count."""
-        p = ev.p
-        proj = proj + [alias(col(a, src), f"s{j}") for j, a in enumerate(sens)]
-        proj += [alias(order_key(a, col(a, src), p.value_order, p.column_types, p.attribute_types,
-                                 ev.engine.dialect.sqlglot, what=f"the ordered distance of {a!r}"), f"o{j}")
-                 for j, a in enumerate(sens) if a in ordered]
-        proj += [alias(p.sensitive_hierarchies[a].key(col(a, src)), f"h{j}")
-                 for j, a in enumerate(sens) if a in self.hierarchical]
-        q = exp.select(*proj, alias(count, "n")).from_(source)
-        if proj:
-            q = q.group_by(*[e.this.copy() for e in proj])
-        return q
+                self.trees[a] = sensitive_tree(ev, a, values, nvals, objects(data[f"h{j}"]))
 
     # -- one node ---------------------------------------------------------------------------------
     def _finer(self, node: tuple[int, ...]) -> Classes | None:

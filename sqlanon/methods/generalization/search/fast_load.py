@@ -1,0 +1,142 @@
+"""The in-memory search's load: the frequency table read from the engine, its QIs as leaf codes.
+
+Two reads: with every QI's hierarchy a table, one GROUP BY of the source on integer leaf codes
+(:func:`fetch_coded`); otherwise the raw frequency table with each QI as its hierarchy key, coded
+here (:func:`fetch_keys`, through Arrow for large tables). Sensitive attributes come along raw, with
+their order keys and hierarchy keys where the models need them (:func:`loading_query`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sqlglot import exp
+
+from sqlanon.compile.checks import N
+from sqlanon.domain.factorize import factorize, factorize_text
+from sqlanon.domain.models.distance_statistics import order_key
+from sqlanon.errors import HierarchyError, InternalError
+from sqlanon.methods.generalization.evaluator import Evaluator
+from sqlanon.methods.generalization.search.fetch_arrow import fetch_factorized
+from sqlanon.sql.nodes import alias, as_expression, col, internal
+
+ARROW_LOAD_MIN_ROWS = 50_000
+"""From this many raw frequency rows, text keys are fetched and coded as Arrow (fetch_arrow.py): below,
+coding them in Python costs less than importing pyarrow does."""
+
+
+def objects(a: np.ndarray) -> np.ndarray:
+    """A fetched column as an object array with None for NULL."""
+    out = np.asarray(a, dtype=object)
+    if np.ma.isMaskedArray(a):
+        out = np.array(a.data, dtype=object)
+        out[np.ma.getmaskarray(a)] = None
+    return out
+
+
+def sensitive_tree(ev: Evaluator, a: str, values: np.ndarray, nvals: int, keys: np.ndarray
+                   ) -> list[np.ndarray]:
+    """The sensitive hierarchy over the values present: per level 1..H, a 0/1 matrix from the
+    nodes one level down (values first) to the nodes at that level."""
+    h = ev.p.sensitive_hierarchies[a]
+    table_ = h.table()
+    if table_ is None:
+        raise InternalError(f"the hierarchy of sensitive attribute {a!r} is not a table")
+    key_of = [None] * nvals
+    for v, k in zip(values.tolist(), keys.tolist()):
+        key_of[v] = k
+    missing = sorted({repr(k) for k in key_of if k not in table_.mapping})
+    if missing:
+        raise HierarchyError(f"{len(missing)} value(s) of sensitive attribute {a!r} are missing "
+                             f"from its hierarchy: {', '.join(missing[:5])}",
+                             source=getattr(h, "source", None))
+    below = np.arange(nvals)  # node (one level down) of each value
+    steps = []
+    for level in range(1, table_.height + 1):
+        labels = [table_.mapping[k][level] for k in key_of]
+        up, _ = factorize(np.array(labels, dtype=object))
+        m = np.zeros((int(below.max()) + 1, int(up.max()) + 1), dtype=np.int64)
+        m[below, up] = 1
+        steps.append(m)
+        below = up
+    return steps
+
+
+def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
+               hierarchical: set[str]) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
+    """Read the raw frequency table with each QI as its hierarchy key (text), factorized here."""
+    p = ev.p
+    proj = [alias(p.hierarchies[a].key(col(a)), f"q{i}") for i, a in enumerate(qis)]
+    names = [f"q{i}" for i in range(len(qis))]
+    if not sens and ev.engine.capabilities.arrow_in \
+            and ev.engine.row_count(ev.freq.name) >= ARROW_LOAD_MIN_ROWS:  # coded by Arrow
+        count = exp.cast(exp.Sum(this=col(N)), exp.DataType.build("bigint"))
+        q = loading_query(ev, proj, sens, ordered, hierarchical, None, count, ev.freq.copy())
+        counts, factorized = fetch_factorized(ev.engine, q, names, "n")
+        data = {"n": counts}
+    else:
+        q = loading_query(ev, proj, sens, ordered, hierarchical, None, exp.Sum(this=col(N)), ev.freq.copy())
+        data = ev.engine.fetch_numpy(q)
+        factorized = [factorize_text(objects(data[name])) for name in names]
+    leaves, keys = [], []
+    for i, a in enumerate(qis):
+        leaf, uniques = factorized[i]
+        known = ev.hierarchy_table(a).leaves  # once: a lookup per value costs seconds on 100,000
+        if not all(map(known.__contains__, uniques)):
+            missing = [u for u in uniques if u not in known]
+            raise HierarchyError(f"{len(missing)} value(s) of attribute {a!r} are missing from the "
+                                 f"hierarchy: {', '.join(map(repr, missing[:5]))}")
+        leaves.append(leaf)
+        keys.append(list(uniques))
+    return data, leaves, keys
+
+
+def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
+                hierarchical: set[str]) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
+    """One GROUP BY of the source on integer leaf codes (a join per QI with its leaf list).
+
+    Only integers cross to Python, and the raw frequency table is never built: on a large table
+    this is one scan as cheap as a plain GROUP BY of the QIs (bench/README.md).
+    """
+    p = ev.p
+    src = internal("src")
+    proj, joins, keys = [], [], []
+    for i, a in enumerate(qis):
+        h = p.hierarchies[a]
+        codes, leaf_keys = ev.leaf_codes(a)
+        keys.append(leaf_keys)
+        name = f"k{i}"
+        joins.append((exp.alias_(codes.copy(), name, table=True, quoted=True),
+                      exp.EQ(this=col("leaf", name), expression=h.key(col(a, src)))))
+        proj.append(alias(col("code", name), f"q{i}"))
+    q = loading_query(ev, proj, sens, ordered, hierarchical, src, exp.Count(this=exp.Star()),
+                             as_expression(exp.alias_(p.source.copy(), src, table=True, quoted=True)))
+    for rel, on in joins:
+        q = q.join(rel, on=on, join_type="left", copy=False)
+    data = ev.engine.fetch_numpy(q)
+    leaves = []
+    for i, a in enumerate(qis):
+        column = data[f"q{i}"]
+        if np.ma.isMaskedArray(column) and np.ma.getmaskarray(column).any():
+            ev.validate_coverage(p.source, [a])  # names the values the hierarchy lacks
+            raise HierarchyError(f"attribute {a!r} has values missing from its hierarchy")
+        leaves.append(np.asarray(column, dtype=np.int64))
+    return data, leaves, keys
+
+
+def loading_query(ev: Evaluator, proj: list[exp.Expression], sens: list[str], ordered: set[str],
+                  hierarchical: set[str], src: str | None, count: exp.Expression,
+                  source: exp.Expression) -> exp.Select:
+    """The loading query: QI projections, raw sensitive values and their order keys, a count."""
+    p = ev.p
+    proj = proj + [alias(col(a, src), f"s{j}") for j, a in enumerate(sens)]
+    proj += [alias(order_key(a, col(a, src), p.value_order, p.column_types, p.attribute_types,
+                             ev.engine.dialect.sqlglot, what=f"the ordered distance of {a!r}"), f"o{j}")
+             for j, a in enumerate(sens) if a in ordered]
+    proj += [alias(p.sensitive_hierarchies[a].key(col(a, src)), f"h{j}")
+             for j, a in enumerate(sens) if a in hierarchical]
+    q = exp.select(*proj, alias(count, "n")).from_(source)
+    if proj:
+        q = q.group_by(*[e.this.copy() for e in proj])
+    return q
