@@ -38,14 +38,24 @@ def driver_message(error: BaseException) -> str:
 
 
 def describe(statement: exp.Expression | str) -> str:
-    """A short name for what a statement does (``create table people_anon``), without its literals."""
+    """A short name for what a statement does (``create table people_anon``), without its literals.
+
+    >>> import sqlglot
+    >>> describe(sqlglot.parse_one("DROP TABLE IF EXISTS people_anon"))
+    'drop table people_anon'
+    >>> describe(sqlglot.parse_one("CREATE TABLE people_anon AS SELECT 1"))
+    'create table people_anon'
+    >>> describe(sqlglot.parse_one("DROP TABLE __sa_0_verdict"))
+    'drop a working table'
+    """
     if not isinstance(statement, exp.Expression):
         return "a statement"
     target = statement.this if isinstance(statement, (exp.Create, exp.Insert, exp.Alter)) else None
     if isinstance(target, exp.Schema):
         target = target.this
-    if isinstance(statement, exp.Drop) and statement.expressions:
-        target = statement.expressions[0]
+    if isinstance(statement, exp.Drop):  # sqlglot keeps a DROP's tables under "tables" (older: "this")
+        dropped = statement.args.get("tables") or statement.expressions or [statement.this]
+        target = dropped[0]
     name = target.name if isinstance(target, exp.Table) else ""
     if name.startswith(INTERNAL_PREFIX):
         verb = "insert into" if isinstance(statement, exp.Insert) else type(statement).__name__.lower()
