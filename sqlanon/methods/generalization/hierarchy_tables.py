@@ -12,7 +12,7 @@ from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.engines.base import Engine
 from sqlanon.errors import HierarchyError
-from sqlanon.methods.generalization.temporaries import Temporaries
+from sqlanon.methods.generalization.temporaries import Temporaries, attribute_part
 from sqlanon.sql.nodes import alias, as_text, col, internal, lit
 
 
@@ -106,9 +106,8 @@ class HierarchyTables:
                 table_rel = self.temporaries.rows(
                     name, [("attribute", "int"), ("leaf", "varchar"), ("code", "int")], rows)
                 for a, keys in listed.items():
-                    part = exp.select(col("leaf"), col("code")).from_(table_rel.copy()).where(
-                        exp.EQ(this=col("attribute"), expression=lit(self.qis.index(a))))
-                    self._leaf_codes[a] = (part.subquery(), keys)
+                    part = attribute_part(table_rel, ("leaf", "code"), self.qis.index(a))
+                    self._leaf_codes[a] = (part, keys)
         return self._leaf_codes[attribute]
 
     def table(self, attribute: str) -> HierarchyTable:

@@ -9,7 +9,7 @@ from sqlglot import exp
 from sqlanon.compile import checks
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.methods.generalization.hierarchy_tables import HierarchyTables
-from sqlanon.methods.generalization.temporaries import Temporaries
+from sqlanon.methods.generalization.temporaries import Temporaries, attribute_part
 from sqlanon.sql.nodes import alias, as_expression, col, internal, lit
 
 
@@ -120,12 +120,8 @@ class SourceScans:
         code_table = temps.rows("code", [("attribute", "int"), ("leaf", "varchar"), ("code", "int")], codes)
         decode_table = temps.rows("decode", [("attribute", "int"), ("code", "int"), ("label", "varchar")],
                                   labels_of)
-
-        def part(relation: exp.Table, columns: tuple[str, str], i: int) -> exp.Expression:
-            return exp.select(*map(col, columns)).from_(relation.copy()).where(
-                exp.EQ(this=col("attribute"), expression=lit(i))).subquery()
-
-        return {a: (part(code_table, ("leaf", "code"), i), part(decode_table, ("code", "label"), i))
+        return {a: (attribute_part(code_table, ("leaf", "code"), i),
+                    attribute_part(decode_table, ("code", "label"), i))
                 for a in wanted for i in [self.qis.index(a)]}
 
     def _decoded(self, grouped: exp.Select, decode: Mapping[str, exp.Expression]) -> exp.Select:

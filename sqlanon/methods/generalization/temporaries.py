@@ -13,10 +13,17 @@ from sqlglot import exp
 
 from sqlanon.compile.plan import Plan
 from sqlanon.engines.base import Engine
-from sqlanon.sql.nodes import table
+from sqlanon.sql.nodes import col, lit, table
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+
+def attribute_part(relation: exp.Table, columns: tuple[str, ...], attribute: int) -> exp.Expression:
+    """The rows of one attribute (column ``attribute`` equal to its index) of a table shared by
+    several attributes, as a subquery of ``columns``: one table instead of one per attribute."""
+    return exp.select(*map(col, columns)).from_(relation.copy()).where(
+        exp.EQ(this=col("attribute"), expression=lit(attribute))).subquery()
 
 
 class Temporaries:
