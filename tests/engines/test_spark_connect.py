@@ -37,18 +37,26 @@ def test_other_targets_are_one_line_errors_naming_them(target, message):
     assert target in str(e.value) and "\n" not in str(e.value)
 
 
+SPEC = textwrap.dedent("""\
+    source: {table: people}
+    attributes: {age: {role: quasi_identifier, hierarchy: {intervals: {widths: [10]}}}}
+    privacy: [{k_anonymity: {k: 2}}]
+    transformation: {levels: {age: 1}}
+    """)
+
+
+def check_without(modules: list[str], database: str, folder) -> subprocess.CompletedProcess:
+    """``sqlanon check`` on ``database`` in a process where importing ``modules`` fails."""
+    spec = folder / "spec.yml"
+    spec.write_text(SPEC, encoding="utf-8")
+    blocked = ("import sys; " + "".join(f"sys.modules[{m!r}] = None; " for m in modules)
+               + "from sqlanon.cli.main import main; "
+               f"sys.exit(main(['check', {str(spec)!r}, '--database', {database!r}]))")
+    return subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=120)
+
+
 def test_without_pyspark_the_error_names_the_extra(tmp_path):
-    spec = tmp_path / "spec.yml"
-    spec.write_text(textwrap.dedent("""\
-        source: {table: people}
-        attributes: {age: {role: quasi_identifier, hierarchy: {intervals: {widths: [10]}}}}
-        privacy: [{k_anonymity: {k: 2}}]
-        transformation: {levels: {age: 1}}
-        """), encoding="utf-8")
-    blocked = ("import sys; sys.modules['pyspark'] = None; sys.modules['pyspark.sql'] = None; "
-               "from sqlanon.cli.main import main; "
-               f"sys.exit(main(['check', {str(spec)!r}, '--database', 'spark://local[2]']))")
-    run = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=120)
+    run = check_without(["pyspark", "pyspark.sql"], "spark://local[2]", tmp_path)
     assert run.returncode != 0
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'sqlanon[spark]'" in lines[0], run.stderr

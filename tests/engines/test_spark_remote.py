@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-
 import pytest
 
 from sqlanon.engines.connect import connect
 from sqlanon.errors import EngineError
 from sqlanon.spec.targets import target_kind
+from tests.engines.test_spark_connect import check_without
 from tests.pg_server import free_port
-
-SPEC = textwrap.dedent("""\
-    source: {table: people}
-    attributes: {age: {role: quasi_identifier, hierarchy: {intervals: {widths: [10]}}}}
-    privacy: [{k_anonymity: {k: 2}}]
-    transformation: {levels: {age: 1}}
-    """)
 
 
 def test_a_connect_address_is_a_spark_database():
@@ -34,12 +24,7 @@ def test_no_server_at_the_address_is_a_one_line_error_naming_it():
 
 
 def test_without_the_connect_client_the_error_names_the_extra(tmp_path):
-    spec = tmp_path / "spec.yml"
-    spec.write_text(SPEC, encoding="utf-8")
-    blocked = ("import sys; sys.modules['grpc'] = None; "
-               "from sqlanon.cli.main import main; "
-               f"sys.exit(main(['check', {str(spec)!r}, '--database', 'sc://127.0.0.1:15002']))")
-    run = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=120)
+    run = check_without(["grpc"], "sc://127.0.0.1:15002", tmp_path)
     assert run.returncode != 0
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1, run.stderr
