@@ -222,8 +222,11 @@ class Engine(abc.ABC):
                                 properties=exp.Properties(expressions=[exp.TemporaryProperty()])
                                 if temporary else None))
 
-    def create_view(self, name: str, query: exp.Expression, *, replace: bool = False) -> None:
-        self.execute(exp.Create(this=table(name), kind="VIEW", expression=query, replace=replace))
+    def create_view(self, name: str, query: exp.Expression, *, replace: bool = False,
+                    temporary: bool = False) -> None:
+        self.execute(exp.Create(this=table(name), kind="VIEW", expression=query, replace=replace,
+                                properties=exp.Properties(expressions=[exp.TemporaryProperty()])
+                                if temporary else None))
 
     def drop(self, name: str, *, kind: str = "TABLE", if_exists: bool = True,
              schema: str | None = None) -> None:

@@ -12,6 +12,7 @@ from sqlglot import exp
 from sqlanon.compile import checks
 from sqlanon.domain.models.base import (
     CheckContext,
+    ClassSize,
     ModelResult,
     PrivacyModel,
     StatisticInputs,
@@ -73,7 +74,10 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
                        inputs.engine.dialect.sqlglot, generalizer=inputs.generalizer, inputs=inputs)
     # stats_query registers a "classes" step in the plan; it and the statistics are CTEs of the verdict
     stats = temporaries.plan.add("stats", checks.stats_query(ctx, statistics, grouped=grouped))
-    verdict = temporaries.node_reading_pending("verdict", checks.verdict_query(stats, models, statistics))
+    # over a scan with one row a class and no statistic but the size, the verdict only projects it
+    sizes_only = grouped and all(isinstance(s, ClassSize) for s in statistics)
+    verdict = temporaries.node_reading_pending("verdict", checks.verdict_query(stats, models, statistics),
+                                               view=sizes_only)
     s = inputs.engine.fetch_one(checks.summary_query(verdict, models, statistics))
     return _node_check(s, models, levels, rows, suppression_limit, verdict)
 

@@ -34,6 +34,7 @@ class Temporaries:
         self.plan = Plan()
         self._lasting: list[str] = []
         self._node: list[str] = []
+        self._node_views: list[str] = []
 
     def name(self, name: str) -> str:
         """The full name a relation called ``name`` gets."""
@@ -73,13 +74,23 @@ class Temporaries:
         self._node.append(full)
         return table(full)
 
-    def node_reading_pending(self, name: str, query: exp.Select) -> exp.Table:
+    def node_reading_pending(self, name: str, query: exp.Select, *, view: bool = False) -> exp.Table:
         """Materialize ``query`` as a node step, the plan steps it reads that have no table yet (a
-        statistic's per-class query) inlined as its CTEs: one table is written instead of one per step."""
-        done = set(self._lasting) | set(self._node)
+        statistic's per-class query) inlined as its CTEs: one table is written instead of one per step.
+
+        ``view``: a temporary view instead, for a query that only projects tables already written
+        (recomputing it on each read costs less than writing every class once more)."""
+        done = set(self._lasting) | set(self._node) | set(self._node_views)
         pending = [(n, q) for n, q in self.plan.steps if n not in done]
         self.plan.steps = [(n, q) for n, q in self.plan.steps if n in done]
-        return self.node(name, Plan(steps=pending, prefix=self.plan.prefix).as_query(query))
+        query = Plan(steps=pending, prefix=self.plan.prefix).as_query(query)
+        if not view:
+            return self.node(name, query)
+        full = self.name(name)
+        self.plan.steps.append((full, query))
+        self.engine.create_view(full, query, temporary=True)
+        self._node_views.append(full)
+        return table(full)
 
     def own(self, name: str) -> None:
         """Drop a table created outside the plan (a loaded file) at :meth:`close`."""
@@ -87,6 +98,9 @@ class Temporaries:
 
     def drop_node(self) -> None:
         """Drop the node's relations and forget their plan steps."""
+        for name in reversed(self._node_views):
+            self.engine.drop(name, kind="VIEW")
+        self._node_views.clear()
         for name in reversed(self._node):
             self.engine.drop(name)
         self._node.clear()
