@@ -1,0 +1,250 @@
+"""sqlanon on Spark (local mode) against Spark's own baselines, and the same work on DuckDB, in one run.
+
+Data: Adult grown to ``--rows`` rows (``bench/grow_adult.py``, scheme ``quads``: the 9 attributes of
+Adult) plus five DOUBLE columns ``x0``..``x4`` from a Park–Miller step of the row number (as
+``bench/ranking_bench.py``; ``x4`` has many ties), written once as a Parquet file (``--data``, kept for
+later runs). Both engines read that file where it is: Spark as a temporary view of the file, DuckDB as
+a view over ``read_parquet``.
+
+Each engine runs four subjects, each against its baseline, alternating (baseline, subject, ...) after
+one untimed warm-up of each:
+
+* ``search``: the optimal search (k = 5, 2 % suppression, Loss): the frequency table in the engine, the
+  search in memory. Baseline: one ``GROUP BY`` of the 9 QIs, read by the driver as Arrow (as the search
+  reads it).
+* ``check``: ``check`` of k = 5 + recursive (4,3)-diversity of occupation + ordered 0.2-closeness of
+  education at fixed levels (``bench/check_bench.py``'s spec). Baseline: the same ``GROUP BY``.
+* ``ranking``: ``apply`` of individual ranking (k = 3) of x0..x4, written as a table. Baseline: the five
+  window sorts alone (``ROW_NUMBER() OVER (ORDER BY x_j, id)``) written as a table.
+* ``noise``: ``apply`` of uncorrelated noise on x0..x4 (seeded), written as a table. Baseline:
+  ``CREATE TABLE AS SELECT x0..x4`` (a plain copy).
+
+Every written table is dropped before the run that writes it (inside the timing, for both).
+
+Goals (the Spark column): search ≤ 3×, check ≤ 2×, ranking ≤ 2×, noise ≤ 2× their baselines. The script
+prints every run, the medians, the ratios, the peak resident memory of this (driver) process and of
+Spark's JVM (``VmHWM``; in local mode the JVM is the driver and the executors at once). A subject an
+engine refuses is reported with the refusal.
+
+Spark runs as ``local[N]`` (``--master``, default ``local[2]``) with ``spark.sql.shuffle.partitions``
+(``--partitions``, default 8) and Spark's other defaults (1 GB of driver memory); DuckDB with the
+same number of threads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from bench.check_bench import spec as check_spec
+from bench.grow_adult import QIS, grow
+from sqlanon import api
+from sqlanon.domain.hierarchy import read_arx_csv
+from sqlanon.domain.models.k_anonymity import KAnonymity
+from sqlanon.engines.base import Engine
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.errors import SqlanonError
+from sqlanon.methods.generalization.evaluator import Evaluator, Problem
+from sqlanon.methods.generalization.search import lattice_of
+from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
+from sqlanon.methods.generalization.search.limits import search_within
+from sqlanon.methods.rng import ReproducibleNoiseWarning
+from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import table
+
+MULTIPLIERS = (48271, 16807, 69621, 39373, 950706376)
+NUMERIC = [f"x{j}" for j in range(len(MULTIPLIERS))]
+SOURCE = "adult_big"
+
+
+def quoted(names: list[str]) -> str:
+    return ", ".join('"' + n.replace('"', '""') + '"' for n in names)
+
+
+def parquet_file(folder: Path, rows: int, adult_csv: str) -> Path:
+    """The grown table as Parquet, made once per row count."""
+    path = folder / f"adult_quads_{rows}.parquet"
+    if path.exists():
+        return path
+    folder.mkdir(parents=True, exist_ok=True)
+    work = folder / f"grow_{rows}.duckdb"
+    con = duckdb.connect(str(work))
+    con.execute(f"SET temp_directory = '{folder / 'spill'}'")
+    started = time.perf_counter()
+    grow(con, adult_csv, rows, scheme="quads")
+    parts = [f"((id * {m}) % 2147483647) / 1000.0" for m in MULTIPLIERS]
+    parts[-1] = f"((id * {MULTIPLIERS[-1]}) % 2147483647) % 1000"
+    numeric = ", ".join(f"CAST({p} AS DOUBLE) AS x{j}" for j, p in enumerate(parts))
+    partial = path.with_suffix(".partial")
+    con.execute(f"COPY (SELECT id, {quoted(QIS)}, {numeric} FROM "
+                f"(SELECT row_number() OVER () - 1 AS id, * FROM adult_big)) "
+                f"TO '{partial}' (FORMAT parquet, ROW_GROUP_SIZE 1000000)")
+    con.close()
+    work.unlink()
+    partial.rename(path)
+    print(f"wrote {rows:,} rows to {path} in {time.perf_counter() - started:.0f} s")
+    return path
+
+
+def jvm_peak_mb() -> float | None:
+    """The peak resident memory of the Java process this one started (Spark's JVM), if any."""
+    me = str(os.getpid())
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[1] != me:
+                continue
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        if "java" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+            for line in status.splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    return None
+
+
+def subjects(engine: Engine, adult_dir: Path) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
+    """Each subject as (baseline, subject), both run on ``engine``."""
+    qis = quoted(QIS)
+    group_by = f"SELECT {qis}, count(*) AS n FROM {SOURCE} GROUP BY {qis}"
+    hierarchies = {q: read_arx_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in QIS}
+
+    def sql_fetch(sql: str) -> Callable[[], Any]:
+        return lambda: engine.fetch_script(sql)
+
+    def written(name: str, sql: str) -> Callable[[], Any]:
+        def run() -> None:
+            engine.drop(name)
+            engine.execute_script(f"CREATE TABLE {name} AS {sql}")
+        return run
+
+    def search() -> Any:
+        problem = Problem(engine, table(SOURCE), QIS, hierarchies, [], [KAnonymity(5)])
+        with Evaluator(problem) as ev:
+            return search_within(lattice_of(problem), FastNodeEvaluator(ev, 0.02, "loss"), "optimal").node
+
+    checking = spec_from_dict({**check_spec(adult_dir), "source": {"table": SOURCE}})
+
+    def check() -> Any:
+        return api.check(checking, engine=engine, metrics=()).as_dict()["classes"]
+
+    ranking = spec_from_dict({
+        "source": {"table": SOURCE},
+        "attributes": {"id": "insensitive", **{x: {"role": "quasi_identifier"} for x in NUMERIC}},
+        "transformation": {"method": "microaggregation", "algorithm": "individual_ranking", "k": 3,
+                           "key": "id"},
+        "output": {"mode": "table", "name": "ranked"}})
+    windows = ", ".join(f'ROW_NUMBER() OVER (ORDER BY "{x}", "id") AS r{j}' for j, x in enumerate(NUMERIC))
+    noise = spec_from_dict({
+        "source": {"table": SOURCE},
+        "attributes": {x: {"role": "sensitive"} for x in NUMERIC},
+        "transformation": {"method": "noise", "mechanism": "uncorrelated", "attributes": NUMERIC,
+                           "alpha": 0.5, "seed": 1},
+        "output": {"mode": "table", "name": "noisy"}})
+
+    def applied(spec: Any) -> Callable[[], Any]:
+        def run() -> None:
+            engine.drop(spec.output.name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+                api.apply(spec, engine=engine, metrics=())
+        return run
+
+    return {
+        "search": (sql_fetch(group_by), search),
+        "check": (sql_fetch(group_by), check),
+        "ranking": (written("sorted_copy", f'SELECT "id", {quoted(NUMERIC)}, {windows} FROM {SOURCE}'),
+                    applied(ranking)),
+        "noise": (written("plain_copy", f"SELECT {quoted(NUMERIC)} FROM {SOURCE}"), applied(noise)),
+    }
+
+
+def timed(run: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    out = run()
+    return time.perf_counter() - started, out
+
+
+GOALS = {"search": 3.0, "check": 2.0, "ranking": 2.0, "noise": 2.0}
+
+
+def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]) -> None:
+    for subject, (baseline, run) in subjects(engine, adult_dir).items():
+        if only and subject not in only:
+            continue
+        try:
+            timed(baseline)
+            _, result = timed(run)
+        except SqlanonError as e:
+            print(f"{name} {subject}: refused: {e}")
+            continue
+        bs, ss = [], []
+        for _ in range(runs):
+            bs.append(timed(baseline)[0])
+            seconds, result = timed(run)
+            ss.append(seconds)
+        mb, ms = statistics.median(bs), statistics.median(ss)
+        print(f"{name} {subject}: baseline " + ", ".join(f"{t:.2f}" for t in bs)
+              + " s; subject " + ", ".join(f"{t:.2f}" for t in ss)
+              + f" s; medians {mb:.2f} / {ms:.2f} s; ratio {ms / mb:.2f} (goal <= {GOALS[subject]:g})"
+              + (f"; result {result}" if subject in ("search", "check") else ""), flush=True)
+
+
+def main() -> None:
+    root = Path(__file__).resolve().parents[1]
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=10_000_000)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--partitions", type=int, default=8)
+    p.add_argument("--data", default=str(root / "bench" / "results"))
+    p.add_argument("--adult-dir", default=str(root.parent / "shared" / "data" / "adult"))
+    p.add_argument("--engines", default="spark,duckdb")
+    p.add_argument("--only", default="", help="comma-separated subjects (search, check, ranking, noise)")
+    a = p.parse_args()
+    adult_dir = Path(a.adult_dir)
+    path = parquet_file(Path(a.data), a.rows, str(adult_dir / "adult.csv"))
+    only = [s for s in a.only.split(",") if s]
+    cores = a.master[a.master.find("[") + 1:-1] if "[" in a.master else "2"
+    print(f"rows {a.rows:,} in {path}; runs {a.runs} (medians); {a.master}, "
+          f"spark.sql.shuffle.partitions={a.partitions}; DuckDB threads {cores}", flush=True)
+    for name in a.engines.split(","):
+        if name == "spark":
+            from sqlanon.engines.spark import SparkEngine, local_session
+
+            warehouse = tempfile.mkdtemp(prefix="sqlanon-bench-warehouse-")
+            session, _ = local_session(a.master, {"spark.sql.shuffle.partitions": str(a.partitions),
+                                                  "spark.sql.warehouse.dir": warehouse})
+            engine: Engine = SparkEngine(session=session)
+            engine.register_file(SOURCE, str(path), kind="parquet")
+            bench("spark", engine, adult_dir, a.runs, only)
+            peak = jvm_peak_mb()
+            print(f"spark: peak RSS of the JVM {peak:,.0f} MB" if peak else "spark: JVM not found")
+            session.stop()
+            shutil.rmtree(warehouse, ignore_errors=True)
+        else:
+            with tempfile.TemporaryDirectory(prefix="sqlanon-bench-") as folder:
+                engine = DuckDBEngine(str(Path(folder) / "bench.duckdb"))
+                engine.execute_script(f"SET threads = {int(cores) if cores.isdigit() else 2}")
+                engine.execute_script(f"SET temp_directory = '{folder}'")
+                engine.execute_script(f"CREATE VIEW {SOURCE} AS SELECT * FROM read_parquet('{path}')")
+                bench("duckdb", engine, adult_dir, a.runs, only)
+                engine.close()
+    print(f"peak RSS of this process (the driver) "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
