@@ -130,37 +130,59 @@ class HierarchyTables:
         return self._built[attribute]
 
     def validate_coverage(self, relation: exp.Expression, attributes: Sequence[str]) -> None:
-        """Every value of ``attributes`` in ``relation`` must be a leaf of its table hierarchy."""
-        for attribute in attributes:
-            h = self.hierarchies[attribute]
-            if not isinstance(h, TableHierarchy):
-                continue
-            key = h.key(col(attribute))
-            q = exp.select(exp.alias_(key, "v", quoted=True)).distinct().from_(relation.copy())
-            missing = self._not_leaves(q, h.table())
+        """Every value of ``attributes`` in ``relation`` must be a leaf of its table hierarchy.
+
+        One query reads the distinct values of them all (a UNION ALL, tagged by attribute): on an
+        engine where each statement is a job or a round trip, one instead of one per attribute."""
+        checked = [a for a in attributes if isinstance(self.hierarchies[a], TableHierarchy)]
+        if not checked:
+            return
+        parts = [exp.select(exp.alias_(lit(i), "a", quoted=True),
+                            exp.alias_(self.hierarchies[a].key(col(a)), "v", quoted=True)
+                            ).distinct().from_(relation.copy())
+                 for i, a in enumerate(checked)]
+        values = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
+        tables = [self.hierarchies[a].table() for a in checked]
+        for a, missing in zip(checked, self._not_leaves(values, tables)):
             if missing:
+                h = self.hierarchies[a]
                 shown = ", ".join("NULL" if v is None else repr(v) for v in sorted(
                     missing, key=lambda v: (v is None, str(v)))[:5])
                 more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
                 hint = (" (NULL needs a hierarchy row for it: set `null:` to its leaf label)"
                         if None in missing else "")
                 raise HierarchyError(
-                    f"{len(missing)} value(s) of attribute {attribute!r} are missing from the "
+                    f"{len(missing)} value(s) of attribute {a!r} are missing from the "
                     f"hierarchy: {shown}{more}{hint}", source=h.source)
 
-    def _not_leaves(self, values: exp.Select, table_: HierarchyTable) -> list[str | None]:
-        """The values of the one-column query ``values`` that are no leaf of ``table_``."""
-        leaves = table_.leaf_array() if self.engine.capabilities.arrow_in else None
-        if leaves is None:
-            known = table_.leaves
-            return [r[0] for r in self.engine.fetch(values)[1] if r[0] not in known]
+    def _not_leaves(self, values: exp.Expression, tables: Sequence[HierarchyTable]
+                    ) -> list[list[str | None]]:
+        """Per table, the values of the query ``values`` (columns ``a``, the table's index, and
+        ``v``) that are no leaf of it."""
+        if not any(t.leaf_array() is not None for t in tables) or not self.engine.capabilities.arrow_in:
+            found: list[list[str | None]] = [[] for _ in tables]
+            for i, v in self.engine.fetch(values)[1]:
+                if v not in tables[int(i)].leaves:
+                    found[int(i)].append(v)
+            return found
         from sqlanon.domain.arrow_buffers import compute
 
-        column = self.engine.fetch_arrow(values).column(0).combine_chunks()
-        if column.type != leaves.type:
-            column = column.cast(leaves.type)
-        known_mask = compute("is_in_meta_binary", column, leaves)  # NULL is no leaf: false
-        return compute("filter", column, compute("invert", known_mask)).to_pylist()
+        data = self.engine.fetch_arrow(values)
+        tags, all_values = data.column(0).combine_chunks(), data.column(1).combine_chunks()
+        out = []
+        for i, table_ in enumerate(tables):
+            column = all_values if len(tables) == 1 else compute("filter", all_values,
+                                                                  compute("equal", tags, i))
+            leaves = table_.leaf_array()
+            if leaves is None:
+                known = table_.leaves
+                out.append([v for v in column.to_pylist() if v not in known])
+                continue
+            if column.type != leaves.type:
+                column = column.cast(leaves.type)
+            known_mask = compute("is_in_meta_binary", column, leaves)  # NULL is no leaf: false
+            out.append(compute("filter", column, compute("invert", known_mask)).to_pylist())
+        return out
 
     def row_wise(self, levels: Mapping[str, int]) -> bool:
         """Whether every builder expression at ``levels`` can stand in a GROUP BY (no window/aggregate)."""
