@@ -58,15 +58,20 @@ def first_appearance(ev: Evaluator) -> dict[str, dict[str | None, int]]:
     in sorted order gives 170257.859699799 at ARX's §6.1 node instead of ARX's 170257.8596997991.
     The order of a relation is taken as its scan order, ``ROW_NUMBER() OVER ()`` over the source:
     insertion order on DuckDB and on a freshly loaded PostgreSQL table; engines that scan in parallel
-    without an order may differ from ARX in the 10th decimal.
+    without an order may differ from ARX in the 10th decimal. Where the dialect names a function that
+    grows in scan order (Spark's ``MONOTONICALLY_INCREASING_ID()``), its smallest value per leaf gives
+    the same first rows without numbering the table (a sort of every row in one partition).
     """
     cache = _cache(ev)
     if "first" not in cache:
         branches = []
+        scan_order = ev.engine.dialect.scan_order
+        position = exp.Anonymous(this=scan_order, expressions=[]) if scan_order else exp.Window(
+            this=exp.RowNumber())
         for i, attribute in enumerate(ev.p.qis):
             h = ev.p.hierarchies[attribute]
             numbered = exp.select(alias(leaf_key(h, col(attribute)), _LEAF),
-                                  alias(exp.Window(this=exp.RowNumber()), _POS)).from_(ev.p.source.copy())
+                                  alias(position.copy(), _POS)).from_(ev.p.source.copy())
             branches.append(exp.select(alias(lit(i), "a"), col(_LEAF), alias(exp.Min(this=col(_POS)), "f"))
                             .from_(exp.alias_(exp.Subquery(this=numbered), internal(f"r{i}")))
                             .group_by(col(_LEAF)))
