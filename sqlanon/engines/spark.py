@@ -227,18 +227,22 @@ class SparkEngine(Engine):
                                 for c in target.expressions)
             frame = self.session.createDataFrame([], columns)
             name = target.this.name
+            local = True
         else:
             frame = self.session.sql(self.sql(statement.expression))
             name = target.name
+            local = False
         key = self.dialect.fold(name)
         if key in self._temps and not statement.args.get("replace"):
             raise EngineError(f"spark: the temporary table {name!r} already exists")
-        self._keep(name, frame)
+        self._keep(name, frame, cache=not local)
 
-    def _keep(self, name: str, frame: Any) -> None:
+    def _keep(self, name: str, frame: Any, *, cache: bool = True) -> None:
         """Register ``frame`` as the temporary view ``name``, cached: computed once, by the first
-        statement that reads it."""
-        self._register(name, frame.cache())
+        statement that reads it. Rows sent from here (``cache=False``) are left as they are: Spark
+        holds them already and knows their size, so joins broadcast them, while a cache hides the
+        size until a job has filled it."""
+        self._register(name, frame.cache() if cache else frame)
 
     def _register(self, name: str, frame: Any) -> None:
         key = self.dialect.fold(name)
@@ -276,7 +280,7 @@ class SparkEngine(Engine):
             frame = self.session.createDataFrame([tuple(r) for r in rows], target.schema)
             key = self.dialect.fold(name)
             if schema is None and key in self._temps:
-                self._keep(name, self._temps[key][1].union(frame))
+                self._keep(name, self._temps[key][1].union(frame), cache=False)
             else:
                 frame.write.insertInto(relation)
         except Exception as e:
@@ -287,7 +291,7 @@ class SparkEngine(Engine):
         try:
             frame = self.session.createDataFrame(data)
             if temporary:
-                self._keep(name, frame)
+                self._keep(name, frame, cache=False)
             else:
                 frame.write.saveAsTable(self.sql(table(name, schema)))
         except Exception as e:
