@@ -5,8 +5,9 @@ Spark has no transactions and no atomic rename, so :meth:`Engine.transaction` an
 :meth:`Engine.replace_table` refuse here; a table is replaced in recorded steps instead
 (:mod:`sqlanon.engines.swap`, marks kept as table properties). It has no temporary tables
 either: a temporary table (``CREATE TEMPORARY TABLE``, ``create_table_as(temporary=True)``)
-becomes a temporary view of a cached DataFrame of the session, computed once, and rows inserted into it are unioned to that
-DataFrame. Stored tables are catalog tables (``db.table``), created by Spark in its default format.
+becomes a temporary view of a cached DataFrame of the session, computed once, and rows inserted
+into it are unioned to that DataFrame. Stored tables are catalog tables (``db.table``), created
+by Spark in its default format.
 """
 
 from __future__ import annotations
