@@ -40,7 +40,8 @@ log = logging.getLogger("sqlanon")
 
 PREFIX = internal("swap_")
 """The prefix of the staged result (``…_new``) and of the original moved aside (``…_old``)."""
-TARGET, TOKEN, STEP, ROWS = (f"sqlanon.swap.{k}" for k in ("target", "token", "step", "rows"))
+# not "token": Spark shows the value of a property whose key says token, secret or password redacted
+TARGET, TOKEN, STEP, ROWS = (f"sqlanon.swap.{k}" for k in ("target", "run", "step", "rows"))
 PAUSE = "SQLANON_SWAP_PAUSE"
 """``<step>=<file>``: on reaching the step, write the file and wait (for the kill tests)."""
 
