@@ -8,6 +8,7 @@ import json
 import pytest
 
 from sqlanon.cli.main import main
+from sqlanon.engines.connect import connect
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import UnsupportedError
 from sqlanon.methods.dp.aggregates import Count
@@ -35,7 +36,7 @@ def query(database: str, ledger: str | None, extra: list[str], capsys) -> tuple[
 
 def ledger_rows(path) -> tuple[dict, list[tuple]]:
     """The budget's state and the spends (what was spent and charged, and the description)."""
-    with DuckDBEngine(str(path)) as engine:
+    with connect(str(path)) as engine:
         ledger = PrivacyLedger(engine)
         entries = [(e["epsilon"], e["delta"], e["neighbours"], e["epsilon_charged"],
                     e["delta_charged"], e["description"]) for e in ledger.entries("people")]
@@ -43,11 +44,16 @@ def ledger_rows(path) -> tuple[dict, list[tuple]]:
 
 
 def test_spark_with_a_duckdb_ledger_spends_and_refuses_as_duckdb_alone(spark, tmp_path, capsys):
+    same_as_duckdb_alone(spark, str(tmp_path / "ledger.duckdb"), tmp_path, capsys)
+
+
+def same_as_duckdb_alone(spark, books: str, tmp_path, capsys) -> None:
+    """The queries on Spark with the ledger in ``books``, and on a DuckDB file holding the table and
+    its ledger: the same answers, refusal and ledger contents."""
     load_people(spark)
     alone = tmp_path / "alone.duckdb"
     with DuckDBEngine(str(alone)) as duck:
         load_people(duck)
-    books = tmp_path / "ledger.duckdb"
     runs = {"spark": [query("spark://local[2]", str(books), q, capsys) for q in QUERIES],
             "duckdb": [query(str(alone), None, q, capsys) for q in QUERIES]}
     for name, answers in runs.items():
