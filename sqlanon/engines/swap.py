@@ -5,8 +5,8 @@ original or the result readable and the next run completes or undoes the swap.
 
 The steps, for table ``T`` and a run token ``<t>``; each is one statement of the engine:
 
-1. ``CREATE TABLE __sa_swap_<t>_new AS <query>``, marked with the target's name (a failed or
-   killed CREATE leaves no table);
+1. ``CREATE TABLE __sa_swap_<t>_new AS <query>``, marked with the target's name by the same
+   statement (a failed CREATE leaves no table; a killed one none, or one the recovery drops);
 2. the staged table is counted (all of it is read back) and its mark records the count;
 3. ``T`` is renamed ``__sa_swap_<t>_old``: the original keeps its rows under that name;
 4. ``__sa_swap_<t>_new`` is renamed ``T``: the commit point, after which ``T`` is the result;
