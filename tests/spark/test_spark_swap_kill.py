@@ -1,20 +1,20 @@
 """``output.mode: in_place`` on Spark survives SIGKILL: the command line, a Spark Connect client,
 is killed at steps of the swap while the server (the tests' Spark, serving Connect on a free port)
 keeps the catalog; after each kill the original or the complete result is readable, and the next
-run undoes or completes the interrupted swap."""
+run undoes (and then anonymizes the original) or completes the interrupted swap."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from sqlanon import api
 from sqlanon.engines.swap import PAUSE, PREFIX, recover
+from sqlanon.spec import spec_from_dict
 from tests.outputs.people import KEPT, ROWS, canon, load_people, people_spec, sorted_rows
 from tests.pg_server import free_port
-from tests.processes import ROOT, kill_command_when_marked
+from tests.processes import kill_command_when_marked
 
 pytestmark = pytest.mark.spark
 
@@ -48,13 +48,6 @@ def swap_tables(spark) -> dict[str, str]:
     return {name.rsplit("_", 1)[1]: name for name in spark.tables_named(PREFIX)}
 
 
-def apply(spec, server) -> dict:
-    run = subprocess.run([sys.executable, "-m", "sqlanon", "apply", str(spec), "--database", server,
-                          "--json"], capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
-
-
 @pytest.mark.parametrize("step", ["staged", "moved", "swapped"])
 def test_after_a_kill_the_original_or_the_result_is_readable_and_recovered(server, people, tmp_path,
                                                                           step):
@@ -75,14 +68,16 @@ def test_after_a_kill_the_original_or_the_result_is_readable_and_recovered(serve
         assert sorted_rows(spark, "people") == canon(KEPT)
         assert sorted_rows(spark, swap["old"]) == canon(ROWS) and "new" not in swap
 
-    if step == "moved":  # the next run restores the original, then anonymizes it
-        report = apply(spec, server)
-        assert report["outputs"]["rows"] == len(KEPT)
-        [done] = report["outputs"]["swaps_recovered"]
-        assert done.startswith(f"undid the interrupted replacement of '{schema}.people': restored "
-                               f"the original of '{schema}.people' from '{swap['old']}'")
-    else:  # what every run does first when it opens the table
+    if step == "swapped":  # what every run does first when it opens the table
         [done] = recover(spark, "people", schema=schema)
-        assert done.startswith("undid" if step == "staged" else "completed")
-    assert sorted_rows(spark, "people") == canon(ROWS if step == "staged" else KEPT)
+        assert done.startswith(f"completed the interrupted replacement of '{schema}.people'")
+    else:  # the next run undoes the swap, then anonymizes the original
+        report = api.apply(spec_from_dict(json.loads(spec.read_text())), engine=spark)
+        assert report.outputs["rows"] == len(KEPT)
+        [done] = report.outputs["swaps_recovered"]
+        state = f"restored the original of '{schema}.people' from '{swap['old']}'" \
+            if step == "moved" else f"kept the original of '{schema}.people', untouched"
+        assert done == (f"undid the interrupted replacement of '{schema}.people': {state}; its "
+                        f"unfinished result '{swap['new']}' was dropped")
+    assert sorted_rows(spark, "people") == canon(KEPT)
     assert swap_tables(spark) == {} and spark.marks("people") == {}
