@@ -1,11 +1,13 @@
 """DP aggregates on Spark with the ledger in a DuckDB file (``--ledger``): the same answers, spends
-and refusals as the same queries on DuckDB alone, and without ``--ledger`` a refusal naming it."""
+and refusals as the same queries on DuckDB alone, and without ``--ledger`` a refusal naming it; a
+table release written on Spark and charged to a ledger in DuckDB."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from sqlglot import exp
 
 from sqlanon.cli.main import main
 from sqlanon.engines.connect import connect
@@ -14,6 +16,8 @@ from sqlanon.errors import UnsupportedError
 from sqlanon.methods.dp.aggregates import Count
 from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.dp.queries import dp_query
+from sqlanon.methods.dp.release_budget import ReleaseBudget
+from sqlanon.sql.nodes import table
 from tests.outputs.people import load_people
 
 pytestmark = pytest.mark.spark
@@ -77,3 +81,16 @@ def test_without_a_ledger_spark_is_refused_naming_the_option(spark, tmp_path, ca
     with pytest.raises(UnsupportedError, match="cannot be kept on spark"):
         dp_query(spark, "people", Count(), epsilon=0.4, budget_epsilon=1, ledger=spark)
     assert spark.tables_named("sqlanon_") == []
+
+
+def test_a_release_written_on_spark_is_charged_to_a_duckdb_ledger(spark):
+    """A table written on Spark, charged to a ledger in DuckDB; without it, refused naming why."""
+    load_people(spark)
+    with pytest.raises(UnsupportedError, match="needs transactions, which spark does not have"):
+        ReleaseBudget(spark, "people", 0.5, budget_epsilon=1).check()
+    with DuckDBEngine() as books:
+        budget = ReleaseBudget(spark, "people", 0.5, budget_epsilon=1, ledger=books)
+        budget.check()
+        budget.write(lambda: spark.create_table_as("released", exp.select("*").from_(table("people"))))
+        assert spark.row_count("released") == 10
+        assert PrivacyLedger(books).state("people").as_dict()["spent"]["epsilon"] == 0.5
