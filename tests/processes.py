@@ -19,8 +19,15 @@ def kill_when_marked(script: Path, args: list[str], marker: Path, *, timeout: fl
 
     Fails the test if the child ends, or never writes the marker, before being killed.
     """
-    child = subprocess.Popen([sys.executable, str(script), *args],
-                             env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    kill_command_when_marked([str(script), *args], marker, timeout=timeout)
+
+
+def kill_command_when_marked(args: list[str], marker: Path, *, env: dict[str, str] | None = None,
+                             timeout: float = 60) -> None:
+    """:func:`kill_when_marked` for ``python args...`` (``-m sqlanon ...``), with ``env`` added to
+    the environment."""
+    child = subprocess.Popen([sys.executable, *args],
+                             env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + timeout

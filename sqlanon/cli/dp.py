@@ -25,7 +25,12 @@ def _amount(text: str) -> float:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--database", required=True,
-                   help="a DuckDB file, or a postgresql:// URL (the ledger lives there too)")
+                   help="a DuckDB file, a postgresql:// URL, spark://local[N] or sc://HOST:PORT (the "
+                        "ledger lives there too, unless --ledger names another database)")
+    p.add_argument("--ledger", metavar="DATABASE",
+                   help="keep the budget ledger in this DuckDB file (created on first use) or "
+                        "postgresql:// URL instead of --database; required for Spark, which has "
+                        "no transactions")
     p.add_argument("--table", required=True, help="the table to query")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--count", action="store_true", help="the number of rows")
@@ -94,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     result = dp_query(args.database, args.table, _aggregate(args), epsilon=args.epsilon,
                       delta=args.delta, dataset=args.dataset, budget_epsilon=args.budget_epsilon,
                       budget_delta=args.budget_delta, budget_neighbours=args.budget_neighbours,
-                      mechanism=args.mechanism, seed=args.seed, trust_bounds=args.trust_bounds)
+                      mechanism=args.mechanism, seed=args.seed, trust_bounds=args.trust_bounds,
+                      ledger=args.ledger)
     json.dump(result.as_dict(), sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0

@@ -20,6 +20,7 @@ _WHAT = {
     "transactional_ddl": "run statements, DDL included, in one transaction",
     "atomic_rename": "replace a table by another in one transaction",
     "row_block_writes": "write a table in row blocks on several connections",
+    "recoverable_swap": "replace a table in recorded steps that a later run completes or undoes",
 }
 
 
@@ -48,6 +49,12 @@ class Capabilities:
     row_block_writes: bool = False
     """:meth:`~sqlanon.engines.base.Engine.write_row_blocks`: a table's rows split in blocks by
     row number and written in parallel by several connections, in order."""
+    recoverable_swap: bool = False
+    """:func:`~sqlanon.engines.swap.replace_table` without transactions: the result is staged
+    under its own name, then swapped in by two renames, each step recorded in marks stored with
+    the tables (:class:`~sqlanon.engines.swap.TableMarks`); a process killed at any step leaves
+    the original or the result readable, and :func:`~sqlanon.engines.swap.recover` completes or
+    undoes the swap."""
 
     def require(self, capability: str, engine: str) -> None:
         """Refuse (:class:`UnsupportedError`) when ``capability`` is not declared."""

@@ -2,10 +2,12 @@
 (``sc://HOST:PORT``) or a ``SparkSession`` given from Python (classic or Connect).
 
 Spark has no transactions and no atomic rename, so :meth:`Engine.transaction` and
-:meth:`Engine.replace_table` refuse here. It has no temporary tables either: a temporary table
-(``CREATE TEMPORARY TABLE``, ``create_table_as(temporary=True)``) becomes a temporary view of a
-cached DataFrame of the session, computed once, and rows inserted into it are unioned to that
-DataFrame. Stored tables are catalog tables (``db.table``), created by Spark in its default format.
+:meth:`Engine.replace_table` refuse here; a table is replaced in recorded steps instead
+(:mod:`sqlanon.engines.swap`, marks kept as table properties). It has no temporary tables
+either: a temporary table (``CREATE TEMPORARY TABLE``, ``create_table_as(temporary=True)``)
+becomes a temporary view of a cached DataFrame of the session, computed once, and rows inserted
+into it are unioned to that DataFrame. Stored tables are catalog tables (``db.table``), created
+by Spark in its default format.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from sqlglot import exp
 from sqlanon.engines.base import Engine
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.messages import driver_message
+from sqlanon.engines.spark_marks import SparkTableMarks
 from sqlanon.errors import EngineError, UnsupportedError
 from sqlanon.sql.nodes import table
 
@@ -133,7 +136,7 @@ def _temporary(statement: exp.Create) -> bool:
     return props is not None and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions)
 
 
-class SparkEngine(Engine):
+class SparkEngine(Engine, SparkTableMarks):
     """A Spark session.
 
     Args:
@@ -146,7 +149,7 @@ class SparkEngine(Engine):
 
     name: ClassVar[str] = "spark"
     dialect_name: ClassVar[str] = "spark"
-    capabilities: ClassVar[Capabilities] = Capabilities(file_registration=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(file_registration=True, recoverable_swap=True)
 
     def __init__(self, session: Any = None, *, master: str = "local[2]",
                  conf: dict[str, str] | None = None, remote: str | None = None) -> None:
@@ -340,8 +343,8 @@ class SparkEngine(Engine):
         return bool(self.session.catalog.databaseExists(self.sql(exp.to_identifier(schema, quoted=True))))
 
     def dependent_views(self, relation: str, schema: str | None = None) -> list[str]:
-        """Spark records no view dependencies; a table is never replaced here (no atomic rename),
-        so none are looked for."""
+        """Spark records no view dependencies: a view reads whatever table holds the name it
+        names, and reads the new table after a replacement."""
         return []
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from sqlanon.engines.base import Engine
 from sqlanon.engines.connect import connect
+from sqlanon.engines.swap import recover
 from sqlanon.errors import EngineError, SpecError, did_you_mean
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
@@ -25,6 +26,9 @@ class Dataset:
     schema: str | None = None
     """``source.schema``: where the source is, and where outputs are written (None: the
     connection's current schema)."""
+    recovered: tuple[str, ...] = ()
+    """What was done to complete or undo an interrupted replacement of the source table
+    (:func:`~sqlanon.engines.swap.recover`), before it was read."""
 
     @property
     def column_names(self) -> list[str]:
@@ -39,10 +43,12 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
     """Connect to the spec's source (or use ``engine``) and check every declared attribute exists.
 
     A file source is loaded into an embedded DuckDB: in memory, or in ``database`` /
-    ``output.database`` when given. The input file is only read.
+    ``output.database`` when given. The input file is only read. An interrupted replacement of a
+    source table (on an engine that replaces tables in recorded steps) is completed or undone first.
     """
     src = spec.source
     owns = engine is None
+    recovered: tuple[str, ...] = ()
     if engine is None:
         target = database or src.database or spec.output.database
         engine = connect(target, create=bool(src.file))  # a file source's database is an output
@@ -71,10 +77,12 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
                                 path="source.file", source=spec.path) from e
         else:
             name = src.table or ""
+            check_source_names(spec, engine.dialect)
+            recovered = tuple(recover(engine, name, schema=src.schema))
             locate_table(spec, engine)
         schema = None if src.file else src.schema
         columns = engine.columns(name, schema)
-        ds = Dataset(engine, table(name, schema), name, columns, owns, schema)
+        ds = Dataset(engine, table(name, schema), name, columns, owns, schema, recovered)
         resolve_attributes(spec, ds)
         return ds
     except BaseException:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlanon.engines.base import Engine
+from sqlanon.engines.swap import recover
 from sqlanon.errors import SpecError
 from sqlanon.methods.base import KEPT_TABLE_SUFFIX
 from sqlanon.methods.dataset import Dataset
@@ -40,6 +41,8 @@ class OutputPlan:
     group_table_exists: bool = False
     path: Path | None = None
     """Mode sql: the file the SQL is written to."""
+    recovered: tuple[str, ...] = ()
+    """What was done to complete or undo an interrupted replacement of the output table."""
 
 
 def output_name(spec: Spec, ds: Dataset | str) -> str:
@@ -159,11 +162,12 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
     plan = OutputPlan(mode, schema=ds.schema, path=sql_path(spec) if mode == "sql" else None)
     if mode in ("table", "view"):
         check_output_relation(spec, name, ds.name, dialect, mode)
+        recovered = tuple(recover(engine, name, schema=ds.schema)) if writing and mode == "table" else ()
         exists = writing and _refuse_existing(spec, engine, name, ds.schema, mode)
         if exists and mode == "table":
             _refuse_replacing(spec, engine, name, "output.replace")
             _refuse_dependent_views(spec, engine, name, ds.schema)
-        plan = OutputPlan(mode, name, ds.schema, exists=exists, path=plan.path)
+        plan = OutputPlan(mode, name, ds.schema, exists=exists, path=plan.path, recovered=recovered)
     if keeps_group_table(spec):
         groups = name + GROUPS_SUFFIX
         check_name(spec, groups, dialect, "group table")
@@ -173,7 +177,8 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
                             "disappears; set output.database to a DuckDB file (or use mode table)",
                             path="output.database", source=spec.path)
         groups_exist = writing and _refuse_existing(spec, engine, groups, ds.schema, "group table")
-        plan = OutputPlan(mode, plan.name, ds.schema, plan.exists, groups, groups_exist, plan.path)
+        plan = OutputPlan(mode, plan.name, ds.schema, plan.exists, groups, groups_exist, plan.path,
+                          plan.recovered)
     return plan
 
 
@@ -189,11 +194,13 @@ def _refuse_existing(spec: Spec, engine: Engine, name: str, schema: str | None, 
 
 def _refuse_replacing(spec: Spec, engine: Engine, name: str, key: str) -> None:
     """A table is replaced by a staging table renamed into its place, which takes an engine that
-    replaces a table atomically (capability ``atomic_rename``)."""
-    if not engine.capabilities.atomic_rename:
-        raise SpecError(f"{engine.name} cannot replace table {name!r} atomically (the engine does not "
-                        "declare the capability 'atomic_rename'); write the output under a new "
-                        "output.name", path=key, source=spec.path)
+    replaces a table atomically (capability ``atomic_rename``), or in steps a later run can complete
+    or undo (``recoverable_swap``)."""
+    caps = engine.capabilities
+    if not (caps.atomic_rename or caps.recoverable_swap):
+        raise SpecError(f"{engine.name} cannot replace table {name!r} safely (the engine declares "
+                        "neither 'atomic_rename' nor 'recoverable_swap'); write the output under a "
+                        "new output.name", path=key, source=spec.path)
 
 
 def _refuse_dependent_views(spec: Spec, engine: Engine, name: str, schema: str | None) -> None:

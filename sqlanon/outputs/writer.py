@@ -23,6 +23,7 @@ from sqlglot import exp
 from sqlanon.compile.released import OutputQuery
 from sqlanon.engines.base import Engine
 from sqlanon.engines.staging import remove_leftovers, staging_name
+from sqlanon.engines.swap import replace_table
 from sqlanon.methods.dataset import Dataset
 from sqlanon.outputs.preflight import OutputPlan, output_name, plan_output, sql_path
 from sqlanon.outputs.scripts import Script, render_statements
@@ -149,6 +150,9 @@ def write(spec: Spec, ds: Dataset, release: Release, plan: OutputPlan | None = N
         summary = _write(spec, ds, release, plan)
     if removed:
         summary["staging_removed"] = removed
+    recovered = [*ds.recovered, *plan.recovered]
+    if recovered:
+        summary["swaps_recovered"] = recovered
     return summary
 
 
@@ -161,9 +165,14 @@ def _write(spec: Spec, ds: Dataset, release: Release, plan: OutputPlan) -> dict[
         return write_sql(spec, oq, profile(spec.output.dialect), suppression=release.suppression)
     name = ds.name if mode == "in_place" else plan.name
     assert name is not None
-    _create(ds, oq, mode, name, replace=plan.exists, together=True)
-    return _summary(spec, oq, mode, suppression=release.suppression, relation=name,
-                    rows=ds.engine.row_count(name, schema=ds.schema))
+    engine = ds.engine
+    if plan.exists and mode != "view" and not engine.capabilities.atomic_rename:
+        # no transaction can hold the drop and the rename: staged, then swapped in recorded steps
+        rows = replace_table(engine, name, oq.query, schema=ds.schema)
+    else:
+        _create(ds, oq, mode, name, replace=plan.exists, together=True)
+        rows = engine.row_count(name, schema=ds.schema)
+    return _summary(spec, oq, mode, suppression=release.suppression, relation=name, rows=rows)
 
 
 def _create(ds: Dataset, oq: OutputQuery, mode: str, name: str, *, replace: bool,

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 from sqlglot import exp
 
+from sqlanon.engines import swap
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.row_values import ROW_KEY, SOURCE, VALUES
 from sqlanon.errors import EngineError, InternalError, UnsupportedError
@@ -150,6 +151,32 @@ class EngineConformance:
         with engine.transaction():
             engine.replace_table("target", "staging")
         assert engine.row_count("target") == 5 and not engine.relation_exists("staging")
+
+    def test_a_table_is_swapped_in_recorded_steps(self, engine):
+        numbered(engine, "target", 3)
+        query = exp.select(col("id"), alias(exp.Add(this=col("x"), expression=lit(1)), "x")) \
+            .from_(table("target"))
+        if not engine.capabilities.recoverable_swap:
+            self.refuses(engine, "recoverable_swap", lambda: swap.replace_table(engine, "target", query))
+            assert swap.recover(engine, "target") == [] and engine.row_count("target") == 3
+            return
+        assert swap.replace_table(engine, "target", query) == 3
+        assert rows_of(engine, "target", "x", order="id") == [(1.0,), (11.0,), (21.0,)]
+        with pytest.raises(EngineError):  # fails before the commit point: nothing changes
+            swap.replace_table(engine, "target", exp.select(col("nowhere")).from_(table("target")))
+        assert engine.row_count("target") == 3 and engine.tables_named(swap.PREFIX) == []
+        assert engine.marks("target") == {}
+        for commit in (False, True):  # a run killed between the renames, or after them
+            new, old = swap.swap_names("0123456789ab")
+            engine.create_marked(new, exp.select("*").from_(table("target")).limit(1),
+                                 {swap.TARGET: "target", swap.TOKEN: "0123456789ab", swap.STEP: "staged"})
+            engine.rename_table("target", old)
+            if commit:
+                engine.rename_table(new, "target")
+            [done] = swap.recover(engine, "target")
+            assert done.startswith("completed" if commit else "undid")
+            assert engine.row_count("target") == (1 if commit else 3)
+            assert engine.tables_named(swap.PREFIX) == [] and engine.marks("target") == {}
 
     # -- rows -------------------------------------------------------------------------------------
     def test_row_keys_are_stable_and_name_one_row_each(self, engine):

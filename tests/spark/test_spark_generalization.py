@@ -12,7 +12,6 @@ from sqlglot import exp
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import SpecError
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
 from tests.conftest import ADULT, adult_spec_dict, require_data
@@ -119,17 +118,22 @@ def test_the_search_chooses_the_same_node(engines, privacy, limit):
 
 
 @pytest.mark.parametrize("output", [{"mode": "table", "name": "adult_kept", "replace": True},
-                                    {"mode": "in_place"}])
-def test_replacing_a_table_is_refused_before_anything_is_read(engines, output):
-    spark = engines["spark"]
-    d = spec(K5, 0.02, levels=NODE, output=output)
+                                    {"mode": "in_place"}], ids=["replace", "in_place"])
+def test_a_replaced_table_holds_the_same_rows(engines, output):
+    """output.replace and in_place: the table replaced on Spark holds DuckDB's rows, and no table
+    of the swap is left behind."""
+    d = spec(K3_L2, 0.02, levels=NODE, output=output)
     if output["mode"] == "in_place":
         d["source"]["table"] = "adult_kept"
-    spark.create_table_as("adult_kept", exp.select("*").from_(table("adult")).limit(3), replace=True)
-    with pytest.raises(SpecError, match="cannot replace table 'adult_kept' atomically") as e:
-        api.apply(spec_from_dict(d), engine=spark)
-    assert e.value.path == ("output.mode" if output["mode"] == "in_place" else "output.replace")
-    assert spark.row_count("adult_kept") == 3
+    for engine in engines.values():
+        engine.create_table_as("adult_kept", exp.select("*").from_(table("adult")), replace=True)
+    reports = run_both(engines, api.apply, d)
+    assert same(reports["spark"], reports["duckdb"]), reports
+    written = {name: rows(e, "adult_kept") for name, e in engines.items()}
+    assert written["spark"] == written["duckdb"]
+    assert sum(written["spark"].values()) == reports["spark"]["outputs"]["rows"] > 0
+    assert engines["spark"].tables_named("__sa_") == []
+    assert engines["spark"].marks("adult_kept") == {}
 
 
 def test_a_parquet_source_is_read_by_spark(engines, tmp_path):

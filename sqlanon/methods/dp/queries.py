@@ -9,6 +9,12 @@ The order of events:
 3. only then is noise drawn (in Python, from :func:`~sqlanon.methods.rng.make_rng`) and the noisy
    answer returned. The exact value never leaves this module.
 
+The ledger needs transactions. It lives in the queried database, or in a ledger database of its own
+(``ledger=``: a DuckDB file or a PostgreSQL URL) for a database without transactions (Spark): the
+aggregate then runs in the queried database inside the ledger's transaction, which commits after it
+returns, so a failed aggregate spends nothing and an answer is never returned before its spend
+committed. A database without transactions and no ledger of its own is refused before anything runs.
+
 An answer is (ε, δ)-DP under add/remove neighbours. A dataset whose budget is kept under
 substitution (shared with releases of whole tables) is charged (2ε, (1 + e^ε)·δ) for it
 (:func:`~sqlanon.methods.dp.amounts.charge`).
@@ -16,11 +22,12 @@ substitution (shared with releases of whole tables) is charged (2ε, (1 + e^ε)�
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlanon.errors import EngineError, SpecError
+from sqlanon.errors import EngineError, SpecError, UnsupportedError
 from sqlanon.methods.dp.aggregate_noise import Noise, check_mechanism
 from sqlanon.methods.dp.aggregates import Aggregate
 from sqlanon.methods.dp.amounts import ADD_REMOVE, LedgerState, amount, check_neighbours
@@ -89,7 +96,7 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
              delta: float = 0.0, dataset: str | None = None, budget_epsilon: float | None = None,
              budget_delta: float = 0.0, budget_neighbours: str = ADD_REMOVE,
              mechanism: str = "laplace", seed: int | None = None, trust_bounds: bool = False,
-             lock_timeout: float = 30.0) -> DPResult:
+             lock_timeout: float = 30.0, ledger: Engine | str | None = None) -> DPResult:
     """Answer one aggregate of ``table`` with (ε, δ)-differential privacy, charged to ``dataset``.
 
     Args:
@@ -112,27 +119,58 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
         trust_bounds: accept bounds equal to the data's minimum and maximum
             (:func:`~sqlanon.methods.dp.bounds.check_not_data_range`).
         lock_timeout: seconds to wait for a DuckDB file another process holds.
+        ledger: where the budget ledger is kept, when not in ``database``: an open engine, or a
+            DuckDB file path (created on first use) / ``postgresql://`` URL to open (and close).
+            Required when ``database`` has no transactions (Spark).
 
     Raises:
         SpecError: unknown table or column, bad bounds, mechanism or parameters.
+        UnsupportedError: ``database`` has no transactions and no ``ledger`` is given, or the
+            ledger's database has none.
         PrivacyBudgetError: no budget, a different budget or relation, or the answer would
             exceed the budget; nothing is spent.
     """
     check_mechanism(mechanism, float(delta))
     check_neighbours(budget_neighbours, "budget_neighbours")
-    if isinstance(database, str):
-        engine = open_database(database, timeout=lock_timeout, create=False)
-        try:
-            return _run(engine, table, aggregate, epsilon, delta, dataset, budget_epsilon,
-                        budget_delta, budget_neighbours, mechanism, seed, trust_bounds)
-        finally:
-            engine.close()
-    return _run(database, table, aggregate, epsilon, delta, dataset, budget_epsilon, budget_delta,
-                budget_neighbours, mechanism, seed, trust_bounds)
+    with contextlib.ExitStack() as opened:
+        engine = _opened(opened, database, lock_timeout, create=False)
+        if ledger is None:
+            _check_ledger(engine, None)
+            books = engine
+        else:
+            books = _opened(opened, ledger, lock_timeout, create=True)
+            _check_ledger(books, ledger)
+        return _run(engine, books, table, aggregate, epsilon, delta, dataset, budget_epsilon,
+                    budget_delta, budget_neighbours, mechanism, seed, trust_bounds)
+    raise AssertionError("unreachable")  # pragma: no cover - mypy cannot see the with returns
 
 
-def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta: float,
-         dataset: str | None, budget_epsilon: float | None, budget_delta: float,
+def _opened(stack: contextlib.ExitStack, target: Engine | str, timeout: float, *, create: bool
+            ) -> Engine:
+    """``target`` itself, or the database it names, opened and closed with ``stack``."""
+    if not isinstance(target, str):
+        return target
+    engine = open_database(target, timeout=timeout, create=create)
+    stack.callback(engine.close)
+    return engine
+
+
+def _check_ledger(books: Engine, ledger: Engine | str | None) -> None:
+    """Refuse a ledger database without transactions, saying where to keep the ledger instead."""
+    if books.capabilities.transactional_ddl:
+        return
+    if ledger is None:
+        raise UnsupportedError(
+            f"the privacy-budget ledger needs transactions, which {books.name} does not have (a "
+            "spend and the answer it pays for must commit together, or neither): keep the ledger in "
+            "a database of its own with --ledger FILE.duckdb or --ledger postgresql://... (Python: "
+            "ledger=); the aggregate still runs here")
+    raise UnsupportedError(f"the ledger cannot be kept on {books.name}: it needs transactions; "
+                           "name a DuckDB file or a postgresql:// URL")
+
+
+def _run(engine: Engine, books: Engine, table: str, aggregate: Aggregate, epsilon: float,
+         delta: float, dataset: str | None, budget_epsilon: float | None, budget_delta: float,
          budget_neighbours: str, mechanism: str, seed: int | None, trust_bounds: bool) -> DPResult:
     if not isinstance(aggregate, Aggregate):
         raise SpecError(f"aggregate must be Count, Sum, Mean, Histogram or Grouped, got {aggregate!r}",
@@ -143,7 +181,7 @@ def _run(engine: Engine, table: str, aggregate: Aggregate, epsilon: float, delta
     require_columns(engine, table, aggregate.columns(), relation_path="table", column_path="column")
     check_not_data_range(engine, table, aggregate.bounds(), trust_bounds=trust_bounds)
     rng = make_rng(seed)
-    ledger = PrivacyLedger(engine)
+    ledger = PrivacyLedger(books)
     name = dataset if dataset is not None else table
     if budget_epsilon is not None:
         ledger.set_budget(name, budget_epsilon, budget_delta, neighbours=budget_neighbours)

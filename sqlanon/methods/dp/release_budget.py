@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from sqlanon.errors import UnsupportedError
 from sqlanon.methods.dp.amounts import SUBSTITUTION, LedgerState, PrivacyBudgetError
 from sqlanon.methods.dp.budget import PrivacyLedger
 
@@ -28,20 +30,30 @@ class ReleaseBudget:
        that commits as it goes: the spend is committed before the first noisy row is written and
        refunded only if the work fails and what it wrote is dropped in the refund's transaction.
 
+    With the ledger in a database of its own (``ledger``), no transaction holds both the spend and
+    the output: :meth:`write` charges ahead too. The spend commits in the ledger's database first;
+    if the work fails, what it wrote is rolled back (or dropped) first and the spend refunded after,
+    so a process killed in between leaves the budget charged for an output that never appeared
+    (never the reverse).
+
     Args:
         engine: the connection the output is written on; the ledger lives in its database.
         dataset: the ledger dataset to charge, or None.
         epsilon, delta: the release's guarantee under substitution.
         budget_epsilon, budget_delta: the dataset's total budget, set on first use.
         description: what the ledger row says was released.
+        ledger: the connection of the database the ledger lives in, when not ``engine``'s (which
+            then needs no transactions).
     """
 
     def __init__(self, engine: Engine, dataset: str | None, epsilon: object, delta: object = 0, *,
                  budget_epsilon: object | None = None, budget_delta: object = 0,
-                 description: str = "") -> None:
+                 description: str = "", ledger: Engine | None = None) -> None:
         if dataset is None and budget_epsilon is not None:
             raise PrivacyBudgetError("a budget needs the dataset it is kept under")
         self.engine = engine
+        self.books = engine if ledger is None else ledger
+        """Where the ledger lives."""
         self.dataset = dataset
         self.epsilon, self.delta = epsilon, delta
         self.budget_epsilon, self.budget_delta = budget_epsilon, budget_delta
@@ -57,7 +69,11 @@ class ReleaseBudget:
         """
         if self.dataset is None:
             return
-        ledger = PrivacyLedger(self.engine)
+        if not self.books.capabilities.transactional_ddl:
+            raise UnsupportedError(
+                f"the privacy-budget ledger needs transactions, which {self.books.name} does not "
+                "have: keep it in a database of its own (a DuckDB file or a postgresql:// URL)")
+        ledger = PrivacyLedger(self.books)
         if self.budget_epsilon is not None:
             ledger.set_budget(self.dataset, self.budget_epsilon, self.budget_delta,
                               neighbours=SUBSTITUTION)
@@ -75,6 +91,13 @@ class ReleaseBudget:
         if self.dataset is None:
             with self.engine.transaction():
                 return work()
+        if self.books is not self.engine:  # a failed work rolls back: nothing to discard
+
+            def in_transaction() -> T:
+                with self._output_transaction():
+                    return work()
+
+            return self.charged_ahead(in_transaction, discard=lambda: None)
         result, self.state = PrivacyLedger(self.engine).spend(
             self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION,
             description=self.description, then=work, once=once)
@@ -86,22 +109,27 @@ class ReleaseBudget:
 
         A process killed at any moment leaves either no noisy row or a committed spend. If
         ``work`` raises, ``discard()`` (which drops whatever ``work`` wrote) and the refund of the
-        spend run in one transaction, then the error is raised; if that transaction fails, the
-        spend stays charged.
+        spend run in one transaction (with the ledger apart: the discard first, then the refund),
+        then the error is raised; if that fails, the spend stays charged.
 
         Raises:
             PrivacyBudgetError: the budget would be exceeded; nothing was spent, ``work`` not run.
         """
-        ledger = PrivacyLedger(self.engine)
+        ledger = PrivacyLedger(self.books)
         if self.dataset is not None:
             _, self.state = ledger.spend(self.dataset, self.epsilon, self.delta,
                                          neighbours=SUBSTITUTION, description=self.description)
+        apart = self.books is not self.engine
         try:
             return work()
         except BaseException as error:
             try:
-                with self.engine.transaction():
-                    discard()
+                if apart:  # the output's database first: a kill in between leaves the charge
+                    with self._output_transaction():
+                        discard()
+                with self.books.transaction():
+                    if not apart:
+                        discard()
                     if self.state is not None and self.dataset is not None:
                         assert self.state.spend_id is not None
                         ledger.refund(self.dataset, self.state.spend_id)
@@ -110,6 +138,15 @@ class ReleaseBudget:
                 if sys.version_info >= (3, 11):  # exception notes are new in Python 3.11
                     error.add_note(f"the spend was not refunded: {type(failed).__name__}: {failed}")
             raise
+
+    @contextlib.contextmanager
+    def _output_transaction(self) -> Iterator[None]:
+        """A transaction of the output's database, if it has them."""
+        if self.engine.capabilities.transactional_ddl:
+            with self.engine.transaction():
+                yield
+        else:
+            yield
 
     def as_dict(self) -> dict[str, Any]:
         """For a release's guarantee: the ledger state after the spend, or that nothing was
