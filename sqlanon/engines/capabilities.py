@@ -20,6 +20,7 @@ _WHAT = {
     "transactional_ddl": "run statements, DDL included, in one transaction",
     "atomic_rename": "replace a table by another in one transaction",
     "row_block_writes": "write a table in row blocks on several connections",
+    "grouped_arrow_map": "run a Python function on each group of rows inside the engine",
 }
 
 
@@ -48,6 +49,12 @@ class Capabilities:
     row_block_writes: bool = False
     """:meth:`~sqlanon.engines.base.Engine.write_row_blocks`: a table's rows split in blocks by
     row number and written in parallel by several connections, in order."""
+    grouped_arrow_map: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.map_arrow_groups`: a Python function runs on each group
+    of a query's rows, handed over as one Arrow table, inside the engine (on a cluster, on its
+    executors), and what it returns becomes a table without passing through sqlanon's process. An
+    engine declaring it keeps its rows out of that process: work that needs every row in one process
+    is refused there, with how to split it into groups."""
 
     def require(self, capability: str, engine: str) -> None:
         """Refuse (:class:`UnsupportedError`) when ``capability`` is not declared."""

@@ -1,0 +1,40 @@
+"""Spark's ``grouped_arrow_map``: ``groupBy(...).applyInArrow(...)`` on a query's rows, on the executors.
+
+The same DataFrame calls work on a classic session and on a Spark Connect session. What the function
+returns is cast to the declared columns' Arrow types on the executor, so that a function may return
+the plain Arrow types of numpy arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from sqlanon.engines.grouped import ArrowFunction
+    from sqlanon.engines.spark import SparkEngine
+
+
+def _on_executor(function: ArrowFunction, schema: pa.Schema) -> Callable[[pa.Table], pa.Table]:
+    def run(data: pa.Table) -> pa.Table:
+        out = function(data)
+        return out.select(schema.names).cast(schema)
+
+    return run
+
+
+def grouped_frame(engine: SparkEngine, query: exp.Expression, by: list[str], function: ArrowFunction,
+                  columns: list[tuple[str, str]]) -> Any:
+    """The DataFrame of ``function`` run on each group of ``query``'s rows sharing ``by`` (lazy)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    session = engine.session
+    ddl = ", ".join(f"{engine.sql(exp.to_identifier(c, quoted=True))} {t}" for c, t in columns)
+    spark_schema = session.createDataFrame([], ddl).schema
+    frame = session.sql(engine.sql(query))
+    grouped: Any = frame.groupBy(*[frame[c] for c in by])
+    return grouped.applyInArrow(_on_executor(function, to_arrow_schema(spark_schema)), spark_schema)

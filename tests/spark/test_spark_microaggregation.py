@@ -1,0 +1,135 @@
+"""Microaggregation on Spark gives DuckDB's tables and report figures for the same rows: individual
+ranking and projection as Spark SQL, MDAV and V-MDAV blocked by ``block_by`` and run block by block
+on the executors. Without blocking, a clustering algorithm is refused before anything is read."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from sqlglot import exp
+
+from sqlanon import api
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.errors import UnsupportedError
+from sqlanon.spec import spec_from_dict
+from sqlanon.sql.nodes import table
+
+pytestmark = pytest.mark.spark
+
+N = 2_000
+
+
+def people(n: int = N, seed: int = 14) -> pa.Table:
+    """Numbers with ties (integer ages), three large regions, two regions of fewer than k rows (pooled
+    into one block) and one of NULL; ids in an order other than the rows'."""
+    rng = np.random.default_rng(seed)
+    region = rng.choice(["north", "south", "east"], size=n).astype(object)
+    region[:2], region[2:4], region[4:40] = "isle", "fjord", None
+    return pa.table({
+        "id": pa.array(rng.permutation(n) * 7 + 3, pa.int64()),
+        "region": pa.array(region.tolist(), pa.string()),
+        "age": pa.array(rng.integers(18, 90, n), pa.int64()),
+        "income": pa.array(np.round(rng.lognormal(10, 0.6, n), 2)),
+        "hours": pa.array(rng.normal(38, 9, n)),
+        "note": pa.array([f"person {i}" for i in range(n)]),
+    })
+
+
+@pytest.fixture(scope="module")
+def engines(spark_session):
+    """The same table ``people`` in DuckDB and in a Spark database of its own."""
+    from sqlanon.engines.spark import SparkEngine
+    from tests.spark_session import drop_database, fresh_database
+
+    database = fresh_database(spark_session)
+    spark = SparkEngine(session=spark_session)
+    duck = DuckDBEngine()
+    try:
+        data = people()
+        spark.create_table_from_arrow("people", data)
+        duck.create_table_from_arrow("people", data)
+        yield {"duckdb": duck, "spark": spark}
+    finally:
+        duck.close()
+        spark.close()
+        drop_database(spark_session, database)
+
+
+def spec(name: str, **transformation) -> dict:
+    return {
+        "source": {"table": "people"},
+        "attributes": {"id": "insensitive", "region": "insensitive", "note": "insensitive",
+                       "age": "quasi_identifier", "income": "quasi_identifier", "hours": "quasi_identifier"},
+        "transformation": {"method": "microaggregation", "k": 4, **transformation},
+        "output": {"mode": "table", "name": name},
+    }
+
+
+def same(a, b) -> bool:
+    """Equal; floats to 12 significant digits: Spark and DuckDB sum a group's doubles (its mean, and
+    the report's sums of squares) in no fixed order, so the last bits may differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
+            math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+    return a == b
+
+
+def written(engine, name: str) -> list[tuple]:
+    """The output's rows sorted by id (unique), the order of the columns kept."""
+    return sorted(engine.fetch(exp.select("*").from_(table(name)))[1], key=lambda r: r[0])
+
+
+def apply_both(engines, d: dict) -> dict:
+    return {name: api.apply(spec_from_dict(d), engine=e).as_dict() for name, e in engines.items()}
+
+
+def assert_same_release(engines, d: dict) -> dict:
+    reports = apply_both(engines, d)
+    assert same(reports["spark"], reports["duckdb"]), reports
+    name = d["output"]["name"]
+    spark, duck = written(engines["spark"], name), written(engines["duckdb"], name)
+    assert len(spark) == N and same(spark, duck)
+    return reports["spark"]
+
+
+@pytest.mark.parametrize("algorithm, key, statistic", [
+    ("individual_ranking", None, "mean"), ("individual_ranking", "id", "median"), ("projection", "id", "mean")])
+def test_sql_methods_give_duckdbs_table(engines, algorithm, key, statistic):
+    d = spec(f"out_{algorithm}_{statistic}", algorithm=algorithm, statistic=statistic,
+             **({"key": key} if key else {}))
+    report = assert_same_release(engines, d)
+    assert report["metrics"]["il1s"] > 0
+
+
+@pytest.mark.parametrize("algorithm, key", [("mdav", "id"), ("mdav", None), ("vmdav", "id")])
+def test_blocked_clustering_gives_duckdbs_groups(engines, algorithm, key):
+    d = spec(f"out_blocked_{algorithm}_{key}", algorithm=algorithm, block_by=["region"],
+             **({"key": key} if key else {}))
+    report = assert_same_release(engines, d)
+    assert report["achieved_k"] >= 4 and report["groups"] > N // 8
+    # every group lies within one block: the small regions pooled, the others on their own
+    out = engines["spark"].fetch(exp.select(exp.column("region"), exp.column("age"), exp.column("income"))
+                                 .from_(table(d["output"]["name"])))[1]
+    blocks = {}
+    for region, age, income in out:
+        blocks.setdefault((age, income), set()).add(region if region not in ("isle", "fjord") else "pool")
+    assert all(len(b) == 1 for b in blocks.values())
+
+
+def test_clustering_without_blocking_is_refused_before_anything_is_written(engines):
+    spark = engines["spark"]
+    with pytest.raises(UnsupportedError, match="needs all rows on one machine") as e:
+        api.apply(spec_from_dict(spec("out_unblocked", algorithm="mdav")), engine=spark)
+    assert "transformation.block_by" in str(e.value) and "\n" not in str(e.value)
+    assert not spark.relation_exists("out_unblocked")
+    with pytest.raises(UnsupportedError, match=r"block_size .* block by columns instead"):
+        api.check(spec_from_dict(spec("out_unblocked", algorithm="mdav", block_size=100)), engine=spark)
+    with pytest.raises(UnsupportedError, match="use algorithm individual_ranking"):
+        api.check(spec_from_dict(spec("out_unblocked", algorithm="optimal_univariate")), engine=spark)
