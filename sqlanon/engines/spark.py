@@ -25,7 +25,7 @@ from sqlglot import exp
 from sqlanon.engines.base import Engine
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.messages import driver_message
-from sqlanon.engines.spark_groups import grouped_frame
+from sqlanon.engines.spark_groups import function_error, grouped_frame
 from sqlanon.errors import EngineError, UnsupportedError
 from sqlanon.sql.nodes import table
 
@@ -323,7 +323,12 @@ class SparkEngine(Engine):
             else:
                 frame.write.saveAsTable(target)
         except Exception as e:
-            raise self.error(e, f"create table {target} from groups", f"create table {name}") from e
+            failed = self.error(e, f"create table {target} from groups", f"grouping rows into {name}")
+            raised = function_error(e)
+            if raised is not None:
+                failed = EngineError(f"spark: grouping rows into {name} failed: {raised}", sql=failed.sql,
+                                     purpose=failed.purpose, detail=raised)
+            raise failed from e
 
     def _register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any]) -> None:
         """A temporary view reading the file: Spark scans it where it is, whenever it is read."""

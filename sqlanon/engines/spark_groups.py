@@ -7,6 +7,7 @@ the plain Arrow types of numpy arrays.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,19 @@ if TYPE_CHECKING:
 
     from sqlanon.engines.grouped import ArrowFunction
     from sqlanon.engines.spark import SparkEngine
+
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Warning)\b: .+")
+"""The last line of a Python traceback: the exception's class and message."""
+
+
+def function_error(error: BaseException) -> str | None:
+    """What a function run on the executors raised (its class and message), when ``error`` is
+    pyspark's report of it; pyspark's own first line says only that a Python worker failed."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines or "Python worker" not in lines[0]:
+        return None
+    raised = [line for line in lines if _RAISED.match(line)]
+    return raised[-1] if raised else None
 
 
 def _on_executor(function: ArrowFunction, schema: pa.Schema) -> Callable[[pa.Table], pa.Table]:
