@@ -16,6 +16,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import UnsupportedError
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
+from tests.pg_server import free_port
 
 pytestmark = pytest.mark.spark
 
@@ -40,7 +41,7 @@ def people(n: int = N, seed: int = 14) -> pa.Table:
 
 @pytest.fixture(scope="module")
 def engines(spark_session):
-    """The same table ``people`` in DuckDB and in a Spark database of its own."""
+    """The same table ``people`` in DuckDB and in a Spark database of its own (``database``)."""
     from sqlanon.engines.spark import SparkEngine
     from tests.spark_session import drop_database, fresh_database
 
@@ -51,7 +52,7 @@ def engines(spark_session):
         data = people()
         spark.create_table_from_arrow("people", data)
         duck.create_table_from_arrow("people", data)
-        yield {"duckdb": duck, "spark": spark}
+        yield {"duckdb": duck, "spark": spark, "database": database}
     finally:
         duck.close()
         spark.close()
@@ -87,8 +88,8 @@ def written(engine, name: str) -> list[tuple]:
 
 
 def apply_both(engines, d: dict, metrics: bool) -> dict:
-    return {name: api.apply(spec_from_dict(d), engine=e, metrics=None if metrics else ()).as_dict()
-            for name, e in engines.items()}
+    return {name: api.apply(spec_from_dict(d), engine=engines[name], metrics=None if metrics else ())
+            .as_dict() for name in ("duckdb", "spark")}
 
 
 def assert_same_release(engines, d: dict, *, metrics: bool = True) -> dict:
@@ -139,3 +140,33 @@ def test_clustering_without_blocking_is_refused_before_anything_is_written(engin
         api.check(spec_from_dict(spec("out_unblocked", algorithm="mdav", block_size=100)), engine=spark)
     with pytest.raises(UnsupportedError, match="use algorithm individual_ranking"):
         api.check(spec_from_dict(spec("out_unblocked", algorithm="optimal_univariate")), engine=spark)
+
+
+@pytest.fixture()
+def connect_server(spark_session):
+    """A Spark Connect server in the test session's own JVM (no other process), on a free port."""
+    context = spark_session._jsc.sc()
+    port = free_port()
+    context.conf().set("spark.connect.grpc.binding.port", str(port))
+    service = spark_session._jvm.org.apache.spark.sql.connect.service.SparkConnectService
+    service.start(context)
+    yield f"sc://127.0.0.1:{port}"
+    service.stop(getattr(service, "stop$default$1")(), getattr(service, "stop$default$2")())
+
+
+def test_blocked_mdav_runs_through_spark_connect(engines, connect_server):
+    """The client sends the function to the server, whose executors run it."""
+    from sqlanon.engines.spark import SparkEngine
+
+    d = spec("out_connect", algorithm="mdav", block_by=["region"], key="id")
+    duck = api.apply(spec_from_dict(d), engine=engines["duckdb"], metrics=()).as_dict()
+    d["source"]["schema"] = engines["database"]
+    remote = SparkEngine(remote=connect_server)
+    try:
+        report = api.apply(spec_from_dict(d), engine=remote, metrics=()).as_dict()
+        out = sorted(remote.fetch(exp.select("*").from_(table("out_connect", engines["database"])))[1],
+                     key=lambda r: r[0])
+    finally:
+        remote.close()
+    assert same({**report, "outputs": {}}, {**duck, "outputs": {}}), (report, duck)
+    assert len(out) == N and same(out, written(engines["duckdb"], "out_connect"))
