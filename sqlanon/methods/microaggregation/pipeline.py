@@ -13,6 +13,9 @@ Two kinds of algorithm:
   rank (Domingo-Ferrer J, Torra V. Ordinal, continuous and heterogeneous k-anonymity through
   microaggregation. DMKD 11(2), 2005), nominal ones their group's centroid
   (:data:`~sqlanon.methods.microaggregation.algorithms.registry.CENTROIDS`, the mode by default).
+  On an engine that keeps its rows to itself (capability ``grouped_arrow_map``: Spark) nothing is
+  pulled: each block of ``block_by`` is grouped inside the engine
+  (:mod:`sqlanon.methods.microaggregation.in_engine`), and without blocking the algorithm is refused.
 
 Confidential and insensitive columns pass unchanged, identifiers are dropped, hashed or masked as in
 the generalization outputs. NULLs in a microaggregated attribute are refused, naming the column and the
