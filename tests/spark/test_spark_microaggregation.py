@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import UnsupportedError
+from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
 from tests.pg_server import free_port
@@ -21,6 +21,7 @@ from tests.pg_server import free_port
 pytestmark = pytest.mark.spark
 
 N = 2_000
+GRADES = ["low", "mid", "high", "top"]
 
 
 def people(n: int = N, seed: int = 14) -> pa.Table:
@@ -36,6 +37,7 @@ def people(n: int = N, seed: int = 14) -> pa.Table:
         "income": pa.array(np.round(rng.lognormal(10, 0.6, n), 2)),
         "hours": pa.array(rng.normal(38, 9, n)),
         "note": pa.array([f"person {i}" for i in range(n)]),
+        "grade": pa.array(rng.choice(GRADES, size=n).tolist(), pa.string()),
     })
 
 
@@ -63,6 +65,7 @@ def spec(name: str, **transformation) -> dict:
     return {
         "source": {"table": "people"},
         "attributes": {"id": "insensitive", "region": "insensitive", "note": "insensitive",
+                       "grade": "insensitive",
                        "age": "quasi_identifier", "income": "quasi_identifier", "hours": "quasi_identifier"},
         "transformation": {"method": "microaggregation", "k": 4, **transformation},
         "output": {"mode": "table", "name": name},
@@ -118,6 +121,8 @@ def test_blocked_clustering_gives_duckdbs_groups(engines, algorithm, key, metric
     """Blocks of region: each large region, NULL included, on its own; the two small ones pooled."""
     d = spec(f"out_blocked_{algorithm}", algorithm=algorithm, block_by=["region"],
              **({"key": key} if key else {}))
+    if key:  # an ordinal attribute takes its group's median grade, which the executors choose
+        d["attributes"]["grade"] = {"role": "quasi_identifier", "type": "ordinal", "order": GRADES}
     report = assert_same_release(engines, d, metrics=metrics)
     assert report["achieved_k"] >= 4 and report["groups"] > N // 8
     assert not metrics or report["metrics"]["il1s"] > 0
@@ -140,6 +145,12 @@ def test_clustering_without_blocking_is_refused_before_anything_is_written(engin
         api.check(spec_from_dict(spec("out_unblocked", algorithm="mdav", block_size=100)), engine=spark)
     with pytest.raises(UnsupportedError, match="use algorithm individual_ranking"):
         api.check(spec_from_dict(spec("out_unblocked", algorithm="optimal_univariate")), engine=spark)
+    view = spec("out_unblocked", algorithm="mdav", block_by=["region"])
+    view["output"]["mode"] = "view"
+    with pytest.raises(SpecError, match=r"reads a group table created with it in one transaction.*"
+                                        r"output\.mode: table") as e:
+        api.apply(spec_from_dict(view), engine=spark)
+    assert e.value.path == "output.mode" and not spark.relation_exists("out_unblocked")
 
 
 @pytest.fixture()
