@@ -208,3 +208,18 @@ def test_blocked_mdav_runs_through_spark_connect(engines, connect_server):
         remote.close()
     assert same({**report, "outputs": {}}, {**duck, "outputs": {}}), (report, duck)
     assert len(out) == N and same(out, written(engines["duckdb"], "out_connect"))
+
+
+def test_a_value_the_algorithm_cannot_group_is_refused_as_on_duckdb(engines):
+    """A NaN reaches the grouping on the executors, which refuse it with a pull's message and path."""
+    bad = people(40).set_column(4, "hours", pa.array([float("nan")] + [1.0] * 39))
+    d = spec("out_nan", algorithm="mdav", block_by=["region"], key="id")
+    d["source"]["table"] = "people_nan"
+    errors = {}
+    for name in ("duckdb", "spark"):
+        engines[name].create_table_from_arrow("people_nan", bad)
+        with pytest.raises(SpecError) as e:
+            api.check(spec_from_dict(d), engine=engines[name])
+        errors[name] = (e.value.path, str(e.value))
+    assert errors["spark"] == errors["duckdb"] == ("attributes.hours", "attributes.hours: column 'hours' "
+                                                   "has 1 NaN or infinite value")

@@ -18,6 +18,7 @@ block (:func:`refuse_unblocked`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ from sqlglot import exp
 
 from sqlanon.engines.base import Engine
 from sqlanon.engines.staging import new_token, staging_name
-from sqlanon.errors import SpecError, UnsupportedError
+from sqlanon.errors import EngineError, SpecError, UnsupportedError
 from sqlanon.methods.microaggregation import grouping, masking, rows
 from sqlanon.methods.microaggregation.algorithms.blocking import pooled_strata, stratum_order
 from sqlanon.methods.microaggregation.algorithms.registry import traits
@@ -134,8 +135,14 @@ def group_in_engine(engine: Engine, keyed: exp.Expression, key: rows.RowKey, typ
         columns = [(c, "bigint" if key.synthetic else types[c]) for c in key.columns]
         columns += [(masking.group_column(0), "bigint")]
         columns += [(masking.centroid_column(i), types[a]) for i, a in enumerate(needed.valued)]
-        engine.map_arrow_groups(name, query, [BLOCK], BlockGrouping(needed), columns, temporary=temporary,
-                                schema=schema)
+        try:
+            engine.map_arrow_groups(name, query, [BLOCK], BlockGrouping(needed), columns,
+                                    temporary=temporary, schema=schema)
+        except EngineError as e:
+            refused = _refused_values(e)
+            if refused is None:
+                raise
+            raise refused from e
     except BaseException:
         engine.drop(strata)
         raise
@@ -168,6 +175,17 @@ def refuse_repeated_keys(engine: Engine, relation: exp.Expression, key: Sequence
         example = engine.fetch(exp.select(*[col(c) for c in key]).from_(shared.copy()).limit(1))[1][0]
         raise SpecError(f"the key ({', '.join(key)}) is not unique: {int(total)} rows share a value, "
                         f"e.g. {tuple(example)!r}", path="transformation.key")
+
+
+_SPEC_ERROR = re.compile(r"^(?:sqlanon\.errors\.)?SpecError: "
+                         r"(?:((?:attributes|transformation)\.[^:]*): )?(.+)$")
+
+
+def _refused_values(error: EngineError) -> SpecError | None:
+    """A block's values refused by the grouping (a NaN, an ordinal value not in its order), as the
+    error a pull of the rows raises: the engine reports it as the function's error."""
+    found = _SPEC_ERROR.match(error.detail or "")
+    return SpecError(found.group(2), path=found.group(1) or "") if found else None
 
 
 def _stratum(i: int) -> str:
