@@ -22,6 +22,8 @@ pytestmark = pytest.mark.spark
 
 N = 2_000
 GRADES = ["low", "mid", "high", "top"]
+JOBS = {"clerk": ["office", "*"], "typist": ["office", "*"], "smith": ["craft", "*"],
+        "joiner": ["craft", "*"], "baker": ["craft", "*"]}
 
 
 def people(n: int = N, seed: int = 14) -> pa.Table:
@@ -38,6 +40,7 @@ def people(n: int = N, seed: int = 14) -> pa.Table:
         "hours": pa.array(rng.normal(38, 9, n)),
         "note": pa.array([f"person {i}" for i in range(n)]),
         "grade": pa.array(rng.choice(GRADES, size=n).tolist(), pa.string()),
+        "job": pa.array(rng.choice(list(JOBS), size=n).tolist(), pa.string()),
     })
 
 
@@ -65,7 +68,7 @@ def spec(name: str, **transformation) -> dict:
     return {
         "source": {"table": "people"},
         "attributes": {"id": "insensitive", "region": "insensitive", "note": "insensitive",
-                       "grade": "insensitive",
+                       "grade": "insensitive", "job": "insensitive",
                        "age": "quasi_identifier", "income": "quasi_identifier", "hours": "quasi_identifier"},
         "transformation": {"method": "microaggregation", "k": 4, **transformation},
         "output": {"mode": "table", "name": name},
@@ -193,10 +196,13 @@ def connect_server(spark_session):
 
 
 def test_blocked_mdav_runs_through_spark_connect(engines, connect_server):
-    """The client sends the function to the server, whose executors run it."""
+    """The client sends the function to the server, whose executors run it: MDAV on mixed
+    attributes, a nominal one coded into its distinct values over the whole table in every block,
+    and its group's centroid chosen there."""
     from sqlanon.engines.spark import SparkEngine
 
-    d = spec("out_connect", algorithm="mdav", block_by=["region"], key="id")
+    d = spec("out_connect", algorithm="mdav_mixed", block_by=["region"], key="id")
+    d["attributes"]["job"] = {"role": "quasi_identifier", "hierarchy": {"map": JOBS}}
     duck = api.apply(spec_from_dict(d), engine=engines["duckdb"], metrics=()).as_dict()
     d["source"]["schema"] = engines["database"]
     remote = SparkEngine(remote=connect_server)
