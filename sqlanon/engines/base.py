@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sqlglot import exp
 
 from sqlanon.engines.capabilities import Capabilities
+from sqlanon.engines.grouped import ArrowGroups
 from sqlanon.engines.messages import describe, driver_message
 from sqlanon.engines.row_values import ROW_KEY, Batches, Block, MakeBatches, Projection, joined_by_key
 from sqlanon.errors import EngineError, InternalError, UnsupportedError
@@ -29,15 +30,14 @@ __all__ = ["Capabilities", "Engine", "describe", "driver_message"]
 log = logging.getLogger("sqlanon")
 
 
-class Engine(abc.ABC):
+class Engine(ArrowGroups, abc.ABC):
     """A connection to one database.
 
     Statements are sqlglot trees, rendered here for the engine's dialect through
     :func:`~sqlanon.sql.render.render` (and its function allow-list); SQL text is refused, except by
     :meth:`execute_script` and :meth:`fetch_script`, which run statements sqlanon rendered from a
-    template of ``sql_templates/``. What the engine can do beyond SQL is declared in
-    :attr:`capabilities`; a method needing an undeclared capability refuses. Subclasses implement
-    the ``_``-prefixed hooks.
+    template of ``sql_templates/``. What the engine can do beyond SQL is declared in :attr:`capabilities`;
+    a method needing an undeclared capability refuses. Subclasses implement the ``_``-prefixed hooks.
     """
 
     name: ClassVar[str]

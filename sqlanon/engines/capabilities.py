@@ -21,6 +21,7 @@ _WHAT = {
     "atomic_rename": "replace a table by another in one transaction",
     "row_block_writes": "write a table in row blocks on several connections",
     "recoverable_swap": "replace a table in recorded steps that a later run completes or undoes",
+    "grouped_arrow_map": "run a Python function on each group of rows inside the engine",
 }
 
 
@@ -55,6 +56,12 @@ class Capabilities:
     the tables (:class:`~sqlanon.engines.swap.TableMarks`); a process killed at any step leaves
     the original or the result readable, and :func:`~sqlanon.engines.swap.recover` completes or
     undoes the swap."""
+    grouped_arrow_map: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.map_arrow_groups`: a Python function runs on each group
+    of a query's rows, handed over as one Arrow table, inside the engine (on a cluster, on its
+    executors), and what it returns becomes a table without passing through sqlanon's process. An
+    engine declaring it keeps its rows out of that process: work that needs every row in one process
+    is refused there, with how to split it into groups."""
 
     def require(self, capability: str, engine: str) -> None:
         """Refuse (:class:`UnsupportedError`) when ``capability`` is not declared."""

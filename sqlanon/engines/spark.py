@@ -16,6 +16,7 @@ import importlib
 import os
 import re
 import socket
+import sys
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -27,17 +28,21 @@ from sqlanon.engines.base import Engine
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.messages import driver_message
 from sqlanon.engines.spark_marks import SparkTableMarks
+from sqlanon.engines.spark_groups import function_error, grouped_frame
 from sqlanon.errors import EngineError, UnsupportedError
 from sqlanon.sql.nodes import table
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from sqlanon.engines.grouped import ArrowFunction
+
 EXTRA = "pip install 'sqlanon[spark]'"
 LOCAL_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
 """Settings of a session sqlanon starts itself, unless the connection string sets them."""
 CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 """The environment variable pyspark sets when a Spark Connect session opens in the process."""
+PYSPARK_PYTHON = "PYSPARK_PYTHON"
 CONNECT_CLIENT = ("pandas", "pyarrow", "grpc", "grpc_status", "google.rpc.status_pb2", "zstandard")
 """The modules pyspark's Spark Connect client imports."""
 
@@ -113,11 +118,18 @@ def local_session(master: str, conf: dict[str, str] | None = None) -> tuple[Any,
     builder = sql.SparkSession.builder.master(master).appName("sqlanon")
     for key, value in {**LOCAL_DEFAULTS, **(conf or {})}.items():
         builder = builder.config(key, value)
+    # pyspark starts the executors' Python workers with $PYSPARK_PYTHON, else whatever `python3`
+    # is on the PATH: a function run on the executors (grouped_arrow_map) needs sqlanon's own
+    python = os.environ.get(PYSPARK_PYTHON)
+    os.environ.setdefault(PYSPARK_PYTHON, sys.executable)
     try:
         session = builder.getOrCreate()
     except Exception as e:  # the JVM did not start: no Java, or a bad setting
         raise EngineError(f"spark: cannot start a session on {master!r}: {driver_message(e)} "
                           "(Spark needs a Java 17 runtime on the PATH or in JAVA_HOME)") from e
+    finally:
+        if python is None:  # read once, when the session started
+            os.environ.pop(PYSPARK_PYTHON, None)
     session.sparkContext.setLogLevel("ERROR")
     return session, True
 
@@ -149,7 +161,8 @@ class SparkEngine(Engine, SparkTableMarks):
 
     name: ClassVar[str] = "spark"
     dialect_name: ClassVar[str] = "spark"
-    capabilities: ClassVar[Capabilities] = Capabilities(file_registration=True, recoverable_swap=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(file_registration=True, recoverable_swap=True,
+                                                          grouped_arrow_map=True)
 
     def __init__(self, session: Any = None, *, master: str = "local[2]",
                  conf: dict[str, str] | None = None, remote: str | None = None) -> None:
@@ -299,6 +312,31 @@ class SparkEngine(Engine, SparkTableMarks):
                 frame.write.saveAsTable(self.sql(table(name, schema)))
         except Exception as e:
             raise self.error(e, f"create table {name}", f"create table {name}") from e
+
+    def _map_arrow_groups(self, name: str, query: exp.Expression, by: list[str], function: ArrowFunction,
+                          columns: list[tuple[str, str]], temporary: bool, schema: str | None) -> None:
+        """``groupBy(by).applyInArrow(function)`` on the executors; the groups are computed now, once:
+        a temporary table is a cached view, a stored one is written by Spark."""
+        target = self.sql(table(name, schema))
+        try:
+            frame = grouped_frame(self, query, by, function, columns)
+            if temporary:
+                cached = frame.cache()
+                try:
+                    cached.count()  # the function runs here, and its errors are raised here
+                except BaseException:
+                    cached.unpersist()
+                    raise
+                self._register(name, cached)
+            else:
+                frame.write.saveAsTable(target)
+        except Exception as e:
+            failed = self.error(e, f"create table {target} from groups", f"grouping rows into {name}")
+            raised = function_error(e)
+            if raised is not None:
+                failed = EngineError(f"spark: grouping rows into {name} failed: {raised}", sql=failed.sql,
+                                     purpose=failed.purpose, detail=raised)
+            raise failed from e
 
     def _register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any]) -> None:
         """A temporary view reading the file: Spark scans it where it is, whenever it is read."""

@@ -171,6 +171,11 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
     if keeps_group_table(spec):
         groups = name + GROUPS_SUFFIX
         check_name(spec, groups, dialect, "group table")
+        if writing and not engine.capabilities.transactional_ddl:
+            raise SpecError(f"the {mode} output of algorithm {spec.microaggregation.algorithm} reads a group "
+                            f"table created with it in one transaction, which {engine.name} cannot do "
+                            "(the engine does not declare the capability 'transactional_ddl'); write a "
+                            "table (output.mode: table)", path="output.mode", source=spec.path)
         if writing and spec.source.file and getattr(engine, "database", None) == ":memory:":
             raise SpecError(f"the SQL of algorithm {spec.microaggregation.algorithm} reads its group "
                             f"table {groups!r}, which would be created in an in-memory database that "

@@ -279,3 +279,36 @@ class EngineConformance:
         engine.register_file("people", str(path), kind="csv", options={"header": True})
         assert sorted(rows_of(engine, "people", "name", "city")) == [("O'Brien; --", "Zoë"),
                                                                      ('say "hi"', "Köln")]
+
+    # -- Python in the engine ---------------------------------------------------------------------
+    def test_a_function_runs_on_each_group_of_rows(self, engine):
+        numbered(engine, "big")
+        query = exp.select(col("id"), col("x"), alias(exp.Mod(this=col("id"), expression=lit(3)), "b")) \
+            .from_(table("big"))
+
+        def summary(data: pa.Table) -> pa.Table:  # one row per group: its key, size and sum
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            return pa.table({"b": data.column("b").slice(0, 1), "n": [data.num_rows],
+                             "total": [pc.sum(data.column("x")).as_py()],
+                             "first": [pc.min(data.column("id"))]})
+
+        columns = [("b", "bigint"), ("n", "bigint"), ("total", "double"), ("first", "bigint")]
+        if not engine.capabilities.grouped_arrow_map:
+            self.refuses(engine, "grouped_arrow_map",
+                         lambda: engine.map_arrow_groups("sums", query, ["b"], summary, columns))
+            return
+        engine.map_arrow_groups("sums", query, ["b"], summary, columns)
+        expected = [(b, len(range(b, N, 3)), sum(i * 10.0 for i in range(b, N, 3)), b) for b in range(3)]
+        assert sorted(rows_of(engine, "sums", "b", "n", "total", "first")) == expected
+        engine.map_arrow_groups("kept", query, ["b"], summary, columns, temporary=False)
+        assert sorted(rows_of(engine, "kept", "b", "n", "total", "first")) == expected
+        assert engine.row_count("kept") == 3
+
+        def failing(data: pa.Table) -> pa.Table:
+            raise ValueError("no numbers in group")
+
+        with pytest.raises(EngineError, match="failed: ValueError: no numbers in group$"):
+            engine.map_arrow_groups("failed", query, ["b"], failing, columns)
+        assert not engine.relation_exists("failed")

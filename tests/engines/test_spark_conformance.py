@@ -18,4 +18,5 @@ class TestSpark(EngineConformance):
 
 
 def test_spark_declares_only_what_it_has(spark):
-    assert spark.capabilities.declared() == ["file_registration", "recoverable_swap"]
+    assert spark.capabilities.declared() == ["file_registration", "recoverable_swap",
+                                             "grouped_arrow_map"]

@@ -13,6 +13,9 @@ Two kinds of algorithm:
   rank (Domingo-Ferrer J, Torra V. Ordinal, continuous and heterogeneous k-anonymity through
   microaggregation. DMKD 11(2), 2005), nominal ones their group's centroid
   (:data:`~sqlanon.methods.microaggregation.algorithms.registry.CENTROIDS`, the mode by default).
+  On an engine that keeps its rows to itself (capability ``grouped_arrow_map``: Spark) nothing is
+  pulled: each block of ``block_by`` is grouped inside the engine
+  (:mod:`sqlanon.methods.microaggregation.in_engine`), and without blocking the algorithm is refused.
 
 Confidential and insensitive columns pass unchanged, identifiers are dropped, hashed or masked as in
 the generalization outputs. NULLs in a microaggregated attribute are refused, naming the column and the
@@ -35,15 +38,14 @@ from sqlanon.compile.released import OutputQuery
 from sqlanon.domain.metrics.numeric import is_numeric_type
 from sqlanon.engines.base import Engine
 from sqlanon.engines.staging import new_token, staging_name
-from sqlanon.errors import InternalError, SpecError, UnsupportedError, did_you_mean
+from sqlanon.errors import SpecError, UnsupportedError, did_you_mean
 from sqlanon.methods.base import KEPT_TABLE_SUFFIX as GROUPS_SUFFIX
 from sqlanon.methods.dataset import Dataset
-from sqlanon.methods.microaggregation import masking, rows
+from sqlanon.methods.microaggregation import grouping, in_engine, masking, rows
 from sqlanon.methods.microaggregation.algorithms import blocking
 from sqlanon.methods.microaggregation.algorithms.projection import projection_axis, projection_query
 from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
 from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking
-from sqlanon.methods.microaggregation.distance.centroids import get_centroid
 from sqlanon.methods.microaggregation.progress import ProgressLine
 from sqlanon.methods.microaggregation.quality import group_sizes, information_loss
 from sqlanon.methods.microaggregation.records import Records
@@ -123,6 +125,8 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, group_sc
     columns = ds.column_names
     types = dict(ds.columns)
     _check_columns(settings, columns)
+    if engine.capabilities.grouped_arrow_map:
+        in_engine.refuse_unblocked(settings, engine)
     attributes = settings.attributes
     kinds = {a: rows.attribute_kind(spec, a, types[a]) for a in attributes}
     in_sql = settings.in_sql
@@ -153,6 +157,8 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, group_sc
                                 "first; nothing was written)", path=_attribute_paths(spec, attributes)[a])
     if in_sql:
         m = _sql_masking(spec, ds, settings, key, keyed, n, nulls)
+    elif engine.capabilities.grouped_arrow_map:
+        m = _engine_masking(spec, ds, settings, key, keyed, kinds, n, group_table, group_schema, temporary)
     else:
         m = _pulled_masking(spec, ds, settings, key, keyed, kinds, n, group_table, group_schema,
                             temporary, progress)
@@ -231,11 +237,10 @@ def _confidential_defaults(spec: Spec, settings: MicroaggregationSettings,
 
 def _partition(records: Records, settings: MicroaggregationSettings, line: ProgressLine,
                block_values: list[np.ndarray], defaults: dict[str, Any] | None = None) -> np.ndarray:
-    algorithm = get_algorithm(settings.algorithm)
     options = {**(defaults or {}), **settings.partitioner_options}
 
     def run(r: Records) -> np.ndarray:
-        return _checked(np.asarray(algorithm(r, settings.k, **options)), r.n, settings)
+        return grouping.partition(r, settings, options)
 
     if settings.block_by:
         blocks = blocking.strata_blocks(block_values, settings.k)
@@ -249,16 +254,36 @@ def _partition(records: Records, settings: MicroaggregationSettings, line: Progr
                                      lambda i, b: line.update(f"block {i + 1} of {b}"))
 
 
-def _checked(labels: np.ndarray, n: int, settings: MicroaggregationSettings) -> np.ndarray:
-    """The partitioner kept its contract (one group per row, every group at least k rows); the groups
-    renumbered 0..g-1 in the order of their numbers."""
-    if labels.shape != (n,) or not np.issubdtype(labels.dtype, np.integer):
-        raise InternalError(f"algorithm {settings.algorithm} returned {labels.shape} {labels.dtype}, "
-                            f"not ({n},) integer group numbers")
-    if n and group_sizes(labels).min() < settings.k:
-        raise InternalError(f"algorithm {settings.algorithm} formed a group of fewer than k = "
-                            f"{settings.k} rows")
-    return np.unique(labels, return_inverse=True)[1].reshape(-1).astype(np.int64)  # numbered 0..g-1
+def _sensitive(spec: Spec, ds: Dataset, settings: MicroaggregationSettings) -> dict[str, str]:
+    """The confidential attributes the algorithm reads (NULLs refused), and their kinds."""
+    if not traits(settings.algorithm).sensitive:
+        return {}
+    sensitive = [s for s in spec.sensitive if s not in settings.attributes]
+    if sensitive:
+        rows.refuse_nulls(ds.engine, ds.relation, sensitive, settings.algorithm, {})
+    return {s: rows.attribute_kind(spec, s, dict(ds.columns)[s]) for s in sensitive}
+
+
+def _engine_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, key: rows.RowKey,
+                    keyed: exp.Expression, kinds: dict[str, str], n: int, group_table: str | None,
+                    group_schema: str | None, temporary: bool) -> Masking:
+    """Blocks grouped inside the engine (:mod:`sqlanon.methods.microaggregation.in_engine`)."""
+    engine, columns, attributes = ds.engine, ds.column_names, settings.attributes
+    sensitive_kinds = _sensitive(spec, ds, settings)
+    sensitive = list(sensitive_kinds)
+    nominal = [a for a, kind in {**kinds, **sensitive_kinds}.items() if kind == rows.NOMINAL]
+    options = {**(_confidential_defaults(spec, settings, sensitive) if sensitive else {}),
+               **settings.partitioner_options}
+    needed = in_engine.Needed(spec, settings, key.columns, kinds, tuple(sensitive), sensitive_kinds, options,
+                              in_engine.distinct_values(engine, keyed, nominal),
+                              tuple(a for a in attributes if kinds[a] != rows.NUMERIC), n)
+    g = in_engine.group_in_engine(engine, keyed, key, dict(ds.columns), needed, name=group_table,
+                                  temporary=temporary, schema=group_schema)
+    released = masking.released_query(keyed, columns, key, g.name, g.layout, settings.statistic,
+                                      group_schema=group_schema)
+    return Masking(settings, columns, key, keyed, released, released, n, g.groups, g.min_group_size,
+                   g.max_group_size, [a for a in attributes if kinds[a] == rows.NUMERIC],
+                   group_table=g.name, group_schema=group_schema)
 
 
 def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, key: rows.RowKey,
@@ -267,10 +292,8 @@ def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings,
     engine, columns = ds.engine, ds.column_names
     t = traits(settings.algorithm)
     attributes = settings.attributes
-    sensitive = [s for s in spec.sensitive if s not in attributes] if t.sensitive else []
-    sensitive_kinds = {s: rows.attribute_kind(spec, s, dict(ds.columns)[s]) for s in sensitive}
-    if sensitive:
-        rows.refuse_nulls(engine, ds.relation, sensitive, settings.algorithm, {})
+    sensitive_kinds = _sensitive(spec, ds, settings)
+    sensitive = list(sensitive_kinds)
     wanted = [*attributes, *sensitive, *[c for c in settings.block_by if c not in attributes]]
     pulled = rows.pull(engine, keyed, key, wanted)
     records = rows.records(pulled, spec, attributes, kinds, sensitive, sensitive_kinds)
@@ -289,8 +312,8 @@ def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings,
             labels_of = {a: shared for a in attributes}
     numeric = tuple(a for a in attributes if kinds[a] == rows.NUMERIC)
     valued = tuple(a for a in attributes if kinds[a] != rows.NUMERIC)
-    values = [_group_values(records, settings, a, kinds[a], labels_of[a], spec.attributes[a].order or ())
-              for a in valued]
+    values = [grouping.group_values(records, settings, a, kinds[a], labels_of[a],
+                                    spec.attributes[a].order or ()) for a in valued]
     partitions = tuple((a,) for a in numeric) if t.per_attribute else (numeric,)
     labels = [labels_of[p[0]] for p in partitions if p]
     layout = masking.GroupLayout(tuple(p for p in partitions if p), valued)
@@ -310,24 +333,6 @@ def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings,
                    int(min(s.min() for s in sizes.values())), int(max(s.max() for s in sizes.values())),
                    [a for a in attributes if kinds[a] == rows.NUMERIC], group_table=name,
                    group_schema=group_schema)
-
-
-def _group_values(records: Records, settings: MicroaggregationSettings, attribute: str, kind: str,
-                  labels: np.ndarray, order_of: tuple[Any, ...]) -> np.ndarray:
-    """Per row, its group's value of an ordinal (median rank, the lower one for even sizes) or nominal
-    (centroid) attribute."""
-    g = int(labels.max()) + 1
-    if kind == rows.ORDINAL:
-        ranks = records.x[:, records.names.index(attribute)]
-        order = np.lexsort((ranks, labels))
-        sizes = np.bincount(labels, minlength=g)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        median = ranks[order[starts + (sizes - 1) // 2]].astype(np.int64)
-        per_group = np.array([order_of[r - 1] for r in median], dtype=object)
-        return per_group[labels]
-    column = records.nominal[attribute]
-    codes = np.asarray(get_centroid(settings.centroid)(column, labels, g), dtype=np.int64)
-    return np.array(column.values, dtype=object)[codes][labels]
 
 
 def drop_group_table(ds: Dataset, m: Masking) -> None:

@@ -187,25 +187,31 @@ def ranks(values: np.ndarray, order: Sequence[Any], name: str) -> np.ndarray:
     return out
 
 
-def nominal(values: np.ndarray, spec: Spec, name: str) -> NominalColumn:
-    """Codes into the sorted distinct values (compared as text)."""
+def nominal(values: np.ndarray, spec: Spec, name: str, distinct: Sequence[Any] | None = None
+            ) -> NominalColumn:
+    """Codes into the sorted distinct values (compared as text): those of ``values``, or ``distinct``
+    (the column's distinct values over more rows than these, already sorted)."""
     plain = _plain(values).tolist()
-    distinct = sorted(set(plain), key=str)
+    distinct = sorted(set(plain), key=str) if distinct is None else list(distinct)
     index = {v: i for i, v in enumerate(distinct)}
     codes = np.fromiter((index[v] for v in plain), dtype=np.int64, count=len(plain))
     return NominalColumn(codes, tuple(distinct), spec.attributes[name].hierarchy)
 
 
 def records(pulled: Pulled, spec: Spec, attributes: Sequence[str], kinds: Mapping[str, str],
-            sensitive: Sequence[str], sensitive_kinds: Mapping[str, str]) -> Records:
-    """The :class:`Records` of the pulled rows: numeric and ordinal attributes in ``x``, nominal apart."""
+            sensitive: Sequence[str], sensitive_kinds: Mapping[str, str],
+            distinct: Mapping[str, Sequence[Any]] | None = None) -> Records:
+    """The :class:`Records` of the pulled rows: numeric and ordinal attributes in ``x``, nominal apart
+    (coded into ``distinct[name]`` when given)."""
+    distinct = distinct or {}
     numeric = [a for a in attributes if kinds[a] != NOMINAL]
     cols = [numbers(pulled.columns[a], a) if kinds[a] == NUMERIC
             else ranks(pulled.columns[a], spec.attributes[a].order or (), a) for a in numeric]
     x = np.column_stack(cols) if cols else np.empty((pulled.n, 0))
-    nominals = {a: nominal(pulled.columns[a], spec, a) for a in attributes if kinds[a] == NOMINAL}
+    nominals = {a: nominal(pulled.columns[a], spec, a, distinct.get(a)) for a in attributes
+                if kinds[a] == NOMINAL}
     sens: dict[str, Any] = {}
     for s in sensitive:
         sens[s] = numbers(pulled.columns[s], s) if sensitive_kinds[s] == NUMERIC \
-            else nominal(pulled.columns[s], spec, s)
+            else nominal(pulled.columns[s], spec, s, distinct.get(s))
     return Records(np.ascontiguousarray(x, dtype=np.float64), tuple(numeric), nominals, sens)

@@ -50,18 +50,28 @@ def strata_blocks(values: Sequence[np.ndarray], k: int) -> list[np.ndarray]:
     """Rows grouped by their values of the stratifying columns; strata below ``k`` rows pooled."""
     texts = [np.array([None if _missing(x) else str(x) for x in np.asarray(v, dtype=object)], dtype=object)
              for v in values]
-    codes, sizes = group_ids(texts, sort_key=lambda t: (t is None, t or ""))  # by text, NULL last
-    strata = [np.flatnonzero(codes == g) for g in range(len(sizes))]
-    big = [s for s in strata if len(s) >= k]
-    small = [s for s in strata if len(s) < k]
-    if not small:
-        return big
-    pool = np.sort(np.concatenate(small))
-    if len(pool) >= k or not big:
-        return [*big, pool]
-    smallest = min(range(len(big)), key=lambda i: len(big[i]))
-    big[smallest] = np.sort(np.concatenate([big[smallest], pool]))
-    return big
+    codes, sizes = group_ids(texts, sort_key=stratum_order)  # by text, NULL last
+    block = np.asarray(pooled_strata([int(s) for s in sizes], k), dtype=np.int64)[codes]
+    return [np.flatnonzero(block == b) for b in range(int(block.max()) + 1)] if len(block) else []
+
+
+def stratum_order(text: str | None) -> tuple[bool, str]:
+    """How strata are ordered, column by column: by their values as text, NULL last."""
+    return text is None, text or ""
+
+
+def pooled_strata(sizes: Sequence[int], k: int) -> list[int]:
+    """The block of each stratum (of ``sizes`` rows, strata in their order): one block per stratum of
+    ``k`` rows or more, in order, then the pool of the smaller strata, or the pool joined to the
+    smallest big stratum (the first of equal ones) when it has fewer than ``k`` rows."""
+    big = [i for i, size in enumerate(sizes) if size >= k]
+    small = [i for i, size in enumerate(sizes) if size < k]
+    block = {stratum: b for b, stratum in enumerate(big)}
+    if small:
+        pooled = sum(sizes[i] for i in small) >= k or not big
+        into = len(big) if pooled else min(range(len(big)), key=lambda b: sizes[big[b]])
+        block.update({i: into for i in small})
+    return [block[i] for i in range(len(sizes))]
 
 
 def _missing(x: object) -> bool:
