@@ -20,6 +20,7 @@ _WHAT = {
     "transactional_ddl": "run statements, DDL included, in one transaction",
     "atomic_rename": "replace a table by another in one transaction",
     "row_block_writes": "write a table in row blocks on several connections",
+    "row_stream_map": "draw per-row values where it reads a table's rows, partition by partition",
 }
 
 
@@ -48,6 +49,11 @@ class Capabilities:
     row_block_writes: bool = False
     """:meth:`~sqlanon.engines.base.Engine.write_row_blocks`: a table's rows split in blocks by
     row number and written in parallel by several connections, in order."""
+
+    row_stream_map: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.map_row_stream`: per-row values addressed by row position
+    are drawn by the engine's workers while they read the table (Spark: ``mapInArrow``), each
+    partition from its first row's number in the table's scan order; nothing goes to the driver."""
 
     def require(self, capability: str, engine: str) -> None:
         """Refuse (:class:`UnsupportedError`) when ``capability`` is not declared."""

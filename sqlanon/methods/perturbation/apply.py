@@ -29,6 +29,8 @@ from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.release_budget import ReleaseBudget
 from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality, pairs_query
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
+from sqlanon.methods.perturbation.mapped import mapped_pairs, refuse_unmapped
+from sqlanon.methods.perturbation.moments import statistics_of
 from sqlanon.methods.perturbation.options import (
     ADDITIVE,
     CATEGORICAL,
@@ -40,9 +42,9 @@ from sqlanon.methods.perturbation.options import (
 )
 from sqlanon.methods.perturbation.quality import categorical_quality
 from sqlanon.methods.perturbation.result import NoiseReport
-from sqlanon.methods.rng import make_rng
+from sqlanon.methods.rng import RowKey, make_rng
 from sqlanon.spec.schema import Spec
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, lit, table
+from sqlanon.sql.nodes import alias, as_expression, col, table
 
 CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
 """Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.engines.duckdb_blocks)."""
@@ -72,6 +74,7 @@ def run_noise(spec: Spec, ds: Dataset, sink: Sink, *, dry_run: bool = False,
 
 def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool,
            sink: Sink) -> NoiseReport:
+    refuse_unmapped(ds.engine, opts)
     removed = [] if dry_run else remove_leftovers(ds.engine)
     if opts.mechanism == DP_MICRODATA:
         report = _dp_microdata(spec, ds, opts, dry_run, quality, sink)
@@ -192,85 +195,14 @@ def _check_columns(spec: Spec, ds: Dataset, opts: NoiseOptions) -> dict[str, str
     return types
 
 
-def _statistics(ds: Dataset, opts: NoiseOptions) -> dict[str, Any]:
-    """Sample variances (uncorrelated, each over its non-NULL values) or the sample covariance
-    over complete rows (correlated), both n − 1, in one scan (:func:`_moments`)."""
-    attrs = list(opts.attributes)
-    if opts.mechanism == "uncorrelated":
-        return {"variances": _moments(ds, attrs, complete=False).diagonal().copy()}
-    if opts.mechanism == "correlated":
-        return {"covariance": _moments(ds, attrs)}
-    return {}
-
-
-def _moments(ds: Dataset, attrs: list[str], *, complete: bool = True) -> np.ndarray:
-    """Sample covariances from sums of products shifted by one value K_i of each column.
-
-    With x − K instead of x the one-pass formula (S_ij − S_i·S_j/n)/(n − 1) loses little: its
-    relative error grows with (mean − K)²/variance, which is at most n − 1 when K is one of the
-    values (Samuelson's inequality), so at most about n·2^-52, against the catastrophic loss of the
-    unshifted formula when the mean dwarfs the spread. One scan instead of the two of a two-pass
-    algorithm (0.25 s of 5 columns × 100M rows). K is the least value among the first rows; a
-    column with none there takes the first scan's mean, the two-pass way (0 when it has no value at
-    all: its variances, over fewer than two values, are 0).
-
-    ``complete``: over rows where every attribute is non-NULL (covariance); otherwise each
-    column's variance over its own non-NULL values (the off-diagonal entries are then unused).
-    """
-    source = table(ds.name, schema_name(ds.relation))
-    m = len(attrs)
-    head = exp.select(*[alias(col(a), f"c{i}") for i, a in enumerate(attrs)]).from_(source).limit(1000)
-    shifts = list(ds.engine.fetch(exp.select(*[exp.Min(this=as_double(col(f"c{i}")))
-                                               for i in range(m)]).from_(head.subquery("h")))[1][0])
-    if any(k is None for k in shifts):
-        means = _means(ds, attrs, complete)
-        # a column without any value (an empty table, only NULLs) has no moments: any shift does
-        shifts = [k if k is not None else mu if mu is not None else 0.0 for k, mu in zip(shifts, means)]
-    centred = [exp.Paren(this=exp.Sub(this=as_double(col(a)), expression=lit(float(k))))
-               for a, k in zip(attrs, shifts)]
-    pairs = [(i, j) for i in range(m) for j in range(i, m)] if complete else [(i, i) for i in range(m)]
-    counts = [exp.Count(this=exp.Star())] if complete else [exp.Count(this=col(a)) for a in attrs]
-    q = exp.select(*counts, *[exp.Sum(this=c.copy()) for c in centred],
-                   *[exp.Sum(this=exp.Mul(this=centred[i].copy(), expression=centred[j].copy()))
-                     for i, j in pairs]).from_(source)
-    if complete:
-        q = q.where(_complete(attrs))
-    row = ds.engine.fetch(q)[1][0]
-    n = [int(row[0])] * m if complete else [int(c) for c in row[:m]]
-    sums = [float(v or 0.0) for v in row[len(counts):len(counts) + m]]
-    products = row[len(counts) + m:]
-    cov = np.zeros((m, m))
-    for (i, j), v in zip(pairs, products):
-        if n[i] >= 2:
-            value = (float(v) - sums[i] * sums[j] / n[i]) / (n[i] - 1)
-            cov[i, j] = cov[j, i] = max(value, 0.0) if i == j else value
-    return cov
-
-
-def _complete(attrs: list[str]) -> exp.Expression:
-    return as_expression(exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs]))
-
-
-def _means(ds: Dataset, attrs: list[str], complete: bool) -> list[float | None]:
-    source = table(ds.name, schema_name(ds.relation))
-    q = exp.select(*[exp.Avg(this=as_double(col(a))) for a in attrs]).from_(source)
-    if complete:
-        q = q.where(_complete(attrs))
-    return [None if v is None else float(v) for v in ds.engine.fetch(q)[1][0]]
-
-
 def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
           types: dict[str, str]) -> tuple[Draw, np.ndarray | None]:
-    keys = None
+    """The draw, and the row keys its values belong to when it read them with the values."""
     if opts.mechanism in ADDITIVE:
-        if not ds.engine.positional_rows():
-            keys = ds.engine.read_columns(ds.relation, [])[ROW_KEY]
         integers = frozenset(a for a in opts.attributes if types[a].upper() in _INTEGER_TYPES)
-        return additive(opts, rng, _statistics(ds, opts), integers), keys
+        return additive(opts, RowKey.of(rng), statistics_of(ds, opts), integers), None
     if opts.mechanism == "sampling":
-        if not ds.engine.positional_rows():
-            keys = ds.engine.read_columns(ds.relation, [])[ROW_KEY]
-        return sampling(opts.params["fraction"], n, rng), keys
+        return sampling(opts.params["fraction"], n, rng), None
     data = ds.engine.read_columns(ds.relation, list(opts.attributes))
     keys = data.get(ROW_KEY)
     return per_row(opts, rng, data, types, ds.engine.dialect.name), keys
@@ -296,9 +228,10 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
     schema = schema_name(ds.relation)
     blocks = engine.row_blocks(ds.relation) if draw.independent is not None \
         and engine.capabilities.row_block_writes else None
-    if blocks is not None:
-        metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality, budget,
-                                tables)
+    if draw.independent is not None and engine.capabilities.row_stream_map:
+        metrics = _write_mapped(spec, ds, opts, draw, n, name, exists, quality, tables)
+    elif blocks is not None:
+        metrics = _write_blocks(spec, ds, opts, draw, n, blocks, name, exists, quality, budget, tables)
     else:
         metrics = _write_joined(spec, ds, opts, draw, keys, n, name, exists, quality, budget, tables)
     outputs = {"mode": spec.output.mode, "relation": name,
@@ -312,6 +245,8 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
     """One CREATE TABLE AS joining the values to the rows (by position, or by key on PostgreSQL)."""
     engine, schema = ds.engine, schema_name(ds.relation)
     positional = engine.positional_rows()
+    if not positional and keys is None:
+        keys = engine.read_columns(ds.relation, [])[ROW_KEY]
     area = StagingArea(engine)
     staging = area.name() if exists else name
 
@@ -338,7 +273,26 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
         return budget.write(write, once=positional)
 
 
-def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: np.random.Generator,
+def _write_mapped(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, n: int, name: str,
+                  exists: bool, quality: bool, tables: TableWriter) -> dict[str, Any]:
+    """One CREATE TABLE AS over the rows the engine maps to their values where it reads them
+    (Spark's executors); the quality reads the same mapping again, which draws the same values."""
+    if draw.independent is None:
+        raise InternalError("a mapped write needs a draw whose noise each partition can redraw on its own")
+    area = StagingArea(ds.engine)
+    staging = area.name() if exists else name
+    with area, ds.engine.map_row_stream(ds.relation, draw.schema, draw.independent) as skeleton:
+        tables.create(staging, skeleton.select(*_projection(spec, ds, draw), append=False))
+        metrics: dict[str, Any] = {}
+        if quality and n:
+            pairs = skeleton.select(*mapped_pairs(opts.attributes, draw.expressions), append=False)
+            metrics = numeric_quality(ds.engine, pairs, opts.attributes, n, linkage=opts.linkage)
+        if exists:
+            tables.move_into_place(staging, name, replace=True)
+        return metrics
+
+
+def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw,
                   n: int, blocks: list[Block], name: str, exists: bool, quality: bool,
                   budget: ReleaseBudget, tables: TableWriter) -> dict[str, Any]:
     """Row blocks written in parallel into a staging table, renamed into place in one transaction.
@@ -357,7 +311,7 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
 
         def write() -> dict[str, Any]:
             engine.write_row_blocks(ds.relation, staging, blocks, draw.schema, independent,
-                                    rng, lambda skeleton: skeleton.select(
+                                    lambda skeleton: skeleton.select(
                                         *_projection(spec, ds, draw), append=False),
                                     uncompressed=frozenset(opts.attributes)
                                     if opts.mechanism in CONTINUOUS else frozenset())

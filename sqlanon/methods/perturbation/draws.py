@@ -17,6 +17,8 @@ from sqlanon.methods.perturbation import perturb
 from sqlanon.methods.perturbation.options import NoiseOptions
 from sqlanon.methods.perturbation.per_row_mechanisms import CATEGORY_TRANSITIONS, NUMERIC_REWRITES
 from sqlanon.methods.perturbation.pram import category_codes, pram_codes
+from sqlanon.methods.perturbation.row_stream import RowDraws
+from sqlanon.methods.rng import RowKey
 from sqlanon.registry import Registry
 from sqlanon.sql.nodes import as_double, col, internal
 
@@ -35,9 +37,10 @@ class Draw:
     guarantee: dict[str, Any] = field(default_factory=dict)
     categorical: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per categorical attribute: categories, original and released codes, and the matrix used."""
-    independent: Callable[[np.random.Generator], Callable[[int], dict[str, Any]]] | None = None
-    """For noise that ignores the values: ``batches`` drawn from any given generator, so that blocks
-    of rows can be drawn apart (:mod:`sqlanon.engines.duckdb_blocks`)."""
+    independent: Callable[[int], Callable[[int], dict[str, Any]]] | None = None
+    """For noise that ignores the values: the ``batches`` of the rows from a given row number on,
+    addressed by position (:mod:`~sqlanon.methods.perturbation.row_stream`), so that blocks and
+    partitions of the rows draw apart (:mod:`sqlanon.engines.duckdb_blocks`, Spark's partitions)."""
 
 
 def _source(c: str) -> exp.Expression:
@@ -82,25 +85,28 @@ class AdditiveSetting:
     """What an additive mechanism's draw reads."""
 
     opts: NoiseOptions
-    rng: np.random.Generator
+    key: RowKey
+    """The run's key of the noise addressed by row position."""
     stats: dict[str, Any]
     """Variances or the covariance of the attributes, for the mechanisms scaled by them."""
     integers: frozenset[str]
     """The attributes of an integer type, which the DP mechanisms release on the grid 1."""
 
 
-def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any],
+def additive(opts: NoiseOptions, key: RowKey, stats: dict[str, Any],
              integers: frozenset[str] = frozenset()) -> Draw:
-    """Noise that does not depend on the values (given ``stats``: variances or the covariance).
+    """Noise that does not depend on the values (given ``stats``: variances or the covariance),
+    drawn by row position under ``key``.
 
     ``integers``: the attributes of an integer type, which the DP mechanisms release on the grid 1.
     """
-    return ADDITIVE_DRAWS.get(opts.mechanism)(AdditiveSetting(opts, rng, stats, integers))
+    return ADDITIVE_DRAWS.get(opts.mechanism)(AdditiveSetting(opts, key, stats, integers))
 
 
 def _independent(s: AdditiveSetting, schema: pa.Schema, make: Batches, exprs: dict[str, exp.Expression],
                  guarantee: dict[str, Any]) -> Draw:
-    return Draw(schema, make(s.rng), exprs, guarantee, independent=make)
+    draws = RowDraws(make, s.key)
+    return Draw(schema, draws.at(0), exprs, guarantee, independent=draws.at)
 
 
 @ADDITIVE_DRAWS.register("uncorrelated")

@@ -340,10 +340,12 @@ def test_snapping_in_sql_equals_the_numpy_mechanism_for_the_same_draws(engine):
     values = table(engine, TABLE)["spend"].to_numpy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReproducibleNoiseWarning)
-        from sqlanon.methods.rng import make_rng
+        from sqlanon.methods.rng import CHUNK_ROWS, RowKey, make_rng
 
-        # one block of rows: it draws from the first generator spawned from the run's (blocks.py)
-        python = mech.laplace(values, 3, 0.7, make_rng(21).spawn(1)[0], bound=(100, 3000))
+        # fewer rows than a chunk: they take the first values of the draw of chunk 0, the keystream
+        # from counter 0 under the run's row key (row_stream.py)
+        padded = np.resize(values, CHUNK_ROWS)
+        python = mech.laplace(padded, 3, 0.7, RowKey.of(make_rng(21)).chunk(0), bound=(100, 3000))[:len(values)]
     # ROUND (SQL, half away from zero) and rint (half to even) differ only on exact ties, which
     # continuous noise does not produce
     np.testing.assert_array_equal(sql, python)
@@ -409,7 +411,7 @@ def test_file_source_into_a_database_file(tmp_path):
 
 def test_noise_statistics_match_numpy(engine):
     from sqlanon.methods.dataset import open_dataset
-    from sqlanon.methods.perturbation.apply import _statistics
+    from sqlanon.methods.perturbation.moments import statistics_of as _statistics
     from sqlanon.methods.perturbation.options import parse
 
     engine.con.execute(f'UPDATE "{TABLE.replace(chr(34), chr(34) * 2)}" SET spend = NULL WHERE id % 9 = 0')
@@ -435,7 +437,7 @@ def test_one_scan_moments_stay_accurate_far_from_zero_and_sorted():
     """Values near 1e9 with a spread of 1, sorted (the shift comes from the first, extreme rows),
     and a column NULL in its first 2,000 rows (its shift falls back to the mean)."""
     from sqlanon.methods.dataset import Dataset
-    from sqlanon.methods.perturbation.apply import _statistics
+    from sqlanon.methods.perturbation.moments import statistics_of as _statistics
     from sqlanon.methods.perturbation.options import parse
     from sqlanon.sql.nodes import table as sql_table
 

@@ -1,0 +1,116 @@
+"""Noise on Spark, drawn by the executors: with a seed, every mechanism Spark runs gives DuckDB's
+table bit for bit (both read the same Parquet file of the credit card data), whatever the number of
+partitions Spark splits the file into; without a seed, two runs differ. The mechanisms that read the
+values are refused, saying why."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sqlanon import api
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.errors import UnsupportedError
+from sqlanon.methods.rng import ReproducibleNoiseWarning
+from sqlanon.spec import spec_from_dict
+from tests.conftest import DATA, require_data
+
+pytestmark = pytest.mark.spark
+
+CREDIT = DATA / "creditcard" / "creditcard_int.csv"
+ROW_GROUP = 4096
+NUMERIC = ["LIMIT_BAL", "AGE", "BILL_AMT1", "PAY_AMT1"]
+MECHANISMS = {
+    "gaussian": {"epsilon": 1.0, "delta": 1e-6, "sensitivity": 1000},
+    "laplace": {"epsilon": 1.0, "sensitivity": 1000,
+                "bounds": {"LIMIT_BAL": [0, 1_000_000], "AGE": [18, 100],
+                           "BILL_AMT1": [-200_000, 1_000_000], "PAY_AMT1": [0, 1_000_000]}},
+    "discrete_laplace": {"epsilon": 0.5, "sensitivity": 100},
+    "staircase": {"epsilon": 1.0, "sensitivity": 1000},
+    "correlated": {"alpha": 0.1},
+    "uncorrelated": {"alpha": 0.1},
+}
+
+
+@pytest.fixture(scope="module")
+def parquet(tmp_path_factory):
+    """The credit card table with a row id, as one Parquet file of row groups of 4,096 rows (so
+    that Spark can split it into partitions)."""
+    require_data(CREDIT)
+    path = tmp_path_factory.mktemp("noise") / "credit.parquet"
+    with DuckDBEngine() as duck:
+        duck.con.execute(f"""COPY (SELECT row_number() OVER () - 1 AS id, * FROM read_csv(?, delim=';',
+            header=true)) TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE {ROW_GROUP})""", [str(CREDIT)])
+    return path
+
+
+@pytest.fixture(scope="module")
+def engines(spark_session):
+    from sqlanon.engines.spark import SparkEngine
+    from tests.spark_session import drop_database, fresh_database
+
+    database = fresh_database(spark_session)
+    spark, duck = SparkEngine(session=spark_session), DuckDBEngine()
+    try:
+        yield {"spark": spark, "duckdb": duck}
+    finally:
+        duck.close()
+        spark.close()
+        drop_database(spark_session, database)
+
+
+_outputs = iter(range(10**6))
+
+
+def noise(engine, parquet, mechanism: str, *, seed: int | None = 7, metrics: bool = False,
+          attributes=NUMERIC) -> tuple[str, object]:
+    """Apply the mechanism to the Parquet file; the output table's name and the report."""
+    name = f"noisy_{next(_outputs)}"
+    spec = spec_from_dict({
+        "source": {"file": str(parquet), "format": "parquet"},
+        "attributes": {a: {"role": "sensitive"} for a in attributes},
+        "transformation": {"method": "noise", "mechanism": mechanism, "attributes": list(attributes),
+                           **MECHANISMS.get(mechanism, {}), **({"seed": seed} if seed is not None else {})},
+        "output": {"mode": "table", "name": name}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+        report = api.apply(spec, engine=engine, metrics=None if metrics else ())
+    return name, report
+
+
+def rows(engine, name: str) -> dict[str, np.ndarray]:
+    """The output's columns, ordered by the row id."""
+    data = engine.fetch_arrow(_ordered(name)).to_pydict()
+    return {c: np.array(v) for c, v in data.items()}
+
+
+def _ordered(name: str):
+    from sqlglot import exp
+
+    from sqlanon.sql.nodes import col, table
+
+    return exp.select("*").from_(table(name)).order_by(col("id"))
+
+
+def assert_same_rows(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for c in a:
+        np.testing.assert_array_equal(a[c], b[c], err_msg=c)
+
+
+@pytest.mark.parametrize("mechanism", sorted(MECHANISMS))
+def test_a_seed_gives_duckdbs_table(engines, parquet, mechanism):
+    spark_out, _ = noise(engines["spark"], parquet, mechanism)
+    duck_out, _ = noise(engines["duckdb"], parquet, mechanism)
+    on_spark, on_duckdb = rows(engines["spark"], spark_out), rows(engines["duckdb"], duck_out)
+    assert len(on_spark["id"]) == 30_000
+    assert not np.array_equal(on_spark["PAY_AMT1"], source_column(parquet, "PAY_AMT1"))
+    assert_same_rows(on_spark, on_duckdb)
+
+
+def source_column(parquet, column: str) -> np.ndarray:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(parquet, columns=[column]).column(column).to_numpy()
