@@ -345,7 +345,8 @@ def test_snapping_in_sql_equals_the_numpy_mechanism_for_the_same_draws(engine):
         # fewer rows than a chunk: they take the first values of the draw of chunk 0, the keystream
         # from counter 0 under the run's row key (row_stream.py)
         padded = np.resize(values, CHUNK_ROWS)
-        python = mech.laplace(padded, 3, 0.7, RowKey.of(make_rng(21)).chunk(0), bound=(100, 3000))[:len(values)]
+        drawn = mech.laplace(padded, 3, 0.7, RowKey.of(make_rng(21)).chunk(0), bound=(100, 3000))
+    python = drawn[:len(values)]
     # ROUND (SQL, half away from zero) and rint (half to even) differ only on exact ties, which
     # continuous noise does not produce
     np.testing.assert_array_equal(sql, python)
