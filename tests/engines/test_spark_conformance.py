@@ -18,4 +18,4 @@ class TestSpark(EngineConformance):
 
 
 def test_spark_declares_only_what_it_has(spark):
-    assert spark.capabilities.declared() == ["file_registration"]
+    assert spark.capabilities.declared() == ["file_registration", "row_stream_map"]
