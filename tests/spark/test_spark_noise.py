@@ -30,6 +30,13 @@ MECHANISMS = {  # staircase and uncorrelated draw as discrete_laplace and correl
     "discrete_laplace": {"epsilon": 0.5, "sensitivity": 100},
     "correlated": {"alpha": 0.1},
 }
+CATEGORICAL = {
+    "pram": ({"matrix": {"SEX": {0: {0: 0.8, 1: 0.2}, 1: {0: 0.3, 1: 0.7}},
+                         "MARRIAGE": {m: {n: 0.7 if m == n else 0.1 for n in range(4)} for m in range(4)}}},
+             ["SEX", "MARRIAGE"]),
+    "randomized_response": ({"epsilon": 1.0, "categories": {"EDUCATION": list(range(7))}}, ["EDUCATION"]),
+    "invariant_pram": ({}, ["EDUCATION", "MARRIAGE"]),
+}
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +119,29 @@ def test_a_seed_gives_duckdbs_table(engines, parquet, mechanism):
     assert_same_rows(on_spark, on_duckdb)
 
 
+@pytest.mark.parametrize("mechanism", sorted(CATEGORICAL))
+def test_categorical_mechanisms_run_in_sql_and_give_duckdbs_table(engines, parquet, mechanism):
+    """PRAM, randomized response and invariant PRAM: one uniform per value, drawn by position, meets
+    the cumulative rows of the transition matrix in a CASE expression."""
+    settings, attributes = CATEGORICAL[mechanism]
+    MECHANISMS[mechanism] = settings
+    try:
+        spark_out, on_spark = noise(engines["spark"], parquet, mechanism, attributes=attributes,
+                                    metrics=mechanism == "pram")
+        duck_out, on_duckdb = noise(engines["duckdb"], parquet, mechanism, attributes=attributes,
+                                    metrics=mechanism == "pram")
+    finally:
+        del MECHANISMS[mechanism]
+    spark_rows, duckdb_rows = rows(engines["spark"], spark_out), rows(engines["duckdb"], duck_out)
+    assert_same_rows(spark_rows, duckdb_rows)
+    assert on_spark.metrics == on_duckdb.metrics and on_spark.guarantee == on_duckdb.guarantee
+    a = attributes[0]
+    changed = np.mean(spark_rows[a] != source_column(parquet, a))
+    assert 0.01 < changed < 0.9
+    if mechanism == "pram":
+        assert on_spark.metrics[a]["changed_share"] == pytest.approx(changed)
+
+
 def source_column(parquet, column: str) -> np.ndarray:
     import pyarrow.parquet as pq
 
@@ -166,12 +196,11 @@ def test_without_a_seed_two_runs_differ(engines, parquet):
 
 @pytest.mark.parametrize("mechanism, settings, why", [
     ("rank_swap", {"p": 5}, "over every value of the column"),
-    ("pram", {"matrix": {"SEX": {1: {1: 0.9, 2: 0.1}, 2: {1: 0.1, 2: 0.9}}}},
-     "new category in numpy"),
+    ("condensation", {"k": 5}, "synthetic records in numpy"),
     ("sampling", {"fraction": 0.5}, "sample of exact size"),
 ])
 def test_mechanisms_that_read_the_values_are_refused_saying_why(engines, parquet, mechanism, settings, why):
-    attributes = {"pram": ["SEX"], "rank_swap": ["AGE"]}.get(mechanism, [])
+    attributes = {"condensation": ["AGE", "BILL_AMT1"], "rank_swap": ["AGE"]}.get(mechanism, [])
     MECHANISMS[mechanism] = settings
     try:
         with pytest.raises(UnsupportedError) as e:

@@ -12,6 +12,7 @@ removes the staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from sqlglot import exp
 
 from sqlanon.compile.hash_text import parse_types
 from sqlanon.compile.released import OutputQuery
-from sqlanon.domain.metrics.numeric import is_numeric_type
+from sqlanon.domain.metrics.numeric import W, is_numeric_type, original_column, released_column
 from sqlanon.engines.row_values import ROW_KEY, SOURCE, VALUES, Block, schema_name
 from sqlanon.engines.staging import StagingArea, remove_leftovers
 from sqlanon.errors import InternalError, SpecError
@@ -27,9 +28,16 @@ from sqlanon.methods.base import Sink, TableWriter
 from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.release_budget import ReleaseBudget
-from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality, pairs_query
+from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality
+from sqlanon.methods.perturbation.categorical import (
+    categorical_draw,
+    categorical_quality,
+    original_name,
+    released_name,
+    value_counts,
+)
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
-from sqlanon.methods.perturbation.mapped import mapped_pairs, refuse_unmapped
+from sqlanon.methods.perturbation.mapped import refuse_unmapped
 from sqlanon.methods.perturbation.moments import statistics_of
 from sqlanon.methods.perturbation.options import (
     ADDITIVE,
@@ -40,11 +48,10 @@ from sqlanon.methods.perturbation.options import (
     dp_cost,
     parse,
 )
-from sqlanon.methods.perturbation.quality import categorical_quality
 from sqlanon.methods.perturbation.result import NoiseReport
 from sqlanon.methods.rng import RowKey, make_rng
 from sqlanon.spec.schema import Spec
-from sqlanon.sql.nodes import alias, as_expression, col, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, lit, table
 
 CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
 """Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.engines.duckdb_blocks)."""
@@ -203,6 +210,9 @@ def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
         return additive(opts, RowKey.of(rng), statistics_of(ds, opts), integers), None
     if opts.mechanism == "sampling":
         return sampling(opts.params["fraction"], n, rng), None
+    if opts.mechanism in CATEGORICAL:
+        return categorical_draw(opts, RowKey.of(rng), rng, lambda a: value_counts(ds.engine, ds.relation, a),
+                                types, ds.engine.dialect.name), None
     data = ds.engine.read_columns(ds.relation, list(opts.attributes))
     keys = data.get(ROW_KEY)
     return per_row(opts, rng, data, types, ds.engine.dialect.name), keys
@@ -283,10 +293,8 @@ def _write_mapped(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, n: in
     staging = area.name() if exists else name
     with area, ds.engine.map_row_stream(ds.relation, draw.schema, draw.independent) as skeleton:
         tables.create(staging, skeleton.select(*_projection(spec, ds, draw), append=False))
-        metrics: dict[str, Any] = {}
-        if quality and n:
-            pairs = skeleton.select(*mapped_pairs(opts.attributes, draw.expressions), append=False)
-            metrics = numeric_quality(ds.engine, pairs, opts.attributes, n, linkage=opts.linkage)
+        metrics = _figures(ds, opts, draw, n, skeleton, lambda a: col(a, SOURCE),
+                           lambda a: draw.expressions[a].copy()) if quality else {}
         if exists:
             tables.move_into_place(staging, name, replace=True)
         return metrics
@@ -341,15 +349,31 @@ def _per_record(guarantee: dict[str, Any], attributes: tuple[str, ...]) -> dict[
 
 
 def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int) -> dict[str, Any]:
-    if opts.mechanism == "sampling" or n == 0:
-        return {}
-    if draw.categorical:
-        return {a: categorical_quality(v, opts.mechanism) for a, v in draw.categorical.items()}
+    """The figures from the source and the table written, side by side (by position or row key)."""
     schema = schema_name(ds.relation)
     original = as_expression(exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True))
     result = as_expression(exp.alias_(table(released, schema), RELEASED, table=True, quoted=True))
-    on = None
-    if not ds.engine.positional_rows():
-        on = exp.EQ(this=ds.engine.row_key(ORIGINAL), expression=col(ROW_KEY, RELEASED))
-    pairs = pairs_query(original, result, opts.attributes, on)
-    return numeric_quality(ds.engine, pairs, opts.attributes, n, linkage=opts.linkage)
+    if ds.engine.positional_rows():
+        both = exp.select().from_(original).join(exp.Join(this=result, method="POSITIONAL"))
+    else:
+        both = exp.select().from_(original).join(result, on=exp.EQ(
+            this=ds.engine.row_key(ORIGINAL), expression=col(ROW_KEY, RELEASED)))
+    return _figures(ds, opts, draw, n, both, lambda a: col(a, ORIGINAL), lambda a: col(a, RELEASED))
+
+
+def _figures(ds: Dataset, opts: NoiseOptions, draw: Draw, n: int, rows: exp.Select,
+             original: Callable[[str], exp.Expression], released: Callable[[str], exp.Expression]
+             ) -> dict[str, Any]:
+    """Utility and risk from ``rows``, where ``original`` and ``released`` give each attribute's
+    value before and after."""
+    if opts.mechanism == "sampling" or n == 0:
+        return {}
+    attrs = opts.attributes
+    if draw.categorical:
+        pairs = rows.select(*[x for i, a in enumerate(attrs) for x in (
+            alias(original(a), original_name(i)), alias(released(a), released_name(i)))], append=False)
+        return categorical_quality(ds.engine, pairs, draw, opts.mechanism)
+    pairs = rows.select(*[alias(as_double(original(a)), original_column(i)) for i, a in enumerate(attrs)],
+                        *[alias(as_double(released(a)), released_column(i)) for i, a in enumerate(attrs)],
+                        alias(lit(1), W), append=False)
+    return numeric_quality(ds.engine, pairs, attrs, n, linkage=opts.linkage)

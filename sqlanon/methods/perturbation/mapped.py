@@ -8,26 +8,15 @@ refused before anything is read, saying why and what to do instead.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from sqlglot import exp
-
-from sqlanon.domain.metrics.numeric import W, original_column, released_column
 from sqlanon.engines.base import Engine
-from sqlanon.engines.row_values import SOURCE
 from sqlanon.errors import UnsupportedError
-from sqlanon.methods.perturbation.options import ADDITIVE, DP_MICRODATA, NoiseOptions
-from sqlanon.sql.nodes import alias, as_double, col, lit
+from sqlanon.methods.perturbation.options import ADDITIVE, CATEGORICAL, DP_MICRODATA, NoiseOptions
 
 _WHY = {
-    "rank_swap": "swaps each value with one of close rank over the whole column, found in numpy "
-                 "over every value of the column",
+    "rank_swap": "swaps each value with one of close rank, each swap depending on the swaps of "
+                 "every lower rank: one pass in numpy over every value of the column",
     "condensation": "builds groups of k records and their synthetic records in numpy over every "
                     "record",
-    "pram": "draws each row's new category in numpy from its value",
-    "invariant_pram": "counts the categories of the whole column and draws each row's new category "
-                      "in numpy from its value",
-    "randomized_response": "draws each row's answer in numpy from its value",
     "sampling": "draws a sample of exact size from the row numbers of the whole table",
     DP_MICRODATA: "writes its release in transactions",
 }
@@ -38,26 +27,18 @@ def refuse_unmapped(engine: Engine, opts: NoiseOptions) -> None:
     caps = engine.capabilities
     if caps.positional_join or caps.stable_row_key or not caps.row_stream_map:
         return
-    if opts.mechanism not in ADDITIVE:
+    if opts.mechanism not in ADDITIVE + CATEGORICAL:
         joins = "" if opts.mechanism == DP_MICRODATA else \
             ", and its values would have to be joined back to their rows, which " \
             f"{engine.name} cannot do (it declares neither positional_join nor stable_row_key)"
         raise UnsupportedError(
             f"transformation.mechanism: {opts.mechanism} {_WHY.get(opts.mechanism, 'reads the values')}"
-            f"{joins}; on {engine.name}, noise runs the mechanisms that ignore the values "
-            f"({', '.join(ADDITIVE)}): use one of them, or run {opts.mechanism} on DuckDB or PostgreSQL")
+            f"{joins}; on {engine.name}, noise runs the mechanisms drawn apart from the values "
+            f"({', '.join(ADDITIVE + CATEGORICAL)}): use one of them, or run {opts.mechanism} on "
+            "DuckDB or PostgreSQL")
     if opts.ledger is not None and not caps.transactional_ddl:
         raise UnsupportedError(
             f"transformation.dataset: charging the release to the ledger dataset "
             f"{opts.ledger.dataset!r} writes it in the spend's transaction, and {engine.name} has no "
             "transactions: leave out dataset (and charge the release to a ledger yourself), or "
             "write the release on DuckDB or PostgreSQL")
-
-
-def mapped_pairs(attributes: Sequence[str], released: dict[str, exp.Expression]) -> list[exp.Expression]:
-    """The columns of :func:`~sqlanon.methods.microaggregation.quality.pairs_query` over the mapped
-    rows: each attribute's value and its released value side by side, from the same row."""
-    out: list[exp.Expression] = [alias(as_double(col(a, SOURCE)), original_column(i))
-                                 for i, a in enumerate(attributes)]
-    out += [alias(as_double(released[a].copy()), released_column(i)) for i, a in enumerate(attributes)]
-    return [*out, alias(lit(1), W)]
