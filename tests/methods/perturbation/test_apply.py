@@ -159,6 +159,34 @@ def test_pram_report_estimates_the_original_frequencies(engine):
     assert 0.05 < m["changed_share"] < 0.3
 
 
+def test_pram_in_sql_equals_pram_codes_for_the_same_uniforms(engine):
+    """Each value meets its matrix row's cumulative sums in SQL as pram_codes does in numpy; the
+    uniforms are drawn by row position, the first of chunk 0 of the run's row key."""
+    from sqlanon.methods.perturbation.pram import category_codes, pram_codes
+    from sqlanon.methods.rng import CHUNK_ROWS, RowKey, make_rng
+
+    engine.con.execute(f'UPDATE "{TABLE.replace(chr(34), chr(34) * 2)}" SET cat = NULL WHERE id % 7 = 0')
+    cats = ["a", "b", "c", "O'Brien;"]
+    rows = [[0.5, 0.25, 0.25, 0.0], [0.0, 0.9, 0.1, 0.0], [0.2, 0.2, 0.2, 0.4], [0.0, 0.0, 0.3, 0.7]]
+    run(engine, {"mechanism": "pram", "attributes": ["cat"], "seed": 9, "matrix": {"cat": {
+        c: {d: p for d, p in zip(cats, row) if p} for c, row in zip(cats, rows)}}})
+    original = table(engine, TABLE)["cat"].tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+        u = RowKey.of(make_rng(9)).chunk(0).random(CHUNK_ROWS)[:N]
+
+    class Uniforms:  # pram_codes draws its uniforms from a generator: hand it these
+        def random(self, n):
+            assert n == N
+            return u
+
+    codes = pram_codes(category_codes([None if v is None or v != v else v for v in original], cats),
+                       np.array(rows), Uniforms())
+    expected = [cats[c] if c >= 0 else None for c in codes.tolist()]
+    released = [None if v is None or v != v else v for v in table(engine, "out")["cat"].tolist()]
+    assert released == expected and expected.count(None) == -(-N // 7)
+
+
 def test_invariant_pram_and_randomized_response(engine):
     report = run(engine, {"mechanism": "invariant_pram", "attributes": ["cat"], "seed": 4})
     assert report.metrics["cat"]["invariant"]
