@@ -31,13 +31,16 @@ from sqlanon.methods.dp.release_budget import ReleaseBudget
 from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality
 from sqlanon.methods.perturbation.categorical import (
     categorical_draw,
+    categorical_in_numpy,
     categorical_quality,
+    in_sql,
     original_name,
     released_name,
+    transitions,
     value_counts,
 )
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
-from sqlanon.methods.perturbation.mapped import refuse_unmapped
+from sqlanon.methods.perturbation.mapped import refuse_large_matrices, refuse_unmapped
 from sqlanon.methods.perturbation.moments import statistics_of
 from sqlanon.methods.perturbation.options import (
     ADDITIVE,
@@ -211,8 +214,12 @@ def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
     if opts.mechanism == "sampling":
         return sampling(opts.params["fraction"], n, rng), None
     if opts.mechanism in CATEGORICAL:
-        return categorical_draw(opts, RowKey.of(rng), rng, lambda a: value_counts(ds.engine, ds.relation, a),
-                                types, ds.engine.dialect.name), None
+        settings = transitions(opts, rng, lambda a: value_counts(ds.engine, ds.relation, a))
+        if in_sql(settings):
+            return categorical_draw(settings, RowKey.of(rng), types, ds.engine.dialect.name), None
+        refuse_large_matrices(ds.engine, opts, settings)
+        data = ds.engine.read_columns(ds.relation, list(opts.attributes))
+        return categorical_in_numpy(settings, rng, data, types, ds.engine.dialect.name), data.get(ROW_KEY)
     data = ds.engine.read_columns(ds.relation, list(opts.attributes))
     keys = data.get(ROW_KEY)
     return per_row(opts, rng, data, types, ds.engine.dialect.name), keys

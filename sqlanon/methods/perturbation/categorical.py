@@ -13,6 +13,7 @@ releases the same table for the same seed. The categories and their counts come 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from sqlanon.errors import SpecError
 from sqlanon.methods.perturbation.draws import Draw, exact_double, noise_column
 from sqlanon.methods.perturbation.options import NoiseOptions
 from sqlanon.methods.perturbation.per_row_mechanisms import CATEGORY_TRANSITIONS
+from sqlanon.methods.perturbation.pram import category_codes, pram_codes
 from sqlanon.methods.perturbation.quality import categorical_figures
 from sqlanon.methods.perturbation.row_stream import RowDraws
 from sqlanon.methods.rng import RowKey
@@ -43,25 +45,49 @@ def value_counts(engine: Engine, relation: exp.Table, attribute: str) -> dict[An
     return {v: int(n) for v, n in engine.fetch(q)[1]}
 
 
-def categorical_draw(opts: NoiseOptions, key: RowKey, rng: np.random.Generator,
-                     counts: Callable[[str], dict[Any, int]], types: dict[str, str], dialect: str) -> Draw:
+MAX_BRANCHES = 4096
+"""The most non-zero transition probabilities applied as ``CASE`` branches (a value's branches are
+tried in order, so a large matrix costs each row that much); larger matrices are applied in numpy
+where the engine can join the released values back to their rows."""
+
+
+@dataclass(frozen=True)
+class Transitions:
+    """One attribute's categories, transition matrix and guarantee."""
+
+    attribute: str
+    categories: list[Any]
+    matrix: np.ndarray
+    guarantee: dict[str, Any] | None
+
+
+def transitions(opts: NoiseOptions, rng: np.random.Generator, counts: Callable[[str], dict[Any, int]]
+                ) -> list[Transitions]:
     """The transitions of each attribute (its categories from the spec, or from its values for
-    invariant PRAM), checked against the values, as a draw of one uniform per value."""
+    invariant PRAM), checked against the values' counts."""
     kind, p = opts.mechanism, opts.params
-    transitions = CATEGORY_TRANSITIONS.get(kind)
-    exprs: dict[str, exp.Expression] = {}
-    guarantee: dict[str, Any] = {}
-    categorical: dict[str, dict[str, Any]] = {}
-    for i, a in enumerate(opts.attributes):
+    make = CATEGORY_TRANSITIONS.get(kind)
+    out = []
+    for a in opts.attributes:
         values = counts(a)
-        cats, matrix, held = transitions(p, a, values, rng)
-        if held is not None:
-            guarantee[a] = held
+        cats, matrix, held = make(p, a, values, rng)
         _check_values(kind, a, values, cats)
-        categorical[a] = {"categories": list(cats), "matrix": matrix}
-        released = _released(a, cats, matrix, col(noise_column(i), VALUES))
-        exprs[a] = exp.cast(released, exp.DataType.build(types[a], dialect=dialect))
-    m = len(opts.attributes)
+        out.append(Transitions(a, list(cats), matrix, held))
+    return out
+
+
+def in_sql(settings: list[Transitions]) -> bool:
+    """Whether the matrices are small enough to apply as ``CASE`` expressions."""
+    return sum(int(np.count_nonzero(t.matrix)) for t in settings) <= MAX_BRANCHES
+
+
+def categorical_draw(settings: list[Transitions], key: RowKey, types: dict[str, str], dialect: str) -> Draw:
+    """The transitions applied in SQL to one uniform per value, drawn by row position."""
+    exprs: dict[str, exp.Expression] = {}
+    for i, t in enumerate(settings):
+        released = _released(t.attribute, t.categories, t.matrix, col(noise_column(i), VALUES))
+        exprs[t.attribute] = exp.cast(released, exp.DataType.build(types[t.attribute], dialect=dialect))
+    m = len(settings)
 
     def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
         def batches(n: int) -> dict[str, Any]:
@@ -70,7 +96,54 @@ def categorical_draw(opts: NoiseOptions, key: RowKey, rng: np.random.Generator,
 
     draws = RowDraws(make, key)
     schema = pa.schema([(noise_column(i), pa.float64()) for i in range(m)])
-    return Draw(schema, draws.at(0), exprs, guarantee, categorical, independent=draws.at)
+    return Draw(schema, draws.at(0), exprs, _guarantees(settings), _described(settings),
+                independent=draws.at)
+
+
+def categorical_in_numpy(settings: list[Transitions], rng: np.random.Generator,
+                         data: dict[str, np.ndarray], types: dict[str, str], dialect: str) -> Draw:
+    """The transitions applied in numpy to the values read (:func:`pram_codes`), for matrices too
+    large for SQL; the released values go back to their rows as a join."""
+    columns: dict[str, Any] = {}
+    described = _described(settings)
+    for t in settings:
+        values = [None if v is None or (isinstance(v, float) and v != v) else v
+                  for v in _plain(data[t.attribute])]
+        codes = category_codes(values, t.categories)
+        released = pram_codes(codes, t.matrix, rng)
+        present = codes >= 0
+        k = len(t.categories)
+        described[t.attribute]["crossed"] = np.bincount(codes[present] * k + released[present],
+                                                        minlength=k * k).reshape(k, k)
+        columns[t.attribute] = pa.array([t.categories[c] if c >= 0 else None for c in released.tolist()])
+    schema = pa.schema([(noise_column(i), columns[t.attribute].type) for i, t in enumerate(settings)])
+    exprs: dict[str, exp.Expression] = {t.attribute: exp.cast(col(noise_column(i), VALUES),
+                                   exp.DataType.build(types[t.attribute], dialect=dialect))
+             for i, t in enumerate(settings)}
+    offset = {"done": 0}
+
+    def batches(n: int) -> dict[str, Any]:
+        start = offset["done"]
+        offset["done"] += n
+        return {noise_column(i): columns[t.attribute].slice(start, n) for i, t in enumerate(settings)}
+
+    return Draw(schema, batches, exprs, _guarantees(settings), described)
+
+
+def _plain(values: np.ndarray) -> list[Any]:
+    """Python values with NULL as None (DuckDB returns NULLs masked)."""
+    if isinstance(values, np.ma.MaskedArray):
+        return [None if missing else v for v, missing in
+                zip(values.data.tolist(), np.ma.getmaskarray(values).tolist())]
+    return list(values.tolist())
+
+
+def _guarantees(settings: list[Transitions]) -> dict[str, Any]:
+    return {t.attribute: t.guarantee for t in settings if t.guarantee is not None}
+
+
+def _described(settings: list[Transitions]) -> dict[str, dict[str, Any]]:
+    return {t.attribute: {"categories": t.categories, "matrix": t.matrix} for t in settings}
 
 
 def _check_values(kind: str, attribute: str, values: dict[Any, int], cats: Sequence[Any]) -> None:
@@ -95,8 +168,9 @@ def _released(attribute: str, cats: Sequence[Any], matrix: np.ndarray, u: exp.Ex
     cumulative[:, -1] = 1.0
     rows = []
     for k, c in enumerate(cats):
+        # a category of probability 0 adds nothing to the sum: the branch before it already took u
         picks = [exp.If(this=exp.LT(this=u.copy(), expression=exact_double(float(t))), true=lit(cats[j]))
-                 for j, t in enumerate(cumulative[k][:-1])]
+                 for j, t in enumerate(cumulative[k][:-1]) if matrix[k, j] > 0]
         draw = exp.Case(ifs=picks, default=lit(cats[-1])) if picks else lit(cats[-1])
         rows.append(exp.If(this=exp.EQ(this=col(attribute, SOURCE), expression=lit(c)), true=draw))
     return exp.Case(ifs=rows)
@@ -109,6 +183,10 @@ def categorical_quality(engine: Engine, pairs: exp.Select, draw: Draw, mechanism
     :func:`~sqlanon.methods.perturbation.quality.categorical_figures`."""
     out = {}
     for i, (a, setting) in enumerate(draw.categorical.items()):
+        if "crossed" in setting:  # applied in numpy: counted there
+            out[a] = categorical_figures(setting["categories"], setting["crossed"], setting["matrix"],
+                                         mechanism)
+            continue
         o, r = col(original_name(i)), col(released_name(i))
         q = exp.select(alias(o, ORIGINAL), alias(r, RELEASED), alias(exp.Count(this=exp.Star()), COUNT)) \
             .from_(pairs.subquery(internal("p"))) \

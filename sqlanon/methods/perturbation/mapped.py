@@ -1,15 +1,21 @@
 """Noise on an engine that draws it where it reads the rows (capability ``row_stream_map``: Spark).
 
 Such an engine cannot join values drawn in sqlanon back to its rows (it declares neither
-``positional_join`` nor ``stable_row_key``), so only the mechanisms whose noise ignores the values
-run there: each partition draws its rows' noise by position (:mod:`row_stream`). The others are
-refused before anything is read, saying why and what to do instead.
+``positional_join`` nor ``stable_row_key``), so only the mechanisms whose draws ignore the values
+run there (additive noise, and the uniforms PRAM applies in SQL): each partition draws its rows'
+values by position (:mod:`row_stream`). The others are refused before anything is read, saying why
+and what to do instead.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
 from sqlanon.engines.base import Engine
 from sqlanon.errors import UnsupportedError
+from sqlanon.methods.perturbation.categorical import MAX_BRANCHES, Transitions
 from sqlanon.methods.perturbation.options import ADDITIVE, CATEGORICAL, DP_MICRODATA, NoiseOptions
 
 _WHY = {
@@ -42,3 +48,16 @@ def refuse_unmapped(engine: Engine, opts: NoiseOptions) -> None:
             f"{opts.ledger.dataset!r} writes it in the spend's transaction, and {engine.name} has no "
             "transactions: leave out dataset (and charge the release to a ledger yourself), or "
             "write the release on DuckDB or PostgreSQL")
+
+
+def refuse_large_matrices(engine: Engine, opts: NoiseOptions, settings: Sequence[Transitions]) -> None:
+    """Refuse transition matrices too large for SQL where their numpy draws cannot meet the rows."""
+    caps = engine.capabilities
+    if caps.positional_join or caps.stable_row_key:
+        return
+    entries = sum(int(np.count_nonzero(t.matrix)) for t in settings)
+    raise UnsupportedError(
+        f"transformation.attributes: the transition matrices of {opts.mechanism} have {entries} non-zero "
+        f"entries, more than the {MAX_BRANCHES} applied in SQL, and {engine.name} cannot join values "
+        "drawn in numpy back to its rows (it declares neither positional_join nor stable_row_key): "
+        "list fewer categories, perturb fewer attributes at once, or run it on DuckDB or PostgreSQL")

@@ -187,6 +187,23 @@ def test_pram_in_sql_equals_pram_codes_for_the_same_uniforms(engine):
     assert released == expected and expected.count(None) == -(-N // 7)
 
 
+def test_a_matrix_too_large_for_sql_is_applied_in_numpy(engine):
+    """100 categories: 10,000 non-zero transition probabilities, more than the CASE branches applied
+    in SQL; the values are read, drawn in numpy and joined back to their rows."""
+    from sqlanon.methods.perturbation.categorical import MAX_BRANCHES
+
+    assert 100 * 100 > MAX_BRANCHES
+    report = run(engine, {"mechanism": "randomized_response", "attributes": ["age"], "seed": 3,
+                          "keep_probability": 0.6, "categories": {"age": list(range(100))}})
+    src, out = table(engine, TABLE), table(engine, "out")
+    assert (out["id"] == src["id"]).all() and set(out["age"]) <= set(range(100))
+    changed = float((out["age"] != src["age"]).mean())
+    m = report.metrics["age"]
+    assert m["changed_share"] == pytest.approx(changed) and 0.3 < changed < 0.5
+    assert sum(m["frequencies_released"].values()) == N
+    assert m["frequencies_released"]["18"] == int((out["age"] == 18).sum())
+
+
 def test_invariant_pram_and_randomized_response(engine):
     report = run(engine, {"mechanism": "invariant_pram", "attributes": ["cat"], "seed": 4})
     assert report.metrics["cat"]["invariant"]
