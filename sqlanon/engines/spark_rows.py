@@ -42,36 +42,51 @@ PARTITION = internal("partition")
 
 
 class _Mapper:
-    """The function each task runs: its record batches with the values of their rows appended."""
+    """The function each task runs: its record batches with the values of their rows appended.
 
-    def __init__(self, rows_from: RowsFrom, firsts: dict[int, int], values: pa.Schema) -> None:
+    A partition may not hold more rows than the first scan counted: its row numbers would run into
+    the next partition's, and two rows would get the same values (one row's noise would reveal the
+    other's value). A source Spark does not scan the same way twice fails instead.
+    """
+
+    def __init__(self, rows_from: RowsFrom, extents: dict[int, tuple[int, int]], values: pa.Schema,
+                 relation: str) -> None:
         self.rows_from = rows_from
-        self.firsts = firsts
+        self.extents = extents
         self.values = values
+        self.relation = relation
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
-        draw = None
+        draw, left = None, 0
         for batch in batches:
             if batch.num_rows == 0:
                 continue
             if draw is None:
-                draw = self.rows_from(self.firsts[batch.column(batch.num_columns - 1)[0].as_py()])
+                partition = batch.column(batch.num_columns - 1)[0].as_py()
+                first, left = self.extents.get(partition, (0, 0))
+                draw = self.rows_from(first)
+            left -= batch.num_rows
+            if left < 0:
+                raise RuntimeError(f"the scan of {self.relation} changed between its two reads (a "
+                                   "partition holds more rows than counted): values drawn by row "
+                                   "number need a source Spark scans the same way twice, such as a "
+                                   "table or files, not a view whose plan shuffles its rows")
             drawn = draw(batch.num_rows)
             columns = batch.columns[:-1] + [pa.array(drawn[f.name], type=f.type) for f in self.values]
             names = batch.schema.names[:-1] + self.values.names
             yield pa.RecordBatch.from_arrays(columns, names=names)
 
 
-def partition_firsts(frame: Any) -> dict[int, int]:
-    """Each partition of ``frame``'s scan -> the number of its first row in scan order."""
+def partition_extents(frame: Any) -> dict[int, tuple[int, int]]:
+    """Each partition of ``frame``'s scan -> the number of its first row in scan order, and its rows."""
     from pyspark.sql import functions
 
     counts = frame.select(functions.spark_partition_id().alias(PARTITION)).groupBy(PARTITION).count()
     sizes = sorted((int(p), int(n)) for p, n in counts.collect())
     starts = itertools.accumulate((n for _, n in sizes), initial=0)
-    return {p: first for (p, _), first in zip(sizes, starts)}
+    return {p: (first, n) for (p, n), first in zip(sizes, starts)}
 
 
 @contextlib.contextmanager
@@ -86,11 +101,11 @@ def mapped_rows(engine: SparkEngine, relation: exp.Table, values: pa.Schema, row
     name = internal_name("rows")
     try:
         frame = engine.session.table(engine.sql(relation))
-        firsts = partition_firsts(frame)
+        extents = partition_extents(frame)
         out = StructType(list(frame.schema.fields) + [StructField(f.name, from_arrow_type(f.type), True)
                                                       for f in values])
         mapped = frame.withColumn(PARTITION, functions.spark_partition_id()) \
-            .mapInArrow(_Mapper(rows_from, firsts, values), out)
+            .mapInArrow(_Mapper(rows_from, extents, values, engine.sql(relation)), out)
         mapped.createOrReplaceTempView(engine.sql(table(name)))
     except Exception as e:
         raise engine.error(e, f"map {relation.name}", f"draw the values of {relation.name!r}") from e

@@ -150,9 +150,9 @@ def source_column(parquet, column: str) -> np.ndarray:
 
 
 def scan_partitions(session, parquet) -> int:
-    from sqlanon.engines.spark_rows import partition_firsts
+    from sqlanon.engines.spark_rows import partition_extents
 
-    return len(partition_firsts(session.read.parquet(str(parquet))))
+    return len(partition_extents(session.read.parquet(str(parquet))))
 
 
 @pytest.fixture()
