@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.grouped import ArrowGroups
 from sqlanon.engines.messages import describe, driver_message
-from sqlanon.engines.row_values import ROW_KEY, Batches, Block, MakeBatches, Projection, joined_by_key
+from sqlanon.engines.row_values import ROW_KEY, Batches, Block, Projection, RowsFrom, joined_by_key
 from sqlanon.errors import EngineError, InternalError, UnsupportedError
 from sqlanon.sql.dialects import DialectProfile, adapt, profile
 from sqlanon.sql.nodes import alias, col, ident, internal, table
@@ -238,11 +238,8 @@ class Engine(ArrowGroups, abc.ABC):
                                actions=[exp.AlterRename(this=exp.Table(this=ident(new)))]))
 
     def replace_table(self, name: str, by: str, *, schema: str | None = None) -> None:
-        """Drop ``name`` (when it exists) and rename ``by`` to it (capability ``atomic_rename``).
-
-        Inside :meth:`transaction` both take effect together: readers see the old table or the
-        new one, never neither.
-        """
+        """Drop ``name`` (when it exists) and rename ``by`` to it (capability ``atomic_rename``);
+        inside :meth:`transaction` both take effect together: readers see the old or the new table."""
         self.require("atomic_rename")
         self.drop(name, schema=schema)
         self.rename_table(by, name, schema=schema)
@@ -261,10 +258,8 @@ class Engine(ArrowGroups, abc.ABC):
     @contextlib.contextmanager
     def arrow_relation(self, data: pa.Table | pa.RecordBatchReader, name: str | None = None
                        ) -> Iterator[exp.Table]:
-        """``data`` readable as a relation inside the block, without a copy (capability ``arrow_in``).
-
-        A record batch reader is read once, by the first statement that scans it.
-        """
+        """``data`` readable as a relation inside the block, without a copy (capability ``arrow_in``);
+        a record batch reader is read once, by the first statement that scans it."""
         self.require("arrow_in")
         with self._arrow_relation(data, name or internal_name("arrow")) as relation:
             yield relation
@@ -293,18 +288,16 @@ class Engine(ArrowGroups, abc.ABC):
         raise NotImplementedError
 
     def positional_rows(self) -> bool:
-        """Whether :meth:`join_row_values` matches rows by position (True) or by row key (False).
-
-        Raises:
-            UnsupportedError: the engine can do neither, or the session cannot keep the rows'
-                order for a positional join.
-        """
+        """Whether :meth:`join_row_values` matches rows by position (True) or by row key (False);
+        refuses (:class:`UnsupportedError`) when the engine can do neither, or the session cannot
+        keep the rows' order for a positional join."""
         if self.capabilities.positional_join:
             self._check_row_order()
             return True
         if self.capabilities.stable_row_key:
             return False
-        raise UnsupportedError(f"noise is applied on DuckDB and PostgreSQL, not {self.name}")
+        raise UnsupportedError(f"{self.name} cannot join values drawn outside it to a table's rows (it "
+                               "declares neither positional_join nor stable_row_key)")
 
     def _check_row_order(self) -> None:
         """Refuse a positional join the session's settings would break (nothing to check by default)."""
@@ -351,20 +344,27 @@ class Engine(ArrowGroups, abc.ABC):
         raise NotImplementedError
 
     def write_row_blocks(self, relation: exp.Table, target: str, blocks: list[Block], schema: pa.Schema,
-                         make_batches: MakeBatches, rng: np.random.Generator, projection: Projection,
+                         rows_from: RowsFrom, projection: Projection,
                          uncompressed: frozenset[str] = frozenset()) -> None:
         """Create ``target`` (in ``relation``'s schema) holding ``projection`` over every block of
-        ``relation`` joined to its values, in order (capability ``row_block_writes``). Block ``b``
-        draws from the ``b``-th generator spawned from ``rng``; ``uncompressed`` names DOUBLE output
+        ``relation`` joined to its values, in order (capability ``row_block_writes``). A block's
+        values are ``rows_from`` its first row's number; ``uncompressed`` names DOUBLE output
         columns the engine may store without compression. A failed block raises
         :class:`EngineError` after ``target`` was dropped."""
         self.require("row_block_writes")
-        self._write_row_blocks(relation, target, blocks, schema, make_batches, rng, projection,
-                               uncompressed)
+        self._write_row_blocks(relation, target, blocks, schema, rows_from, projection, uncompressed)
 
     def _write_row_blocks(self, relation: exp.Table, target: str, blocks: list[Block],
-                          schema: pa.Schema, make_batches: MakeBatches, rng: np.random.Generator,
-                          projection: Projection, uncompressed: frozenset[str]) -> None:
+                          schema: pa.Schema, rows_from: RowsFrom, projection: Projection,
+                          uncompressed: frozenset[str]) -> None:
+        raise NotImplementedError
+
+    def map_row_stream(self, relation: exp.Table, schema: pa.Schema, rows_from: RowsFrom
+                       ) -> contextlib.AbstractContextManager[exp.Select]:
+        """A ``SELECT ... FROM relation AS s <join> values AS v`` skeleton, valid inside the block,
+        whose values the engine draws where it reads the rows (capability ``row_stream_map``): each
+        partition of the scan calls ``rows_from`` with its first row's number in scan order."""
+        self.require("row_stream_map")
         raise NotImplementedError
 
     def discard_row_blocks(self, target: str, schema: str | None = None) -> None:

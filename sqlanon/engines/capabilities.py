@@ -22,6 +22,7 @@ _WHAT = {
     "row_block_writes": "write a table in row blocks on several connections",
     "recoverable_swap": "replace a table in recorded steps that a later run completes or undoes",
     "grouped_arrow_map": "run a Python function on each group of rows inside the engine",
+    "row_stream_map": "draw per-row values where it reads a table's rows, partition by partition",
 }
 
 
@@ -62,6 +63,11 @@ class Capabilities:
     executors), and what it returns becomes a table without passing through sqlanon's process. An
     engine declaring it keeps its rows out of that process: work that needs every row in one process
     is refused there, with how to split it into groups."""
+
+    row_stream_map: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.map_row_stream`: per-row values addressed by row position
+    are drawn by the engine's workers while they read the table (Spark: ``mapInArrow``), each
+    partition from its first row's number in the table's scan order; nothing goes to the driver."""
 
     def require(self, capability: str, engine: str) -> None:
         """Refuse (:class:`UnsupportedError`) when ``capability`` is not declared."""

@@ -14,13 +14,12 @@ from sqlanon.engines import duckdb_blocks, duckdb_rows
 from sqlanon.engines.base import Engine, internal_name
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.messages import driver_message
-from sqlanon.engines.row_values import Batches, Block, MakeBatches, Projection
+from sqlanon.engines.row_values import Batches, Block, Projection, RowsFrom
 from sqlanon.errors import EngineError
 from sqlanon.sql.nodes import col, lit, table
 from sqlanon.sql.render import render
 
 if TYPE_CHECKING:
-    import numpy as np
     import pyarrow as pa
 
 _FILE_READERS = {"csv": "read_csv", "parquet": "read_parquet"}
@@ -232,10 +231,10 @@ class DuckDBEngine(Engine):
         return duckdb_blocks.blocks_of(self, relation)
 
     def _write_row_blocks(self, relation: exp.Table, target: str, blocks: list[Block],
-                          schema: pa.Schema, make_batches: MakeBatches, rng: np.random.Generator,
-                          projection: Projection, uncompressed: frozenset[str]) -> None:
-        duckdb_blocks.write_blocks(self, relation, target, blocks, schema, make_batches, rng,
-                                   projection, uncompressed)
+                          schema: pa.Schema, rows_from: RowsFrom, projection: Projection,
+                          uncompressed: frozenset[str]) -> None:
+        duckdb_blocks.write_blocks(self, relation, target, blocks, schema, rows_from, projection,
+                                   uncompressed)
 
     def discard_row_blocks(self, target: str, schema: str | None = None) -> None:
         duckdb_blocks.discard(self, target, schema)

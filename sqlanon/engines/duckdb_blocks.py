@@ -17,17 +17,17 @@ a DP release is charged before the first block is written (:mod:`sqlanon.methods
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlglot import exp
 
 from sqlanon.engines.base import internal_name
 from sqlanon.engines.messages import driver_message
-from sqlanon.engines.row_values import BATCH_ROWS, SOURCE, VALUES, Block, MakeBatches, Projection, schema_name
+from sqlanon.engines.row_values import BATCH_ROWS, SOURCE, VALUES, Block, Projection, RowsFrom, schema_name
 from sqlanon.errors import EngineError
 from sqlanon.sql.nodes import alias, lit, table
 from sqlanon.sql.render import render
@@ -173,10 +173,10 @@ def _rollback(cur: Any) -> None:
 
 
 def write_blocks(engine: DuckDBEngine, relation: exp.Table, target: str, blocks: list[Block],
-                 schema: pa.Schema,
-                 make_batches: MakeBatches, rng: np.random.Generator, projection: Projection,
+                 schema: pa.Schema, rows_from: RowsFrom, projection: Projection,
                  uncompressed: frozenset[str] = frozenset()) -> None:
-    """Create ``target`` (in the source's schema) holding the projection over every block, in order.
+    """Create ``target`` (in the source's schema) holding the projection over every block, in order;
+    a block's values are ``rows_from`` the number of its first row (the rows of the blocks before it).
 
     ``uncompressed`` names DOUBLE output columns stored without compression (see
     :func:`_store_uncompressed`).
@@ -187,7 +187,7 @@ def write_blocks(engine: DuckDBEngine, relation: exp.Table, target: str, blocks:
     con = engine.con
     where = schema_name(relation)
     target_table = table(target, where)
-    generators = rng.spawn(blocks[-1].index + 1) if blocks else []
+    firsts = list(itertools.accumulate((b.rows for b in blocks), initial=0))
     with engine.arrow_relation(schema.empty_table(), internal_name("v")) as empty:
         engine.execute(exp.Create(this=target_table, kind="TABLE",
                                   expression=_select(relation, empty.name, False, projection)))
@@ -219,7 +219,7 @@ def write_blocks(engine: DuckDBEngine, relation: exp.Table, target: str, blocks:
             for i in range(first, len(blocks), workers):
                 block = blocks[i]
                 reader = pa.RecordBatchReader.from_batches(
-                    schema, _stream(block.rows, schema, make_batches(generators[block.index])))
+                    schema, _stream(block.rows, schema, rows_from(firsts[i])))
                 cur.register(values, reader)
                 try:
                     cur.execute("BEGIN TRANSACTION")

@@ -40,8 +40,9 @@ VALUES = "v"
 Batches = Callable[[int], "dict[str, np.ndarray | pa.Array]"]
 """Given a row count, the values of the next that many rows, one array per column."""
 
-MakeBatches = Callable[["np.random.Generator"], Callable[[int], "dict[str, Any]"]]
-"""Given a block's generator, its :data:`Batches`."""
+RowsFrom = Callable[[int], Batches]
+"""Given the number of a first row (in the table's scan order, from 0), the :data:`Batches` of the
+rows from it on: values addressed by position, so that blocks and partitions draw them apart."""
 
 Projection = Callable[[exp.Select], exp.Select]
 """Adds the output's columns to a ``SELECT ... FROM source AS s <join> values AS v``."""

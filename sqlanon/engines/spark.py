@@ -12,6 +12,7 @@ by Spark in its default format.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
@@ -24,11 +25,13 @@ from urllib.parse import parse_qsl, urlsplit
 
 from sqlglot import exp
 
+from sqlanon.engines import spark_rows
 from sqlanon.engines.base import Engine
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.messages import driver_message
-from sqlanon.engines.spark_marks import SparkTableMarks
+from sqlanon.engines.row_values import RowsFrom
 from sqlanon.engines.spark_groups import function_error, grouped_frame
+from sqlanon.engines.spark_marks import SparkTableMarks
 from sqlanon.errors import EngineError, UnsupportedError
 from sqlanon.sql.nodes import table
 
@@ -162,7 +165,8 @@ class SparkEngine(Engine, SparkTableMarks):
     name: ClassVar[str] = "spark"
     dialect_name: ClassVar[str] = "spark"
     capabilities: ClassVar[Capabilities] = Capabilities(file_registration=True, recoverable_swap=True,
-                                                          grouped_arrow_map=True)
+                                                          grouped_arrow_map=True,
+                                                          row_stream_map=True)
 
     def __init__(self, session: Any = None, *, master: str = "local[2]",
                  conf: dict[str, str] | None = None, remote: str | None = None) -> None:
@@ -351,6 +355,12 @@ class SparkEngine(Engine, SparkTableMarks):
             self._register(name, reader.csv(path) if kind == "csv" else reader.parquet(path))
         except Exception as e:
             raise self.error(e, f"read {path}", f"read {kind} file") from e
+
+    def map_row_stream(self, relation: exp.Table, schema: pa.Schema, rows_from: RowsFrom
+                       ) -> contextlib.AbstractContextManager[exp.Select]:
+        """The rows mapped to their values by the executors, ``mapInArrow`` over the table's scan
+        (:mod:`sqlanon.engines.spark_rows`)."""
+        return spark_rows.mapped_rows(self, relation, schema, rows_from)
 
     # -- catalog ----------------------------------------------------------------------------------
     def _frame(self, relation: str, schema: str | None) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from randomgen import AESCounter
@@ -45,3 +46,39 @@ def make_rng(seed: int | None = None) -> np.random.Generator:
         "knows the seed; omit the seed for a cryptographically seeded generator",
         ReproducibleNoiseWarning, stacklevel=2)
     return np.random.Generator(AESCounter(seed=np.random.SeedSequence(int(seed))))
+
+
+CHUNK_ROWS = 1 << 16
+"""Rows per segment of a :class:`RowKey`'s stream: row r's values are the (r mod CHUNK_ROWS)-th of
+the draw made for its chunk r // CHUNK_ROWS."""
+
+_ROW_STREAM = 0x726F7773
+"""The spawn key that sets the row stream's key apart from the run generator's own."""
+
+
+@dataclass(frozen=True)
+class RowKey:
+    """One run's AES key for noise addressed by row position, whatever reads the rows.
+
+    Chunk c of the rows draws from the AES-CTR keystream under this key starting at counter
+    c·2^64: the chunks are disjoint segments of one stream (a chunk of 2^16 rows uses far fewer
+    than 2^64 blocks), so a row's noise depends only on the key and its position, and a block or
+    partition starting anywhere finds its rows' values by jumping to their chunk's counter.
+    """
+
+    key: int
+
+    @staticmethod
+    def of(rng: np.random.Generator) -> RowKey:
+        """The row key of a run generator from :func:`make_rng` (its seed, or its 128 bits from
+        :mod:`secrets`): derived through the same seed sequence, under a spawn key of its own."""
+        seed = rng.bit_generator.seed_seq
+        if not isinstance(seed, np.random.SeedSequence):
+            raise TypeError("the run generator comes from make_rng, seeded by a SeedSequence")
+        derived = np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, _ROW_STREAM))
+        low, high = (int(w) for w in derived.generate_state(2, np.uint64))
+        return RowKey(low | high << 64)
+
+    def chunk(self, index: int) -> np.random.Generator:
+        """The generator of chunk ``index``: the keystream from counter ``index``·2^64."""
+        return np.random.Generator(AESCounter(key=self.key, counter=index << 64))

@@ -231,16 +231,47 @@ class EngineConformance:
         assert blocks is not None and sum(b.rows for b in blocks) == N
         schema = pa.schema([("y", pa.float64())])
 
-        def make_batches(rng: np.random.Generator):
-            return lambda n: {"y": rng.normal(size=n)}
+        def rows_from(first: int):
+            """The values of the rows from ``first`` on: their row numbers, negated."""
+            done = {"n": first}
 
-        engine.write_row_blocks(relation, "out", blocks, schema, make_batches, np.random.default_rng(1),
+            def batches(n: int) -> dict[str, np.ndarray]:
+                done["n"] += n
+                return {"y": -np.arange(done["n"] - n, done["n"], dtype=np.float64)}
+            return batches
+
+        engine.write_row_blocks(relation, "out", blocks, schema, rows_from,
                                 lambda s: s.select(col("id", SOURCE), alias(col("y", VALUES), "y")))
         got = engine.fetch(exp.select(col("id"), col("y")).from_(table("out")))[1]
         assert [r[0] for r in got] == list(range(N))
-        assert len({r[1] for r in got}) == N
+        assert [r[1] for r in got] == [-float(i) for i in range(N)]  # each block from its first row
         engine.discard_row_blocks("out")
         assert not engine.relation_exists("out")
+
+    def test_values_drawn_where_the_rows_are_read_follow_the_scan_order(self, engine):
+        numbered(engine, "src")
+        relation = table("src")
+        schema = pa.schema([("y", pa.int64())])
+
+        def rows_from(first: int):
+            """The rows' numbers from ``first`` on."""
+            done = {"n": first}
+
+            def batches(n: int) -> dict[str, np.ndarray]:
+                done["n"] += n
+                return {"y": np.arange(done["n"] - n, done["n"], dtype=np.int64)}
+            return batches
+
+        if not engine.capabilities.row_stream_map:
+            self.refuses(engine, "row_stream_map", lambda: engine.map_row_stream(relation, schema, rows_from))
+            return
+        scanned = [r[0] for r in rows_of(engine, "src", "id")]  # the table's scan order
+        with engine.map_row_stream(relation, schema, rows_from) as skeleton:
+            got = engine.fetch(skeleton.select(col("id", SOURCE), col("x", SOURCE), col("y", VALUES)))[1]
+            again = engine.fetch(skeleton.select(col("id", SOURCE), col("y", VALUES)))[1]
+        position = {i: n for n, i in enumerate(scanned)}
+        assert sorted(got) == sorted((i, i * 10.0, position[i]) for i in range(N))
+        assert sorted(again) == sorted((i, position[i]) for i in range(N))  # read again, drawn again
 
     # -- data from outside ------------------------------------------------------------------------
     def test_arrow_round_trip(self, engine):

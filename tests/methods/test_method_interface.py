@@ -229,8 +229,8 @@ def test_the_runner_refuses_an_engine_without_a_capability_the_method_needs(top)
                                            "attributes": ["age"], "sensitivity": 1, "seed": 7,
                                            "bounds": {"age": [0, 120]}})
         with pytest.raises(UnsupportedError, match=r"method noise needs an engine that declares "
-                                                   r"positional_join or stable_row_key; duckdb declares "
-                                                   r"transactional_ddl, atomic_rename"):
+                                                   r"positional_join or stable_row_key or row_stream_map; "
+                                                   r"duckdb declares transactional_ddl, atomic_rename"):
             api.apply(spec_from_dict(spec), engine=keyless)
         assert sorted_rows(keyless, "people") == before and not keyless.relation_exists("people_anon")
         # a method that needs neither runs on the same engine

@@ -9,8 +9,9 @@ from sqlglot import exp
 from sqlanon import api
 from sqlanon.engines import connect
 from sqlanon.errors import EngineError, SpecError, UnsupportedError
+from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec import spec_from_dict
-from sqlanon.sql.nodes import alias, lit
+from sqlanon.sql.nodes import alias, col, lit, table
 
 pytestmark = pytest.mark.spark
 
@@ -23,16 +24,24 @@ def test_a_connection_string_uses_the_running_session_and_leaves_it_running(spar
     assert spark_session.sql("SELECT 1 AS y").collect()[0].y == 1
 
 
-def test_noise_is_refused_naming_the_capabilities_spark_lacks(spark):
+def test_noise_on_a_catalog_table_is_written_by_spark_and_refused_where_values_are_joined_back(spark):
     spark.create_table_from_arrow("people", pa.table({"age": [23, 27, 22, 43, 47], "zip": ["1"] * 5}))
     spec = {"source": {"table": "people"},
             "attributes": {"age": {"role": "quasi_identifier", "type": "integer"}},
             "transformation": {"method": "noise", "mechanism": "uncorrelated", "attributes": ["age"],
                                "alpha": 0.5, "seed": 1},
             "output": {"mode": "table", "name": "people_noisy"}}
-    with pytest.raises(UnsupportedError, match="positional_join or stable_row_key"):
+    with pytest.warns(ReproducibleNoiseWarning):
+        report = api.apply(spec_from_dict(spec), engine=spark)
+    assert report.outputs["rows"] == 5
+    noisy = spark.fetch(exp.select(col("age"), col("zip")).from_(table("people_noisy")))[1]
+    assert len(noisy) == 5 and {z for _, z in noisy} == {"1"}
+    assert sorted(a for a, _ in noisy) != [22.0, 23.0, 27.0, 43.0, 47.0]
+    spec["transformation"] = {"method": "noise", "mechanism": "rank_swap", "attributes": ["age"], "p": 50}
+    spec["output"] = {"mode": "table", "name": "people_swapped"}
+    with pytest.raises(UnsupportedError, match="neither positional_join nor stable_row_key"):
         api.apply(spec_from_dict(spec), engine=spark)
-    assert not spark.relation_exists("people_noisy")
+    assert not spark.relation_exists("people_swapped")
 
 
 def test_a_source_in_another_database_is_found_and_written_beside(spark, spark_session):

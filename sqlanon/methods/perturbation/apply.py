@@ -12,6 +12,7 @@ removes the staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from sqlglot import exp
 
 from sqlanon.compile.hash_text import parse_types
 from sqlanon.compile.released import OutputQuery
-from sqlanon.domain.metrics.numeric import is_numeric_type
+from sqlanon.domain.metrics.numeric import W, is_numeric_type, original_column, released_column
 from sqlanon.engines.row_values import ROW_KEY, SOURCE, VALUES, Block, schema_name
 from sqlanon.engines.staging import StagingArea, remove_leftovers
 from sqlanon.errors import InternalError, SpecError
@@ -27,8 +28,20 @@ from sqlanon.methods.base import Sink, TableWriter
 from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.release_budget import ReleaseBudget
-from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality, pairs_query
+from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality
+from sqlanon.methods.perturbation.categorical import (
+    categorical_draw,
+    categorical_in_numpy,
+    categorical_quality,
+    in_sql,
+    original_name,
+    released_name,
+    transitions,
+    value_counts,
+)
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
+from sqlanon.methods.perturbation.mapped import refuse_large_matrices, refuse_unmapped
+from sqlanon.methods.perturbation.moments import statistics_of
 from sqlanon.methods.perturbation.options import (
     ADDITIVE,
     CATEGORICAL,
@@ -38,9 +51,8 @@ from sqlanon.methods.perturbation.options import (
     dp_cost,
     parse,
 )
-from sqlanon.methods.perturbation.quality import categorical_quality
 from sqlanon.methods.perturbation.result import NoiseReport
-from sqlanon.methods.rng import make_rng
+from sqlanon.methods.rng import RowKey, make_rng
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.nodes import alias, as_double, as_expression, col, lit, table
 
@@ -72,6 +84,7 @@ def run_noise(spec: Spec, ds: Dataset, sink: Sink, *, dry_run: bool = False,
 
 def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool,
            sink: Sink) -> NoiseReport:
+    refuse_unmapped(ds.engine, opts)
     removed = [] if dry_run else remove_leftovers(ds.engine)
     if opts.mechanism == DP_MICRODATA:
         report = _dp_microdata(spec, ds, opts, dry_run, quality, sink)
@@ -192,85 +205,21 @@ def _check_columns(spec: Spec, ds: Dataset, opts: NoiseOptions) -> dict[str, str
     return types
 
 
-def _statistics(ds: Dataset, opts: NoiseOptions) -> dict[str, Any]:
-    """Sample variances (uncorrelated, each over its non-NULL values) or the sample covariance
-    over complete rows (correlated), both n − 1, in one scan (:func:`_moments`)."""
-    attrs = list(opts.attributes)
-    if opts.mechanism == "uncorrelated":
-        return {"variances": _moments(ds, attrs, complete=False).diagonal().copy()}
-    if opts.mechanism == "correlated":
-        return {"covariance": _moments(ds, attrs)}
-    return {}
-
-
-def _moments(ds: Dataset, attrs: list[str], *, complete: bool = True) -> np.ndarray:
-    """Sample covariances from sums of products shifted by one value K_i of each column.
-
-    With x − K instead of x the one-pass formula (S_ij − S_i·S_j/n)/(n − 1) loses little: its
-    relative error grows with (mean − K)²/variance, which is at most n − 1 when K is one of the
-    values (Samuelson's inequality), so at most about n·2^-52, against the catastrophic loss of the
-    unshifted formula when the mean dwarfs the spread. One scan instead of the two of a two-pass
-    algorithm (0.25 s of 5 columns × 100M rows). K is the least value among the first rows; a
-    column with none there takes the first scan's mean, the two-pass way (0 when it has no value at
-    all: its variances, over fewer than two values, are 0).
-
-    ``complete``: over rows where every attribute is non-NULL (covariance); otherwise each
-    column's variance over its own non-NULL values (the off-diagonal entries are then unused).
-    """
-    source = table(ds.name, schema_name(ds.relation))
-    m = len(attrs)
-    head = exp.select(*[alias(col(a), f"c{i}") for i, a in enumerate(attrs)]).from_(source).limit(1000)
-    shifts = list(ds.engine.fetch(exp.select(*[exp.Min(this=as_double(col(f"c{i}")))
-                                               for i in range(m)]).from_(head.subquery("h")))[1][0])
-    if any(k is None for k in shifts):
-        means = _means(ds, attrs, complete)
-        # a column without any value (an empty table, only NULLs) has no moments: any shift does
-        shifts = [k if k is not None else mu if mu is not None else 0.0 for k, mu in zip(shifts, means)]
-    centred = [exp.Paren(this=exp.Sub(this=as_double(col(a)), expression=lit(float(k))))
-               for a, k in zip(attrs, shifts)]
-    pairs = [(i, j) for i in range(m) for j in range(i, m)] if complete else [(i, i) for i in range(m)]
-    counts = [exp.Count(this=exp.Star())] if complete else [exp.Count(this=col(a)) for a in attrs]
-    q = exp.select(*counts, *[exp.Sum(this=c.copy()) for c in centred],
-                   *[exp.Sum(this=exp.Mul(this=centred[i].copy(), expression=centred[j].copy()))
-                     for i, j in pairs]).from_(source)
-    if complete:
-        q = q.where(_complete(attrs))
-    row = ds.engine.fetch(q)[1][0]
-    n = [int(row[0])] * m if complete else [int(c) for c in row[:m]]
-    sums = [float(v or 0.0) for v in row[len(counts):len(counts) + m]]
-    products = row[len(counts) + m:]
-    cov = np.zeros((m, m))
-    for (i, j), v in zip(pairs, products):
-        if n[i] >= 2:
-            value = (float(v) - sums[i] * sums[j] / n[i]) / (n[i] - 1)
-            cov[i, j] = cov[j, i] = max(value, 0.0) if i == j else value
-    return cov
-
-
-def _complete(attrs: list[str]) -> exp.Expression:
-    return as_expression(exp.and_(*[exp.Not(this=exp.Is(this=col(a), expression=exp.Null())) for a in attrs]))
-
-
-def _means(ds: Dataset, attrs: list[str], complete: bool) -> list[float | None]:
-    source = table(ds.name, schema_name(ds.relation))
-    q = exp.select(*[exp.Avg(this=as_double(col(a))) for a in attrs]).from_(source)
-    if complete:
-        q = q.where(_complete(attrs))
-    return [None if v is None else float(v) for v in ds.engine.fetch(q)[1][0]]
-
-
 def _draw(ds: Dataset, opts: NoiseOptions, rng: np.random.Generator, n: int,
           types: dict[str, str]) -> tuple[Draw, np.ndarray | None]:
-    keys = None
+    """The draw, and the row keys its values belong to when it read them with the values."""
     if opts.mechanism in ADDITIVE:
-        if not ds.engine.positional_rows():
-            keys = ds.engine.read_columns(ds.relation, [])[ROW_KEY]
         integers = frozenset(a for a in opts.attributes if types[a].upper() in _INTEGER_TYPES)
-        return additive(opts, rng, _statistics(ds, opts), integers), keys
+        return additive(opts, RowKey.of(rng), statistics_of(ds, opts), integers), None
     if opts.mechanism == "sampling":
-        if not ds.engine.positional_rows():
-            keys = ds.engine.read_columns(ds.relation, [])[ROW_KEY]
-        return sampling(opts.params["fraction"], n, rng), keys
+        return sampling(opts.params["fraction"], n, rng), None
+    if opts.mechanism in CATEGORICAL:
+        settings = transitions(opts, rng, lambda a: value_counts(ds.engine, ds.relation, a))
+        if in_sql(settings):
+            return categorical_draw(settings, RowKey.of(rng), types, ds.engine.dialect.name), None
+        refuse_large_matrices(ds.engine, opts, settings)
+        data = ds.engine.read_columns(ds.relation, list(opts.attributes))
+        return categorical_in_numpy(settings, rng, data, types, ds.engine.dialect.name), data.get(ROW_KEY)
     data = ds.engine.read_columns(ds.relation, list(opts.attributes))
     keys = data.get(ROW_KEY)
     return per_row(opts, rng, data, types, ds.engine.dialect.name), keys
@@ -296,9 +245,10 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
     schema = schema_name(ds.relation)
     blocks = engine.row_blocks(ds.relation) if draw.independent is not None \
         and engine.capabilities.row_block_writes else None
-    if blocks is not None:
-        metrics = _write_blocks(spec, ds, opts, draw, rng, n, blocks, name, exists, quality, budget,
-                                tables)
+    if draw.independent is not None and engine.capabilities.row_stream_map:
+        metrics = _write_mapped(spec, ds, opts, draw, n, name, exists, quality, tables)
+    elif blocks is not None:
+        metrics = _write_blocks(spec, ds, opts, draw, n, blocks, name, exists, quality, budget, tables)
     else:
         metrics = _write_joined(spec, ds, opts, draw, keys, n, name, exists, quality, budget, tables)
     outputs = {"mode": spec.output.mode, "relation": name,
@@ -312,6 +262,8 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
     """One CREATE TABLE AS joining the values to the rows (by position, or by key on PostgreSQL)."""
     engine, schema = ds.engine, schema_name(ds.relation)
     positional = engine.positional_rows()
+    if not positional and keys is None:
+        keys = engine.read_columns(ds.relation, [])[ROW_KEY]
     area = StagingArea(engine)
     staging = area.name() if exists else name
 
@@ -338,7 +290,24 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
         return budget.write(write, once=positional)
 
 
-def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: np.random.Generator,
+def _write_mapped(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, n: int, name: str,
+                  exists: bool, quality: bool, tables: TableWriter) -> dict[str, Any]:
+    """One CREATE TABLE AS over the rows the engine maps to their values where it reads them
+    (Spark's executors); the quality reads the same mapping again, which draws the same values."""
+    if draw.independent is None:
+        raise InternalError("a mapped write needs a draw whose noise each partition can redraw on its own")
+    area = StagingArea(ds.engine)
+    staging = area.name() if exists else name
+    with area, ds.engine.map_row_stream(ds.relation, draw.schema, draw.independent) as skeleton:
+        tables.create(staging, skeleton.select(*_projection(spec, ds, draw), append=False))
+        metrics = _figures(ds, opts, draw, n, skeleton, lambda a: col(a, SOURCE),
+                           lambda a: draw.expressions[a].copy()) if quality else {}
+        if exists:
+            tables.move_into_place(staging, name, replace=True)
+        return metrics
+
+
+def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw,
                   n: int, blocks: list[Block], name: str, exists: bool, quality: bool,
                   budget: ReleaseBudget, tables: TableWriter) -> dict[str, Any]:
     """Row blocks written in parallel into a staging table, renamed into place in one transaction.
@@ -357,7 +326,7 @@ def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, rng: 
 
         def write() -> dict[str, Any]:
             engine.write_row_blocks(ds.relation, staging, blocks, draw.schema, independent,
-                                    rng, lambda skeleton: skeleton.select(
+                                    lambda skeleton: skeleton.select(
                                         *_projection(spec, ds, draw), append=False),
                                     uncompressed=frozenset(opts.attributes)
                                     if opts.mechanism in CONTINUOUS else frozenset())
@@ -387,15 +356,31 @@ def _per_record(guarantee: dict[str, Any], attributes: tuple[str, ...]) -> dict[
 
 
 def _quality(ds: Dataset, opts: NoiseOptions, draw: Draw, released: str, n: int) -> dict[str, Any]:
-    if opts.mechanism == "sampling" or n == 0:
-        return {}
-    if draw.categorical:
-        return {a: categorical_quality(v, opts.mechanism) for a, v in draw.categorical.items()}
+    """The figures from the source and the table written, side by side (by position or row key)."""
     schema = schema_name(ds.relation)
     original = as_expression(exp.alias_(table(ds.name, schema), ORIGINAL, table=True, quoted=True))
     result = as_expression(exp.alias_(table(released, schema), RELEASED, table=True, quoted=True))
-    on = None
-    if not ds.engine.positional_rows():
-        on = exp.EQ(this=ds.engine.row_key(ORIGINAL), expression=col(ROW_KEY, RELEASED))
-    pairs = pairs_query(original, result, opts.attributes, on)
-    return numeric_quality(ds.engine, pairs, opts.attributes, n, linkage=opts.linkage)
+    if ds.engine.positional_rows():
+        both = exp.select().from_(original).join(exp.Join(this=result, method="POSITIONAL"))
+    else:
+        both = exp.select().from_(original).join(result, on=exp.EQ(
+            this=ds.engine.row_key(ORIGINAL), expression=col(ROW_KEY, RELEASED)))
+    return _figures(ds, opts, draw, n, both, lambda a: col(a, ORIGINAL), lambda a: col(a, RELEASED))
+
+
+def _figures(ds: Dataset, opts: NoiseOptions, draw: Draw, n: int, rows: exp.Select,
+             original: Callable[[str], exp.Expression], released: Callable[[str], exp.Expression]
+             ) -> dict[str, Any]:
+    """Utility and risk from ``rows``, where ``original`` and ``released`` give each attribute's
+    value before and after."""
+    if opts.mechanism == "sampling" or n == 0:
+        return {}
+    attrs = opts.attributes
+    if draw.categorical:
+        pairs = rows.select(*[x for i, a in enumerate(attrs) for x in (
+            alias(original(a), original_name(i)), alias(released(a), released_name(i)))], append=False)
+        return categorical_quality(ds.engine, pairs, draw, opts.mechanism)
+    pairs = rows.select(*[alias(as_double(original(a)), original_column(i)) for i, a in enumerate(attrs)],
+                        *[alias(as_double(released(a)), released_column(i)) for i, a in enumerate(attrs)],
+                        alias(lit(1), W), append=False)
+    return numeric_quality(ds.engine, pairs, attrs, n, linkage=opts.linkage)

@@ -15,8 +15,9 @@ from sqlanon.errors import SpecError
 from sqlanon.methods.dp import mechanisms as mech
 from sqlanon.methods.perturbation import perturb
 from sqlanon.methods.perturbation.options import NoiseOptions
-from sqlanon.methods.perturbation.per_row_mechanisms import CATEGORY_TRANSITIONS, NUMERIC_REWRITES
-from sqlanon.methods.perturbation.pram import category_codes, pram_codes
+from sqlanon.methods.perturbation.per_row_mechanisms import NUMERIC_REWRITES
+from sqlanon.methods.perturbation.row_stream import RowDraws
+from sqlanon.methods.rng import RowKey
 from sqlanon.registry import Registry
 from sqlanon.sql.nodes import as_double, col, internal
 
@@ -34,10 +35,11 @@ class Draw:
     expressions: dict[str, exp.Expression]
     guarantee: dict[str, Any] = field(default_factory=dict)
     categorical: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per categorical attribute: categories, original and released codes, and the matrix used."""
-    independent: Callable[[np.random.Generator], Callable[[int], dict[str, Any]]] | None = None
-    """For noise that ignores the values: ``batches`` drawn from any given generator, so that blocks
-    of rows can be drawn apart (:mod:`sqlanon.engines.duckdb_blocks`)."""
+    """Per categorical attribute: its categories and the transition matrix used."""
+    independent: Callable[[int], Callable[[int], dict[str, Any]]] | None = None
+    """For noise that ignores the values: the ``batches`` of the rows from a given row number on,
+    addressed by position (:mod:`~sqlanon.methods.perturbation.row_stream`), so that blocks and
+    partitions of the rows draw apart (:mod:`sqlanon.engines.duckdb_blocks`, Spark's partitions)."""
 
 
 def _source(c: str) -> exp.Expression:
@@ -54,7 +56,7 @@ def _clamp(x: exp.Expression, low: float, high: float) -> exp.Expression:
     Not GREATEST/LEAST: those skip NULLs (and sqlglot nests a CASE per call to keep them), and cost
     twice the comparisons in DuckDB (snapping one column of 10M rows: 25 ms against 59 ms).
     """
-    hi, lo = _exact_double(high), _exact_double(low)
+    hi, lo = exact_double(high), exact_double(low)
     return exp.Case(ifs=[exp.If(this=exp.GT(this=x.copy(), expression=hi), true=hi.copy()),
                          exp.If(this=exp.LT(this=x.copy(), expression=lo), true=lo.copy())],
                     default=x.copy())
@@ -82,25 +84,28 @@ class AdditiveSetting:
     """What an additive mechanism's draw reads."""
 
     opts: NoiseOptions
-    rng: np.random.Generator
+    key: RowKey
+    """The run's key of the noise addressed by row position."""
     stats: dict[str, Any]
     """Variances or the covariance of the attributes, for the mechanisms scaled by them."""
     integers: frozenset[str]
     """The attributes of an integer type, which the DP mechanisms release on the grid 1."""
 
 
-def additive(opts: NoiseOptions, rng: np.random.Generator, stats: dict[str, Any],
+def additive(opts: NoiseOptions, key: RowKey, stats: dict[str, Any],
              integers: frozenset[str] = frozenset()) -> Draw:
-    """Noise that does not depend on the values (given ``stats``: variances or the covariance).
+    """Noise that does not depend on the values (given ``stats``: variances or the covariance),
+    drawn by row position under ``key``.
 
     ``integers``: the attributes of an integer type, which the DP mechanisms release on the grid 1.
     """
-    return ADDITIVE_DRAWS.get(opts.mechanism)(AdditiveSetting(opts, rng, stats, integers))
+    return ADDITIVE_DRAWS.get(opts.mechanism)(AdditiveSetting(opts, key, stats, integers))
 
 
 def _independent(s: AdditiveSetting, schema: pa.Schema, make: Batches, exprs: dict[str, exp.Expression],
                  guarantee: dict[str, Any]) -> Draw:
-    return Draw(schema, make(s.rng), exprs, guarantee, independent=make)
+    draws = RowDraws(make, s.key)
+    return Draw(schema, draws.at(0), exprs, guarantee, independent=draws.at)
 
 
 @ADDITIVE_DRAWS.register("uncorrelated")
@@ -128,7 +133,7 @@ def _gaussian(s: AdditiveSetting) -> Draw:
                  "sigma": dict(zip(attrs, sigmas)), "grid": dict(zip(attrs, grids))}
     # the engine rounds σ/γ·z half up: a function of the draw alone, so the noise stays
     # independent of the values (see mechanisms.gaussian)
-    exprs = {a: _on_grid(a, grid, _round_half_up(exp.Mul(this=_exact_double(sigma / grid),
+    exprs = {a: _on_grid(a, grid, _round_half_up(exp.Mul(this=exact_double(sigma / grid),
                                                          expression=_value(i))),
                          a in integers)
              for i, (a, grid, sigma) in enumerate(zip(attrs, grids, sigmas))}
@@ -170,7 +175,7 @@ def _discrete_laplace(s: AdditiveSetting) -> Draw:
 
 
 def _round_half_up(x: exp.Expression) -> exp.Expression:
-    return exp.Floor(this=exp.Add(this=x, expression=_exact_double(0.5)))
+    return exp.Floor(this=exp.Add(this=x, expression=exact_double(0.5)))
 
 
 def _on_grid(attribute: str, grid: float, steps: exp.Expression, integer: bool) -> exp.Expression:
@@ -181,12 +186,12 @@ def _on_grid(attribute: str, grid: float, steps: exp.Expression, integer: bool) 
     x = as_double(_source(attribute))
     if integer and grid == 1.0:
         return exp.Add(this=x, expression=steps)
-    on_grid = exp.Add(this=exp.Round(this=exp.Mul(this=x, expression=_exact_double(1.0 / grid))),
+    on_grid = exp.Add(this=exp.Round(this=exp.Mul(this=x, expression=exact_double(1.0 / grid))),
                       expression=steps)
-    return exp.Mul(this=exp.Paren(this=on_grid), expression=_exact_double(grid))
+    return exp.Mul(this=exp.Paren(this=on_grid), expression=exact_double(grid))
 
 
-def _exact_double(value: float) -> exp.Expression:
+def exact_double(value: float) -> exp.Expression:
     """A DOUBLE literal equal to ``value`` bit for bit (text → double is correctly rounded; a plain
     decimal literal would become a DECIMAL first)."""
     return exp.cast(exp.Literal.string(repr(float(value))), exp.DataType.build("double"))
@@ -194,10 +199,10 @@ def _exact_double(value: float) -> exp.Expression:
 
 def _combination(coefficients: np.ndarray, values: list[exp.Expression]) -> exp.Expression:
     """Σ c_j·v_j over the non-zero coefficients, in order (0 when there are none)."""
-    terms = [exp.Mul(this=_exact_double(c), expression=v.copy())
+    terms = [exp.Mul(this=exact_double(c), expression=v.copy())
              for c, v in zip(coefficients, values) if c]
     if not terms:
-        return _exact_double(0.0)
+        return exact_double(0.0)
     out: exp.Expression = terms[0]
     for t in terms[1:]:
         out = exp.Add(this=out, expression=t)
@@ -244,18 +249,18 @@ def _snapping(s: AdditiveSetting) -> Draw:
         scales.append(scale)
         grids[a] = grid * delta_f
         units: exp.Expression = exp.Paren(this=exp.Sub(this=as_double(_source(a)),
-                                                       expression=_exact_double(centre)))
+                                                       expression=exact_double(centre)))
         if delta_f != 1.0:  # x/1 and x·1 are x exactly: skipped
-            units = exp.Div(this=units, expression=_exact_double(delta_f))
+            units = exp.Div(this=units, expression=exact_double(delta_f))
         noisy = exp.Paren(this=exp.Add(this=_clamp(units, -bound, bound), expression=_value(i)))
         # Λ is a power of two: multiplying by 1/Λ is exactly dividing by it, and cheaper
         snapped = exp.Mul(this=exp.Round(this=exp.Mul(this=noisy,
-                                                      expression=_exact_double(1.0 / grid))),
-                          expression=_exact_double(grid))
+                                                      expression=exact_double(1.0 / grid))),
+                          expression=exact_double(grid))
         released = _clamp(snapped, -bound, bound)
         if delta_f != 1.0:
-            released = exp.Mul(this=released, expression=_exact_double(delta_f))
-        exprs[a] = exp.Add(this=released, expression=_exact_double(centre))
+            released = exp.Mul(this=released, expression=exact_double(delta_f))
+        exprs[a] = exp.Add(this=released, expression=exact_double(centre))
 
     def make(g: np.random.Generator) -> Callable[[int], dict[str, Any]]:
         def batches(n: int) -> dict[str, Any]:
@@ -268,43 +273,17 @@ def _snapping(s: AdditiveSetting) -> Draw:
 
 def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.ndarray],
             types: dict[str, str], dialect: str) -> Draw:
-    """Mechanisms that read the values: new values computed in numpy, one column per attribute."""
+    """Numeric mechanisms that read the values (rank swapping, condensation): new values computed in
+    numpy over every row, one column per attribute."""
     attrs = opts.attributes
     kind = opts.mechanism
-    p = opts.params
-    columns: dict[str, Any] = {}
-    guarantee: dict[str, Any] = {}
-    categorical: dict[str, dict[str, Any]] = {}
-    if kind in NUMERIC_REWRITES:
-        matrix = np.column_stack([_floats(data[a], a) for a in attrs])
-        new = NUMERIC_REWRITES.get(kind)(matrix, p, rng)
-        for j, a in enumerate(attrs):
-            columns[a] = pa.array(new[:, j], mask=np.isnan(new[:, j]), type=pa.float64())
-    else:
-        transitions = CATEGORY_TRANSITIONS.get(kind)
-        for a in attrs:
-            values = _objects(data[a])
-            cats, matrix, held = transitions(p, a, values, rng)
-            if held is not None:
-                guarantee[a] = held
-            try:
-                codes = category_codes(values, cats)
-            except SpecError as err:
-                key = CATEGORY_TRANSITIONS.traits(kind)["listed_under"]
-                raise SpecError(f"{err.rule} listed for {a!r}",
-                                path=f"transformation.{key}.{a}") from None
-            released = pram_codes(codes, matrix, rng)
-            categorical[a] = {"categories": cats, "original": codes, "released": released,
-                              "matrix": matrix}
-            try:
-                columns[a] = pa.array([cats[c] if c >= 0 else None for c in released.tolist()])
-            except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
-                raise SpecError(f"the categories of {a!r} mix types ({err}); list them all as "
-                                "text or all as numbers", path="transformation.attributes") from err
+    matrix = np.column_stack([_floats(data[a], a) for a in attrs])
+    new = NUMERIC_REWRITES.get(kind)(matrix, opts.params, rng)
+    columns = {a: pa.array(new[:, j], mask=np.isnan(new[:, j]), type=pa.float64())
+               for j, a in enumerate(attrs)}
     schema = pa.schema([(noise_column(i), columns[a].type) for i, a in enumerate(attrs)])
-    keep_types = kind not in NUMERIC_REWRITES or NUMERIC_REWRITES.traits(kind)["keeps_type"]
     exprs = {a: exp.cast(_value(i), exp.DataType.build(types[a], dialect=dialect))
-             if keep_types else _value(i) for i, a in enumerate(attrs)}
+             if NUMERIC_REWRITES.traits(kind)["keeps_type"] else _value(i) for i, a in enumerate(attrs)}
     offset = {"done": 0}
 
     def batches(n: int) -> dict[str, Any]:
@@ -312,7 +291,7 @@ def per_row(opts: NoiseOptions, rng: np.random.Generator, data: dict[str, np.nda
         offset["done"] += n
         return {noise_column(i): columns[a].slice(start, n) for i, a in enumerate(attrs)}
 
-    return Draw(schema, batches, exprs, guarantee, categorical)
+    return Draw(schema, batches, exprs)
 
 
 def sampling(fraction: float, n: int, rng: np.random.Generator) -> Draw:
@@ -327,14 +306,6 @@ def sampling(fraction: float, n: int, rng: np.random.Generator) -> Draw:
         return {noise_column(0): keep[start:start + size]}
 
     return Draw(pa.schema([(noise_column(0), pa.bool_())]), batches, {})
-
-
-def _objects(values: np.ndarray) -> list[Any]:
-    """Python values with NULL as None (DuckDB returns NULLs masked)."""
-    if isinstance(values, np.ma.MaskedArray):
-        return [None if missing else v for v, missing in
-                zip(values.data.tolist(), np.ma.getmaskarray(values).tolist())]
-    return values.tolist()
 
 
 def _floats(values: np.ndarray, attribute: str) -> np.ndarray:

@@ -18,7 +18,8 @@ class Noise(Method):
     needs_hierarchies = False
     perturbs_any_attribute = True
     requires_rows = False
-    requires = (("positional_join", "stable_row_key"),)  # the drawn values meet their rows again
+    # the drawn values meet their rows again, or are drawn where the rows are read
+    requires = (("positional_join", "stable_row_key", "row_stream_map"),)
     output_modes = ("table", "in_place")
     refused_modes = ("noise is drawn by sqlanon and must be stored: use mode table or in_place, not {mode} "
                      "(SQL text or a view would have to draw it with the engine's random(), which is "

@@ -16,7 +16,6 @@ from sqlanon.errors import SpecError
 from sqlanon.methods.dp import mechanisms as mech
 from sqlanon.methods.perturbation.condensation import condensation
 from sqlanon.methods.perturbation.pram import (
-    category_codes,
     check_matrix,
     invariant_matrix,
     invariant_matrix_theta,
@@ -46,22 +45,23 @@ def _condensation(matrix: np.ndarray, p: dict[str, Any], rng: np.random.Generato
     return new
 
 
-Transitions = Callable[[dict[str, Any], str, list[Any], np.random.Generator],
+Transitions = Callable[[dict[str, Any], str, dict[Any, int], np.random.Generator],
                        tuple[Sequence[Any], np.ndarray, "dict[str, Any] | None"]]
 CATEGORY_TRANSITIONS: Registry[Transitions] = Registry("categorical mechanism")
-"""Mechanism -> per attribute: its categories, the transition matrix between them, and the
-attribute's guarantee (or None); trait ``listed_under``: the setting that lists the categories."""
+"""Mechanism -> per attribute, given its values' counts (NULL as None): its categories, the transition
+matrix between them, and the attribute's guarantee (or None); trait ``listed_under``: the setting
+that lists the categories."""
 
 
 @CATEGORY_TRANSITIONS.register("pram", listed_under="matrix")
-def _pram(p: dict[str, Any], a: str, values: list[Any], rng: np.random.Generator
+def _pram(p: dict[str, Any], a: str, values: dict[Any, int], rng: np.random.Generator
           ) -> tuple[Sequence[Any], np.ndarray, dict[str, Any] | None]:
     cats, rows = p["matrix"][a]
     return cats, check_matrix(rows, len(cats)), None
 
 
 @CATEGORY_TRANSITIONS.register("randomized_response", listed_under="categories")
-def _randomized_response(p: dict[str, Any], a: str, values: list[Any], rng: np.random.Generator
+def _randomized_response(p: dict[str, Any], a: str, values: dict[Any, int], rng: np.random.Generator
                          ) -> tuple[Sequence[Any], np.ndarray, dict[str, Any] | None]:
     cats = p["categories"][a]
     k = len(cats)
@@ -73,11 +73,10 @@ def _randomized_response(p: dict[str, Any], a: str, values: list[Any], rng: np.r
 
 
 @CATEGORY_TRANSITIONS.register("invariant_pram", listed_under="categories")
-def _invariant_pram(p: dict[str, Any], a: str, values: list[Any], rng: np.random.Generator
+def _invariant_pram(p: dict[str, Any], a: str, values: dict[Any, int], rng: np.random.Generator
                     ) -> tuple[Sequence[Any], np.ndarray, dict[str, Any] | None]:
     cats = sorted({v for v in values if v is not None and v == v}, key=repr)
-    codes = category_codes(values, cats)
-    counts = np.bincount(codes[codes >= 0], minlength=len(cats))
+    counts = np.array([values[c] for c in cats], dtype=np.int64)
     matrix = invariant_matrix_theta(counts, p["theta"]) if "theta" in p else \
         invariant_matrix(counts, rng, pd=p["pd"], alpha=p["alpha"])
     return cats, matrix, None

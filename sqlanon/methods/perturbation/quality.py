@@ -11,6 +11,7 @@ task for the intruder, so the figure errs on the side of risk).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,19 +19,16 @@ import numpy as np
 from sqlanon.methods.perturbation.pram import estimate_frequencies
 
 
-def categorical_quality(attribute: dict[str, Any], mechanism: str) -> dict[str, Any]:
-    """Changed share, original and released frequencies, and the unbiased estimate of the original."""
-    cats = attribute["categories"]
-    original, released = attribute["original"], attribute["released"]
-    present = original >= 0
-    k = len(cats)
-    before = np.bincount(original[present], minlength=k)
-    after = np.bincount(released[present], minlength=k)
-    estimate = estimate_frequencies(after, attribute["matrix"])
+def categorical_figures(cats: Sequence[Any], crossed: np.ndarray, matrix: np.ndarray, mechanism: str
+                        ) -> dict[str, Any]:
+    """Changed share, original and released frequencies, and the unbiased estimate of the original,
+    from ``crossed[k, l]``: how many values of category k were released as l (NULLs left out)."""
+    before, after = crossed.sum(axis=1), crossed.sum(axis=0)
+    total = int(crossed.sum())
+    estimate = estimate_frequencies(after, matrix)
     labels = [str(c) for c in cats]
     return {
-        "changed_share": float(np.mean(original[present] != released[present])) if present.any()
-        else 0.0,
+        "changed_share": 1.0 - float(np.trace(crossed)) / total if total else 0.0,
         "frequencies_original": dict(zip(labels, before.tolist())),
         "frequencies_released": dict(zip(labels, after.tolist())),
         "frequencies_estimated": dict(zip(labels, np.round(estimate, 6).tolist())),

@@ -159,6 +159,51 @@ def test_pram_report_estimates_the_original_frequencies(engine):
     assert 0.05 < m["changed_share"] < 0.3
 
 
+def test_pram_in_sql_equals_pram_codes_for_the_same_uniforms(engine):
+    """Each value meets its matrix row's cumulative sums in SQL as pram_codes does in numpy; the
+    uniforms are drawn by row position, the first of chunk 0 of the run's row key."""
+    from sqlanon.methods.perturbation.pram import category_codes, pram_codes
+    from sqlanon.methods.rng import CHUNK_ROWS, RowKey, make_rng
+
+    engine.con.execute(f'UPDATE "{TABLE.replace(chr(34), chr(34) * 2)}" SET cat = NULL WHERE id % 7 = 0')
+    cats = ["a", "b", "c", "O'Brien;"]
+    rows = [[0.5, 0.25, 0.25, 0.0], [0.0, 0.9, 0.1, 0.0], [0.2, 0.2, 0.2, 0.4], [0.0, 0.0, 0.3, 0.7]]
+    run(engine, {"mechanism": "pram", "attributes": ["cat"], "seed": 9, "matrix": {"cat": {
+        c: {d: p for d, p in zip(cats, row) if p} for c, row in zip(cats, rows)}}})
+    original = table(engine, TABLE)["cat"].tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+        u = RowKey.of(make_rng(9)).chunk(0).random(CHUNK_ROWS)[:N]
+
+    class Uniforms:  # pram_codes draws its uniforms from a generator: hand it these
+        def random(self, n):
+            assert n == N
+            return u
+
+    codes = pram_codes(category_codes([None if v is None or v != v else v for v in original], cats),
+                       np.array(rows), Uniforms())
+    expected = [cats[c] if c >= 0 else None for c in codes.tolist()]
+    released = [None if v is None or v != v else v for v in table(engine, "out")["cat"].tolist()]
+    assert released == expected and expected.count(None) == -(-N // 7)
+
+
+def test_a_matrix_too_large_for_sql_is_applied_in_numpy(engine):
+    """100 categories: 10,000 non-zero transition probabilities, more than the CASE branches applied
+    in SQL; the values are read, drawn in numpy and joined back to their rows."""
+    from sqlanon.methods.perturbation.categorical import MAX_BRANCHES
+
+    assert 100 * 100 > MAX_BRANCHES
+    report = run(engine, {"mechanism": "randomized_response", "attributes": ["age"], "seed": 3,
+                          "keep_probability": 0.6, "categories": {"age": list(range(100))}})
+    src, out = table(engine, TABLE), table(engine, "out")
+    assert (out["id"] == src["id"]).all() and set(out["age"]) <= set(range(100))
+    changed = float((out["age"] != src["age"]).mean())
+    m = report.metrics["age"]
+    assert m["changed_share"] == pytest.approx(changed) and 0.3 < changed < 0.5
+    assert sum(m["frequencies_released"].values()) == N
+    assert m["frequencies_released"]["18"] == int((out["age"] == 18).sum())
+
+
 def test_invariant_pram_and_randomized_response(engine):
     report = run(engine, {"mechanism": "invariant_pram", "attributes": ["cat"], "seed": 4})
     assert report.metrics["cat"]["invariant"]
@@ -340,10 +385,13 @@ def test_snapping_in_sql_equals_the_numpy_mechanism_for_the_same_draws(engine):
     values = table(engine, TABLE)["spend"].to_numpy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReproducibleNoiseWarning)
-        from sqlanon.methods.rng import make_rng
+        from sqlanon.methods.rng import CHUNK_ROWS, RowKey, make_rng
 
-        # one block of rows: it draws from the first generator spawned from the run's (blocks.py)
-        python = mech.laplace(values, 3, 0.7, make_rng(21).spawn(1)[0], bound=(100, 3000))
+        # fewer rows than a chunk: they take the first values of the draw of chunk 0, the keystream
+        # from counter 0 under the run's row key (row_stream.py)
+        padded = np.resize(values, CHUNK_ROWS)
+        drawn = mech.laplace(padded, 3, 0.7, RowKey.of(make_rng(21)).chunk(0), bound=(100, 3000))
+    python = drawn[:len(values)]
     # ROUND (SQL, half away from zero) and rint (half to even) differ only on exact ties, which
     # continuous noise does not produce
     np.testing.assert_array_equal(sql, python)
@@ -409,7 +457,7 @@ def test_file_source_into_a_database_file(tmp_path):
 
 def test_noise_statistics_match_numpy(engine):
     from sqlanon.methods.dataset import open_dataset
-    from sqlanon.methods.perturbation.apply import _statistics
+    from sqlanon.methods.perturbation.moments import statistics_of as _statistics
     from sqlanon.methods.perturbation.options import parse
 
     engine.con.execute(f'UPDATE "{TABLE.replace(chr(34), chr(34) * 2)}" SET spend = NULL WHERE id % 9 = 0')
@@ -435,7 +483,7 @@ def test_one_scan_moments_stay_accurate_far_from_zero_and_sorted():
     """Values near 1e9 with a spread of 1, sorted (the shift comes from the first, extreme rows),
     and a column NULL in its first 2,000 rows (its shift falls back to the mean)."""
     from sqlanon.methods.dataset import Dataset
-    from sqlanon.methods.perturbation.apply import _statistics
+    from sqlanon.methods.perturbation.moments import statistics_of as _statistics
     from sqlanon.methods.perturbation.options import parse
     from sqlanon.sql.nodes import table as sql_table
 

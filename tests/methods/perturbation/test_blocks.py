@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from randomgen import AESCounter
 
 from sqlanon import api
 from sqlanon.engines import duckdb_blocks as B
@@ -13,7 +14,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.engines.staging import is_staging
 from sqlanon.errors import EngineError
 from sqlanon.methods.dp import mechanisms as mech
-from sqlanon.methods.rng import ReproducibleNoiseWarning, make_rng
+from sqlanon.methods.rng import CHUNK_ROWS, ReproducibleNoiseWarning, RowKey, make_rng
 from sqlanon.spec.load import spec_from_dict
 from sqlanon.sql.nodes import table as sql_table
 from tests.processes import kill_when_marked
@@ -55,24 +56,26 @@ def rows(engine, name="out", order=""):
     return engine.con.execute(f'SELECT id, x, y FROM "{name}" {order}').fetchnumpy()
 
 
-def expected_noise(block_sizes: dict[int, int]) -> np.ndarray:
-    """Block b draws its rows' noise from the b-th generator spawned from the run's generator."""
+def expected_noise(rows: int) -> np.ndarray:
+    """Row r's noise is the (r mod 2^16)-th standard normal drawn from the run key's AES counter
+    (r div 2^16)·2^64, whatever block writes it."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReproducibleNoiseWarning)
-        children = make_rng(5).spawn(max(block_sizes) + 1)
+        key = RowKey.of(make_rng(5)).key
+    chunks = -(-rows // CHUNK_ROWS)
+    z = np.concatenate([np.random.Generator(AESCounter(key=key, counter=c << 64)).standard_normal(CHUNK_ROWS)
+                        for c in range(chunks)])[:rows]
     grid, sigma = mech.gaussian_parameters(*SIGMA_ARGS)
     # the engine rounds σ/γ·z half up to whole grid steps (x = 10·i is on the grid already)
-    return np.concatenate([np.floor(children[b].standard_normal(size) * (sigma / grid) + 0.5) * grid
-                           for b, size in sorted(block_sizes.items())])
+    return np.floor(z * (sigma / grid) + 0.5) * grid
 
 
-def test_blocks_keep_the_row_order_and_draw_from_one_generator_each(engine):
+def test_blocks_keep_the_row_order_and_draw_by_row_number(engine):
     report = apply(engine)
     out = rows(engine)  # stored order, no ORDER BY
     assert len(out["id"]) == N and report.outputs["rows"] == N
     np.testing.assert_array_equal(out["id"], np.arange(N))
-    sizes = {b: min(BLOCK, N - b * BLOCK) for b in range(-(-N // BLOCK))}
-    np.testing.assert_array_equal(out["x"], np.arange(N) * 10.0 + expected_noise(sizes))
+    np.testing.assert_array_equal(out["x"], np.arange(N) * 10.0 + expected_noise(N))
     np.testing.assert_array_equal(out["y"], np.arange(N) % 7)
     assert report.metrics["sse"] == pytest.approx(float(((out["x"] - np.arange(N) * 10.0) ** 2).sum()))
 
@@ -86,17 +89,14 @@ def test_the_same_seed_gives_the_same_table_whatever_the_threads(engine, threads
     np.testing.assert_array_equal(rows(engine)["x"], first["x"])
 
 
-def test_deleted_rows_leave_gaps_the_blocks_count(engine):
+def test_deleted_rows_leave_gaps_the_row_numbers_skip(engine):
     engine.con.execute(f'DELETE FROM "{TABLE}" WHERE id % 3 = 0 OR id BETWEEN 2000 AND 2999')
     kept = np.array([i for i in range(N) if i % 3 and not 2000 <= i <= 2999])
     apply(engine)
     out = rows(engine)
     np.testing.assert_array_equal(out["id"], kept)
-    sizes = {}
-    for i in kept:
-        sizes[i // BLOCK] = sizes.get(i // BLOCK, 0) + 1
-    assert 2 not in sizes  # an empty block is skipped, and block 3 still uses the fourth generator
-    np.testing.assert_array_equal(out["x"], kept * 10.0 + expected_noise(sizes))
+    # an empty block is skipped; the rows after it are numbered on from the last kept row
+    np.testing.assert_array_equal(out["x"], kept * 10.0 + expected_noise(len(kept)))
 
 
 def test_in_place_keeps_order_and_leaves_no_staging_table(engine):
