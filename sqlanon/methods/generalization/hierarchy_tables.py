@@ -134,18 +134,16 @@ class HierarchyTables:
 
         One query reads the distinct values of them all (a UNION ALL, tagged by attribute): on an
         engine where each statement is a job or a round trip, one instead of one per attribute."""
-        checked = [a for a in attributes if isinstance(self.hierarchies[a], TableHierarchy)]
+        checked = {a: h for a in attributes if isinstance(h := self.hierarchies[a], TableHierarchy)}
         if not checked:
             return
         parts = [exp.select(exp.alias_(lit(i), "a", quoted=True),
-                            exp.alias_(self.hierarchies[a].key(col(a)), "v", quoted=True)
-                            ).distinct().from_(relation.copy())
-                 for i, a in enumerate(checked)]
+                            exp.alias_(h.key(col(a)), "v", quoted=True)).distinct().from_(relation.copy())
+                 for i, (a, h) in enumerate(checked.items())]
         values = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
-        tables = [self.hierarchies[a].table() for a in checked]
-        for a, missing in zip(checked, self._not_leaves(values, tables)):
+        tables = [h.table() for h in checked.values()]
+        for (a, h), missing in zip(checked.items(), self._not_leaves(values, tables)):
             if missing:
-                h = self.hierarchies[a]
                 shown = ", ".join("NULL" if v is None else repr(v) for v in sorted(
                     missing, key=lambda v: (v is None, str(v)))[:5])
                 more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
