@@ -146,7 +146,7 @@ def test_sql_methods_give_duckdbs_table(engines, driver_reads, algorithm, key, s
     assert not metrics or {"sse", "il1s", "record_linkage"} <= set(report["metrics"])
 
 
-@pytest.mark.parametrize("algorithm, key, metrics", [("mdav", None, True), ("vmdav", "id", False)])
+@pytest.mark.parametrize("algorithm, key, metrics", [("mdav", None, False), ("vmdav", "id", True)])
 def test_blocked_clustering_gives_duckdbs_groups(engines, driver_reads, algorithm, key, metrics):
     """Blocks of region: each large region, NULL included, on its own; the two small ones pooled."""
     d = spec(f"out_blocked_{algorithm}", algorithm=algorithm, block_by=["region"],
