@@ -141,12 +141,14 @@ def test_sql_methods_give_duckdbs_table(engines, driver_reads, algorithm, key, s
     """Ties of a value are broken by the key, or without one by every other column, as on DuckDB."""
     d = spec(f"out_{algorithm}_{key}", algorithm=algorithm, statistic=statistic, attributes=["age", "income"],
              **({"key": key} if key else {}))
+    if algorithm == "projection":  # one SELECT: a view of it is one statement, which Spark can make
+        d["output"]["mode"] = "view"
     report = assert_same_release(engines, d, driver_reads, metrics=metrics)
     assert report["achieved_k"] >= 4
     assert not metrics or {"sse", "il1s", "record_linkage"} <= set(report["metrics"])
 
 
-@pytest.mark.parametrize("algorithm, key, metrics", [("mdav", None, True), ("vmdav", "id", False)])
+@pytest.mark.parametrize("algorithm, key, metrics", [("mdav", None, False), ("vmdav", "id", True)])
 def test_blocked_clustering_gives_duckdbs_groups(engines, driver_reads, algorithm, key, metrics):
     """Blocks of region: each large region, NULL included, on its own; the two small ones pooled."""
     d = spec(f"out_blocked_{algorithm}", algorithm=algorithm, block_by=["region"],
