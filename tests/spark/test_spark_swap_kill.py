@@ -1,7 +1,8 @@
 """``output.mode: in_place`` on Spark survives SIGKILL: the command line, a Spark Connect client,
 is killed at steps of the swap while the server (the tests' Spark, serving Connect on a free port)
 keeps the catalog; after each kill the original or the complete result is readable, and the next
-run undoes (and then anonymizes the original) or completes the interrupted swap."""
+run undoes or completes the interrupted swap (the full run after the kill between the renames:
+it restores the original and anonymizes it)."""
 
 from __future__ import annotations
 
@@ -68,16 +69,15 @@ def test_after_a_kill_the_original_or_the_result_is_readable_and_recovered(serve
         assert sorted_rows(spark, "people") == canon(KEPT)
         assert sorted_rows(spark, swap["old"]) == canon(ROWS) and "new" not in swap
 
-    if step == "swapped":  # what every run does first when it opens the table
-        [done] = recover(spark, "people", schema=schema)
-        assert done.startswith(f"completed the interrupted replacement of '{schema}.people'")
-    else:  # the next run undoes the swap, then anonymizes the original
+    if step == "moved":  # the next run restores the original, then anonymizes it
         report = api.apply(spec_from_dict(json.loads(spec.read_text())), engine=spark)
         assert report.outputs["rows"] == len(KEPT)
         [done] = report.outputs["swaps_recovered"]
-        state = f"restored the original of '{schema}.people' from '{swap['old']}'" \
-            if step == "moved" else f"kept the original of '{schema}.people', untouched"
-        assert done == (f"undid the interrupted replacement of '{schema}.people': {state}; its "
-                        f"unfinished result '{swap['new']}' was dropped")
-    assert sorted_rows(spark, "people") == canon(KEPT)
+        assert done == (f"undid the interrupted replacement of '{schema}.people': restored the "
+                        f"original of '{schema}.people' from '{swap['old']}'; its unfinished result "
+                        f"'{swap['new']}' was dropped")
+    else:  # what every run does first when it opens the table
+        [done] = recover(spark, "people", schema=schema)
+        assert done.startswith("undid" if step == "staged" else "completed")
+    assert sorted_rows(spark, "people") == canon(ROWS if step == "staged" else KEPT)
     assert swap_tables(spark) == {} and spark.marks("people") == {}
