@@ -4,6 +4,8 @@ A method hands over its released rows as one SELECT (a :class:`~sqlanon.methods.
 writer renders the mode's skeleton from ``sql_templates/`` around it. On an engine the skeleton's
 statements take effect together (one statement alone, several inside one transaction); printed for
 a dialect, the skeleton carries its own ``BEGIN``/``COMMIT`` where the target has transactional DDL.
+An engine without transactions replaces a table (``in_place``, ``output.replace``) in recorded
+steps instead, when it declares ``recoverable_swap`` (:func:`~sqlanon.engines.swap.replace_table`).
 Statements stay a list from the start (:func:`~sqlanon.outputs.scripts.render_statements`): nothing
 is rendered to text and split again.
 

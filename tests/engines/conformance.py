@@ -166,16 +166,17 @@ class EngineConformance:
             swap.replace_table(engine, "target", exp.select(col("nowhere")).from_(table("target")))
         assert engine.row_count("target") == 3 and engine.tables_named(swap.PREFIX) == []
         assert engine.marks("target") == {}
-        for commit in (False, True):  # a run killed between the renames, or after them
+        for renames in (0, 1, 2):  # a run killed before the renames, between them, after them
             new, old = swap.swap_names("0123456789ab")
             engine.create_marked(new, exp.select("*").from_(table("target")).limit(1),
                                  {swap.TARGET: "target", swap.TOKEN: "0123456789ab", swap.STEP: "staged"})
-            engine.rename_table("target", old)
-            if commit:
+            if renames:
+                engine.rename_table("target", old)
+            if renames == 2:
                 engine.rename_table(new, "target")
             [done] = swap.recover(engine, "target")
-            assert done.startswith("completed" if commit else "undid")
-            assert engine.row_count("target") == (1 if commit else 3)
+            assert done.startswith("completed" if renames == 2 else "undid")
+            assert engine.row_count("target") == (1 if renames == 2 else 3)
             assert engine.tables_named(swap.PREFIX) == [] and engine.marks("target") == {}
 
     # -- rows -------------------------------------------------------------------------------------

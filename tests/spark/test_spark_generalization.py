@@ -117,14 +117,10 @@ def test_the_search_chooses_the_same_node(engines, privacy, limit):
     assert rows(engines["spark"], output["name"]) == rows(engines["duckdb"], output["name"])
 
 
-@pytest.mark.parametrize("output", [{"mode": "table", "name": "adult_kept", "replace": True},
-                                    {"mode": "in_place"}], ids=["replace", "in_place"])
-def test_a_replaced_table_holds_the_same_rows(engines, output):
-    """output.replace and in_place: the table replaced on Spark holds DuckDB's rows, and no table
-    of the swap is left behind."""
-    d = spec(K3_L2, 0.02, levels=NODE, output=output)
-    if output["mode"] == "in_place":
-        d["source"]["table"] = "adult_kept"
+def test_a_replaced_table_holds_the_same_rows(engines):
+    """output.replace: the table replaced on Spark holds DuckDB's rows, and no table of the swap is
+    left behind (in_place, the same swap: tests/spark/test_spark_swap_kill.py)."""
+    d = spec(K3_L2, 0.02, levels=NODE, output={"mode": "table", "name": "adult_kept", "replace": True})
     for engine in engines.values():
         engine.create_table_as("adult_kept", exp.select("*").from_(table("adult")), replace=True)
     reports = run_both(engines, api.apply, d)
