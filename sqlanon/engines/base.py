@@ -314,19 +314,15 @@ class Engine(ArrowGroups, abc.ABC):
     @contextlib.contextmanager
     def join_row_values(self, relation: exp.Table, n: int, schema: pa.Schema, batches: Batches,
                         keys: np.ndarray | None = None) -> Iterator[exp.Select]:
-        """A ``SELECT ... FROM relation AS s <join> values AS v`` skeleton, valid inside the block.
-
-        ``batches`` is called with successive row counts adding up to ``n``; the values it returns
-        belong to the table's rows in order (when matched by key: to ``keys``, as read by
-        :meth:`read_columns`). The caller adds the projection.
-        """
+        """A ``SELECT ... FROM relation AS s <join> values AS v`` skeleton, valid inside the block;
+        ``batches``, called with row counts adding up to ``n``, gives the values of the table's rows
+        in order (matched by key: of ``keys``, read by :meth:`read_columns`). The caller projects."""
         if self.positional_rows():
             with self._join_by_position(relation, n, schema, batches) as skeleton:
                 yield skeleton
             return
         if keys is None:
-            raise UnsupportedError(f"{self.name} matches rows by key: read the keys with read_columns "
-                                   "first")
+            raise UnsupportedError(f"{self.name} matches rows by key: read the keys with read_columns first")
         with joined_by_key(self, relation, schema, batches(n), keys) as skeleton:
             yield skeleton
 
