@@ -222,7 +222,8 @@ def main() -> None:
           f"spark.sql.shuffle.partitions={a.partitions}; DuckDB threads {cores}", flush=True)
     for name in a.engines.split(","):
         if name == "spark":
-            from sqlanon.engines.spark import SparkEngine, local_session
+            from sqlanon.engines.spark import SparkEngine
+            from sqlanon.engines.spark_sessions import local_session
 
             warehouse = tempfile.mkdtemp(prefix="sqlanon-bench-warehouse-")
             session, _ = local_session(a.master, {"spark.sql.shuffle.partitions": str(a.partitions),

@@ -23,7 +23,7 @@ class SparkUnavailable(RuntimeError):
 def start(warehouse: Path) -> Any:
     """A local[2] session writing its tables under ``warehouse``."""
     try:
-        from sqlanon.engines.spark import local_session
+        from sqlanon.engines.spark_sessions import local_session
     except ImportError as e:  # pragma: no cover - depends on the installation
         raise SparkUnavailable(INSTALL_HINT) from e
     try:

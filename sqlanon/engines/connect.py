@@ -33,7 +33,8 @@ def _postgres(target: str | None, create: bool) -> Engine:
 @ENGINES.register("spark")
 def _spark(target: str | None, create: bool) -> Engine:
     assert target is not None
-    from sqlanon.engines.spark import SparkEngine, parse_target
+    from sqlanon.engines.spark import SparkEngine
+    from sqlanon.engines.spark_sessions import parse_target
 
     if target.startswith(SPARK_CONNECT_PREFIX):
         return SparkEngine(remote=target)

@@ -13,25 +13,20 @@ by Spark in its default format.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
-import re
-import socket
-import sys
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import parse_qsl, urlsplit
 
 from sqlglot import exp
 
 from sqlanon.engines import spark_rows
 from sqlanon.engines.base import Engine
 from sqlanon.engines.capabilities import Capabilities
-from sqlanon.engines.messages import driver_message
 from sqlanon.engines.row_values import RowsFrom
 from sqlanon.engines.spark_groups import function_error, grouped_frame
 from sqlanon.engines.spark_marks import SparkTableMarks
+from sqlanon.engines.spark_sessions import local_session, pyspark_sql, remote_session
 from sqlanon.errors import EngineError, UnsupportedError
 from sqlanon.sql.nodes import table
 
@@ -40,101 +35,10 @@ if TYPE_CHECKING:
 
     from sqlanon.engines.grouped import ArrowFunction
 
-EXTRA = "pip install 'sqlanon[spark]'"
-LOCAL_DEFAULTS = {"spark.ui.showConsoleProgress": "false"}
-"""Settings of a session sqlanon starts itself, unless the connection string sets them."""
 CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 """The environment variable pyspark sets when a Spark Connect session opens in the process."""
-PYSPARK_PYTHON = "PYSPARK_PYTHON"
-CONNECT_CLIENT = ("pandas", "pyarrow", "grpc", "grpc_status", "google.rpc.status_pb2", "zstandard")
-"""The modules pyspark's Spark Connect client imports."""
-
-_LOCAL = re.compile(r"local(\[(\*|[1-9][0-9]*)(, ?[1-9][0-9]*)?\])?")
 _CSV_OPTIONS = {"header": "header", "delim": "sep"}
 """The file readers' options as sqlanon names them (DuckDB's names) -> Spark's CSV option."""
-
-
-def _pyspark() -> Any:
-    try:
-        import pyspark.sql
-    except ImportError as e:
-        raise UnsupportedError(f"Spark needs pyspark and a Java 17 runtime: {EXTRA}") from e
-    return pyspark.sql
-
-
-def remote_session(url: str) -> Any:
-    """A new session of the Spark Connect server at ``url`` (``sc://HOST:PORT``, with Connect's own
-    ``/;key=value`` parameters if any), after checking that something listens there: the client
-    would otherwise retry for minutes before failing."""
-    sql = _pyspark()
-    # pyspark's own check (run when pyspark.sql.connect is first imported) exits the process quietly
-    # under `python -c`, taking it for a doctest run: import the client's packages here first
-    try:
-        for module in CONNECT_CLIENT:
-            importlib.import_module(module)
-    except ImportError as e:
-        raise UnsupportedError(f"Spark Connect needs its client packages (grpcio and others): {EXTRA}") from e
-    try:
-        address = urlsplit(url)
-        host, port = address.hostname, address.port or 15002
-    except ValueError as e:
-        raise EngineError(f"spark: cannot read the Spark Connect address {url!r}: {e}") from e
-    if not host:
-        raise EngineError(f"spark: {url!r} names no host: write sc://HOST:PORT")
-    try:
-        socket.create_connection((host, port), timeout=10).close()
-    except OSError as e:
-        raise EngineError(f"spark: no Spark Connect server answers at {url!r}: {e}") from e
-    try:
-        return sql.SparkSession.builder.remote(url).create()
-    except Exception as e:
-        raise EngineError(f"spark: cannot open a Spark Connect session at {url!r}: "
-                          f"{driver_message(e)}") from e
-
-
-def parse_target(target: str) -> tuple[str, dict[str, str]]:
-    """The master and the settings of ``spark://local[N]?key=value&...``.
-
-    >>> parse_target("spark://local[2]?spark.sql.shuffle.partitions=8")
-    ('local[2]', {'spark.sql.shuffle.partitions': '8'})
-    """
-    rest = target.removeprefix("spark://")
-    master, _, query = rest.partition("?")
-    if not _LOCAL.fullmatch(master):
-        raise EngineError(f"spark: {target!r} names no local session: write spark://local[N] (N cores, "
-                          "or * for all), optionally followed by ?setting=value&..., or sc://HOST:PORT "
-                          "for a Spark Connect server")
-    try:
-        conf = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
-    except ValueError as e:
-        raise EngineError(f"spark: cannot read the settings of {target!r}: {e}") from e
-    return master, conf
-
-
-def local_session(master: str, conf: dict[str, str] | None = None) -> tuple[Any, bool]:
-    """A session with ``master`` (``local[2]``), and whether sqlanon started it (a session already
-    running in this process is used as it is, and left running)."""
-    sql = _pyspark()
-    running = sql.SparkSession.getActiveSession()
-    if running is not None:
-        return running, False
-    builder = sql.SparkSession.builder.master(master).appName("sqlanon")
-    for key, value in {**LOCAL_DEFAULTS, **(conf or {})}.items():
-        builder = builder.config(key, value)
-    # pyspark starts the executors' Python workers with $PYSPARK_PYTHON, else whatever `python3`
-    # is on the PATH: a function run on the executors (grouped_arrow_map) needs sqlanon's own
-    python = os.environ.get(PYSPARK_PYTHON)
-    os.environ.setdefault(PYSPARK_PYTHON, sys.executable)
-    try:
-        session = builder.getOrCreate()
-    except Exception as e:  # the JVM did not start: no Java, or a bad setting
-        raise EngineError(f"spark: cannot start a session on {master!r}: {driver_message(e)} "
-                          "(Spark needs a Java 17 runtime on the PATH or in JAVA_HOME)") from e
-    finally:
-        if python is None:  # read once, when the session started
-            os.environ.pop(PYSPARK_PYTHON, None)
-    session.sparkContext.setLogLevel("ERROR")
-    return session, True
 
 
 def _plain(value: Any) -> Any:
@@ -170,7 +74,7 @@ class SparkEngine(Engine, SparkTableMarks):
 
     def __init__(self, session: Any = None, *, master: str = "local[2]",
                  conf: dict[str, str] | None = None, remote: str | None = None) -> None:
-        _pyspark()
+        pyspark_sql()
         self._connect_mode: tuple[bool, str | None] | None = None
         if session is None and remote is not None:
             # pyspark marks the whole process as a Connect client when a remote session opens, and

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from sqlanon.engines.connect import connect
-from sqlanon.engines.spark import parse_target
+from sqlanon.engines.spark_sessions import parse_target
 from sqlanon.errors import EngineError
 
 
