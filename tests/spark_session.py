@@ -34,6 +34,8 @@ def start(warehouse: Path) -> Any:
             "spark.default.parallelism": "2",
             # small tables: re-planning each stage costs more than it saves
             "spark.sql.adaptive.enabled": "false",
+            # tiny tables: compiling each stage to Java costs more than it saves
+            "spark.sql.codegen.wholeStage": "false",
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={warehouse}",
         })
     except Exception as e:
