@@ -136,10 +136,15 @@ def model_gate_sql(problem: Problem, model: PrivacyModel, target: DialectProfile
     return render(plan.as_query(ranked), target, pretty=True)
 
 
-def suppression_gate_sql(problem: Problem, limit: float, target: DialectProfile) -> str:
+def suppression_gate_sql(problem: Problem, limit: float, target: DialectProfile, *,
+                         masks: bool = True) -> str:
     """A row when the tested relation keeps fewer rows unsuppressed than the limit allows of the
-    source's: suppressed = source rows - rows not masked, at most floor(limit · source rows)."""
-    kept = exp.select(alias(exp.Sum(this=exp.Case().when(_masked(list(problem.qis)), lit(0)).else_(lit(1))),
+    source's: suppressed = source rows - rows not masked, at most floor(limit · source rows).
+
+    ``masks``: a row whose every quasi-identifier is ``*`` was suppressed; False when the levels
+    generalize every quasi-identifier to ``*`` (such rows are then released, not suppressed)."""
+    masked = _masked(list(problem.qis)) if masks else exp.false()
+    kept = exp.select(alias(exp.Sum(this=exp.Case().when(masked, lit(0)).else_(lit(1))),
                             internal("kept"))).from_(table(RELATION))
     source = exp.select(alias(count_star(), internal("rows"))).from_(table(SOURCE))
     rows, kept_rows = col(internal("rows"), "s"), exp.Coalesce(this=col(internal("kept"), "m"),
@@ -160,14 +165,16 @@ def suppression_gate_sql(problem: Problem, limit: float, target: DialectProfile)
 
 def gates(spec: Spec, dialects: list[str]) -> list[Gate]:
     """A gate for each privacy model of the spec and one for its suppression limit, per dialect."""
-    problem, _ = _problem(spec)
+    problem, levels = _problem(spec)
     out: list[Gate] = []
     for i, model in enumerate(problem.models):
         name = model.name if [m.name for m in problem.models].count(model.name) == 1 else f"{model.name}_{i}"
         out.append(Gate(name, describe(model),
                         {d: model_gate_sql(problem, model, profile(d)) for d in dialects}))
     limit = spec.transformation.suppression_limit
+    masks = not all((h := problem.hierarchies.get(a)) is not None and levels.get(a, 0) >= h.height
+                    for a in problem.qis)
     out.append(Gate("suppression_limit", f"suppression limit {limit:g}",
-                    {d: suppression_gate_sql(problem, limit, profile(d)) for d in dialects},
+                    {d: suppression_gate_sql(problem, limit, profile(d), masks=masks) for d in dialects},
                     needs_source=True))
     return out
