@@ -1,7 +1,7 @@
 """The gates' SQL (what `sqlanon dbt model` writes into the gates' macros) against `sqlanon check`:
 on the raw rows each gate counts the classes that the check counts as violating its model, for every
-l-diversity variant and t-closeness distance; on the anonymized rows every gate passes. Run on DuckDB
-directly (the dbt builds are in test_dbt_build.py)."""
+l-diversity variant, every t-closeness distance and the other models that compile to SQL; on the
+anonymized rows every gate passes. Run on DuckDB directly (the dbt builds are in test_dbt_build.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,14 @@ MODELS = [
     {"t_closeness": {"attribute": "salary-class", "t": 0.2, "distance": "ordered"}},
     {"t_closeness": {"attribute": "salary-class", "t": 0.2, "distance": "hierarchical"}},
 ]
+OTHER_MODELS = [
+    {"p_sensitive_k_anonymity": {"attribute": "salary-class", "k": 5, "p": 2}},
+    {"alpha_k_anonymity": {"attribute": "salary-class", "alpha": 0.9, "k": 5}},
+    {"delta_disclosure": {"attribute": "salary-class", "delta": 1.5}},
+    {"beta_likeness": {"attribute": "salary-class", "beta": 2}},
+    {"beta_likeness": {"attribute": "salary-class", "beta": 2, "variant": "enhanced"}},
+    {"average_risk": {"threshold": 0.1}},
+]
 
 
 def spec_dict(adult_dir, privacy, **transformation):
@@ -43,7 +51,7 @@ def model_id(model: dict) -> str:
     return "-".join(str(v) for v in next(iter(model.values())).values())
 
 
-@pytest.mark.parametrize("model", MODELS, ids=model_id)
+@pytest.mark.parametrize("model", MODELS + OTHER_MODELS, ids=model_id)
 def test_a_gate_counts_the_classes_check_finds_violating(adult_engine, adult_dir, model):
     spec = spec_dict(adult_dir, [model])
     (report,) = api.check(spec, engine=adult_engine).as_dict()["privacy"].values()
