@@ -42,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--profiles-dir", help="where profiles.yml is (default: as dbt looks for it)")
     m.add_argument("--target", help="the profile's target (default: the profile's own)")
     m.add_argument("--database", help="where a spec with a search runs it (default: source.database)")
+    m.add_argument("--gates-only", action="store_true",
+                   help="write only the gates' macros (tests sqlanon_NAME_<gate>), for a model of your own")
     m.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 naming the generated files that are stale")
     i = sub.add_parser("install", help="add sqlanon's dbt package to the project's packages.yml",
@@ -52,6 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _command(args: argparse.Namespace, spec_shown: str) -> str:
     words = ["sqlanon", "dbt", "model", spec_shown, "--project", "."]
+    if args.gates_only:
+        words.append("--gates-only")
     for flag in ("name", "materialized", "ref", "source", "dialect", "target"):
         value = getattr(args, flag)
         if value is not None and not (flag == "materialized" and value == "table"):
@@ -102,25 +106,27 @@ def run_model(args: argparse.Namespace) -> int:
     paths = project.model_paths(folder, name)
     hash_ = files.spec_hash(spec_path)
     recorded = None
-    if args.check and paths["model"].is_file():
+    if args.gates_only:
+        paths = {"macros": paths["macros"]}
+    if args.check and "model" in paths and paths["model"].is_file():
         old_hash, old_levels = files.header_values(paths["model"].read_text(encoding="utf-8"))
         if old_hash != hash_:
             print(f"sqlanon: stale: {paths['model']} was generated from another version of "
                   f"{spec_path} (or of its hierarchies); regenerate it", file=sys.stderr)
             return EXIT_STALE
         recorded = old_levels
-    spec = _fixed_levels(args, spec, recorded)
+    if not args.gates_only:  # the gates read the released rows as they are, whatever the levels
+        spec = _fixed_levels(args, spec, recorded)
     shown = os.path.relpath(spec_path.resolve(), folder.resolve())
     command = _command(args, shown)
-    texts = {
-        paths["model"]: files.model_text(spec, name=name, dialect=dialect, source=reads,
-                                         materialized=args.materialized, shown_spec=shown,
-                                         command=command, hash_=hash_),
-        paths["properties"]: files.properties_text(spec, name=name, source=reads, shown_spec=shown,
-                                                   command=command),
-        paths["macros"]: files.macros_text(spec, name=name, dialect=dialect, shown_spec=shown,
-                                           command=command),
-    }
+    texts = {paths["macros"]: files.macros_text(spec, name=name, dialect=dialect, shown_spec=shown,
+                                                command=command)}
+    if not args.gates_only:
+        texts[paths["model"]] = files.model_text(spec, name=name, dialect=dialect, source=reads,
+                                                 materialized=args.materialized, shown_spec=shown,
+                                                 command=command, hash_=hash_)
+        texts[paths["properties"]] = files.properties_text(spec, name=name, source=reads,
+                                                           shown_spec=shown, command=command)
     if args.check:
         stale = project.stale_files(texts)
         for path in stale:

@@ -49,6 +49,15 @@ def test_the_model_is_compiled_for_the_profiles_adapter(project):
         {"sqlanon_people_anon_suppression_limit": {"arguments": {"source_model": "ref('stg_people')"}}}]
 
 
+def test_gates_only_writes_the_gates_for_a_model_of_ones_own(project):
+    assert run(project, "--gates-only", "--name", "patients", "--ref", "stg_people") == 0
+    assert sorted(p.name for p in project.rglob("*.sql")) == ["sqlanon_patients_gates.sql"]
+    gates = (project / "macros" / "sqlanon_patients_gates.sql").read_text()
+    assert "{% test sqlanon_patients_k_anonymity(model) %}" in gates
+    assert "--gates-only --name patients --ref stg_people" in gates.splitlines()[1]
+    assert run(project, "--gates-only", "--name", "patients", "--ref", "stg_people", "--check") == 0
+
+
 def test_check_fails_on_a_missing_file_and_passes_after_writing(project, capsys):
     assert run(project, "--check") == 1
     err = capsys.readouterr().err
