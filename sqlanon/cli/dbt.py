@@ -46,6 +46,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write only the gates' macros (tests sqlanon_NAME_<gate>), for a model of your own")
     m.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 naming the generated files that are stale")
+    g = sub.add_parser("gates", help="compile the SQL of the project's sqlanon.* generic tests",
+                       description="compile the SQL of the sqlanon.* generic tests the project's YAML "
+                                   "files use (sqlanon.k_anonymity: {quasi_identifiers: [...], k: 5}, ...) "
+                                   "into macros/sqlanon_generic_gates.sql")
+    g.add_argument("--project", required=True, help="the dbt project's folder")
+    g.add_argument("--dialect", help="the SQL dialect (default: the adapter type of the project's profile)")
+    g.add_argument("--profiles-dir", help="where profiles.yml is (default: as dbt looks for it)")
+    g.add_argument("--target", help="the profile's target (default: the profile's own)")
+    g.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 when the macros file is stale")
     i = sub.add_parser("install", help="add sqlanon's dbt package to the project's packages.yml",
                        description="add sqlanon's dbt package to the project's packages.yml "
                                    "(then run `dbt deps`)")
@@ -146,4 +156,30 @@ def run(args: argparse.Namespace) -> int:
         path = install_package(Path(args.project))
         print(f"added sqlanon's dbt package to {path}; run `dbt deps` to install it")
         return 0
+    if args.dbt_verb == "gates":
+        return run_gates(args)
     return run_model(args)
+
+
+def run_gates(args: argparse.Namespace) -> int:
+    from sqlanon.outputs.dbt import generic, project
+
+    folder = Path(args.project)
+    dialect = args.dialect or project.adapter_dialect(folder, profiles_dir=args.profiles_dir,
+                                                      target=args.target)
+    found = generic.uses(project.model_folders(folder))
+    words = ["sqlanon", "dbt", "gates", "--project", "."]
+    for flag in ("dialect", "target"):
+        if getattr(args, flag) is not None:
+            words += [f"--{flag}", getattr(args, flag)]
+    path = project.generic_macros_path(folder)
+    texts = {path: generic.macros_text(found, dialect, shlex.join(words))}
+    if args.check:
+        stale = project.stale_files(texts)
+        for p in stale:
+            print(f"sqlanon: stale: {p} differs from what `{shlex.join(words)}` writes now; regenerate it",
+                  file=sys.stderr)
+        return EXIT_STALE if stale else 0
+    project.write_files(texts)
+    print(f"wrote {path} ({len(found)} sqlanon test{'s' if len(found) != 1 else ''})")
+    return 0

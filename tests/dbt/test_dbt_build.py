@@ -85,7 +85,11 @@ def test_the_gates_fail_on_the_raw_table_naming_the_worst_class(built):
     message = gate_message(build.stdout, "adult_raw", f"k_anonymity (k={K})")
     assert f": {len(small)} classes fail; the worst, (sex=" in message
     assert message.endswith(f"), has {min(small)} rows")
-    assert "DistinctCount(salary-class)=1" in gate_message(build.stdout, "adult_raw", "l_diversity")
+    distinct = gate_message(build.stdout, "adult_raw", "l_diversity (attribute=salary-class, l=2")
+    assert "DistinctCount(salary-class)=1" in distinct
+    entropy = gate_message(build.stdout, "adult_raw", "l_diversity (attribute=salary-class, l=1.5, "
+                                                      "variant=entropy)")
+    assert "; the worst, (sex=" in entropy and "age=" in entropy and "race=" not in entropy
     gate_message(build.stdout, "adult_raw", "t_closeness")
 
 

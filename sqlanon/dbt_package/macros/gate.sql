@@ -28,3 +28,26 @@
 {% macro default__no_rows() %}
   {{ return("select 1 as passed where 1 = 0") }}
 {% endmacro %}
+
+{#
+  A generic test of this package (generic_tests.sql) with its arguments: its SQL was compiled by
+  `sqlanon dbt gates` into the project as the macro sqlanon_gate_<key> (which dispatches to the
+  adapter's SQL), the key being the MD5 of the JSON of the test's name and its arguments (without the
+  ones left out). The macro is looked up by name: dbt's parser needs a constant name in dispatch.
+#}
+{% macro generic_gate(model, test, arguments, source_model) %}
+  {%- if not execute -%}
+    {{ return("select 1 as passed where 1 = 0") }}
+  {%- endif -%}
+  {%- set given = {} -%}
+  {%- for name, value in arguments.items() if value is not none -%}
+    {%- do given.update({name: value}) -%}
+  {%- endfor -%}
+  {%- set key = local_md5(tojson({'test': test, 'arguments': given}, sort_keys=True)) -%}
+  {%- set compiled = context.get('sqlanon_gate_' ~ key) -%}
+  {%- if compiled is none -%}
+    {{ exceptions.raise_compiler_error("sqlanon." ~ test ~ " on " ~ model ~ ": no SQL was generated for the arguments "
+       ~ tojson(given, sort_keys=True) ~ "; run `sqlanon dbt gates --project .` after adding or changing a sqlanon test") }}
+  {%- endif -%}
+  {{ return(sqlanon.gate(model, compiled(model, source_model), '__sa_message')) }}
+{% endmacro %}

@@ -81,6 +81,16 @@ def model_paths(project: Path, name: str) -> dict[str, Path]:
             "macros": macros / f"sqlanon_{name}_gates.sql"}
 
 
+def model_folders(project: Path) -> list[Path]:
+    """The folders holding the project's models and their properties files."""
+    paths = project_settings(project).get("model-paths") or ["models"]
+    return [project / str(p) for p in paths]
+
+
+def generic_macros_path(project: Path) -> Path:
+    return _first_path(project, "macro-paths", "macros") / "sqlanon_generic_gates.sql"
+
+
 def stale_files(files: dict[Path, str]) -> list[Path]:
     """The files whose text differs from what would be written now (or that are missing)."""
     return [p for p, text in files.items()

@@ -132,7 +132,8 @@ def model_gate_sql(problem: Problem, model: PrivacyModel, target: DialectProfile
         verdict).where(failing)
     ranked = exp.select(alias(_concat(*described), MESSAGE), *[col(q) for q in qis], col(SIZE)).from_(
         exp.alias_(exp.Subquery(this=classes), internal("f"), quoted=True))
-    ranked = ranked.order_by(*_worst_first(model, statistics)).limit(1)
+    # then by the class's values, so that the same class is named on every run
+    ranked = ranked.order_by(*_worst_first(model, statistics), *[col(q) for q in qis]).limit(1)
     return render(plan.as_query(ranked), target, pretty=True)
 
 
