@@ -124,16 +124,27 @@ def test_check_names_a_stale_model(built, capsys):
         model.write_text(original)
 
 
-def test_an_incremental_anonymized_model_is_refused(built):
+def test_an_incremental_model_and_a_test_without_generated_sql_are_refused(built):
+    """One more build: the anonymized model made incremental, and a generic test whose arguments
+    `sqlanon dbt gates` has not seen."""
     project, _ = built
     model = project / "models" / "adult_anon.sql"
     original = model.read_text()
     model.write_text(original.replace("materialized='table'", "materialized='incremental'"))
+    copy = project / "models" / "adult_raw_copy.sql"
+    copy.write_text("select * from {{ ref('adult_raw') }}\n")
+    unseen = project / "models" / "unseen.yml"
+    unseen.write_text("version: 2\nmodels:\n  - name: adult_raw_copy\n    data_tests:\n"
+                      "      - sqlanon.k_anonymity: {arguments: {quasi_identifiers: [sex], k: 2}}\n")
     try:
-        run = dbt(project, "build", "--select", "adult_anon")
+        run = dbt(project, "build", "--select", "adult_anon", "adult_raw_copy")
     finally:
         model.write_text(original)
+        unseen.unlink()
+        copy.unlink()
     assert run.returncode == 1
     assert "Compilation Error in model adult_anon" in run.stdout
     assert ("sqlanon: adult_anon is an anonymized model and cannot be materialized incrementally: rows "
             "added to an existing table can leave earlier classes smaller") in run.stdout
+    assert ('sqlanon.k_anonymity on "adult"."main"."adult_raw_copy": no SQL was generated for the arguments '
+            '{"k": 2, "quasi_identifiers": ["sex"]}; run `sqlanon dbt gates --project .`') in run.stdout

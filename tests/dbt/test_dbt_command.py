@@ -9,6 +9,8 @@ import pytest
 import yaml
 
 from sqlanon.cli.main import main
+from sqlanon.outputs.dbt.generic import package_tests_text
+from sqlanon.outputs.dbt.project import package_folder
 from tests.outputs.people import people_spec
 
 PROFILES = {"people": {"target": "dev", "outputs": {"dev": {"type": "duckdb", "path": "x.duckdb"},
@@ -96,3 +98,47 @@ def test_install_adds_the_package_once(project):
     assert packages[0] == {"package": "dbt-labs/dbt_utils", "version": "1.3.0"}
     (local,) = packages[1:]
     assert yaml.safe_load((Path(local["local"]) / "dbt_project.yml").read_text())["name"] == "sqlanon"
+
+
+def test_the_packages_generic_tests_are_those_of_the_privacy_models():
+    """macros/generic_tests.sql is generated from the models' parameters; regenerate it after adding one."""
+    assert (package_folder() / "macros" / "generic_tests.sql").read_text() == package_tests_text()
+
+
+def write_tests(project: Path, tests: list) -> None:
+    (project / "dbt_models").mkdir(exist_ok=True)
+    (project / "dbt_models" / "gated.yml").write_text(yaml.safe_dump(
+        {"version": 2, "models": [{"name": "people", "data_tests": tests}]}))
+
+
+def test_gates_compiles_each_distinct_use_once_and_check_sees_a_change(project, capsys):
+    k = {"sqlanon.k_anonymity": {"arguments": {"quasi_identifiers": ["age", "zip"], "k": 2}}}
+    old_style = {"sqlanon.k_anonymity": {"quasi_identifiers": ["age", "zip"], "k": 2}}
+    write_tests(project, [k, old_style, "not_null", {"accepted_values": {"values": [1]}}])
+    assert main(["dbt", "gates", "--project", str(project), "--profiles-dir", str(project)]) == 0
+    assert "(1 sqlanon test)" in capsys.readouterr().out
+    macros = (project / "macros" / "sqlanon_generic_gates.sql").read_text()
+    assert macros.count("{% macro sqlanon_gate_") == 1 and "{% macro postgres__sqlanon_gate_" in macros
+    assert main(["dbt", "gates", "--project", str(project), "--profiles-dir", str(project), "--check"]) == 0
+    write_tests(project, [k, {"sqlanon.k_anonymity": {"arguments": {"quasi_identifiers": ["age"], "k": 3}}}])
+    assert main(["dbt", "gates", "--project", str(project), "--profiles-dir", str(project), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "sqlanon_generic_gates.sql differs from what `sqlanon dbt gates --project .`" in err
+
+
+@pytest.mark.parametrize(("test", "message"), [
+    ({"sqlanon.k_anonymity": {"arguments": {"quasi_identifiers": "age", "k": 2}}},
+     "gated.yml: sqlanon.k_anonymity.quasi_identifiers: must be a list of column names"),
+    ({"sqlanon.k_anonymity": {"arguments": {"quasi_identifiers": ["age"], "kk": 2}}},
+     "unknown parameter 'kk' for k_anonymity"),
+    ({"sqlanon.suppression_limit": {"arguments": {"quasi_identifiers": ["age"], "share": 2}}},
+     "sqlanon.suppression_limit.share: share must be a number in [0, 1], got 2"),
+    ({"sqlanon.t_closeness": {"arguments": {"quasi_identifiers": ["age"], "attribute": "disease", "t": 0.2,
+                                            "distance": "hierarchical"}}},
+     "the hierarchical distance needs the attribute's hierarchy"),
+])
+def test_bad_arguments_are_one_line_naming_the_file(project, capsys, test, message):
+    write_tests(project, [test])
+    assert main(["dbt", "gates", "--project", str(project), "--profiles-dir", str(project)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "gated.yml" in err and err.count("\n") == 1
