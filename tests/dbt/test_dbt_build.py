@@ -16,9 +16,11 @@ import duckdb
 import pytest
 
 from sqlanon import api
+from sqlanon.cli.main import main
 from sqlanon.outputs.dbt.files import header_values
 from tests.conftest import ADULT
 from tests.dbt.dbt_run import (
+    QIS,
     ROWS,
     K,
     applied_spec_text,
@@ -124,27 +126,36 @@ def test_check_names_a_stale_model(built, capsys):
         model.write_text(original)
 
 
-def test_an_incremental_model_and_a_test_without_generated_sql_are_refused(built):
-    """One more build: the anonymized model made incremental, and a generic test whose arguments
-    `sqlanon dbt gates` has not seen."""
+def test_refusals_at_build_time(built):
+    """One more build: the anonymized model made incremental; a model whose levels leave more rows in
+    failing classes than the suppression limit allows; a generic test whose arguments `sqlanon dbt
+    gates` has not seen."""
     project, _ = built
     model = project / "models" / "adult_anon.sql"
     original = model.read_text()
     model.write_text(original.replace("materialized='table'", "materialized='incremental'"))
+    over = project / "over.yml"
+    over.write_text(applied_spec_text(spec_text(ADULT, SOURCE), dict.fromkeys(QIS, 0)))
+    assert main(["dbt", "model", str(over), "--project", str(project), "--source", "raw.adult",
+                 "--name", "adult_over"]) == 0
     copy = project / "models" / "adult_raw_copy.sql"
     copy.write_text("select * from {{ ref('adult_raw') }}\n")
     unseen = project / "models" / "unseen.yml"
     unseen.write_text("version: 2\nmodels:\n  - name: adult_raw_copy\n    data_tests:\n"
                       "      - sqlanon.k_anonymity: {arguments: {quasi_identifiers: [sex], k: 2}}\n")
+    outliers = api.check(str(over)).as_dict()["outlier_rows"]
     try:
-        run = dbt(project, "build", "--select", "adult_anon", "adult_raw_copy")
+        run = dbt(project, "build", "--select", "adult_anon", "adult_raw_copy", "adult_over")
     finally:
         model.write_text(original)
-        unseen.unlink()
-        copy.unlink()
+        for path in (unseen, copy, over, *project.rglob("*adult_over*")):
+            path.unlink()
     assert run.returncode == 1
     assert "Compilation Error in model adult_anon" in run.stdout
     assert ("sqlanon: adult_anon is an anonymized model and cannot be materialized incrementally: rows "
             "added to an existing table can leave earlier classes smaller") in run.stdout
+    assert "Runtime Error in model adult_over" in run.stdout
+    assert (f"sqlanon: not anonymous: {outliers} rows are in classes that fail the privacy models, more "
+            f"than the suppression limit 0.05 allows of {ROWS} rows") in run.stdout
     assert ('sqlanon.k_anonymity on "adult"."main"."adult_raw_copy": no SQL was generated for the arguments '
             '{"k": 2, "quasi_identifiers": ["sex"]}; run `sqlanon dbt gates --project .`') in run.stdout
