@@ -59,7 +59,9 @@ def new_project(folder: Path, profile: str) -> Path:
 
 def dbt(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
-    command = [str(Path(sys.executable).parent / "dbt"), *args, "--project-dir", str(project),
+    # dbt's console script, run by this interpreter wherever pip put the script
+    command = [sys.executable, "-c", "import sys; from dbt.cli.main import cli; sys.exit(cli())", *args,
+               "--project-dir", str(project),
                "--profiles-dir", str(project), "--no-version-check", "--no-use-colors"]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 

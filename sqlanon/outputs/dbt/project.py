@@ -35,8 +35,10 @@ def project_settings(project: Path) -> dict[str, Any]:
 
 
 def profiles_file(project: Path, profiles_dir: str | None) -> Path:
-    """profiles.yml where dbt looks for it: --profiles-dir, DBT_PROFILES_DIR, the project, ~/.dbt."""
-    for folder in (profiles_dir, os.environ.get("DBT_PROFILES_DIR"), project, Path.home() / ".dbt"):
+    """profiles.yml where dbt looks for it: --profiles-dir, DBT_PROFILES_DIR, the working directory
+    (dbt's own order), then the project and ~/.dbt."""
+    for folder in (profiles_dir, os.environ.get("DBT_PROFILES_DIR"), Path.cwd(), project,
+                   Path.home() / ".dbt"):
         if folder is not None and (Path(folder) / "profiles.yml").is_file():
             return Path(folder) / "profiles.yml"
     raise SpecError("no profiles.yml in --profiles-dir, DBT_PROFILES_DIR, the project or ~/.dbt; "
