@@ -73,9 +73,11 @@ def generate(project: Path, *extra: str) -> int:
 
 
 def install_and_build(project: Path) -> subprocess.CompletedProcess[str]:
-    """sqlanon's package installed, the model generated, `dbt deps`, then `dbt build`."""
+    """sqlanon's package installed, the model generated (and again as a view), the generic tests'
+    SQL compiled, `dbt deps`, then `dbt build`."""
     assert main(["dbt", "install", "--project", str(project)]) == 0
     assert generate(project) == 0
+    assert generate(project, "--name", "adult_anon_view", "--materialized", "view") == 0
     assert main(["dbt", "gates", "--project", str(project), "--profiles-dir", str(project)]) == 0
     deps = dbt(project, "deps")
     assert deps.returncode == 0, deps.stdout + deps.stderr
@@ -103,8 +105,10 @@ def check_build(project: Path, build: subprocess.CompletedProcess[str]) -> None:
     the raw rows and on the broken model, and the model downstream of the broken one skipped."""
     status = statuses(project)
     assert status["adult_anon"] == "success", build.stdout
+    assert status["adult_anon_view"] == "success", build.stdout
     for gate in ("k_anonymity", "l_diversity", "t_closeness", "suppression_limit"):
         assert gate_status(status, gate, "adult_anon") == "pass"
+        assert status[next(n for n in status if n.startswith(f"sqlanon_adult_anon_view_{gate}_"))] == "pass"
     for gate in ("k_anonymity", "l_diversity", "t_closeness"):
         assert gate_status(status, gate, "adult_raw") == "fail"
     for gate in ("k_anonymity", "l_diversity", "suppression_limit"):

@@ -70,8 +70,9 @@ def test_the_generated_model_has_the_rows_of_apply(built):
         applied = con.execute('SELECT sex, age, race, education, "salary-class" FROM adult_applied '
                               "ORDER BY ALL").fetchall()
         masked = con.execute("SELECT count(*) FROM adult_anon WHERE sex = '*'").fetchone()[0]
+        view = con.execute("SELECT * FROM adult_anon_view ORDER BY ALL").fetchall()
     assert len(built_rows) == ROWS and 0 < masked <= 0.05 * ROWS
-    assert built_rows == applied
+    assert built_rows == applied == view
 
 
 def test_the_gates_pass_on_the_model_and_fail_on_raw_and_broken_rows(built):
