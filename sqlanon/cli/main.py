@@ -137,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     hierarchy_cli.add_arguments(p)
     _add_common(p)
 
+    p = verb("dbt", "an anonymized dbt model with its privacy gates, and sqlanon's dbt package")
+    from sqlanon.cli import dbt as dbt_cli
+
+    dbt_cli.add_arguments(p)
+    _add_common(p)
+
     p = verb("demo", "generate a table of people in a DuckDB file and anonymize it")
     from sqlanon.cli.demo import DEFAULT_DATABASE
 
@@ -357,6 +363,10 @@ def run(args: argparse.Namespace) -> int:
         from sqlanon.cli import hierarchy as hierarchy_cli
 
         return hierarchy_cli.run(args)
+    if args.verb == "dbt":
+        from sqlanon.cli import dbt as dbt_cli
+
+        return dbt_cli.run(args)
     if args.verb == "demo":
         from sqlanon.cli.demo import run_demo
 

@@ -197,8 +197,10 @@ def _sql_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, ke
     warnings = [f"{a!r}: {nulls[a]} NULL value{'s' if nulls[a] != 1 else ''} stay NULL"
                 + (f"; fewer than k = {k} values are present, so every value becomes NULL" if m < k else "")
                 for a, m in present.items() if nulls[a]]
-    groups: int | dict[str, int] = counts if settings.algorithm == "individual_ranking" \
-        else next(iter(counts.values()))
+    # one value for a multivariate algorithm; its own variable, since mypy 1.x infers next()'s type
+    # from the conditional's declared type and reports the dict's values as not iterable
+    first: int = next(iter(counts.values()), 0)
+    groups: int | dict[str, int] = counts if settings.algorithm == "individual_ranking" else first
     return Masking(settings, columns, key, keyed, released, output_source, n, groups,
                    min(sizes) if sizes else 0, max(sizes) if sizes else 0,
                    list(settings.attributes), warnings=warnings)

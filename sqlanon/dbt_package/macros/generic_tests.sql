@@ -1,0 +1,45 @@
+{# Generated from sqlanon's privacy models (sqlanon.outputs.dbt.generic.package_tests_text); the tests' SQL is written into the project by `sqlanon dbt gates`. #}
+
+{% test alpha_k_anonymity(model, quasi_identifiers, attribute, alpha, k) %}
+{{ sqlanon.generic_gate(model, 'alpha_k_anonymity', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'alpha': alpha, 'k': k}, none) }}
+{% endtest %}
+
+{% test average_risk(model, quasi_identifiers, threshold) %}
+{{ sqlanon.generic_gate(model, 'average_risk', {'quasi_identifiers': quasi_identifiers, 'threshold': threshold}, none) }}
+{% endtest %}
+
+{% test beta_likeness(model, quasi_identifiers, attribute, beta, variant=none) %}
+{{ sqlanon.generic_gate(model, 'beta_likeness', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'beta': beta, 'variant': variant}, none) }}
+{% endtest %}
+
+{% test delta_disclosure(model, quasi_identifiers, attribute, delta) %}
+{{ sqlanon.generic_gate(model, 'delta_disclosure', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'delta': delta}, none) }}
+{% endtest %}
+
+{% test k_anonymity(model, quasi_identifiers, k) %}
+{{ sqlanon.generic_gate(model, 'k_anonymity', {'quasi_identifiers': quasi_identifiers, 'k': k}, none) }}
+{% endtest %}
+
+{% test k_e_anonymity(model, quasi_identifiers, attribute, k, e) %}
+{{ sqlanon.generic_gate(model, 'k_e_anonymity', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'k': k, 'e': e}, none) }}
+{% endtest %}
+
+{% test kpqr_anonymity(model, quasi_identifiers, attribute, k, p, q, r) %}
+{{ sqlanon.generic_gate(model, 'kpqr_anonymity', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'k': k, 'p': p, 'q': q, 'r': r}, none) }}
+{% endtest %}
+
+{% test l_diversity(model, quasi_identifiers, attribute, l, variant=none, c=none) %}
+{{ sqlanon.generic_gate(model, 'l_diversity', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'l': l, 'variant': variant, 'c': c}, none) }}
+{% endtest %}
+
+{% test p_sensitive_k_anonymity(model, quasi_identifiers, attribute, k, p) %}
+{{ sqlanon.generic_gate(model, 'p_sensitive_k_anonymity', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'k': k, 'p': p}, none) }}
+{% endtest %}
+
+{% test t_closeness(model, quasi_identifiers, attribute, t, distance=none, order=none) %}
+{{ sqlanon.generic_gate(model, 't_closeness', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 't': t, 'distance': distance, 'order': order}, none) }}
+{% endtest %}
+
+{% test suppression_limit(model, quasi_identifiers, share, source_model) %}
+{{ sqlanon.generic_gate(model, 'suppression_limit', {'quasi_identifiers': quasi_identifiers, 'share': share}, source_model) }}
+{% endtest %}

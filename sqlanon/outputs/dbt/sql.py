@@ -1,0 +1,181 @@
+"""The SQL of a dbt model and of its privacy gates, built by the same compiler as ``sqlanon compile``
+and ``sqlanon check``.
+
+Both are rendered for one dialect with placeholder relations (:data:`RELATION`, :data:`SOURCE`) that
+the dbt files replace by Jinja (``{{ ref(...) }}``, a test's ``model``): every other identifier and
+literal comes from sqlglot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlanon.compile.checks import SIZE, ok_column
+from sqlanon.compile.generalize import Generalizer
+from sqlanon.compile.plan import Plan
+from sqlanon.domain.hierarchy.base import TOP
+from sqlanon.domain.models.base import PrivacyModel, Statistic, stat_attribute
+from sqlanon.methods.generalization.evaluator import Problem
+from sqlanon.methods.generalization.output_query import check_relations, output_query
+from sqlanon.outputs.offline import offline_problem
+from sqlanon.outputs.writer import select_sql
+from sqlanon.spec.schema import Spec
+from sqlanon.sql.dialects import DialectProfile, profile
+from sqlanon.sql.nodes import alias, as_double, as_text, col, count_star, internal, lit, table
+from sqlanon.sql.render import render
+
+RELATION = internal("dbt_relation")
+"""The placeholder of the relation a statement reads (the model's input, or the tested model)."""
+SOURCE = internal("dbt_source")
+"""The placeholder of the source a suppression-limit gate counts the rows of."""
+MESSAGE = internal("message")
+"""The column of a gate's row that says what fails."""
+
+
+def placeholder_text(name: str, dialect: str) -> str:
+    """How the placeholder relation ``name`` appears in SQL rendered for ``dialect``."""
+    return render(table(name), profile(dialect))
+
+
+def _problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
+    problem, levels = offline_problem(spec)
+    return dataclasses.replace(problem, source=table(RELATION)), levels
+
+
+def model_select(spec: Spec, dialect: str, *, enforce_limit: bool) -> str:
+    """The spec's released rows as one SELECT for ``dialect`` (no trailing ``;``), reading
+    :data:`RELATION`; ``enforce_limit``: the statement fails when the failing rows exceed the limit."""
+    target = profile(dialect)
+    problem, levels = _problem(spec)
+    oq = output_query(spec, list(spec.attributes), problem, levels, spec.transformation.suppression_limit,
+                      target, enforce_limit=enforce_limit)
+    return select_sql(oq, target).rstrip().rstrip(";")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One privacy gate: a SELECT returning one row (with :data:`MESSAGE`) when the gate fails."""
+
+    name: str
+    """A short name for file and test names (``k_anonymity``, ``suppression_limit``)."""
+    description: str
+    sql: dict[str, str]
+    """The SELECT by dialect."""
+    needs_source: bool = False
+
+
+def describe(model: PrivacyModel) -> str:
+    """``k_anonymity (k=5)``: the model's spec key and parameters."""
+    names: list[str] = [f.name for f in dataclasses.fields(model)] if dataclasses.is_dataclass(model) else []
+    params = ", ".join(f"{n}={getattr(model, n)}" for n in names if getattr(model, n) is not None)
+    return f"{model.name} ({params})" if params else model.name
+
+
+def _label(statistic: Statistic) -> str:
+    """``DistinctCount(salary-class)``: a statistic as the message shows it."""
+    attribute = stat_attribute(statistic)
+    return type(statistic).__name__ + (f"({attribute})" if attribute else "")
+
+
+def _masked(qis: list[str]) -> exp.Expression:
+    """The row was suppressed by masking: every quasi-identifier is ``*``."""
+    if not qis:
+        return exp.false()
+    both = exp.and_(*[exp.EQ(this=as_text(col(q)), expression=lit(TOP)) for q in qis])
+    return exp.Coalesce(this=exp.Paren(this=both), expressions=[exp.false()])
+
+
+def _text(value: exp.Expression) -> exp.Expression:
+    return exp.Coalesce(this=as_text(value), expressions=[lit("NULL")])
+
+
+def _concat(*parts: exp.Expression) -> exp.Expression:
+    return exp.Concat(expressions=list(parts), safe=False, coalesce=False)
+
+
+def _worst_first(model: PrivacyModel, statistics: dict[Statistic, exp.Expression]) -> list[exp.Ordered]:
+    """Failing classes in the order of how badly they fail: by the statistic the model's achieved
+    value aggregates (smallest first for a minimum, largest first for a maximum), then by size."""
+    order: list[exp.Ordered] = []
+    achieved = model.achieved(statistics)
+    inner = achieved
+    while isinstance(inner, (exp.Exp, exp.Cast)) and inner.this is not None:
+        inner = inner.this
+    if isinstance(inner, (exp.Min, exp.Max)):
+        order.append(exp.Ordered(this=inner.this.copy(), desc=isinstance(inner, exp.Max)))
+    if not any(o.this == col(SIZE) for o in order):
+        order.append(exp.Ordered(this=col(SIZE)))
+    return order
+
+
+def model_gate_sql(problem: Problem, model: PrivacyModel, target: DialectProfile) -> str:
+    """The worst class of the tested relation that fails ``model``; rows masked by suppression
+    (every quasi-identifier ``*``) are exempt, as the checks exempt suppressed classes."""
+    qis = list(problem.qis)
+    sub = dataclasses.replace(problem, models=[model])
+    plan = Plan(prefix=internal(""))
+    verdict = check_relations(plan, sub, Generalizer(qis, problem.hierarchies, {}), dict.fromkeys(qis, 0))
+    statistics: dict[Statistic, exp.Expression] = {s: col(s.column) for s in model.statistics()}
+    failing = exp.and_(exp.Not(this=col(ok_column(0))), exp.Not(this=_masked(qis)))
+    described: list[exp.Expression] = [lit(f"fails {describe(model)}: "), as_text(col(internal("failing"))),
+                                       lit(" classes fail; the worst, (")]
+    for i, q in enumerate(qis):
+        described += [lit(("" if i == 0 else ", ") + f"{q}="), _text(col(q))]
+    described += [lit("), has "), as_text(col(SIZE)), lit(" rows")]
+    for s in model.statistics():
+        if s.column != SIZE:
+            described += [lit(f", {_label(s)}="), _text(col(s.column))]
+    classes = exp.select(exp.Star(), alias(exp.Window(this=count_star()), internal("failing"))).from_(
+        verdict).where(failing)
+    ranked = exp.select(alias(_concat(*described), MESSAGE), *[col(q) for q in qis], col(SIZE)).from_(
+        exp.alias_(exp.Subquery(this=classes), internal("f"), quoted=True))
+    # then by the class's values, so that the same class is named on every run
+    ranked = ranked.order_by(*_worst_first(model, statistics), *[col(q) for q in qis]).limit(1)
+    return render(plan.as_query(ranked), target, pretty=True)
+
+
+def suppression_gate_sql(problem: Problem, limit: float, target: DialectProfile, *,
+                         masks: bool = True) -> str:
+    """A row when the tested relation keeps fewer rows unsuppressed than the limit allows of the
+    source's: suppressed = source rows - rows not masked, at most floor(limit · source rows).
+
+    ``masks``: a row whose every quasi-identifier is ``*`` was suppressed; False when the levels
+    generalize every quasi-identifier to ``*`` (such rows are then released, not suppressed)."""
+    masked = _masked(list(problem.qis)) if masks else exp.false()
+    kept = exp.select(alias(exp.Sum(this=exp.Case().when(masked, lit(0)).else_(lit(1))),
+                            internal("kept"))).from_(table(RELATION))
+    source = exp.select(alias(count_star(), internal("rows"))).from_(table(SOURCE))
+    rows, kept_rows = col(internal("rows"), "s"), exp.Coalesce(this=col(internal("kept"), "m"),
+                                                               expressions=[lit(0)])
+    suppressed = exp.Sub(this=rows, expression=kept_rows)
+    budget = exp.Floor(this=exp.Mul(this=as_double(lit(float(limit))), expression=as_double(rows.copy())))
+    message = _concat(lit("fails the suppression limit: "), as_text(suppressed.copy()), lit(" of "),
+                      as_text(rows.copy()), lit(f" source rows are suppressed, more than the limit {limit:g} "
+                                                "allows ("),
+                      as_text(exp.Cast(this=budget.copy(), to=exp.DataType.build("bigint"))), lit(")"))
+    query = exp.select(alias(message, MESSAGE), alias(suppressed.copy(), internal("suppressed")),
+                       alias(rows.copy(), internal("rows"))).from_(
+        exp.alias_(exp.Subquery(this=kept), "m", quoted=True)).join(
+        exp.alias_(exp.Subquery(this=source), "s", quoted=True), join_type="cross").where(
+        exp.GT(this=suppressed.copy(), expression=budget))
+    return render(query, target, pretty=True)
+
+
+def gates(spec: Spec, dialects: list[str]) -> list[Gate]:
+    """A gate for each privacy model of the spec and one for its suppression limit, per dialect."""
+    problem, levels = _problem(spec)
+    out: list[Gate] = []
+    for i, model in enumerate(problem.models):
+        name = model.name if [m.name for m in problem.models].count(model.name) == 1 else f"{model.name}_{i}"
+        out.append(Gate(name, describe(model),
+                        {d: model_gate_sql(problem, model, profile(d)) for d in dialects}))
+    limit = spec.transformation.suppression_limit
+    masks = not all((h := problem.hierarchies.get(a)) is not None and levels.get(a, 0) >= h.height
+                    for a in problem.qis)
+    out.append(Gate("suppression_limit", f"suppression limit {limit:g}",
+                    {d: suppression_gate_sql(problem, limit, profile(d), masks=masks) for d in dialects},
+                    needs_source=True))
+    return out
