@@ -259,6 +259,17 @@ class TableWriter:
                                            select=render(adapt(query, target.dialect), target.dialect,
                                                          pretty=True)).statements)
 
+    @property
+    def swaps_in_steps(self) -> bool:
+        """Whether replacing a table takes :meth:`replace_in_steps` (no transaction can hold the drop
+        and the rename)."""
+        return not self.engine.capabilities.atomic_rename
+
+    def replace_in_steps(self, name: str, query: exp.Expression) -> None:
+        """Replace the table ``name`` by ``query``'s rows in recorded steps a later run completes or
+        undoes (:func:`~sqlanon.engines.swap.replace_table`)."""
+        replace_table(self.engine, name, query, schema=self.schema)
+
     def move_into_place(self, staging: str, name: str, *, replace: bool) -> None:
         """Rename ``staging`` to ``name``, dropping the old ``name`` first when ``replace``; inside
         the caller's transaction."""

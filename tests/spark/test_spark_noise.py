@@ -216,3 +216,34 @@ def test_mechanisms_that_read_the_values_are_refused_saying_why(engines, parquet
         del MECHANISMS[mechanism]
     message = str(e.value)
     assert why in message and "spark" in message and "DuckDB or PostgreSQL" in message and "\n" not in message
+
+
+
+def test_noise_in_place_replaces_the_table_in_recorded_steps(engines, parquet):
+    """In place on Spark, the noisy table is swapped in by the recorded steps of a table replacement
+    (no transaction holds a drop and a rename there): the table then holds what a table output of
+    the same seed holds, the swap's names are gone, and the figures were read from the original."""
+    from sqlglot import exp
+
+    from sqlanon.engines.swap import PREFIX
+    from sqlanon.sql.nodes import col, lit, table
+
+    spark = engines["spark"]
+    spark.register_file("credit_source", str(parquet), kind="parquet")
+    spark.create_table_as("credit_in_place", exp.select("*").from_(table("credit_source")).where(
+        exp.LT(this=col("id"), expression=lit(2000))))
+    spec = {"source": {"table": "credit_in_place"},
+            "attributes": {a: {"role": "sensitive"} for a in NUMERIC},
+            "transformation": {"method": "noise", "mechanism": "gaussian", "attributes": NUMERIC,
+                               **MECHANISMS["gaussian"], "seed": 7}}
+    original = rows(spark, "credit_in_place")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+        api.apply(spec_from_dict({**spec, "output": {"mode": "table", "name": "credit_noisy"}}),
+                  engine=spark, metrics=())
+        report = api.apply(spec_from_dict({**spec, "output": {"mode": "in_place"}}), engine=spark)
+    replaced = rows(spark, "credit_in_place")
+    assert_same_rows(replaced, rows(spark, "credit_noisy"))
+    assert len(replaced["id"]) == 2000 and not np.array_equal(replaced["AGE"], original["AGE"])
+    assert not spark.tables_named(PREFIX)
+    assert report.as_dict()["metrics"], report.as_dict()

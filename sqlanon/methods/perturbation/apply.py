@@ -297,12 +297,18 @@ def _write_mapped(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, n: in
     if draw.independent is None:
         raise InternalError("a mapped write needs a draw whose noise each partition can redraw on its own")
     area = StagingArea(ds.engine)
-    staging = area.name() if exists else name
+    in_steps = exists and tables.swaps_in_steps
+    staging = area.name() if exists and not in_steps else name
     with area, ds.engine.map_row_stream(ds.relation, draw.schema, draw.independent) as skeleton:
-        tables.create(staging, skeleton.select(*_projection(spec, ds, draw), append=False))
+        released = skeleton.select(*_projection(spec, ds, draw), append=False)
+        if not in_steps:
+            tables.create(staging, released)
+        # read before a swap: in place, the swap replaces the table the mapping reads
         metrics = _figures(ds, opts, draw, n, skeleton, lambda a: col(a, SOURCE),
                            lambda a: draw.expressions[a].copy()) if quality else {}
-        if exists:
+        if in_steps:  # the mapping draws the same values again for the staged copy
+            tables.replace_in_steps(name, released)
+        elif exists:
             tables.move_into_place(staging, name, replace=True)
         return metrics
 
