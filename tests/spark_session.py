@@ -1,7 +1,8 @@
 """One local Spark session for the whole test run (one JVM), and a fresh database per test.
 
-Spark runs in local mode on two cores with two shuffle partitions, its warehouse in a temporary
-folder. Without pyspark or a Java runtime every Spark test fails with what to install.
+Spark runs in local mode on two cores with one shuffle partition (the tests' tables are small; tests
+that need several partitions split their input themselves), its warehouse in a temporary folder.
+Without pyspark or a Java runtime every Spark test fails with what to install.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def start(warehouse: Path) -> Any:
         session, _ = local_session("local[2]", {
             "spark.sql.warehouse.dir": str(warehouse),
             "spark.ui.enabled": "false",
-            "spark.sql.shuffle.partitions": "2",
+            "spark.sql.shuffle.partitions": "1",
             "spark.default.parallelism": "2",
             # small tables: re-planning each stage costs more than it saves
             "spark.sql.adaptive.enabled": "false",
