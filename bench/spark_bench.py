@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from sqlglot import exp
 
 from bench.check_bench import spec as check_spec
 from bench.grow_adult import QIS, grow
@@ -61,7 +62,7 @@ from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
 from sqlanon.methods.generalization.search.limits import search_within
 from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec import spec_from_dict
-from sqlanon.sql.nodes import table
+from sqlanon.sql.nodes import alias, col, table
 
 MULTIPLIERS = (48271, 16807, 69621, 39373, 950706376)
 NUMERIC = [f"x{j}" for j in range(len(MULTIPLIERS))]
@@ -116,18 +117,20 @@ def jvm_peak_mb() -> float | None:
 
 
 def subjects(engine: Engine, adult_dir: Path) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
-    """Each subject as (baseline, subject), both run on ``engine``."""
-    qis = quoted(QIS)
-    group_by = f"SELECT {qis}, count(*) AS n FROM {SOURCE} GROUP BY {qis}"
+    """Each subject as (baseline, subject), both run on ``engine``; baselines are sqlglot trees
+    rendered by the engine (Spark reads ``"x"`` as a string, not a column)."""
+    qis = [col(q) for q in QIS]
+    group_by = exp.select(*qis, alias(exp.Count(this=exp.Star()), "n")).from_(table(SOURCE)).group_by(
+        *[q.copy() for q in qis])
     hierarchies = {q: read_arx_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in QIS}
 
-    def sql_fetch(sql: str) -> Callable[[], Any]:
-        return lambda: engine.fetch_script(sql)
+    def fetched(query: exp.Select) -> Callable[[], Any]:
+        return lambda: engine.fetch_arrow(query).num_rows
 
-    def written(name: str, sql: str) -> Callable[[], Any]:
+    def written(name: str, query: exp.Select) -> Callable[[], Any]:
         def run() -> None:
             engine.drop(name)
-            engine.execute_script(f"CREATE TABLE {name} AS {sql}")
+            engine.create_table_as(name, query)
         return run
 
     def search() -> Any:
@@ -146,7 +149,8 @@ def subjects(engine: Engine, adult_dir: Path) -> dict[str, tuple[Callable[[], An
         "transformation": {"method": "microaggregation", "algorithm": "individual_ranking", "k": 3,
                            "key": "id"},
         "output": {"mode": "table", "name": "ranked"}})
-    windows = ", ".join(f'ROW_NUMBER() OVER (ORDER BY "{x}", "id") AS r{j}' for j, x in enumerate(NUMERIC))
+    windows = [alias(exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[
+        exp.Ordered(this=col(x)), exp.Ordered(this=col("id"))])), f"r{j}") for j, x in enumerate(NUMERIC)]
     noise = spec_from_dict({
         "source": {"table": SOURCE},
         "attributes": {x: {"role": "sensitive"} for x in NUMERIC},
@@ -163,11 +167,11 @@ def subjects(engine: Engine, adult_dir: Path) -> dict[str, tuple[Callable[[], An
         return run
 
     return {
-        "search": (sql_fetch(group_by), search),
-        "check": (sql_fetch(group_by), check),
-        "ranking": (written("sorted_copy", f'SELECT "id", {quoted(NUMERIC)}, {windows} FROM {SOURCE}'),
-                    applied(ranking)),
-        "noise": (written("plain_copy", f"SELECT {quoted(NUMERIC)} FROM {SOURCE}"), applied(noise)),
+        "search": (fetched(group_by), search),
+        "check": (fetched(group_by), check),
+        "ranking": (written("sorted_copy", exp.select(col("id"), *map(col, NUMERIC), *windows).from_(
+            table(SOURCE))), applied(ranking)),
+        "noise": (written("plain_copy", exp.select(*map(col, NUMERIC)).from_(table(SOURCE))), applied(noise)),
     }
 
 
