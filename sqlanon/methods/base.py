@@ -91,6 +91,12 @@ class TableWriter(Protocol):
 
     def move_into_place(self, staging: str, name: str, *, replace: bool) -> None: ...
 
+    @property
+    def swaps_in_steps(self) -> bool:
+        """Whether a replaced table is swapped in by :meth:`replace_in_steps` (no transaction)."""
+
+    def replace_in_steps(self, name: str, query: exp.Expression) -> None: ...
+
 
 class Sink(Protocol):
     """The output side of a run, given to :meth:`Method.run` by the caller (the writer behind it)."""
