@@ -138,15 +138,22 @@ def run_model(args: argparse.Namespace) -> int:
         texts[paths["properties"]] = files.properties_text(spec, name=name, source=reads,
                                                            shown_spec=shown, command=command)
     if args.check:
-        stale = project.stale_files(texts)
-        for path in stale:
-            print(f"sqlanon: stale: {path} differs from what `{command}` writes now; regenerate it",
-                  file=sys.stderr)
-        return EXIT_STALE if stale else 0
+        return _stale(texts, command)
     project.write_files(texts)
     for path in texts:
         print(f"wrote {path}")
     return 0
+
+
+def _stale(texts: dict[Path, str], command: str) -> int:
+    """``--check``: name each file that differs from what ``command`` writes now."""
+    from sqlanon.outputs.dbt import project
+
+    stale = project.stale_files(texts)
+    for path in stale:
+        print(f"sqlanon: stale: {path} differs from what `{command}` writes now; regenerate it",
+              file=sys.stderr)
+    return EXIT_STALE if stale else 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -175,11 +182,7 @@ def run_gates(args: argparse.Namespace) -> int:
     path = project.generic_macros_path(folder)
     texts = {path: generic.macros_text(found, dialect, shlex.join(words))}
     if args.check:
-        stale = project.stale_files(texts)
-        for p in stale:
-            print(f"sqlanon: stale: {p} differs from what `{shlex.join(words)}` writes now; regenerate it",
-                  file=sys.stderr)
-        return EXIT_STALE if stale else 0
+        return _stale(texts, shlex.join(words))
     project.write_files(texts)
     print(f"wrote {path} ({len(found)} sqlanon test{'s' if len(found) != 1 else ''})")
     return 0
