@@ -5,9 +5,9 @@ Spark has no transactions and no atomic rename, so :meth:`Engine.transaction` an
 :meth:`Engine.replace_table` refuse here; a table is replaced in recorded steps instead
 (:mod:`sqlanon.engines.swap`, marks kept as table properties). It has no temporary tables
 either: a temporary table (``CREATE TEMPORARY TABLE``, ``create_table_as(temporary=True)``)
-becomes a temporary view of a cached DataFrame of the session, computed once, and rows inserted
-into it are unioned to that DataFrame. Stored tables are catalog tables (``db.table``), created
-by Spark in its default format.
+becomes a temporary view of a DataFrame of the session, cached (computed once) when it is a
+query's, and rows inserted into it are unioned to that DataFrame. Stored tables are catalog tables
+(``db.table``), created by Spark in its default format.
 """
 
 from __future__ import annotations
@@ -151,15 +151,13 @@ class SparkEngine(Engine, SparkTableMarks):
                                 for c in target.expressions)
             frame = self.session.createDataFrame([], columns)
             name = target.this.name
-            local = True
         else:
             frame = self.session.sql(self.sql(statement.expression))
             name = target.name
-            local = False
         key = self.dialect.fold(name)
         if key in self._temps and not statement.args.get("replace"):
             raise EngineError(f"spark: the temporary table {name!r} already exists")
-        self._keep(name, frame, cache=not local)
+        self._keep(name, frame, cache=not isinstance(target, exp.Schema))
 
     def _keep(self, name: str, frame: Any, *, cache: bool = True) -> None:
         """Register ``frame`` as the temporary view ``name``, cached: computed once, by the first
