@@ -46,16 +46,6 @@ def numbered(engine, name: str, n: int = N) -> None:
                                                    "x": pa.array([i * 10.0 for i in range(n)])}))
 
 
-
-def numbers_from(first: int):
-    """Values ``y`` drawn by row number: the rows' own numbers from ``first`` on."""
-    done = {"n": first}
-
-    def batches(n: int) -> dict[str, np.ndarray]:
-        done["n"] += n
-        return {"y": np.arange(done["n"] - n, done["n"], dtype=np.int64)}
-    return batches
-
 class EngineConformance:
     """The engine interface and its declared capabilities, against a real database."""
 
@@ -263,7 +253,16 @@ class EngineConformance:
         numbered(engine, "src")
         relation = table("src")
         schema = pa.schema([("y", pa.int64())])
-        rows_from = numbers_from
+
+        def rows_from(first: int):
+            """The rows' numbers from ``first`` on."""
+            done = {"n": first}
+
+            def batches(n: int) -> dict[str, np.ndarray]:
+                done["n"] += n
+                return {"y": np.arange(done["n"] - n, done["n"], dtype=np.int64)}
+            return batches
+
         if not engine.capabilities.row_stream_map:
             self.refuses(engine, "row_stream_map", lambda: engine.map_row_stream(relation, schema, rows_from))
             return

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from sqlanon.engines.spark_rows import PARTITION, _Mapper
-from tests.engines.conformance import numbers_from
 
 VALUES = pa.schema([("y", pa.int64())])
+
+
+def numbers_from(first: int):
+    done = {"n": first}
+
+    def batches(n: int) -> dict[str, np.ndarray]:
+        done["n"] += n
+        return {"y": np.arange(done["n"] - n, done["n"], dtype=np.int64)}
+    return batches
 
 
 def partition(p: int, ids: list[int], size: int) -> list[pa.RecordBatch]:
