@@ -254,6 +254,8 @@ class EngineConformance:
         relation = table("src")
         schema = pa.schema([("y", pa.int64())])
 
+        # defined here, not at module level: Spark pickles it by value only as a closure, and a
+        # cluster's workers cannot import the tests package
         def rows_from(first: int):
             """The rows' numbers from ``first`` on."""
             done = {"n": first}
