@@ -35,7 +35,7 @@ TRANSFORMATION_KEYS = ("method", "levels", "suppression_limit", "suppressed", "s
                        "centroid", "mechanism", "alpha", "epsilon", "delta", "sensitivity", "bounds",
                        "matrix", "categories", "pd", "theta", "fraction", "keep_probability", "linkage",
                        "attribute", "distance", "order", "trust_bounds", "dataset", "budget_epsilon",
-                       "budget_delta")
+                       "budget_delta", "ledger", "release_key")
 """The keys of the built-in methods' ``transformation`` sections; a registered method's own keys are
 allowed too (:func:`transformation_keys`)."""
 OUTPUT_KEYS = ("mode", "name", "dialect", "path", "database", "replace")

@@ -41,6 +41,19 @@ class PrivacyBudgetError(SqlanonError, ValueError):
     kind = "budget"
 
 
+class ReleaseAlreadyCharged(PrivacyBudgetError):
+    """A spend named a release key that the ledger already holds a charge for: the release was paid
+    for once (by an earlier run with that key), so this spend is refused and nothing is charged.
+    The caller gives back what the earlier run released, or picks a new key for a new release."""
+
+    def __init__(self, dataset: str, release_key: str, spend_id: str) -> None:
+        super().__init__(
+            f"the release key {release_key!r} of dataset {dataset!r} was already charged (ledger "
+            f"entry {spend_id}): a release is charged once per key; give back what that run released, "
+            "or use a new release key for a new release")
+        self.dataset, self.release_key, self.spend_id = dataset, release_key, spend_id
+
+
 @dataclass(frozen=True)
 class Budget:
     """An (ε, δ) pair of exact decimal amounts."""
@@ -190,3 +203,30 @@ def format_amount(value: Decimal) -> str:
     """A decimal without trailing zeros or exponent: ``0.300000000000000000`` -> ``0.3``."""
     text = format(value, "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def no_budget(dataset: str) -> PrivacyBudgetError:
+    return PrivacyBudgetError(
+        f"no privacy budget is set for dataset {dataset!r}; set it once with budget_epsilon= "
+        f"(CLI: --budget-epsilon; spec: transformation.budget_epsilon) before the first query or "
+        f"release")
+
+
+def exceeded(dataset: str, cost: Budget, relation: str, charged: Budget,
+             state: LedgerState) -> PrivacyBudgetError:
+    converted = "" if charged == cost else (
+        f" (under {relation} neighbours, charged as epsilon={format_amount(charged.epsilon)}, "
+        f"delta={format_amount(charged.delta)} under the budget's {state.neighbours} neighbours)")
+    return PrivacyBudgetError(
+        f"refused: spending epsilon={format_amount(cost.epsilon)}, "
+        f"delta={format_amount(cost.delta)}{converted} "
+        f"would exceed the budget of dataset {dataset!r} (total epsilon="
+        f"{format_amount(state.total.epsilon)}, delta={format_amount(state.total.delta)}; remaining "
+        f"epsilon={format_amount(state.remaining.epsilon)}, "
+        f"delta={format_amount(state.remaining.delta)}). "
+        f"Nothing was spent.")
+
+
+def check_dataset(dataset: object) -> None:
+    if not isinstance(dataset, str) or not dataset:
+        raise PrivacyBudgetError(f"the dataset name must be a non-empty string, got {dataset!r}")

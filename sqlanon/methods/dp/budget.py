@@ -45,10 +45,14 @@ from sqlanon.methods.dp.amounts import (
     Budget,
     LedgerState,
     PrivacyBudgetError,
+    ReleaseAlreadyCharged,
     amount,
     charge,
+    check_dataset,
     check_neighbours,
+    exceeded,
     format_amount,
+    no_budget,
 )
 from sqlanon.methods.dp.ledger_tables import (
     BUDGET_TABLE,
@@ -58,6 +62,7 @@ from sqlanon.methods.dp.ledger_tables import (
     create_tables,
     migration,
     now_literal,
+    release_id,
 )
 from sqlanon.sql.nodes import as_expression, as_text, col, lit, table
 
@@ -186,7 +191,7 @@ class PrivacyLedger:
             PrivacyBudgetError: ε is not > 0, δ is not in [0, 1), an unknown relation, or a
                 different budget is set.
         """
-        _check_dataset(dataset)
+        check_dataset(dataset)
         relation = check_neighbours(neighbours, "the budget's neighbours")
         total = Budget(amount(epsilon, "the budget's epsilon", rounding=ROUND_FLOOR),
                        amount(delta, "the budget's delta", rounding=ROUND_FLOOR))
@@ -231,13 +236,13 @@ class PrivacyLedger:
         """
         cost, relation, state, charged = self._prepare(dataset, epsilon, delta, neighbours)
         if not charged.fits_in(state.remaining):
-            raise _exceeded(dataset, cost, relation, charged, state)
+            raise exceeded(dataset, cost, relation, charged, state)
         return charged
 
     def spend(self, dataset: str, epsilon: object, delta: object = 0, *,
               neighbours: str = ADD_REMOVE, description: str = "",
-              then: Callable[[], T] | None = None, once: bool = False
-              ) -> tuple[T | None, LedgerState]:
+              then: Callable[[], T] | None = None, once: bool = False,
+              release_key: str | None = None) -> tuple[T | None, LedgerState]:
         """Record a spend of (ε, δ) on ``dataset`` and run ``then`` in the same transaction.
 
         ``neighbours`` is the relation under which the spend is (ε, δ)-DP; the budget is charged
@@ -245,7 +250,9 @@ class PrivacyLedger:
         ``then`` raises, nothing is spent. ``then`` must not open a transaction of its own. A
         transaction that lost a concurrency conflict is retried from the start, so ``then`` may run
         more than once (its statements were rolled back); with ``once`` a conflict after ``then``
-        started is raised instead (for work that consumes its input).
+        started is raised instead (for work that consumes its input). ``release_key`` charges the
+        spend at most once per key and dataset: the ledger row's id follows from the key, and a
+        key charged before (by any process) is refused with :class:`ReleaseAlreadyCharged`.
 
         Returns:
             ``then()``'s result (None without ``then``) and the ledger state after the spend, with
@@ -258,17 +265,18 @@ class PrivacyLedger:
         """
         cost, relation, state, charged = self._prepare(dataset, epsilon, delta, neighbours)
         if not charged.fits_in(state.total):  # never fits; also keeps the SQL amounts in range
-            raise _exceeded(dataset, cost, relation, charged, state)
+            raise exceeded(dataset, cost, relation, charged, state)
         started = False
-        spend_id = uuid.uuid4().hex
+        spend_id = uuid.uuid4().hex if release_key is None else release_id(dataset, release_key)
 
         def attempt() -> tuple[T | None, LedgerState]:
             nonlocal started
             with self.engine.transaction():
+                self.refuse_charged_key(dataset, release_key)
                 row = self._raise_spent(dataset, charged)
                 if row is None:
                     raise _Refused
-                self._record(spend_id, dataset, cost, relation, charged, description)
+                self._record(spend_id, dataset, cost, relation, charged, description, release_key)
                 started = True
                 result = then() if then is not None else None
             return result, replace(row, neighbours=state.neighbours, charged=charged,
@@ -279,14 +287,14 @@ class PrivacyLedger:
         except _Refused:
             now = self.state(dataset)
             if now is None:
-                raise _no_budget(dataset) from None
-            raise _exceeded(dataset, cost, relation, charged, now) from None
+                raise no_budget(dataset) from None
+            raise exceeded(dataset, cost, relation, charged, now) from None
 
     def _prepare(self, dataset: str, epsilon: object, delta: object, neighbours: str
                  ) -> tuple[Budget, str, LedgerState, Budget]:
         """The spend's amounts and relation, the budget's state, and the charge; refuses a spend
         without a budget or under a relation the budget cannot take."""
-        _check_dataset(dataset)
+        check_dataset(dataset)
         relation = check_neighbours(neighbours)
         cost = Budget(amount(epsilon, "epsilon"), amount(delta, "delta"))
         if cost.epsilon <= 0:
@@ -294,7 +302,7 @@ class PrivacyLedger:
         self.ensure_tables()
         state = self.state(dataset)
         if state is None:
-            raise _no_budget(dataset)
+            raise no_budget(dataset)
         return cost, relation, state, charge(cost, relation, state.neighbours, dataset)
 
     def _raise_spent(self, dataset: str, cost: Budget) -> LedgerState | None:
@@ -327,7 +335,7 @@ class PrivacyLedger:
         Returns:
             False if there is no such spend (already refunded), True otherwise.
         """
-        _check_dataset(dataset)
+        check_dataset(dataset)
         _, rows = self.engine.fetch(exp.Delete(
             this=table(LEDGER_TABLE),
             where=exp.Where(this=exp.and_(exp.EQ(this=col("id"), expression=lit(spend_id)),
@@ -348,15 +356,32 @@ class PrivacyLedger:
             where=exp.Where(this=exp.EQ(this=col("dataset"), expression=lit(dataset)))))
         return True
 
+    def refuse_charged_key(self, dataset: str, release_key: str | None) -> None:
+        """Raise :class:`ReleaseAlreadyCharged` if ``release_key`` was charged on ``dataset``.
+
+        Raises:
+            PrivacyBudgetError: the key is not non-empty text.
+        """
+        if release_key is None:
+            return
+        if not isinstance(release_key, str) or not release_key:
+            raise PrivacyBudgetError(f"a release key must be non-empty text, got {release_key!r}")
+        self.ensure_tables()
+        spend_id = release_id(dataset, release_key)
+        if self.engine.fetch(exp.select(col("id")).from_(table(LEDGER_TABLE)).where(
+                exp.EQ(this=col("id"), expression=lit(spend_id))))[1]:
+            raise ReleaseAlreadyCharged(dataset, release_key, spend_id)
+
     def _record(self, spend_id: str, dataset: str, cost: Budget, relation: str, charged: Budget,
-                description: str) -> None:
+                description: str, release_key: str | None = None) -> None:
         self.engine.execute(exp.insert(
             exp.values([(lit(spend_id), lit(dataset), amount_literal(cost.epsilon),
                          amount_literal(cost.delta), lit(description), now_literal(), lit(relation),
-                         amount_literal(charged.epsilon), amount_literal(charged.delta))]),
+                         amount_literal(charged.epsilon), amount_literal(charged.delta),
+                         exp.null() if release_key is None else lit(release_key))]),
             table(LEDGER_TABLE),
             columns=["id", "dataset", "epsilon", "delta", "description", "spent_at", "neighbours",
-                     "epsilon_charged", "delta_charged"]))
+                     "epsilon_charged", "delta_charged", "release_key"]))
 
     def _retry(self, fn: Callable[[], T], again: Callable[[], bool] = lambda: True) -> T:
         for attempt in range(self.retries + 1):
@@ -373,30 +398,3 @@ class PrivacyLedger:
 
 class _Refused(Exception):
     """The conditional update matched no row: no budget, or not enough of it."""
-
-
-def _no_budget(dataset: str) -> PrivacyBudgetError:
-    return PrivacyBudgetError(
-        f"no privacy budget is set for dataset {dataset!r}; set it once with budget_epsilon= "
-        f"(CLI: --budget-epsilon; spec: transformation.budget_epsilon) before the first query or "
-        f"release")
-
-
-def _exceeded(dataset: str, cost: Budget, relation: str, charged: Budget,
-              state: LedgerState) -> PrivacyBudgetError:
-    converted = "" if charged == cost else (
-        f" (under {relation} neighbours, charged as epsilon={format_amount(charged.epsilon)}, "
-        f"delta={format_amount(charged.delta)} under the budget's {state.neighbours} neighbours)")
-    return PrivacyBudgetError(
-        f"refused: spending epsilon={format_amount(cost.epsilon)}, "
-        f"delta={format_amount(cost.delta)}{converted} "
-        f"would exceed the budget of dataset {dataset!r} (total epsilon="
-        f"{format_amount(state.total.epsilon)}, delta={format_amount(state.total.delta)}; remaining "
-        f"epsilon={format_amount(state.remaining.epsilon)}, "
-        f"delta={format_amount(state.remaining.delta)}). "
-        f"Nothing was spent.")
-
-
-def _check_dataset(dataset: object) -> None:
-    if not isinstance(dataset, str) or not dataset:
-        raise PrivacyBudgetError(f"the dataset name must be a non-empty string, got {dataset!r}")

@@ -3,6 +3,7 @@ migrate tables of earlier versions, and the literals written into them."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timezone
 from decimal import Decimal
 
@@ -47,7 +48,16 @@ def added_columns() -> dict[str, list[exp.ColumnDef]]:
         BUDGET_TABLE: [column_def("neighbours", "varchar", not_null=False, default=ADD_REMOVE)],
         LEDGER_TABLE: [column_def("neighbours", "varchar", not_null=False, default=ADD_REMOVE),
                        column_def("epsilon_charged", AMOUNT_TYPE, not_null=False),
-                       column_def("delta_charged", AMOUNT_TYPE, not_null=False)]}
+                       column_def("delta_charged", AMOUNT_TYPE, not_null=False),
+                       column_def("release_key", "varchar", not_null=False)]}
+
+
+def release_id(dataset: str, release_key: str) -> str:
+    """The ledger row id of the charge for ``release_key`` on ``dataset``: the same for every run
+    with that key, so the table's primary key admits one charge per key, also between concurrent
+    runs."""
+    digest = hashlib.sha256(f"{dataset}\0{release_key}".encode()).hexdigest()
+    return f"release-{digest[:32]}"
 
 
 def if_not_exists(column: exp.ColumnDef) -> exp.ColumnDef:

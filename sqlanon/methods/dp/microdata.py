@@ -127,7 +127,9 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
                       trust_bounds: bool = False, replace: bool = False, quality: bool = True,
                       linkage: bool = True, dataset: str | None = None,
                       budget_epsilon: float | None = None, budget_delta: float = 0.0,
-                      schema: str | None = None, tables: TableWriter | None = None) -> MicrodataReport:
+                      schema: str | None = None, tables: TableWriter | None = None,
+                      ledger: Engine | None = None, release_key: str | None = None
+                      ) -> MicrodataReport:
     """Write an ε-DP version of ``source``'s attributes to the table ``output``.
 
     Args:
@@ -149,6 +151,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
             substitution, atomically with the write of the output. None: not charged.
         budget_epsilon, budget_delta: the dataset's total budget, set once (under substitution)
             on first use.
+        ledger, release_key: where the ledger lives when not in ``engine``'s database, and the key
+            charging the release once (:class:`~sqlanon.methods.dp.release_budget.ReleaseBudget`).
         schema: the schema of ``source``, where ``output`` is written too (default: the
             connection's current one).
         tables: the output writer's table skeletons (``method: noise`` writes through them; the
@@ -176,7 +180,7 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
         raise SpecError(f"the table has {n} rows, fewer than k = {k}", path="k")
     check_not_data_range(engine, source, public, trust_bounds=trust_bounds, schema=schema)
     budget = ReleaseBudget(engine, dataset, epsilon, budget_epsilon=budget_epsilon,
-                           budget_delta=budget_delta,
+                           budget_delta=budget_delta, ledger=ledger, release_key=release_key,
                            description=f"dp_microaggregation ({method}, k={k}) of table {source!r} "
                                        f"into {output!r}")
     budget.check()

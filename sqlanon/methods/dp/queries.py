@@ -96,7 +96,8 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
              delta: float = 0.0, dataset: str | None = None, budget_epsilon: float | None = None,
              budget_delta: float = 0.0, budget_neighbours: str = ADD_REMOVE,
              mechanism: str = "laplace", seed: int | None = None, trust_bounds: bool = False,
-             lock_timeout: float = 30.0, ledger: Engine | str | None = None) -> DPResult:
+             lock_timeout: float = 30.0, ledger: Engine | str | None = None,
+             release_key: str | None = None) -> DPResult:
     """Answer one aggregate of ``table`` with (ε, δ)-differential privacy, charged to ``dataset``.
 
     Args:
@@ -122,6 +123,9 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
         ledger: where the budget ledger is kept, when not in ``database``: an open engine, or a
             DuckDB file path (created on first use) / ``postgresql://`` URL to open (and close).
             Required when ``database`` has no transactions (Spark).
+        release_key: charge this answer once per key: a key the dataset was charged for before
+            is refused with :class:`~sqlanon.methods.dp.amounts.ReleaseAlreadyCharged` (the caller
+            keeps the answer it was given then; docs/dp.md, release keys).
 
     Raises:
         SpecError: unknown table or column, bad bounds, mechanism or parameters.
@@ -141,7 +145,7 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
             books = _opened(opened, ledger, lock_timeout, create=True)
             _check_ledger(books, ledger)
         return _run(engine, books, table, aggregate, epsilon, delta, dataset, budget_epsilon,
-                    budget_delta, budget_neighbours, mechanism, seed, trust_bounds)
+                    budget_delta, budget_neighbours, mechanism, seed, trust_bounds, release_key)
     raise AssertionError("unreachable")  # pragma: no cover - mypy cannot see the with returns
 
 
@@ -171,7 +175,8 @@ def _check_ledger(books: Engine, ledger: Engine | str | None) -> None:
 
 def _run(engine: Engine, books: Engine, table: str, aggregate: Aggregate, epsilon: float,
          delta: float, dataset: str | None, budget_epsilon: float | None, budget_delta: float,
-         budget_neighbours: str, mechanism: str, seed: int | None, trust_bounds: bool) -> DPResult:
+         budget_neighbours: str, mechanism: str, seed: int | None, trust_bounds: bool,
+         release_key: str | None) -> DPResult:
     if not isinstance(aggregate, Aggregate):
         raise SpecError(f"aggregate must be Count, Sum, Mean, Histogram or Grouped, got {aggregate!r}",
                         path="aggregate")
@@ -188,7 +193,7 @@ def _run(engine: Engine, books: Engine, table: str, aggregate: Aggregate, epsilo
     description = f"{aggregate.describe()} on table {table!r} ({mechanism})"
     query = aggregate.query(table)
     rows, state = ledger.spend(name, epsilon, delta, neighbours=ADD_REMOVE, description=description,
-                               then=lambda: engine.fetch(query)[1])
+                               then=lambda: engine.fetch(query)[1], release_key=release_key)
     assert rows is not None  # spend ran ``then``
     noise = Noise(mechanism, eps, float(delta), rng)
     value = aggregate.release(rows, noise)

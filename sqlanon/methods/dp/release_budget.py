@@ -44,13 +44,17 @@ class ReleaseBudget:
         description: what the ledger row says was released.
         ledger: the connection of the database the ledger lives in, when not ``engine``'s (which
             then needs no transactions).
+        release_key: charge the release once per key: a key charged before (an earlier run of the
+            same release, say) is refused by :meth:`check` and :meth:`write` with
+            :class:`~sqlanon.methods.dp.amounts.ReleaseAlreadyCharged` before anything is written.
     """
 
     def __init__(self, engine: Engine, dataset: str | None, epsilon: object, delta: object = 0, *,
                  budget_epsilon: object | None = None, budget_delta: object = 0,
-                 description: str = "", ledger: Engine | None = None) -> None:
-        if dataset is None and budget_epsilon is not None:
-            raise PrivacyBudgetError("a budget needs the dataset it is kept under")
+                 description: str = "", ledger: Engine | None = None,
+                 release_key: str | None = None) -> None:
+        if dataset is None and (budget_epsilon is not None or release_key is not None):
+            raise PrivacyBudgetError("a budget or a release key needs the dataset it is kept under")
         self.engine = engine
         self.books = engine if ledger is None else ledger
         """Where the ledger lives."""
@@ -58,6 +62,7 @@ class ReleaseBudget:
         self.epsilon, self.delta = epsilon, delta
         self.budget_epsilon, self.budget_delta = budget_epsilon, budget_delta
         self.description = description
+        self.release_key = release_key
         self.state: LedgerState | None = None
         """The ledger state after the release's spend (None before, or without a dataset)."""
 
@@ -78,6 +83,7 @@ class ReleaseBudget:
             ledger.set_budget(self.dataset, self.budget_epsilon, self.budget_delta,
                               neighbours=SUBSTITUTION)
         ledger.check(self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION)
+        ledger.refuse_charged_key(self.dataset, self.release_key)
 
     def write(self, work: Callable[[], T], *, once: bool = False) -> T:
         """``work()`` in one transaction, with the spend when a dataset is given.
@@ -100,7 +106,7 @@ class ReleaseBudget:
             return self.charged_ahead(in_transaction, discard=lambda: None)
         result, self.state = PrivacyLedger(self.engine).spend(
             self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION,
-            description=self.description, then=work, once=once)
+            description=self.description, then=work, once=once, release_key=self.release_key)
         return result  # type: ignore[return-value]
 
     def charged_ahead(self, work: Callable[[], T], *, discard: Callable[[], None]) -> T:
@@ -118,7 +124,8 @@ class ReleaseBudget:
         ledger = PrivacyLedger(self.books)
         if self.dataset is not None:
             _, self.state = ledger.spend(self.dataset, self.epsilon, self.delta,
-                                         neighbours=SUBSTITUTION, description=self.description)
+                                         neighbours=SUBSTITUTION, description=self.description,
+                                         release_key=self.release_key)
         apart = self.books is not self.engine
         try:
             return work()
@@ -157,3 +164,23 @@ class ReleaseBudget:
         if self.state is None:
             return {"dataset": self.dataset, "charged": None, "note": "not written yet"}
         return self.state.as_dict()
+
+
+@contextlib.contextmanager
+def open_ledger(target: str | None) -> Iterator[Engine | None]:
+    """The database a spec's ``transformation.ledger`` names, opened for the release and closed
+    after it (a DuckDB file is created on first use); None without one (the ledger lives in the
+    output's database)."""
+    if target is None:
+        yield None
+        return
+    from sqlanon.methods.dp.queries import open_database
+
+    engine = open_database(target, create=True)
+    try:
+        if not engine.capabilities.transactional_ddl:
+            raise UnsupportedError(f"transformation.ledger: the ledger cannot be kept on {engine.name}: "
+                                   "it needs transactions; name a DuckDB file or a postgresql:// URL")
+        yield engine
+    finally:
+        engine.close()

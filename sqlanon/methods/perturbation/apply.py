@@ -13,7 +13,7 @@ removes the staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlglot import exp
@@ -27,7 +27,7 @@ from sqlanon.errors import InternalError, SpecError
 from sqlanon.methods.base import Sink, TableWriter
 from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.dp.microdata import dp_microaggregate
-from sqlanon.methods.dp.release_budget import ReleaseBudget
+from sqlanon.methods.dp.release_budget import ReleaseBudget, open_ledger
 from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality
 from sqlanon.methods.perturbation.categorical import (
     categorical_draw,
@@ -56,6 +56,9 @@ from sqlanon.methods.rng import RowKey, make_rng
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.nodes import alias, as_double, as_expression, col, lit, table
 
+if TYPE_CHECKING:
+    from sqlanon.engines.base import Engine
+
 CONTINUOUS = frozenset({"uncorrelated", "correlated", "gaussian", "staircase"})
 """Mechanisms whose outputs are continuous doubles (stored uncompressed: sqlanon.engines.duckdb_blocks)."""
 
@@ -75,7 +78,8 @@ def run_noise(spec: Spec, ds: Dataset, sink: Sink, *, dry_run: bool = False,
     """
     opts = options_of(spec)
     try:
-        return _apply(spec, ds, opts, dry_run, quality, sink)
+        with open_ledger(opts.ledger.ledger if opts.ledger else None) as books:
+            return _apply(spec, ds, opts, dry_run, quality, sink, books)
     except SpecError as e:
         if e.source is not None or spec.path is None:
             raise
@@ -83,20 +87,20 @@ def run_noise(spec: Spec, ds: Dataset, sink: Sink, *, dry_run: bool = False,
 
 
 def _apply(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool,
-           sink: Sink) -> NoiseReport:
+           sink: Sink, books: Engine | None) -> NoiseReport:
     refuse_unmapped(ds.engine, opts)
     removed = [] if dry_run else remove_leftovers(ds.engine)
     if opts.mechanism == DP_MICRODATA:
-        report = _dp_microdata(spec, ds, opts, dry_run, quality, sink)
+        report = _dp_microdata(spec, ds, opts, dry_run, quality, sink, books)
     else:
-        report = _perturb(spec, ds, opts, dry_run, quality, sink)
+        report = _perturb(spec, ds, opts, dry_run, quality, sink, books)
     if removed:
         report.outputs["staging_removed"] = removed
     return report
 
 
 def _perturb(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality: bool,
-             sink: Sink) -> NoiseReport:
+             sink: Sink, books: Engine | None) -> NoiseReport:
     types = _check_columns(spec, ds, opts)
     rng = make_rng(opts.seed)
     n = ds.engine.row_count(ds.name, schema=schema_name(ds.relation))
@@ -104,7 +108,7 @@ def _perturb(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality
     if dry_run:
         return report
     name, exists = sink.destination()  # refused before anything is drawn, set or spent
-    budget = _release_budget(spec, ds, opts)
+    budget = _release_budget(spec, ds, opts, books)
     budget.check()
     report.outputs, report.metrics, report.guarantee = _write(spec, ds, opts, rng, n, types, quality,
                                                               name, exists, budget,
@@ -114,7 +118,8 @@ def _perturb(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool, quality
     return report
 
 
-def _release_budget(spec: Spec, ds: Dataset, opts: NoiseOptions) -> ReleaseBudget:
+def _release_budget(spec: Spec, ds: Dataset, opts: NoiseOptions, books: Engine | None
+                    ) -> ReleaseBudget:
     """The ledger charge of a DP release under substitution: the per-record (m·ε, m·δ)
     (:func:`~sqlanon.methods.perturbation.options.dp_cost`). Without a ledger dataset, none."""
     if opts.ledger is None:
@@ -125,13 +130,14 @@ def _release_budget(spec: Spec, ds: Dataset, opts: NoiseOptions) -> ReleaseBudge
         f"into {spec.output.name or ds.name + '_anon'!r}"
     return ReleaseBudget(ds.engine, opts.ledger.dataset, cost[0], cost[1],
                          budget_epsilon=opts.ledger.budget_epsilon,
-                         budget_delta=opts.ledger.budget_delta,
+                         budget_delta=opts.ledger.budget_delta, ledger=books,
+                         release_key=opts.ledger.release_key,
                          description=f"{opts.mechanism} noise on {', '.join(opts.attributes)} of table "
                                      f"{ds.name!r} {mode}")
 
 
 def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
-                  quality: bool, sink: Sink) -> NoiseReport:
+                  quality: bool, sink: Sink, books: Engine | None) -> NoiseReport:
     """ε-DP microdata: numeric attributes (those with bounds) and nominal ones (their hierarchy is
     the taxonomy); see :mod:`sqlanon.methods.dp.microdata`. The metrics compare the numeric ones."""
     p = opts.params
@@ -160,7 +166,8 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
                                  dataset=ledger.dataset if ledger else None,
                                  budget_epsilon=ledger.budget_epsilon if ledger else None,
                                  budget_delta=ledger.budget_delta if ledger else 0.0,
-                                 schema=ds.schema, tables=sink.tables(ds))
+                                 schema=ds.schema, tables=sink.tables(ds), ledger=books,
+                                 release_key=ledger.release_key if ledger else None)
     report.guarantee = {key: v for key, v in released.as_dict().items()
                         if key not in ("output", "metrics")}
     report.metrics = released.metrics

@@ -41,7 +41,7 @@ CHARGEABLE = ("laplace", "discrete_laplace", "gaussian", "staircase", "randomize
               DP_MICRODATA)
 """Mechanisms whose release is DP under substitution of one record and can be charged to a
 privacy-budget ledger dataset (docs/dp.md)."""
-LEDGER_KEYS = ("dataset", "budget_epsilon", "budget_delta")
+LEDGER_KEYS = ("dataset", "budget_epsilon", "budget_delta", "ledger", "release_key")
 NOISE_KEYS = tuple(dict.fromkeys((*_COMMON, *(k for keys in _KEYS.values() for k in keys), *LEDGER_KEYS)))
 """Every ``transformation`` key some mechanism reads."""
 
@@ -53,6 +53,11 @@ class LedgerOptions:
     dataset: str
     budget_epsilon: float | None = None
     budget_delta: float = 0.0
+    ledger: str | None = None
+    """The database the ledger lives in (a DuckDB file or a ``postgresql://`` URL), when not the
+    output's."""
+    release_key: str | None = None
+    """Charges the release once per key (docs/dp.md, release keys)."""
 
 
 @dataclass(frozen=True)
@@ -264,10 +269,10 @@ def parse(options: Mapping[str, Any]) -> NoiseOptions:
 def _ledger(options: Mapping[str, Any]) -> LedgerOptions | None:
     dataset = options.get("dataset")
     if dataset is None:
-        for key in ("budget_epsilon", "budget_delta"):
+        for key in ("budget_epsilon", "budget_delta", "ledger", "release_key"):
             if key in options:
-                raise SpecError("needs transformation.dataset: the ledger dataset whose budget it "
-                                "sets", path=_where(key))
+                raise SpecError("needs transformation.dataset: the ledger dataset it applies to",
+                                path=_where(key))
         return None
     if not isinstance(dataset, str) or not dataset.strip():
         raise SpecError(f"must be the name of a privacy-budget ledger dataset (non-empty text), got "
@@ -282,7 +287,19 @@ def _ledger(options: Mapping[str, Any]) -> LedgerOptions | None:
     if budget_delta >= 1:
         raise SpecError(f"must be a number >= 0 and < 1, got {options['budget_delta']!r}",
                         path=_where("budget_delta"))
-    return LedgerOptions(dataset, budget_epsilon, budget_delta)
+    ledger, key = (_text(options, k) for k in ("ledger", "release_key"))
+    if ledger is not None and not (ledger.endswith(".duckdb")
+                                   or ledger.startswith(("postgresql://", "postgres://"))):
+        raise SpecError(f"must name the database the ledger lives in: a DuckDB file (*.duckdb) or a "
+                        f"postgresql:// URL, got {ledger!r}", path=_where("ledger"))
+    return LedgerOptions(dataset, budget_epsilon, budget_delta, ledger, key)
+
+
+def _text(options: Mapping[str, Any], key: str) -> str | None:
+    value = options.get(key)
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise SpecError(f"must be non-empty text, got {value!r}", path=_where(key))
+    return value
 
 
 def dp_cost(opts: NoiseOptions) -> tuple[Decimal, Decimal] | None:
