@@ -57,13 +57,13 @@ def new_project(folder: Path, profile: str) -> Path:
     return project
 
 
-def dbt(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def dbt(project: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
     # dbt's console script, run by this interpreter wherever pip put the script
     command = [sys.executable, "-c", "import sys; from dbt.cli.main import cli; sys.exit(cli())", *args,
                "--project-dir", str(project),
                "--profiles-dir", str(project), "--no-version-check", "--no-use-colors"]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
 def generate(project: Path, *extra: str) -> int:

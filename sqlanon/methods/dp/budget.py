@@ -110,14 +110,12 @@ class PrivacyLedger:
             return
         for statement in create_tables():
             self._retry(functools.partial(self.engine.execute, statement))
-        missing = {name: [c for c in columns if c.name not in self._column_names(name)]
-                   for name, columns in added_columns().items()}
+        missing = {name: [c for c in columns if c.name not in have]
+                   for name, columns in added_columns().items()
+                   for have in [{n.lower() for n, _ in self.engine.columns(name)}]}
         if any(missing.values()):
             self._retry(lambda: self._migrate(missing))
         self._ready = True
-
-    def _column_names(self, name: str) -> set[str]:
-        return {c.lower() for c, _ in self.engine.columns(name)}
 
     def _migrate(self, missing: dict[str, list[exp.ColumnDef]]) -> None:
         """Add the missing columns in one transaction; a concurrent migration is harmless (``IF NOT
@@ -262,7 +260,9 @@ class PrivacyLedger:
             PrivacyBudgetError: no budget is set for the dataset, a substitution spend on an
                 add/remove budget, or the spend would exceed the budget; the message gives the
                 amounts. Nothing is spent.
+            ReleaseAlreadyCharged: ``release_key`` was charged before; nothing is spent.
         """
+        self.refuse_charged_key(dataset, release_key)
         cost, relation, state, charged = self._prepare(dataset, epsilon, delta, neighbours)
         if not charged.fits_in(state.total):  # never fits; also keeps the SQL amounts in range
             raise exceeded(dataset, cost, relation, charged, state)

@@ -79,11 +79,11 @@ class ReleaseBudget:
                 f"the privacy-budget ledger needs transactions, which {self.books.name} does not "
                 "have: keep it in a database of its own (a DuckDB file or a postgresql:// URL)")
         ledger = PrivacyLedger(self.books)
+        ledger.refuse_charged_key(self.dataset, self.release_key)  # paid for: no budget needed
         if self.budget_epsilon is not None:
             ledger.set_budget(self.dataset, self.budget_epsilon, self.budget_delta,
                               neighbours=SUBSTITUTION)
         ledger.check(self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION)
-        ledger.refuse_charged_key(self.dataset, self.release_key)
 
     def write(self, work: Callable[[], T], *, once: bool = False) -> T:
         """``work()`` in one transaction, with the spend when a dataset is given.

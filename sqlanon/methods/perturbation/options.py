@@ -287,12 +287,12 @@ def _ledger(options: Mapping[str, Any]) -> LedgerOptions | None:
     if budget_delta >= 1:
         raise SpecError(f"must be a number >= 0 and < 1, got {options['budget_delta']!r}",
                         path=_where("budget_delta"))
-    ledger, key = (_text(options, k) for k in ("ledger", "release_key"))
+    ledger, release_key = (_text(options, k) for k in ("ledger", "release_key"))
     if ledger is not None and not (ledger.endswith(".duckdb")
                                    or ledger.startswith(("postgresql://", "postgres://"))):
         raise SpecError(f"must name the database the ledger lives in: a DuckDB file (*.duckdb) or a "
                         f"postgresql:// URL, got {ledger!r}", path=_where("ledger"))
-    return LedgerOptions(dataset, budget_epsilon, budget_delta, ledger, key)
+    return LedgerOptions(dataset, budget_epsilon, budget_delta, ledger, release_key)
 
 
 def _text(options: Mapping[str, Any], key: str) -> str | None:
