@@ -14,7 +14,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlanon.errors import SpecError
 
@@ -125,10 +125,13 @@ def run_model(args: argparse.Namespace) -> int:
                   f"{spec_path} (or of its hierarchies); regenerate it", file=sys.stderr)
             return EXIT_STALE
         recorded = old_levels
-    if not args.gates_only:  # the gates read the released rows as they are, whatever the levels
-        spec = _fixed_levels(args, spec, recorded)
     shown = os.path.relpath(spec_path.resolve(), folder.resolve())
     command = _command(args, shown)
+    if not spec.method.compiles_offline and not args.gates_only:
+        return _python_model(args, spec, paths["model"].with_suffix(".py"), dialect, reads, shown,
+                             command, hash_)
+    if not args.gates_only:  # the gates read the released rows as they are, whatever the levels
+        spec = _fixed_levels(args, spec, recorded)
     texts = {paths["macros"]: files.macros_text(spec, name=name, dialect=dialect, shown_spec=shown,
                                                 command=command)}
     if not args.gates_only:
@@ -142,6 +145,21 @@ def run_model(args: argparse.Namespace) -> int:
     project.write_files(texts)
     for path in texts:
         print(f"wrote {path}")
+    return 0
+
+
+def _python_model(args: argparse.Namespace, spec: Spec, path: Path, dialect: str, reads: Any,
+                  shown: str, command: str, hash_: str) -> int:
+    """A spec whose method SQL cannot express: a dbt Python model running it with sqlanon.dbt."""
+    from sqlanon.outputs.dbt import project, python
+
+    python.refuse(spec, dialect=dialect, materialized=args.materialized)
+    texts = {path: python.model_text(spec, source=reads, shown_spec=shown, command=command,
+                                     hash_=hash_)}
+    if args.check:
+        return _stale(texts, command)
+    project.write_files(texts)
+    print(f"wrote {path}")
     return 0
 
 

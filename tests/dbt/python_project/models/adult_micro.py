@@ -1,6 +1,0 @@
-from sqlanon.dbt import apply
-
-
-def model(dbt, session):
-    dbt.config(materialized="table")
-    return apply(session, "specs/micro.yml", dbt.ref("adult_typed"))
