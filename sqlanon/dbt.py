@@ -26,10 +26,11 @@ same table back, never a fresh draw.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,7 +117,7 @@ def dp_query(session: Any, source: Any, aggregate: Aggregate, *, epsilon: float,
 
     engine = DuckDBEngine(connection=session)
     stored = None if release_key is None else release_table(dataset, release_key)
-    with _input(engine, session, source) as name:
+    with _input(engine, source) as name:
         try:
             result = answer(engine, name, aggregate, epsilon=epsilon, dataset=dataset,
                             release_key=release_key, **options)
@@ -149,7 +150,7 @@ def _run(verb: Any, session: Any, spec: Any, source: Any, key: str | None,
         output = release_table(dataset, key)
     else:
         output = _fresh("release")
-    with _input(engine, session, source) as name:
+    with _input(engine, source) as name:
         data = {**data, "source": {"table": name}, "transformation": transformation,
                 "output": {"mode": "table", "name": output, "replace": True}}
         built = spec_from_dict(data, source=None if path is None else str(path),
@@ -182,28 +183,22 @@ def _spec_data(spec: Any) -> tuple[dict[str, Any], Path | None]:
     return data, path
 
 
-class _input:
-    """The model's input as a relation name of ``session``: a table name as it is, a relation as a
+@contextlib.contextmanager
+def _input(engine: DuckDBEngine, source: Any) -> Iterator[str]:
+    """The model's input as a relation name of the session: a table name as it is, a relation as a
     temporary view for the time of the run."""
-
-    def __init__(self, engine: DuckDBEngine, session: Any, source: Any) -> None:
-        self.engine, self.session, self.source = engine, session, source
-        self.view: str | None = None
-
-    def __enter__(self) -> str:
-        if isinstance(self.source, str):
-            return self.source
-        if not hasattr(self.source, "to_view"):
-            raise SpecError(f"the model's input must be a relation of the session (dbt.ref(...), "
-                            f"dbt.source(...)) or a table name, got {type(self.source).__name__}",
-                            path="source")
-        self.view = _fresh("input")
-        self.source.to_view(self.view, replace=True)
-        return self.view
-
-    def __exit__(self, *exc: object) -> None:
-        if self.view is not None:
-            self.engine.drop(self.view, kind="VIEW")
+    if isinstance(source, str):
+        yield source
+        return
+    if not hasattr(source, "to_view"):
+        raise SpecError(f"the model's input must be a relation of the session (dbt.ref(...), "
+                        f"dbt.source(...)) or a table name, got {type(source).__name__}", path="source")
+    view = _fresh("input")
+    source.to_view(view, replace=True)
+    try:
+        yield view
+    finally:
+        engine.drop(view, kind="VIEW")
 
 
 def _stored(session: Any, engine: DuckDBEngine, name: str, key: str | None) -> Any:

@@ -149,4 +149,5 @@ def _entry(row: dict[str, Any]) -> dict[str, Any]:
             "neighbours": row["neighbours"],
             "charged": {"epsilon": float(row["epsilon_charged"]),
                         "delta": float(row["delta_charged"])},
-            "description": row["description"], "spent_at": str(row["spent_at"])}
+            "description": row["description"], "spent_at": str(row["spent_at"]),
+            "release_key": row["release_key"]}

@@ -33,7 +33,8 @@ PROFILE = """sqlanon_python:
     dev: {{type: duckdb, path: "{project}/warehouse.duckdb", threads: 1}}
 """
 SPECS = {
-    "micro.yml": "source: {table: adult_typed}\nattributes:\n  age_years: quasi_identifier\n  sex: insensitive\n"
+    "micro.yml": "source: {table: adult_typed}\n"
+                 "attributes:\n  age_years: quasi_identifier\n  sex: insensitive\n"
                  "transformation: {method: microaggregation, algorithm: mdav, k: 5}\n",
     "noise.yml": "attributes:\n  age_years: sensitive\n"
                  "transformation: {method: noise, mechanism: laplace, attributes: [age_years], epsilon: 1,\n"

@@ -155,7 +155,7 @@ class PrivacyLedger:
     def entries(self, dataset: str) -> list[dict[str, Any]]:
         """The spends of a dataset, oldest first: id, epsilon, delta (Decimal; as spent, under
         ``neighbours``), neighbours, epsilon_charged, delta_charged (Decimal; what the budget was
-        charged), description, spent_at."""
+        charged), description, spent_at, release_key (or None)."""
         self.ensure_tables()
 
         def text(c: str | exp.Expression, name: str) -> exp.Expression:
@@ -168,7 +168,7 @@ class PrivacyLedger:
                             "epsilon_charged"),
                        text(exp.Coalesce(this=col("delta_charged"), expressions=[col("delta")]),
                             "delta_charged"),
-                       col("description"), col("spent_at"))
+                       col("description"), col("spent_at"), col("release_key"))
             .from_(table(LEDGER_TABLE)).where(exp.EQ(this=col("dataset"), expression=lit(dataset)))
             .order_by(col("spent_at"), col("id")))
         for r in rows:

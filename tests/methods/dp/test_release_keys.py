@@ -4,6 +4,7 @@ lives in (`transformation.release_key`, `transformation.ledger`)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from decimal import Decimal
 
@@ -50,8 +51,8 @@ def test_a_key_is_charged_once_and_refused_after_without_a_charge():
         ledger.set_budget("others", 1)
         ledger.spend("others", 0.25, release_key="2026-11-26")  # keys are per dataset
         assert spent(engine)[0] == Decimal("0.5") and spent(engine, "others")[0] == Decimal("0.25")
-        keys = engine.fetch_script("SELECT release_key FROM sqlanon_privacy_ledger ORDER BY ALL")[1]
-        assert keys == [("2026-11-26",), ("2026-11-26",), ("2026-11-27",)]
+        assert [e["release_key"] for e in ledger.entries("people")] == ["2026-11-26", "2026-11-27"]
+        assert [e["release_key"] for e in ledger.entries("others")] == ["2026-11-26"]
 
 
 def test_a_charged_key_is_refused_as_charged_even_when_the_budget_is_spent():
@@ -117,7 +118,7 @@ def release_spec(database, **keys) -> dict:
             "output": {"mode": "table", "name": "released", "replace": True}}
 
 
-def test_a_spec_release_key_charges_a_release_once(tmp_path):
+def test_a_spec_release_key_charges_a_release_once(tmp_path, capsys):
     people(tmp_path / "w.duckdb")
     spec = release_spec(tmp_path / "w.duckdb", release_key="2026-11-26")
     api.apply(spec_from_dict(spec))
@@ -128,6 +129,10 @@ def test_a_spec_release_key_charges_a_release_once(tmp_path):
     with DuckDBEngine(str(tmp_path / "w.duckdb")) as engine:
         assert engine.fetch_script("SELECT * FROM released ORDER BY id")[1] == first
         assert spent(engine) == (Decimal("0.5"), [Decimal("0.5")])
+    capsys.readouterr()
+    assert main(["budget", "--database", str(tmp_path / "w.duckdb"), "--entries"]) == 0
+    shown = json.loads(capsys.readouterr().out)["datasets"]
+    assert [e["release_key"] for e in shown[0]["entries"]] == ["2026-11-26"]
 
 
 @pytest.mark.parametrize("mechanism", ["laplace", "dp_microaggregation"])
