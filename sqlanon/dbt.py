@@ -8,11 +8,11 @@ it and by a table of the run's own, and what comes back is a DuckDB relation on 
 dbt materializes as the model. Nothing is fetched into Python but what the methods themselves read.
 
 A DP release in a pipeline is charged to the ledger once per **release key**
-(:func:`release_key`): the first run with a key charges the budget and stores the release, in the
-spend's transaction, as the table ``sqlanon_release_<hash of dataset and key>`` of the warehouse
-(of the spec's ``transformation.ledger`` database for the ledger's half when it is kept apart);
+(:func:`release_key`): the first run with a key charges the budget and stores the release as the
+table ``sqlanon_release_<hash of dataset and key>`` of the warehouse, in the spend's transaction
+(with the ledger in a database of its own, ``transformation.ledger``, the spend commits first);
 every later run with that key (a retry of a failed ``dbt build``) is charged nothing and gets that
-same table back, never a fresh draw.
+same table back, never a fresh draw. Without a key, every run is charged.
 
 ::
 

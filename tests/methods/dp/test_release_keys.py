@@ -20,6 +20,7 @@ from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.dp.ledger_tables import BUDGET_TABLE
 from sqlanon.methods.dp.release_budget import ReleaseBudget
 from sqlanon.spec.load import spec_from_dict
+from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlanon.methods.rng.ReproducibleNoiseWarning")
 
@@ -104,6 +105,32 @@ def test_concurrent_spends_of_one_key_charge_it_once(tmp_path):
     assert sorted(outcomes) == ["charged", "refused", "refused", "refused"]
     assert spent(DuckDBEngine(connection=con.cursor())) == (Decimal("1"), [Decimal("1")])
     con.close()
+
+
+@pytest.mark.postgres
+def test_concurrent_spends_of_one_key_on_postgres_charge_it_once(pg, pg_dsn):  # noqa: F811
+    from sqlanon.engines.postgres import PostgresEngine
+
+    PrivacyLedger(pg).set_budget("people", 10)
+    outcomes: list[str] = []
+    start = threading.Barrier(4)
+
+    def spend() -> None:
+        with PostgresEngine(pg_dsn) as engine:
+            start.wait()
+            try:
+                PrivacyLedger(engine).spend("people", 1, release_key="run")
+                outcomes.append("charged")
+            except ReleaseAlreadyCharged:
+                outcomes.append("refused")
+
+    threads = [threading.Thread(target=spend) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["charged", "refused", "refused", "refused"]
+    assert spent(pg) == (Decimal("1"), [Decimal("1")])
 
 
 def people(path) -> None:
