@@ -139,8 +139,9 @@ def _run(verb: Any, session: Any, spec: Any, source: Any, key: str | None,
          options: dict[str, Any]) -> Any:
     engine = DuckDBEngine(connection=session)
     data, path = _spec_data(spec)
-    transformation = dict(data.get("transformation") or {})
-    if key is not None:
+    given = data.get("transformation") or {}
+    transformation = dict(given) if isinstance(given, Mapping) else given  # else refused when read
+    if key is not None and isinstance(transformation, dict):
         dataset = transformation.get("dataset")
         if not isinstance(dataset, str) or not dataset:
             raise SpecError("a release key charges a DP release to a ledger dataset: the spec needs "
