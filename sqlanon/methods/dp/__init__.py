@@ -8,7 +8,9 @@ _LAZY = {
     "Sum": "sqlanon.methods.dp.aggregates", "Mean": "sqlanon.methods.dp.aggregates",
     "Histogram": "sqlanon.methods.dp.aggregates", "Grouped": "sqlanon.methods.dp.aggregates",
     "PrivacyLedger": "sqlanon.methods.dp.budget",
-    "PrivacyBudgetError": "sqlanon.methods.dp.amounts", "dp_microaggregate": "sqlanon.methods.dp.microdata",
+    "PrivacyBudgetError": "sqlanon.methods.dp.amounts",
+    "ReleaseAlreadyCharged": "sqlanon.methods.dp.amounts",
+    "dp_microaggregate": "sqlanon.methods.dp.microdata",
 }
 __all__ = list(_LAZY)
 
