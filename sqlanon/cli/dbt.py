@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--project", required=True, help="the dbt project's folder (holding dbt_project.yml)")
     m.add_argument("--name", help="the model's name (default: output.name, else <source table>_anonymized)")
     m.add_argument("--materialized", choices=("table", "view"), default="table",
-                   help="table (default; fails when the suppression limit is exceeded) or view")
+                   help="table (default; fails when the suppression limit is exceeded) or view "
+                        "(its gates add no_rare_values)")
     reads = m.add_mutually_exclusive_group()
     reads.add_argument("--ref", metavar="MODEL", help="read the rows from {{ ref(MODEL) }} "
                        "(default: the spec's source table)")
@@ -130,13 +131,14 @@ def run_model(args: argparse.Namespace) -> int:
     shown = os.path.relpath(spec_path.resolve(), folder.resolve())
     command = _command(args, shown)
     texts = {paths["macros"]: files.macros_text(spec, name=name, dialect=dialect, shown_spec=shown,
-                                                command=command)}
+                                                command=command, materialized=args.materialized)}
     if not args.gates_only:
         texts[paths["model"]] = files.model_text(spec, name=name, dialect=dialect, source=reads,
                                                  materialized=args.materialized, shown_spec=shown,
                                                  command=command, hash_=hash_)
         texts[paths["properties"]] = files.properties_text(spec, name=name, source=reads,
-                                                           shown_spec=shown, command=command)
+                                                           shown_spec=shown, command=command,
+                                                           materialized=args.materialized)
     if args.check:
         return _stale(texts, command)
     project.write_files(texts)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlanon.compile.checks import SIZE, ok_column
+from sqlanon.compile.checks import SIZE, N, frequency_query, ok_column
 from sqlanon.compile.generalize import Generalizer
 from sqlanon.compile.plan import Plan
 from sqlanon.domain.hierarchy.base import TOP
@@ -24,7 +24,7 @@ from sqlanon.outputs.offline import offline_problem
 from sqlanon.outputs.writer import select_sql
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile, profile
-from sqlanon.sql.nodes import alias, as_double, as_text, col, count_star, internal, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, count_star, internal, lit, table
 from sqlanon.sql.render import render
 
 RELATION = internal("dbt_relation")
@@ -33,6 +33,10 @@ SOURCE = internal("dbt_source")
 """The placeholder of the source a suppression-limit gate counts the rows of."""
 MESSAGE = internal("message")
 """The column of a gate's row that says what fails."""
+RARE = "no_rare_values"
+"""The gate that no value of a quasi-identifier, unless suppressed, is in fewer than k rows."""
+RARE_DEFAULT_K = 2
+"""The rare-value gate's k for a spec none of whose models has a ``k``: no value is unique."""
 
 
 def placeholder_text(name: str, dialect: str) -> str:
@@ -164,8 +168,53 @@ def suppression_gate_sql(problem: Problem, limit: float, target: DialectProfile,
     return render(query, target, pretty=True)
 
 
-def gates(spec: Spec, dialects: list[str]) -> list[Gate]:
-    """A gate for each privacy model of the spec and one for its suppression limit, per dialect."""
+def _suppressed(value: exp.Expression) -> exp.Expression:
+    """A cell is suppressed when it holds the suppression symbol ``*`` or is NULL (blanked)."""
+    return as_expression(exp.or_(exp.Is(this=value.copy(), expression=exp.Null()),
+                                 exp.EQ(this=as_text(value.copy()), expression=lit(TOP))))
+
+
+def rare_values_gate_sql(problem: Problem, k: int, target: DialectProfile) -> str:
+    """The rarest value of any quasi-identifier that is in fewer than ``k`` rows of the tested
+    relation, counting each quasi-identifier on its own; suppressed cells (``*`` or NULL) are exempt.
+
+    One scan of the relation (the checks' frequency table of the quasi-identifiers), then one
+    small ``GROUP BY`` per quasi-identifier over that table."""
+    qis = list(problem.qis)
+    plan = Plan(prefix=internal(""))
+    freq = plan.add("freq", frequency_query(problem.source, qis, []))
+    position, attribute, value, rows = (internal(n) for n in ("position", "attribute", "value", "rows"))
+    per_attribute = [
+        exp.select(alias(lit(i), position), alias(lit(q), attribute), alias(as_text(col(q)), value),
+                   alias(exp.Sum(this=col(N)), rows)).from_(freq.copy()).where(
+            exp.Not(this=exp.Paren(this=_suppressed(col(q))))).group_by(col(q))
+        for i, q in enumerate(qis)]
+    union: exp.Query = per_attribute[0]
+    for part in per_attribute[1:]:
+        union = exp.union(union, part, distinct=False)
+    values = plan.add("values", exp.select(exp.Star()).from_(
+        exp.alias_(exp.Subquery(this=union), internal("u"), quoted=True)))
+    rare = exp.select(exp.Star(), alias(exp.Window(this=count_star()), internal("failing"))).from_(
+        values).where(exp.LT(this=col(rows), expression=lit(int(k))))
+    message = _concat(lit(f"fails {RARE} (k={k}): "), as_text(col(internal("failing"))),
+                      lit(f" values of the quasi-identifiers are in fewer than {k} rows; the worst, "),
+                      col(attribute), lit("="), col(value), lit(", is in "), as_text(col(rows)),
+                      lit(" rows"))
+    worst = exp.select(alias(message, MESSAGE), col(attribute), col(value), col(rows)).from_(
+        exp.alias_(exp.Subquery(this=rare), internal("f"), quoted=True)).order_by(
+        col(rows), col(position), col(value)).limit(1)
+    return render(plan.as_query(worst), target, pretty=True)
+
+
+def rare_values_k(models: list[PrivacyModel]) -> int:
+    """The k of the rare-value gate: the largest ``k`` of the models, else :data:`RARE_DEFAULT_K`."""
+    ks = [v for m in models if isinstance(v := getattr(m, "k", None), int) and not isinstance(v, bool)]
+    return max(ks, default=RARE_DEFAULT_K)
+
+
+def gates(spec: Spec, dialects: list[str], *, view: bool = False) -> list[Gate]:
+    """A gate for each privacy model of the spec and one for its suppression limit, per dialect;
+    ``view``: and the rare-value gate, for a model that re-reads its live source on every query."""
     problem, levels = _problem(spec)
     out: list[Gate] = []
     for i, model in enumerate(problem.models):
@@ -178,4 +227,8 @@ def gates(spec: Spec, dialects: list[str]) -> list[Gate]:
     out.append(Gate("suppression_limit", f"suppression limit {limit:g}",
                     {d: suppression_gate_sql(problem, limit, profile(d), masks=masks) for d in dialects},
                     needs_source=True))
+    if view:
+        k = rare_values_k(problem.models)
+        out.append(Gate(RARE, f"no unsuppressed rare value (k={k})",
+                        {d: rare_values_gate_sql(problem, k, profile(d)) for d in dialects}))
     return out
