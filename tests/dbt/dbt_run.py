@@ -129,3 +129,16 @@ def check_build(project: Path, build: subprocess.CompletedProcess[str]) -> None:
         [("rare", "fail"), ("raw", "fail"), ("raw", "fail")] + [("released", "pass")] * 5
     assert status["downstream"] == "skipped"
     assert build.returncode == 1
+
+
+def rare_values_ending(con, relation: str) -> str:
+    """How the no_rare_values message on ``relation`` ends, counted by DuckDB on its own: each QI's
+    values that are neither '*' nor NULL and are in fewer than K rows, the rarest first."""
+    counts = [(n, i, q, v) for i, q in enumerate(QIS) for v, n in con.execute(
+        f'SELECT "{q}", count(*) FROM "{relation}" WHERE "{q}" IS NOT NULL AND "{q}" <> \'*\' '
+        f'GROUP BY "{q}"').fetchall()]
+    rare = sorted(c for c in counts if c[0] < K)
+    assert rare  # the relation holds a rare value
+    n, _, q, v = rare[0]
+    return (f": {len(rare)} values of the quasi-identifiers are in fewer than {K} rows; the worst, {q}={v}, "
+            f"is in {n} rows")

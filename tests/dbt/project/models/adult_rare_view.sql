@@ -1,8 +1,8 @@
--- A view over the anonymized view and the youngest raw row: that row's values are rare among the
+-- A view over the anonymized rows and the youngest raw row: that row's values are rare among the
 -- generalized ones, and reach the view's readers unsuppressed.
 {{ config(materialized='view') }}
 {%- set columns = ['sex', 'age', 'race', 'education', 'salary-class'] %}
-select * from {{ ref('adult_anon_view') }}
+select * from {{ ref('adult_anon') }}
 union all
 select * from (
   select {% for c in columns %}{{ adapter.quote(c) }}{{ ", " if not loop.last }}{% endfor %}
