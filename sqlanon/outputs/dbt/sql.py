@@ -119,7 +119,9 @@ def model_gate_sql(problem: Problem, model: PrivacyModel, target: DialectProfile
     """The worst class of the tested relation that fails ``model``; rows masked by suppression
     (every quasi-identifier ``*``) are exempt, as the checks exempt suppressed classes."""
     qis = list(problem.qis)
-    sub = dataclasses.replace(problem, models=[model])
+    # only the model's own sensitive attributes: the others would only make the first GROUP BY finer
+    own = model.sensitive_attributes()
+    sub = dataclasses.replace(problem, models=[model], sensitive=[a for a in problem.sensitive if a in own])
     plan = Plan(prefix=internal(""))
     verdict = check_relations(plan, sub, Generalizer(qis, problem.hierarchies, {}), dict.fromkeys(qis, 0))
     statistics: dict[Statistic, exp.Expression] = {s: col(s.column) for s in model.statistics()}
