@@ -73,11 +73,12 @@ def generate(project: Path, *extra: str) -> int:
 
 
 def install_and_build(project: Path) -> subprocess.CompletedProcess[str]:
-    """sqlanon's package installed, the model generated (and again as a view), the generic tests'
-    SQL compiled, `dbt deps`, then `dbt build`."""
+    """sqlanon's package installed, the model generated (and again as a view, and its gates as one
+    test `sqlanon_adult_one_privacy`), the generic tests' SQL compiled, `dbt deps`, then `dbt build`."""
     assert main(["dbt", "install", "--project", str(project)]) == 0
     assert generate(project) == 0
     assert generate(project, "--name", "adult_anon_view", "--materialized", "view") == 0
+    assert generate(project, "--name", "adult_one", "--gates-only", "--one-gate") == 0
     assert main(["dbt", "gates", "--project", str(project), "--profiles-dir", str(project)]) == 0
     deps = dbt(project, "deps")
     assert deps.returncode == 0, deps.stdout + deps.stderr
@@ -127,6 +128,9 @@ def check_build(project: Path, build: subprocess.CompletedProcess[str]) -> None:
                                                                    "sqlanon_no_rare_values"))}
     assert sorted((n.split("_adult_")[1].split("_")[0], s) for n, s in generic.items()) == \
         [("rare", "fail"), ("raw", "fail"), ("raw", "fail")] + [("released", "pass")] * 5
+    one = {n.split("_adult_")[2].split("_")[0]: s for n, s in status.items()
+           if n.startswith("sqlanon_adult_one_privacy_")}
+    assert one == {"raw": "fail", "released": "pass"}
     assert status["downstream"] == "skipped"
     assert build.returncode == 1
 

@@ -54,6 +54,17 @@ def test_the_model_is_compiled_for_the_profiles_adapter(project):
     assert "fails no_rare_values (k=" in gates
 
 
+def test_one_gate_wires_one_test_for_every_model_and_the_limit(project):
+    assert run(project, "--one-gate") == 0
+    properties = yaml.safe_load((project / "dbt_models" / "people_anon.yml").read_text())
+    assert properties["models"][0]["data_tests"] == [
+        {"sqlanon_people_anon_privacy": {"arguments": {"source_model": "ref('people')"}}}]
+    gates = (project / "macros" / "sqlanon_people_anon_gates.sql").read_text()
+    assert "{% test sqlanon_people_anon_privacy(model, source_model) %}" in gates
+    assert "sqlanon_people_anon_k_anonymity" not in gates
+    assert "--one-gate" in gates.splitlines()[1] and run(project, "--one-gate", "--check") == 0
+
+
 def test_gates_only_writes_the_gates_for_a_model_of_ones_own(project):
     assert run(project, "--gates-only", "--name", "patients", "--ref", "stg_people") == 0
     assert sorted(p.name for p in project.rglob("*.sql")) == ["sqlanon_patients_gates.sql"]

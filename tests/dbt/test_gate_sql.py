@@ -96,3 +96,29 @@ def test_the_rare_value_gate_counts_each_quasi_identifiers_values_on_its_own(adu
     assert (n, q, v) == (rare[0][0], rare[0][2], rare[0][3])
     assert message == (f"fails no_rare_values (k={k}): {len(rare)} values of the quasi-identifiers are in "
                        f"fewer than {k} rows; the worst, {q}={v}, is in {n} rows")
+
+
+def test_the_one_gate_says_what_each_models_gate_says(adult_engine, adult_dir):
+    """--one-gate: one statement for every model and the suppression limit; on the raw rows it returns
+    the message of each failing model's own gate, and on the anonymized rows nothing."""
+    spec = spec_from_dict(spec_dict(adult_dir, MODELS, suppression_limit=0.1, suppressed="mask"))
+    separate = [run_gate(adult_engine, g.sql["duckdb"], "adult") for g in gates(spec, ["duckdb"])]
+    expected = sorted(rows[0][0] for rows in separate if rows)
+    assert len(expected) >= 5  # most models fail on the raw rows
+    (one,) = gates(spec, ["duckdb"], one=True)
+    assert one.name == "privacy" and one.needs_source
+    assert sorted(m for (m,) in run_gate(adult_engine, one.sql["duckdb"], "adult")) == expected
+
+
+def test_the_one_gate_counts_suppressed_rows_as_the_suppression_gate(adult_engine, adult_dir):
+    spec = spec_from_dict(spec_dict(adult_dir, [{"k_anonymity": {"k": 5}}], suppression_limit=0.01,
+                                    suppressed="mask"))
+    adult_engine.con.execute("CREATE OR REPLACE TEMP TABLE adult_masked AS SELECT * REPLACE ("
+                             "CASE WHEN age < '20' THEN '*' ELSE sex END AS sex, "
+                             "CASE WHEN age < '20' THEN '*' ELSE race END AS race, "
+                             "CASE WHEN age < '20' THEN '*' ELSE age END AS age) FROM adult")
+    (limit,) = [g for g in gates(spec, ["duckdb"]) if g.name == "suppression_limit"]
+    ((message, *_),) = run_gate(adult_engine, limit.sql["duckdb"], "adult_masked")
+    assert message.startswith("fails the suppression limit: ")
+    (one,) = gates(spec, ["duckdb"], one=True)
+    assert message in [m for (m,) in run_gate(adult_engine, one.sql["duckdb"], "adult_masked")]
