@@ -34,7 +34,7 @@ SOURCE = "{table: adult, database: adult.duckdb}"
 PROFILE = """sqlanon_adult:
   target: dev
   outputs:
-    dev: {{type: spark, method: session, host: NA, schema: "{schema}", threads: 1}}
+    dev: {{type: spark, method: session, host: NA, schema: "{schema}", threads: 2}}
 """
 
 
