@@ -2,8 +2,10 @@
 process. dbt runs here in this process (dbt's programmatic `dbtRunner`), so dbt-spark's
 `SparkSession.builder.getOrCreate()` finds the test run's shared local session: one JVM.
 
-The anonymized table model and its gates are built on Spark from the rows DuckDB holds; the model's
-rows are compared with `sqlanon apply` on DuckDB, and the gates must fail on the raw rows."""
+The anonymized table model and its gates are built on Spark from the rows DuckDB holds, with
+`adult_rare_view` (the anonymized rows and one raw row); the model's rows are compared with
+`sqlanon apply` on DuckDB, and the view's failing gates must name the class and the value DuckDB
+finds on the same rows."""
 
 from __future__ import annotations
 
