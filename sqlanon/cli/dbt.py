@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--project", required=True, help="the dbt project's folder (holding dbt_project.yml)")
     m.add_argument("--name", help="the model's name (default: output.name, else <source table>_anonymized)")
     m.add_argument("--materialized", choices=("table", "view"), default="table",
-                   help="table (default; fails when the suppression limit is exceeded) or view")
+                   help="table (default; fails when the suppression limit is exceeded) or view "
+                        "(its gates add no_rare_values)")
     reads = m.add_mutually_exclusive_group()
     reads.add_argument("--ref", metavar="MODEL", help="read the rows from {{ ref(MODEL) }} "
                        "(default: the spec's source table)")
@@ -44,6 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--database", help="where a spec with a search runs it (default: source.database)")
     m.add_argument("--gates-only", action="store_true",
                    help="write only the gates' macros (tests sqlanon_NAME_<gate>), for a model of your own")
+    m.add_argument("--one-gate", action="store_true",
+                   help="one test, sqlanon_NAME_privacy, for every privacy model and the suppression "
+                        "limit: one statement, one scan of the model, instead of one test each")
     m.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 naming the generated files that are stale")
     g = sub.add_parser("gates", help="compile the SQL of the project's sqlanon.* generic tests",
@@ -66,6 +70,8 @@ def _command(args: argparse.Namespace, spec_shown: str) -> str:
     words = ["sqlanon", "dbt", "model", spec_shown, "--project", "."]
     if args.gates_only:
         words.append("--gates-only")
+    if args.one_gate:
+        words.append("--one-gate")
     for flag in ("name", "materialized", "ref", "source", "dialect", "target"):
         value = getattr(args, flag)
         if value is not None and not (flag == "materialized" and value == "table"):
@@ -133,13 +139,16 @@ def run_model(args: argparse.Namespace) -> int:
     if not args.gates_only:  # the gates read the released rows as they are, whatever the levels
         spec = _fixed_levels(args, spec, recorded)
     texts = {paths["macros"]: files.macros_text(spec, name=name, dialect=dialect, shown_spec=shown,
-                                                command=command)}
+                                                command=command, materialized=args.materialized,
+                                                one=args.one_gate)}
     if not args.gates_only:
         texts[paths["model"]] = files.model_text(spec, name=name, dialect=dialect, source=reads,
                                                  materialized=args.materialized, shown_spec=shown,
                                                  command=command, hash_=hash_)
         texts[paths["properties"]] = files.properties_text(spec, name=name, source=reads,
-                                                           shown_spec=shown, command=command)
+                                                           shown_spec=shown, command=command,
+                                                           materialized=args.materialized,
+                                                           one=args.one_gate)
     if args.check:
         return _stale(texts, command)
     project.write_files(texts)

@@ -73,11 +73,12 @@ def generate(project: Path, *extra: str) -> int:
 
 
 def install_and_build(project: Path) -> subprocess.CompletedProcess[str]:
-    """sqlanon's package installed, the model generated (and again as a view), the generic tests'
-    SQL compiled, `dbt deps`, then `dbt build`."""
+    """sqlanon's package installed, the model generated (and again as a view, and its gates as one
+    test `sqlanon_adult_one_privacy`), the generic tests' SQL compiled, `dbt deps`, then `dbt build`."""
     assert main(["dbt", "install", "--project", str(project)]) == 0
     assert generate(project) == 0
     assert generate(project, "--name", "adult_anon_view", "--materialized", "view") == 0
+    assert generate(project, "--name", "adult_one", "--gates-only", "--one-gate") == 0
     assert main(["dbt", "gates", "--project", str(project), "--profiles-dir", str(project)]) == 0
     deps = dbt(project, "deps")
     assert deps.returncode == 0, deps.stdout + deps.stderr
@@ -108,15 +109,40 @@ def check_build(project: Path, build: subprocess.CompletedProcess[str]) -> None:
     assert status["adult_anon_view"] == "success", build.stdout
     for gate in ("k_anonymity", "l_diversity", "t_closeness", "suppression_limit"):
         assert gate_status(status, gate, "adult_anon") == "pass"
-        assert status[next(n for n in status if n.startswith(f"sqlanon_adult_anon_view_{gate}_"))] == "pass"
+    view_gates = {}
+    for node, result in status.items():
+        gate, _, model = node.removeprefix("sqlanon_adult_anon_view_").partition("_adult_")
+        if node.startswith("sqlanon_adult_anon_view_") and model.startswith("anon_view"):
+            view_gates[gate] = result
+    # a view re-reads its live source: its gates add no_rare_values
+    assert view_gates == dict.fromkeys(["k_anonymity", "l_diversity", "t_closeness", "suppression_limit",
+                                        "no_rare_values"], "pass")
+    assert gate_status(status, "view_no_rare_values", "adult_rare_view") == "fail"
     for gate in ("k_anonymity", "l_diversity", "t_closeness"):
         assert gate_status(status, gate, "adult_raw") == "fail"
     for gate in ("k_anonymity", "l_diversity", "suppression_limit"):
         assert gate_status(status, gate, "adult_broken") == "fail"
     generic = {n: s for n, s in status.items() if n.startswith(("sqlanon_k_anonymity", "sqlanon_l_diversity",
                                                                    "sqlanon_t_closeness",
-                                                                   "sqlanon_suppression_limit"))}
+                                                                   "sqlanon_suppression_limit",
+                                                                   "sqlanon_no_rare_values"))}
     assert sorted((n.split("_adult_")[1].split("_")[0], s) for n, s in generic.items()) == \
-        [("raw", "fail"), ("raw", "fail")] + [("released", "pass")] * 4
+        [("rare", "fail"), ("raw", "fail"), ("raw", "fail")] + [("released", "pass")] * 5
+    one = {n.split("_adult_")[2].split("_")[0]: s for n, s in status.items()
+           if n.startswith("sqlanon_adult_one_privacy_")}
+    assert one == {"raw": "fail", "released": "pass"}
     assert status["downstream"] == "skipped"
     assert build.returncode == 1
+
+
+def rare_values_ending(con, relation: str) -> str:
+    """How the no_rare_values message on ``relation`` ends, counted by DuckDB on its own: each QI's
+    values that are neither '*' nor NULL and are in fewer than K rows, the rarest first."""
+    counts = [(n, i, q, v) for i, q in enumerate(QIS) for v, n in con.execute(
+        f'SELECT "{q}", count(*) FROM "{relation}" WHERE "{q}" IS NOT NULL AND "{q}" <> \'*\' '
+        f'GROUP BY "{q}"').fetchall()]
+    rare = sorted(c for c in counts if c[0] < K)
+    assert rare  # the relation holds a rare value
+    n, _, q, v = rare[0]
+    return (f": {len(rare)} values of the quasi-identifiers are in fewer than {K} rows; the worst, {q}={v}, "
+            f"is in {n} rows")

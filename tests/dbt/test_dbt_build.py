@@ -30,6 +30,7 @@ from tests.dbt.dbt_run import (
     generate,
     install_and_build,
     new_project,
+    rare_values_ending,
     require_dbt,
     spec_text,
 )
@@ -160,3 +161,12 @@ def test_refusals_at_build_time(built):
             f"than the suppression limit 0.05 allows of {ROWS} rows") in run.stdout
     assert ('sqlanon.k_anonymity on "adult"."main"."adult_raw_copy": no SQL was generated for the arguments '
             '{"k": 2, "quasi_identifiers": ["sex"]}; run `sqlanon dbt gates --project .`') in run.stdout
+
+
+def test_a_view_with_a_rare_value_fails_naming_the_model_the_gate_and_the_rarest_value(built):
+    """adult_rare_view adds the youngest raw row to the anonymized view: its values are rare among the
+    generalized ones."""
+    project, build = built
+    with duckdb.connect(str(project / "adult.duckdb"), read_only=True) as con:
+        ending = rare_values_ending(con, "adult_rare_view")
+    assert gate_message(build.stdout, "adult_rare_view", f"no_rare_values (k={K})").endswith(ending)

@@ -46,9 +46,23 @@ def test_the_model_is_compiled_for_the_profiles_adapter(project):
     for prefix in ("default", "duckdb", "postgres"):
         assert f"{{% macro {prefix}__sqlanon_people_anon_k_anonymity_sql(model) %}}" in gates
     properties = yaml.safe_load((project / "dbt_models" / "people_anon.yml").read_text())
-    assert properties["models"][0]["data_tests"] == [
+    assert properties["models"][0]["data_tests"] == [  # a view's gates add the rare-value gate
         "sqlanon_people_anon_k_anonymity",
-        {"sqlanon_people_anon_suppression_limit": {"arguments": {"source_model": "ref('stg_people')"}}}]
+        {"sqlanon_people_anon_suppression_limit": {"arguments": {"source_model": "ref('stg_people')"}}},
+        "sqlanon_people_anon_no_rare_values"]
+    assert "{% test sqlanon_people_anon_no_rare_values(model) %}" in gates
+    assert "fails no_rare_values (k=" in gates
+
+
+def test_one_gate_wires_one_test_for_every_model_and_the_limit(project):
+    assert run(project, "--one-gate") == 0
+    properties = yaml.safe_load((project / "dbt_models" / "people_anon.yml").read_text())
+    assert properties["models"][0]["data_tests"] == [
+        {"sqlanon_people_anon_privacy": {"arguments": {"source_model": "ref('people')"}}}]
+    gates = (project / "macros" / "sqlanon_people_anon_gates.sql").read_text()
+    assert "{% test sqlanon_people_anon_privacy(model, source_model) %}" in gates
+    assert "sqlanon_people_anon_k_anonymity" not in gates
+    assert "--one-gate" in gates.splitlines()[1] and run(project, "--one-gate", "--check") == 0
 
 
 def test_gates_only_writes_the_gates_for_a_model_of_ones_own(project):
@@ -136,6 +150,10 @@ def test_gates_compiles_each_distinct_use_once_and_check_sees_a_change(project, 
     ({"sqlanon.t_closeness": {"arguments": {"quasi_identifiers": ["age"], "attribute": "disease", "t": 0.2,
                                             "distance": "hierarchical"}}},
      "the hierarchical distance needs the attribute's hierarchy"),
+    ({"sqlanon.no_rare_values": {"arguments": {"quasi_identifiers": ["age"], "k": 0}}},
+     "sqlanon.no_rare_values.k: k must be a whole number >= 1, got 0"),
+    ({"sqlanon.no_rare_values": {"arguments": {"quasi_identifiers": ["age"], "k": 2, "l": 2}}},
+     "unknown parameter 'l' for no_rare_values"),
 ])
 def test_bad_arguments_are_one_line_naming_the_file(project, capsys, test, message):
     write_tests(project, [test])

@@ -1,7 +1,7 @@
 {#
   A privacy gate: `sql` is the gate's SELECT, compiled by sqlanon for this adapter, which returns the
-  worst failing class (one row, with a message column) or nothing. When it finds a row, the message is
-  logged with the tested model's name and the test returns that row, so it fails (severity, warn_if
+  worst failing class (a row with a message column; the one gate of all models, a row per failing
+  model) or nothing. When it finds rows, each message is logged with the tested model's name and the test returns that row, so it fails (severity, warn_if
   and store_failures apply as to any test); when it finds none, the test runs no second query.
 #}
 {% macro gate(model, sql, message_column) %}
@@ -14,8 +14,10 @@
   {%- endif -%}
   {%- set found = run_query(sql) -%}
   {%- if found.rows | length > 0 -%}
-    {%- do log("sqlanon: privacy gate failed: model " ~ model.identifier ~ " "
-               ~ found.rows[0][message_column], info=True) -%}
+    {%- for row in found.rows -%}
+      {%- do log("sqlanon: privacy gate failed: model " ~ model.identifier ~ " "
+                 ~ row[message_column], info=True) -%}
+    {%- endfor -%}
     {{ return(sql) }}
   {%- endif -%}
   {{ return(sqlanon.no_rows()) }}

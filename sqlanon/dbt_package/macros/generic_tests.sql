@@ -43,3 +43,7 @@
 {% test suppression_limit(model, quasi_identifiers, share, source_model) %}
 {{ sqlanon.generic_gate(model, 'suppression_limit', {'quasi_identifiers': quasi_identifiers, 'share': share}, source_model) }}
 {% endtest %}
+
+{% test no_rare_values(model, quasi_identifiers, k) %}
+{{ sqlanon.generic_gate(model, 'no_rare_values', {'quasi_identifiers': quasi_identifiers, 'k': k}, none) }}
+{% endtest %}

@@ -1,6 +1,6 @@
 """The SQL of the package's generic tests (``sqlanon.k_anonymity: {quasi_identifiers: [...], k: 5}``
-and the other privacy models, ``sqlanon.suppression_limit``), compiled for the arguments a project
-gives them.
+and the other privacy models, ``sqlanon.suppression_limit``, ``sqlanon.no_rare_values``), compiled
+for the arguments a project gives them.
 
 dbt cannot call sqlanon's compiler while it compiles a test, so ``sqlanon dbt gates`` reads the
 tests' arguments from the project's YAML files and writes the SQL for each distinct set of them into
@@ -26,7 +26,15 @@ from sqlanon.domain.models.base import MODELS
 from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Problem
 from sqlanon.outputs.dbt.files import jinja_sql
-from sqlanon.outputs.dbt.sql import RELATION, SOURCE, model_gate_sql, placeholder_text, suppression_gate_sql
+from sqlanon.outputs.dbt.sql import (
+    RARE,
+    RELATION,
+    SOURCE,
+    model_gate_sql,
+    placeholder_text,
+    rare_values_gate_sql,
+    suppression_gate_sql,
+)
 from sqlanon.sql.dialects import profile
 from sqlanon.sql.nodes import table
 
@@ -79,7 +87,7 @@ def uses(folders: list[Path]) -> list[Use]:
                 if not (isinstance(name, str) and name.startswith(PACKAGE + ".")):
                     continue
                 test = name.removeprefix(PACKAGE + ".")
-                if test != SUPPRESSION and test not in MODELS.names():
+                if test not in (SUPPRESSION, RARE) and test not in MODELS.names():
                     continue
                 given = given if isinstance(given, dict) else {}
                 arguments = given.get("arguments", {k: v for k, v in given.items() if k != "config"})
@@ -99,7 +107,7 @@ def _problem(use: Use, params: dict[str, Any]) -> Problem:
         raise SpecError("must be a list of column names", path=path, source=use.where)
     order = params.pop("order", None)
     model = build_model(use.test, params, path=f"{PACKAGE}.{use.test}", source=use.where) \
-        if use.test != SUPPRESSION else None
+        if use.test not in (SUPPRESSION, RARE) else None
     models = [model] if model is not None else []
     sensitive = [a for m in models for a in m.sensitive_attributes()]
     if order is not None and not (isinstance(order, list) and len(sensitive) == 1):
@@ -127,6 +135,15 @@ def gate_sql(use: Use, dialect: str) -> str:
             raise SpecError(f"share must be a number in [0, 1], got {limit!r}",
                             path=f"{PACKAGE}.{use.test}.share", source=use.where)
         return suppression_gate_sql(_problem(use, params), float(limit), profile(dialect))
+    if use.test == RARE:
+        k = params.pop("k", None)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise SpecError(f"k must be a whole number >= 1, got {k!r}", path=f"{PACKAGE}.{use.test}.k",
+                            source=use.where)
+        if params:
+            raise SpecError(f"unknown parameter {sorted(params)[0]!r} for {RARE} (it takes "
+                            "quasi_identifiers and k)", path=f"{PACKAGE}.{use.test}", source=use.where)
+        return rare_values_gate_sql(_problem(use, params), k, profile(dialect))
     problem = _problem(use, params)
     return model_gate_sql(problem, problem.models[0], profile(dialect))
 
@@ -170,6 +187,7 @@ def package_tests_text() -> str:
         tests.append((name, fields))
     # `share`, not `limit`: dbt reads a test's `limit` as its config
     tests.append((SUPPRESSION, [("share", True), ("source_model", True)]))
+    tests.append((RARE, [("k", True)]))
     for name, fields in tests:
         params = ["quasi_identifiers"] + [f if required else f"{f}=none" for f, required in fields]
         passed = ", ".join(f"'{f}': {f}" for f in ["quasi_identifiers", *[f for f, _ in fields]]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlanon.compile.checks import SIZE, ok_column
+from sqlanon.compile.checks import SIZE, N, frequency_query, ok_column
 from sqlanon.compile.generalize import Generalizer
 from sqlanon.compile.plan import Plan
 from sqlanon.domain.hierarchy.base import TOP
@@ -24,7 +24,7 @@ from sqlanon.outputs.offline import offline_problem
 from sqlanon.outputs.writer import select_sql
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile, profile
-from sqlanon.sql.nodes import alias, as_double, as_text, col, count_star, internal, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, count_star, internal, lit, table
 from sqlanon.sql.render import render
 
 RELATION = internal("dbt_relation")
@@ -33,6 +33,12 @@ SOURCE = internal("dbt_source")
 """The placeholder of the source a suppression-limit gate counts the rows of."""
 MESSAGE = internal("message")
 """The column of a gate's row that says what fails."""
+PRIVACY = "privacy"
+"""The one gate of every privacy model and the suppression limit (``--one-gate``)."""
+RARE = "no_rare_values"
+"""The gate that no value of a quasi-identifier, unless suppressed, is in fewer than k rows."""
+RARE_DEFAULT_K = 2
+"""The rare-value gate's k for a spec none of whose models has a ``k``: no value is unique."""
 
 
 def placeholder_text(name: str, dialect: str) -> str:
@@ -115,11 +121,19 @@ def model_gate_sql(problem: Problem, model: PrivacyModel, target: DialectProfile
     """The worst class of the tested relation that fails ``model``; rows masked by suppression
     (every quasi-identifier ``*``) are exempt, as the checks exempt suppressed classes."""
     qis = list(problem.qis)
-    sub = dataclasses.replace(problem, models=[model])
+    # only the model's own sensitive attributes: the others would only make the first GROUP BY finer
+    own = model.sensitive_attributes()
+    sub = dataclasses.replace(problem, models=[model], sensitive=[a for a in problem.sensitive if a in own])
     plan = Plan(prefix=internal(""))
     verdict = check_relations(plan, sub, Generalizer(qis, problem.hierarchies, {}), dict.fromkeys(qis, 0))
+    return render(plan.as_query(worst_class(verdict, qis, model, 0)), target, pretty=True)
+
+
+def worst_class(verdict: exp.Table, qis: list[str], model: PrivacyModel, index: int) -> exp.Select:
+    """The worst class of ``verdict`` failing ``model`` (its verdict column ``ok_column(index)``),
+    with :data:`MESSAGE`, the quasi-identifiers and the size; masked classes are exempt."""
     statistics: dict[Statistic, exp.Expression] = {s: col(s.column) for s in model.statistics()}
-    failing = exp.and_(exp.Not(this=col(ok_column(0))), exp.Not(this=_masked(qis)))
+    failing = exp.and_(exp.Not(this=col(ok_column(index))), exp.Not(this=_masked(qis)))
     described: list[exp.Expression] = [lit(f"fails {describe(model)}: "), as_text(col(internal("failing"))),
                                        lit(" classes fail; the worst, (")]
     for i, q in enumerate(qis):
@@ -129,12 +143,11 @@ def model_gate_sql(problem: Problem, model: PrivacyModel, target: DialectProfile
         if s.column != SIZE:
             described += [lit(f", {_label(s)}="), _text(col(s.column))]
     classes = exp.select(exp.Star(), alias(exp.Window(this=count_star()), internal("failing"))).from_(
-        verdict).where(failing)
+        verdict.copy()).where(failing)
     ranked = exp.select(alias(_concat(*described), MESSAGE), *[col(q) for q in qis], col(SIZE)).from_(
         exp.alias_(exp.Subquery(this=classes), internal("f"), quoted=True))
     # then by the class's values, so that the same class is named on every run
-    ranked = ranked.order_by(*_worst_first(model, statistics), *[col(q) for q in qis]).limit(1)
-    return render(plan.as_query(ranked), target, pretty=True)
+    return ranked.order_by(*_worst_first(model, statistics), *[col(q) for q in qis]).limit(1)
 
 
 def suppression_gate_sql(problem: Problem, limit: float, target: DialectProfile, *,
@@ -147,6 +160,12 @@ def suppression_gate_sql(problem: Problem, limit: float, target: DialectProfile,
     masked = _masked(list(problem.qis)) if masks else exp.false()
     kept = exp.select(alias(exp.Sum(this=exp.Case().when(masked, lit(0)).else_(lit(1))),
                             internal("kept"))).from_(table(RELATION))
+    return render(over_limit(kept, limit), target, pretty=True)
+
+
+def over_limit(kept: exp.Select, limit: float) -> exp.Select:
+    """A row when the source's rows minus ``kept`` (one row, its column ``kept``: the tested
+    relation's unsuppressed rows) exceed floor(limit · source rows)."""
     source = exp.select(alias(count_star(), internal("rows"))).from_(table(SOURCE))
     rows, kept_rows = col(internal("rows"), "s"), exp.Coalesce(this=col(internal("kept"), "m"),
                                                                expressions=[lit(0)])
@@ -161,21 +180,99 @@ def suppression_gate_sql(problem: Problem, limit: float, target: DialectProfile,
         exp.alias_(exp.Subquery(this=kept), "m", quoted=True)).join(
         exp.alias_(exp.Subquery(this=source), "s", quoted=True), join_type="cross").where(
         exp.GT(this=suppressed.copy(), expression=budget))
-    return render(query, target, pretty=True)
+    return query
 
 
-def gates(spec: Spec, dialects: list[str]) -> list[Gate]:
-    """A gate for each privacy model of the spec and one for its suppression limit, per dialect."""
+def privacy_gate_sql(problem: Problem, limit: float, target: DialectProfile, *,
+                     masks: bool = True) -> str:
+    """Every privacy model and the suppression limit in one statement, on one scan of the tested
+    relation: a row (with the message of the model's own gate) per failing model, naming its worst
+    class, and one when the suppressed rows exceed the limit. The unsuppressed rows are counted on
+    the per-class verdict, not on the relation."""
+    qis = list(problem.qis)
+    plan = Plan(prefix=internal(""))
+    verdict = check_relations(plan, problem, Generalizer(qis, problem.hierarchies, {}), dict.fromkeys(qis, 0))
+    masked = _masked(qis) if masks else exp.false()
+    kept = exp.select(alias(exp.Sum(this=exp.Case().when(masked, lit(0)).else_(col(SIZE))),
+                            internal("kept"))).from_(verdict.copy())
+    parts = [*(worst_class(verdict, qis, m, i) for i, m in enumerate(problem.models)),
+             over_limit(kept, limit)]
+    selects = [exp.select(col(MESSAGE)).from_(
+        exp.alias_(exp.Subquery(this=part), internal(f"g{i}"), quoted=True)) for i, part in enumerate(parts)]
+    union: exp.Query = selects[0]
+    for part in selects[1:]:
+        union = exp.union(union, part, distinct=False)
+    final = exp.select(col(MESSAGE)).from_(exp.alias_(exp.Subquery(this=union), internal("g"), quoted=True))
+    return render(plan.as_query(final), target, pretty=True)
+
+
+def _suppressed(value: exp.Expression) -> exp.Expression:
+    """A cell is suppressed when it holds the suppression symbol ``*`` or is NULL (blanked)."""
+    return as_expression(exp.or_(exp.Is(this=value.copy(), expression=exp.Null()),
+                                 exp.EQ(this=as_text(value.copy()), expression=lit(TOP))))
+
+
+def rare_values_gate_sql(problem: Problem, k: int, target: DialectProfile) -> str:
+    """The rarest value of any quasi-identifier that is in fewer than ``k`` rows of the tested
+    relation, counting each quasi-identifier on its own; suppressed cells (``*`` or NULL) are exempt.
+
+    One scan of the relation (the checks' frequency table of the quasi-identifiers), then one
+    small ``GROUP BY`` per quasi-identifier over that table."""
+    qis = list(problem.qis)
+    plan = Plan(prefix=internal(""))
+    freq = plan.add("freq", frequency_query(problem.source, qis, []))
+    position, attribute, value, rows = (internal(n) for n in ("position", "attribute", "value", "rows"))
+    per_attribute = [
+        exp.select(alias(lit(i), position), alias(lit(q), attribute), alias(as_text(col(q)), value),
+                   alias(exp.Sum(this=col(N)), rows)).from_(freq.copy()).where(
+            exp.Not(this=exp.Paren(this=_suppressed(col(q))))).group_by(col(q))
+        for i, q in enumerate(qis)]
+    union: exp.Query = per_attribute[0]
+    for part in per_attribute[1:]:
+        union = exp.union(union, part, distinct=False)
+    values = plan.add("values", exp.select(exp.Star()).from_(
+        exp.alias_(exp.Subquery(this=union), internal("u"), quoted=True)))
+    rare = exp.select(exp.Star(), alias(exp.Window(this=count_star()), internal("failing"))).from_(
+        values).where(exp.LT(this=col(rows), expression=lit(int(k))))
+    message = _concat(lit(f"fails {RARE} (k={k}): "), as_text(col(internal("failing"))),
+                      lit(f" values of the quasi-identifiers are in fewer than {k} rows; the worst, "),
+                      col(attribute), lit("="), col(value), lit(", is in "), as_text(col(rows)),
+                      lit(" rows"))
+    worst = exp.select(alias(message, MESSAGE), col(attribute), col(value), col(rows)).from_(
+        exp.alias_(exp.Subquery(this=rare), internal("f"), quoted=True)).order_by(
+        col(rows), col(position), col(value)).limit(1)
+    return render(plan.as_query(worst), target, pretty=True)
+
+
+def rare_values_k(models: list[PrivacyModel]) -> int:
+    """The k of the rare-value gate: the largest ``k`` of the models, else :data:`RARE_DEFAULT_K`."""
+    ks = [v for m in models if isinstance(v := getattr(m, "k", None), int) and not isinstance(v, bool)]
+    return max(ks, default=RARE_DEFAULT_K)
+
+
+def gates(spec: Spec, dialects: list[str], *, view: bool = False, one: bool = False) -> list[Gate]:
+    """A gate for each privacy model of the spec and one for its suppression limit, per dialect
+    (``one``: a single gate for all of them, :func:`privacy_gate_sql`); ``view``: and the
+    rare-value gate, for a model that re-reads its live source on every query."""
     problem, levels = _problem(spec)
     out: list[Gate] = []
-    for i, model in enumerate(problem.models):
-        name = model.name if [m.name for m in problem.models].count(model.name) == 1 else f"{model.name}_{i}"
-        out.append(Gate(name, describe(model),
-                        {d: model_gate_sql(problem, model, profile(d)) for d in dialects}))
     limit = spec.transformation.suppression_limit
     masks = not all((h := problem.hierarchies.get(a)) is not None and levels.get(a, 0) >= h.height
                     for a in problem.qis)
-    out.append(Gate("suppression_limit", f"suppression limit {limit:g}",
-                    {d: suppression_gate_sql(problem, limit, profile(d), masks=masks) for d in dialects},
-                    needs_source=True))
+    if one:
+        described = ", ".join([*(describe(m) for m in problem.models), f"suppression limit {limit:g}"])
+        out.append(Gate(PRIVACY, described, {d: privacy_gate_sql(problem, limit, profile(d), masks=masks)
+                                             for d in dialects}, needs_source=True))
+    for i, model in enumerate([] if one else problem.models):
+        name = model.name if [m.name for m in problem.models].count(model.name) == 1 else f"{model.name}_{i}"
+        out.append(Gate(name, describe(model),
+                        {d: model_gate_sql(problem, model, profile(d)) for d in dialects}))
+    if not one:
+        out.append(Gate("suppression_limit", f"suppression limit {limit:g}",
+                        {d: suppression_gate_sql(problem, limit, profile(d), masks=masks) for d in dialects},
+                        needs_source=True))
+    if view:
+        k = rare_values_k(problem.models)
+        out.append(Gate(RARE, f"no unsuppressed rare value (k={k})",
+                        {d: rare_values_gate_sql(problem, k, profile(d)) for d in dialects}))
     return out

@@ -1,0 +1,193 @@
+"""A generated dbt model and its privacy gates on Adult grown to N rows, against bare DuckDB.
+
+The dbt project (made in ``--workdir``) reads the grown table ``adult_big`` as the source
+``raw.adult_big`` through dbt-duckdb; ``sqlanon dbt model`` writes the anonymized table model
+``adult_anon`` and its gates from the spec of ``bench/check_bench.py`` (7 quasi-identifiers at fixed
+levels, k-anonymity, recursive (4,3)-diversity, ordered t-closeness, 2 % suppression, masked).
+
+Measured, dbt start-up excluded (dbt's own timing of each node in ``target/run_results.json``):
+
+* **model**: ``dbt run --select adult_anon`` against the baseline **bare SELECT**, the SELECT dbt
+  compiled for the model (``target/compiled``) run by DuckDB as ``CREATE OR REPLACE TABLE ... AS``;
+* **gates in dbt**: the sum of the gate tests' times of ``dbt test --select adult_anon``, and **gates'
+  SQL**: the same gates' SELECTs run by DuckDB one after the other, against the baseline **GROUP
+  BY**: ``SELECT <QIs>, count(*) FROM adult_anon GROUP BY <QIs>``; ``no_rare_values`` (the fifth gate,
+  of a view) is timed on the same rows apart;
+* **one gate**: the gates as one test (``sqlanon dbt model --one-gate``, on a view of the model), in
+  dbt and its SQL, against the same GROUP BY.
+
+Every subject and baseline runs in each round (one warm-up round first), each baseline on its own
+DuckDB connection with the threads and memory dbt's connection has; the script prints every round
+(each gate's SELECT too), the medians and the ratios of the medians, and writes them to
+``<workdir>/dbt_bench.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from bench.check_bench import EDUCATION_ORDER, LEVELS, QIS
+from bench.grow_adult import grow
+from sqlanon.cli.main import main as sqlanon
+from sqlanon.outputs.dbt.sql import PRIVACY, RARE, RELATION, SOURCE, gates, placeholder_text
+from sqlanon.spec.load import load_spec
+
+THREADS = 2
+MEMORY = "4GB"
+GROW_SQL = "SELECT count(*) FROM information_schema.tables WHERE table_name = 'adult_big'"
+
+
+def spec_yaml(adult_dir: Path) -> str:
+    lines = ["source: {table: adult_big}", "attributes:"]
+    for q in QIS:
+        csv = adult_dir / f"adult_hierarchy_{q}.csv"
+        lines.append(f"  {q}: {{role: quasi_identifier, hierarchy: {{csv: {csv}}}}}")
+    lines += ["  occupation: {role: sensitive}",
+              f"  education: {{role: sensitive, order: {json.dumps(EDUCATION_ORDER)}}}",
+              "privacy:",
+              "  - k_anonymity: {k: 5}",
+              "  - l_diversity: {attribute: occupation, variant: recursive, c: 4, l: 3}",
+              "  - t_closeness: {attribute: education, t: 0.2, distance: ordered}",
+              f"transformation: {{levels: {json.dumps(LEVELS)}, suppression_limit: 0.02, suppressed: mask}}",
+              "output: {name: adult_anon}"]
+    return "\n".join(lines) + "\n"
+
+
+def make_project(project: Path, database: Path, adult_dir: Path) -> None:
+    (project / "models").mkdir(parents=True, exist_ok=True)
+    (project / "dbt_project.yml").write_text(
+        'name: dbt_bench\nversion: "1.0.0"\nconfig-version: 2\nprofile: dbt_bench\n'
+        'model-paths: ["models"]\nmacro-paths: ["macros"]\n')
+    (project / "profiles.yml").write_text(
+        "dbt_bench:\n  target: dev\n  outputs:\n    dev:\n      type: duckdb\n"
+        f"      path: {json.dumps(str(database))}\n      threads: 1\n"
+        f"      settings: {{threads: {THREADS}, memory_limit: {MEMORY}}}\n")
+    (project / "models" / "sources.yml").write_text(
+        "version: 2\nsources:\n  - name: raw\n    schema: main\n    tables:\n      - name: adult_big\n")
+    (project / "spec.yml").write_text(spec_yaml(adult_dir))
+    # the one gate (--one-gate) on a view of the model (a model has one properties entry)
+    (project / "models" / "adult_anon_gated.sql").write_text(
+        "{{ config(materialized='view') }}\nselect * from {{ ref('adult_anon') }}\n")
+    (project / "models" / "adult_anon_gated.yml").write_text(
+        "version: 2\nmodels:\n  - name: adult_anon_gated\n    data_tests:\n"
+        "      - sqlanon_adult_one_privacy:\n          arguments:\n"
+        "            source_model: source('raw', 'adult_big')\n")
+
+
+def dbt(project: Path, *args: str) -> list[dict]:
+    """Run dbt (a process of its own, offline); the results of its run_results.json."""
+    env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    command = [sys.executable, "-c", "import sys; from dbt.cli.main import cli; sys.exit(cli())", *args,
+               "--project-dir", str(project), "--profiles-dir", str(project), "--no-version-check",
+               "--no-use-colors"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=project)
+    if args[0] in ("run", "test") and done.returncode != 0:
+        raise SystemExit(f"dbt {' '.join(args)} failed:\n{done.stdout[-3000:]}")
+    if args[0] not in ("run", "test"):
+        return []
+    return json.loads((project / "target" / "run_results.json").read_text())["results"]
+
+
+def connect(database: Path) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(str(database), config={"threads": THREADS, "memory_limit": MEMORY})
+
+
+def timed(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[float, list]:
+    t = time.perf_counter()
+    rows = con.execute(sql).fetchall()
+    return time.perf_counter() - t, rows
+
+
+def main() -> None:
+    root = Path(__file__).resolve().parents[1]
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=10_000_000)
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--workdir", default=str(root / "bench" / "results" / "dbt_bench"))
+    p.add_argument("--adult-dir", default=str(root.parent / "shared" / "data" / "adult"))
+    a = p.parse_args()
+    work = Path(a.workdir).resolve()
+    project, database, adult_dir = work / "project", work / "adult_big.duckdb", Path(a.adult_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    with connect(database) as con:
+        have = con.execute(GROW_SQL).fetchone()
+        if not (have and have[0]) or con.execute("SELECT count(*) FROM adult_big").fetchone() != (a.rows,):
+            grow(con, str(adult_dir / "adult.csv"), a.rows)
+    make_project(project, database, adult_dir)
+    assert sqlanon(["dbt", "install", "--project", str(project)]) == 0
+    assert sqlanon(["dbt", "model", str(project / "spec.yml"), "--project", str(project),
+                    "--source", "raw.adult_big", "--dialect", "duckdb"]) == 0
+    assert sqlanon(["dbt", "model", str(project / "spec.yml"), "--project", str(project),
+                    "--name", "adult_one", "--gates-only", "--one-gate", "--dialect", "duckdb"]) == 0
+    dbt(project, "deps")
+
+    spec = load_spec(project / "spec.yml")
+    relations = {placeholder_text(RELATION, "duckdb"): '"main"."adult_anon"',
+                 placeholder_text(SOURCE, "duckdb"): '"main"."adult_big"'}
+    gate_sql: dict[str, str] = {}
+    for gate in [*gates(spec, ["duckdb"], view=True), *gates(spec, ["duckdb"], one=True)]:
+        sql = gate.sql["duckdb"]
+        for placeholder, relation in relations.items():
+            sql = sql.replace(placeholder, relation)
+        gate_sql[gate.name] = sql
+    cols = ", ".join(f'"{q}"' for q in QIS)
+    group_by = f'SELECT {cols}, count(*) AS n FROM "main"."adult_anon" GROUP BY {cols}'
+
+    rounds: list[dict[str, float]] = []
+    for i in range(a.runs + 1):
+        r: dict[str, float] = {}
+        (model,) = [x for x in dbt(project, "run", "--select", "adult_anon")
+                    if x["unique_id"].startswith("model.")]
+        r["model"] = model["execution_time"]
+        if i == 0:
+            dbt(project, "run", "--select", "adult_anon_gated")
+        compiled = next((project / "target" / "compiled").rglob("adult_anon.sql")).read_text()
+        with connect(database) as con:
+            t = time.perf_counter()
+            con.execute(f"CREATE OR REPLACE TABLE bare_select AS {compiled}")
+            r["bare SELECT"] = time.perf_counter() - t
+            con.execute("DROP TABLE bare_select")
+        tests = dbt(project, "test", "--select", "adult_anon")
+        assert all(x["status"] == "pass" for x in tests), [(x["unique_id"], x["status"]) for x in tests]
+        r["gates in dbt"] = sum(x["execution_time"] for x in tests)
+        (one,) = dbt(project, "test", "--select", "adult_anon_gated")
+        assert one["status"] == "pass", one
+        r["one gate in dbt"] = one["execution_time"]
+        with connect(database) as con:
+            r["GROUP BY"], classes = timed(con, group_by)
+            seconds = {}
+            for name, sql in gate_sql.items():
+                seconds[name], found = timed(con, sql)
+                assert found == [], (name, found)  # every gate passes
+            r["gates' SQL"] = sum(v for name, v in seconds.items() if name not in (RARE, PRIVACY))
+            r.update(seconds)
+        if i == 0:
+            print(f"warm-up: {len(classes):,} classes; " + ", ".join(f"{k} {v:.3f} s" for k, v in r.items()))
+            continue
+        rounds.append(r)
+        print(f"run {i}: " + ", ".join(f"{k} {v:.3f} s" for k, v in r.items()))
+    medians = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+    ratios = {"model / bare SELECT": medians["model"] / medians["bare SELECT"],
+              "gates' SQL / GROUP BY": medians["gates' SQL"] / medians["GROUP BY"],
+              "gates in dbt / GROUP BY": medians["gates in dbt"] / medians["GROUP BY"],
+              "one gate's SQL / GROUP BY": medians[PRIVACY] / medians["GROUP BY"],
+              "one gate in dbt / GROUP BY": medians["one gate in dbt"] / medians["GROUP BY"],
+              f"{RARE} / GROUP BY": medians[RARE] / medians["GROUP BY"]}
+    print(f"rows {a.rows:,}; medians of {a.runs} runs: "
+          + ", ".join(f"{k} {v:.3f} s" for k, v in medians.items()))
+    print("ratios of the medians: " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
+    (work / "dbt_bench.json").write_text(json.dumps({"rows": a.rows, "runs": rounds, "medians": medians,
+                                                     "ratios": ratios}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
