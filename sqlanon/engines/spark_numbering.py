@@ -10,8 +10,9 @@ order:
    each partition is sorted by itself (``sortWithinPartitions``);
 2. each row takes its partition's number and its position in the partition
    (``monotonically_increasing_id()``, which is ``partition << 33`` plus the position), and this is
-   written once to the executors' block stores (``localCheckpoint``): the sampled ranges differ
-   from one computation to the next, so the positions must come from one computation only;
+   written once to the executors' disks (``localCheckpoint``, on disk only: in memory it would
+   take the memory the sorts need): the sampled ranges differ from one computation to the next, so
+   the positions must come from one computation only;
 3. one ``GROUP BY`` of the partition numbers gives each partition's row count to the driver (one
    row per partition), hence the rows before each partition; a row's number is those plus its
    position in its partition, plus one.
@@ -40,6 +41,7 @@ _SHIFT = 33
 
 def numbered_frame(engine: SparkEngine, query: exp.Expression, orders: list[tuple[str, list[str]]]) -> Any:
     """``query``'s rows with one number column per order (the DataFrame of the last checkpoint)."""
+    from pyspark import StorageLevel
     from pyspark.sql import functions as f
 
     def column(name: str) -> Any:
@@ -52,7 +54,7 @@ def numbered_frame(engine: SparkEngine, query: exp.Expression, orders: list[tupl
         tagged = frame.repartitionByRange(*keys).sortWithinPartitions(*keys) \
             .withColumn(PART, f.spark_partition_id()) \
             .withColumn(POSITION, f.monotonically_increasing_id()) \
-            .localCheckpoint(eager=True)
+            .localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
         counts = {int(p): int(n) for p, n in tagged.groupBy(column(PART)).count().collect()}
         starts, before = [], 0
         for p in range(max(counts, default=0) + 1):
