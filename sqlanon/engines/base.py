@@ -14,6 +14,7 @@ from sqlglot import exp
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.grouped import ArrowGroups
 from sqlanon.engines.messages import describe, driver_message
+from sqlanon.engines.numbering import RowNumbering
 from sqlanon.engines.row_values import ROW_KEY, Batches, Block, Projection, RowsFrom, joined_by_key
 from sqlanon.errors import EngineError, InternalError, UnsupportedError
 from sqlanon.sql.dialects import DialectProfile, adapt, profile
@@ -30,7 +31,7 @@ __all__ = ["Capabilities", "Engine", "describe", "driver_message"]
 log = logging.getLogger("sqlanon")
 
 
-class Engine(ArrowGroups, abc.ABC):
+class Engine(ArrowGroups, RowNumbering, abc.ABC):
     """A connection to one database.
 
     Statements are sqlglot trees, rendered here for the engine's dialect through

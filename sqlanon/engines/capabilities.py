@@ -23,6 +23,7 @@ _WHAT = {
     "recoverable_swap": "replace a table in recorded steps that a later run completes or undoes",
     "grouped_arrow_map": "run a Python function on each group of rows inside the engine",
     "row_stream_map": "draw per-row values where it reads a table's rows, partition by partition",
+    "distributed_numbering": "number rows in a sort order without sorting them all in one task",
 }
 
 
@@ -68,6 +69,12 @@ class Capabilities:
     """:meth:`~sqlanon.engines.base.Engine.map_row_stream`: per-row values addressed by row position
     are drawn by the engine's workers while they read the table (Spark: ``mapInArrow``), each
     partition from its first row's number in the table's scan order; nothing goes to the driver."""
+
+    distributed_numbering: bool = False
+    """:meth:`~sqlanon.engines.base.Engine.number_rows`: a query's rows numbered in sort orders
+    (``ROW_NUMBER() OVER (ORDER BY ...)``) into a temporary table, each sort split across tasks by
+    ranges of the order's values, where a window without ``PARTITION BY`` would sort every row in
+    one task (Spark); the numbers stay fixed however often the table is read."""
 
     def require(self, capability: str, engine: str) -> None:
         """Refuse (:class:`UnsupportedError`) when ``capability`` is not declared."""

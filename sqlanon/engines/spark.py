@@ -26,6 +26,7 @@ from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.row_values import RowsFrom
 from sqlanon.engines.spark_groups import function_error, grouped_frame
 from sqlanon.engines.spark_marks import SparkTableMarks
+from sqlanon.engines.spark_numbering import numbered_frame
 from sqlanon.engines.spark_sessions import local_session, pyspark_sql, remote_session
 from sqlanon.errors import EngineError, UnsupportedError
 from sqlanon.sql.nodes import table
@@ -70,7 +71,8 @@ class SparkEngine(Engine, SparkTableMarks):
     dialect_name: ClassVar[str] = "spark"
     capabilities: ClassVar[Capabilities] = Capabilities(file_registration=True, recoverable_swap=True,
                                                           grouped_arrow_map=True,
-                                                          row_stream_map=True)
+                                                          row_stream_map=True,
+                                                          distributed_numbering=True)
 
     def __init__(self, session: Any = None, *, master: str = "local[2]",
                  conf: dict[str, str] | None = None, remote: str | None = None) -> None:
@@ -243,6 +245,14 @@ class SparkEngine(Engine, SparkTableMarks):
                 failed = EngineError(f"spark: grouping rows into {name} failed: {raised}", sql=failed.sql,
                                      purpose=failed.purpose, detail=raised)
             raise failed from e
+
+    def _number_rows(self, name: str, query: exp.Expression, orders: list[tuple[str, list[str]]]) -> None:
+        """Each order range-partitioned, sorted and counted on the executors
+        (:mod:`sqlanon.engines.spark_numbering`); the table is a temporary view of the result."""
+        try:
+            self._register(name, numbered_frame(self, query, orders))
+        except Exception as e:
+            raise self.error(e, f"number the rows of {name}", f"numbering rows into {name}") from e
 
     def _register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any]) -> None:
         """A temporary view reading the file: Spark scans it where it is, whenever it is read."""

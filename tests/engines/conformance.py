@@ -276,6 +276,26 @@ class EngineConformance:
         assert sorted(got) == sorted((i, i * 10.0, position[i]) for i in range(N))
         assert sorted(again) == sorted((i, position[i]) for i in range(N))  # read again, drawn again
 
+    def test_rows_are_numbered_in_sort_orders_as_a_window_numbers_them(self, engine):
+        """Ties, and NULLs sorted last; the numbers stay when the table is read again."""
+        engine.create_table_from_arrow("src", pa.table({
+            "id": pa.array([(i * 7919) % N for i in range(N)], pa.int64()),
+            "x": pa.array([None if i % 11 == 0 else float(i % 7) for i in range(N)], pa.float64()),
+            "t": pa.array([None if i % 13 == 0 else f"t{i % 5}" for i in range(N)], pa.string())}))
+        query = exp.select(col("id"), col("x"), col("t")).from_(table("src"))
+        orders = [("by_x", ["x", "id"]), ("by_t", ["t", "x", "id"])]
+        if not engine.capabilities.distributed_numbering:
+            self.refuses(engine, "distributed_numbering", lambda: engine.number_rows("nums", query, orders))
+            return
+        engine.number_rows("nums", query, orders)
+        windows = [alias(exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[
+            exp.Ordered(this=col(c), nulls_first=False) for c in by])), name) for name, by in orders]
+        expected = sorted(engine.fetch(exp.select(col("id"), col("x"), col("t"), *windows)
+                                       .from_(table("src")))[1])
+        got = sorted(rows_of(engine, "nums", "id", "x", "t", "by_x", "by_t"))
+        assert got == expected and sorted(r[3] for r in got) == list(range(1, N + 1))
+        assert sorted(rows_of(engine, "nums", "id", "x", "t", "by_x", "by_t")) == got
+
     # -- data from outside ------------------------------------------------------------------------
     def test_arrow_round_trip(self, engine):
         data = pa.table({"id": pa.array([1, 2, 3], pa.int64()),

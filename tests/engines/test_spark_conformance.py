@@ -19,4 +19,5 @@ class TestSpark(EngineConformance):
 
 def test_spark_declares_only_what_it_has(spark):
     assert spark.capabilities.declared() == ["file_registration", "recoverable_swap",
-                                             "grouped_arrow_map", "row_stream_map"]
+                                             "grouped_arrow_map", "row_stream_map",
+                                             "distributed_numbering"]

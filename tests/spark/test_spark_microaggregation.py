@@ -197,25 +197,29 @@ def connect_server(spark_session):
     service.stop(getattr(service, "stop$default$1")(), getattr(service, "stop$default$2")())
 
 
-def test_blocked_mdav_runs_through_spark_connect(engines, connect_server):
+def test_blocked_mdav_and_individual_ranking_run_through_spark_connect(engines, connect_server):
     """The client sends the function to the server, whose executors run it: MDAV on mixed
     attributes, a nominal one coded into its distinct values over the whole table in every block,
-    and its group's centroid chosen there."""
+    and its group's centroid chosen there. Individual ranking numbers the rows with the DataFrame
+    calls of a Connect session (range partitions, checkpoints)."""
     from sqlanon.engines.spark import SparkEngine
 
     d = spec("out_connect", algorithm="mdav_mixed", block_by=["region"], key="id")
     d["attributes"]["job"] = {"role": "quasi_identifier", "hierarchy": {"map": JOBS}}
-    duck = api.apply(spec_from_dict(d), engine=engines["duckdb"], metrics=()).as_dict()
-    d["source"]["schema"] = engines["database"]
+    ranked = spec("out_connect_ranked", algorithm="individual_ranking", key="id",
+                  attributes=["age", "income", "hours"])
     remote = SparkEngine(remote=connect_server)
     try:
-        report = api.apply(spec_from_dict(d), engine=remote, metrics=()).as_dict()
-        out = sorted(remote.fetch(exp.select("*").from_(table("out_connect", engines["database"])))[1],
-                     key=lambda r: r[0])
+        for name, done in (("out_connect", d), ("out_connect_ranked", ranked)):
+            duck = api.apply(spec_from_dict(done), engine=engines["duckdb"], metrics=()).as_dict()
+            done["source"]["schema"] = engines["database"]
+            report = api.apply(spec_from_dict(done), engine=remote, metrics=()).as_dict()
+            out = sorted(remote.fetch(exp.select("*").from_(table(name, engines["database"])))[1],
+                         key=lambda r: r[0])
+            assert same({**report, "outputs": {}}, {**duck, "outputs": {}}), (report, duck)
+            assert len(out) == N and same(out, written(engines["duckdb"], name))
     finally:
         remote.close()
-    assert same({**report, "outputs": {}}, {**duck, "outputs": {}}), (report, duck)
-    assert len(out) == N and same(out, written(engines["duckdb"], "out_connect"))
 
 
 def test_a_value_the_algorithm_cannot_group_is_refused_as_on_duckdb(engines):

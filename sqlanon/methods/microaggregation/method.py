@@ -35,8 +35,10 @@ class MaskingRelease(Release):
     suppression = False  # microaggregation suppresses nothing
 
     def __init__(self, spec: Spec, *, progress: bool = False,
-                 before: Callable[[Masking], None] | None = None) -> None:
+                 before: Callable[[Masking], None] | None = None, printed: bool = False) -> None:
         self.spec = spec
+        self.standalone = printed or spec.output.mode in ("view", "sql")
+        """Whether the SQL is read after the run (a view, printed SQL), so may not read working tables."""
         self.progress = progress
         self.before = before or (lambda m: None)
         self.masking: Masking | None = None
@@ -50,7 +52,7 @@ class MaskingRelease(Release):
             self.before(m)
             m.group_table = None  # kept: the output reads it
         else:
-            m = pipeline.prepare(self.spec, ds, progress=self.progress)
+            m = pipeline.prepare(self.spec, ds, progress=self.progress, standalone=self.standalone)
             try:
                 self.before(m)
             except BaseException:
@@ -147,7 +149,7 @@ def _compile(plan: Plan, ds: Dataset, sink: Sink) -> str:
     from sqlanon.methods.microaggregation import pipeline
 
     pipeline.refuse_compile(plan.spec.microaggregation)
-    release = MaskingRelease(plan.spec)
+    release = MaskingRelease(plan.spec, printed=True)
     release.prepare(ds)
     try:
         return sink.compile(ds, release)

@@ -41,7 +41,7 @@ from sqlanon.engines.staging import new_token, staging_name
 from sqlanon.errors import SpecError, UnsupportedError, did_you_mean
 from sqlanon.methods.base import KEPT_TABLE_SUFFIX as GROUPS_SUFFIX
 from sqlanon.methods.dataset import Dataset
-from sqlanon.methods.microaggregation import grouping, in_engine, masking, rows
+from sqlanon.methods.microaggregation import grouping, in_engine, masking, numbered, rows
 from sqlanon.methods.microaggregation.algorithms import blocking
 from sqlanon.methods.microaggregation.algorithms.projection import projection_axis, projection_query
 from sqlanon.methods.microaggregation.algorithms.registry import get_algorithm, traits
@@ -110,11 +110,14 @@ def _attribute_paths(spec: Spec, attributes: tuple[str, ...]) -> dict[str, str]:
 
 
 def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, group_schema: str | None = None,
-            temporary: bool = True, progress: bool = False) -> Masking:
+            temporary: bool = True, progress: bool = False, standalone: bool = False) -> Masking:
     """Check the source, group its rows and return the released rows as SQL.
 
     Pulled algorithms create their group table (``group_table``, default a temporary
-    ``__sa_stage_<random>_groups``); the caller drops it (:func:`drop_group_table`).
+    ``__sa_stage_<random>_groups``); the caller drops it (:func:`drop_group_table`). So does
+    individual ranking on an engine that numbers rows itself
+    (:mod:`sqlanon.methods.microaggregation.numbered`), unless the SQL must be ``standalone``
+    (a view or printed SQL, read after the run).
 
     Raises:
         SpecError: an attribute is not numeric (and not ordinal or nominal with a hierarchy where the
@@ -156,7 +159,7 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, group_sc
                                 f"{settings.algorithm} needs a value in every row (impute or filter them "
                                 "first; nothing was written)", path=_attribute_paths(spec, attributes)[a])
     if in_sql:
-        m = _sql_masking(spec, ds, settings, key, keyed, n, nulls)
+        m = _sql_masking(spec, ds, settings, key, keyed, n, nulls, standalone)
     elif engine.capabilities.grouped_arrow_map:
         m = _engine_masking(spec, ds, settings, key, keyed, kinds, n, group_table, group_schema, temporary)
     else:
@@ -182,16 +185,22 @@ def _sql_query(settings: MicroaggregationSettings, source: exp.Expression, colum
 
 
 def _sql_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, key: rows.RowKey,
-                 keyed: exp.Expression, n: int, nulls: dict[str, int]) -> Masking:
+                 keyed: exp.Expression, n: int, nulls: dict[str, int], standalone: bool) -> Masking:
     columns = ds.column_names
     axis = projection_axis(ds.engine, ds.relation, settings.attributes, settings.projection) \
         if settings.algorithm == "projection" else None
     declared = list(key.columns) if not key.synthetic else None
-    output_source = _sql_query(settings, ds.relation, columns, declared, axis)
-    with_key = [*columns, *key.columns] if key.synthetic else columns
-    released = _sql_query(settings, keyed, with_key, declared or [*columns, *key.columns], axis)
     k = settings.k
     present = {a: n - nulls[a] for a in settings.attributes}
+    ranks = None
+    if numbered.wanted(ds.engine, settings.algorithm, standalone):
+        ranks = numbered.numbered_ranking(ds.engine, ds.relation, columns, settings.attributes, k,
+                                          declared, settings.statistic, list(present.values()))
+    output_source = ranks.query if ranks else _sql_query(settings, ds.relation, columns, declared, axis)
+    with_key = [*columns, *key.columns] if key.synthetic else columns
+    # with a declared key the released rows are the output's rows
+    released = output_source if ranks and declared else \
+        _sql_query(settings, keyed, with_key, declared or [*columns, *key.columns], axis)
     counts = {a: m // k for a, m in present.items()}
     sizes = [size for m in present.values() for size in _run_sizes(m, k)]
     warnings = [f"{a!r}: {nulls[a]} NULL value{'s' if nulls[a] != 1 else ''} stay NULL"
@@ -203,7 +212,8 @@ def _sql_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, ke
     groups: int | dict[str, int] = counts if settings.algorithm == "individual_ranking" else first
     return Masking(settings, columns, key, keyed, released, output_source, n, groups,
                    min(sizes) if sizes else 0, max(sizes) if sizes else 0,
-                   list(settings.attributes), warnings=warnings)
+                   list(settings.attributes), group_table=ranks.table if ranks else None,
+                   warnings=warnings)
 
 
 def _run_sizes(m: int, k: int) -> tuple[int, ...]:

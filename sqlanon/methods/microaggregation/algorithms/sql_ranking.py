@@ -97,9 +97,22 @@ def _last_start(n: exp.Expression, k: int) -> exp.Expression:
     return exp.Paren(this=_minus(_minus(n.copy(), _mod(n.copy(), lit(k))), lit(k)))
 
 
+def rank_column(i: int) -> str:
+    """The name of the ``i``-th attribute's row number."""
+    return internal(f"rn_{i}")
+
+
+def ranking_orders(columns: Sequence[str], attributes: Sequence[str],
+                   key: Sequence[str] | None = None) -> list[tuple[str, list[str]]]:
+    """Each attribute's row number and the columns it orders the rows by: the attribute, then the
+    columns breaking its ties (``key``, by default every other column)."""
+    return [(rank_column(i), [a, *(list(key) if key is not None else [c for c in columns if c != a])])
+            for i, a in enumerate(attributes)]
+
+
 def individual_ranking(source: str | exp.Expression, columns: Sequence[str], attributes: Sequence[str],
                        k: int, *, key: Sequence[str] | None = None,
-                       statistic: str = "mean") -> exp.Select:
+                       statistic: str = "mean", present: Sequence[int] | None = None) -> exp.Select:
     """A SELECT returning ``source`` with each of ``attributes`` microaggregated by individual ranking.
 
     The query ranks every attribute in one window pass (``ROW_NUMBER`` and ``COUNT`` per attribute), names
@@ -118,6 +131,10 @@ def individual_ranking(source: str | exp.Expression, columns: Sequence[str], att
             columns, in order: rows that tie on all of them are identical, so the result is the same
             multiset of rows whichever way the tie falls.
         statistic: ``"mean"`` or ``"median"``.
+        present: each attribute's number of non-NULL values, when ``source`` holds the rows already
+            numbered in each attribute's order (:func:`ranking_orders`) as :func:`rank_column`
+            (an engine's :meth:`~sqlanon.engines.base.Engine.number_rows`): the query then reads
+            those numbers instead of ranking the rows with windows.
 
     Returns:
         The query; it renders for every supported dialect.
@@ -140,11 +157,13 @@ def individual_ranking(source: str | exp.Expression, columns: Sequence[str], att
     passthrough = [alias(col(c), c) for c in columns]
 
     ranked = []
-    for i, a in enumerate(attributes):
-        ties = list(key) if key is not None else [c for c in columns if c != a]
-        order = exp.Order(expressions=[exp.Ordered(this=col(t), nulls_first=False) for t in [a, *ties]])
-        ranked.append(alias(exp.Window(this=exp.RowNumber(), order=order), internal(f"rn_{i}")))
-        ranked.append(alias(exp.Window(this=exp.Count(this=col(a))), internal(f"n_{i}")))
+    for i, (number, by) in enumerate(ranking_orders(columns, attributes, key)):
+        if present is not None:
+            ranked += [alias(col(number), number), alias(lit(present[i]), internal(f"n_{i}"))]
+            continue
+        order = exp.Order(expressions=[exp.Ordered(this=col(t), nulls_first=False) for t in by])
+        ranked.append(alias(exp.Window(this=exp.RowNumber(), order=order), number))
+        ranked.append(alias(exp.Window(this=exp.Count(this=col(by[0]))), internal(f"n_{i}")))
     q1 = exp.select(*passthrough, *ranked).from_(_relation(source))
 
     grouped = []
@@ -152,10 +171,10 @@ def individual_ranking(source: str | exp.Expression, columns: Sequence[str], att
         rn, n = col(internal(f"rn_{i}")), col(internal(f"n_{i}"))
         r0 = _minus(rn.copy(), lit(1))
         start = _minus(r0, _mod(r0.copy(), lit(k)))
-        present = exp.and_(exp.Not(this=exp.Is(this=col(a), expression=exp.Null())),
-                           exp.GTE(this=n.copy(), expression=lit(k)))
+        valued = exp.and_(exp.Not(this=exp.Is(this=col(a), expression=exp.Null())),
+                          exp.GTE(this=n.copy(), expression=lit(k)))
         last = exp.Least(this=start, expressions=[_last_start(n, k)])
-        g: exp.Expression = exp.Case(ifs=[exp.If(this=present, true=last)])
+        g: exp.Expression = exp.Case(ifs=[exp.If(this=valued, true=last)])
         grouped.append(alias(g, internal(f"g_{i}")))
         if statistic == "median":
             grouped += [alias(rn.copy(), internal(f"rn_{i}")), alias(n.copy(), internal(f"n_{i}"))]

@@ -1,0 +1,35 @@
+"""The engine method of capability ``distributed_numbering``: rows numbered in a sort order without
+one task sorting them all.
+
+:class:`~sqlanon.engines.base.Engine` inherits it; an engine declaring the capability implements
+:meth:`RowNumbering._number_rows`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+Orders = Sequence[tuple[str, Sequence[str]]]
+"""``(column, by)`` pairs: the name of a number column, and the columns whose order it numbers."""
+
+
+class RowNumbering:
+    """Numbering a query's rows in sort orders (capability ``distributed_numbering``)."""
+
+    def require(self, capability: str) -> None:
+        raise NotImplementedError
+
+    def number_rows(self, name: str, query: exp.Expression, orders: Orders) -> None:
+        """Create the temporary table ``name``: ``query``'s rows and, for each ``(column, by)`` of
+        ``orders``, a BIGINT ``column`` holding the row's number from 1 when the rows are sorted by
+        the columns ``by``, each ascending with NULLs last, as ``ROW_NUMBER() OVER (ORDER BY by)``
+        numbers them. Rows equal on every column of ``by`` take consecutive numbers in no set
+        order. The numbers are computed once: reading the table again reads the same numbers.
+        """
+        self.require("distributed_numbering")
+        self._number_rows(name, query, [(c, list(by)) for c, by in orders])
+
+    def _number_rows(self, name: str, query: exp.Expression, orders: list[tuple[str, list[str]]]) -> None:
+        raise NotImplementedError
