@@ -80,6 +80,20 @@ _hypothesis_profiles()
 
 
 @pytest.fixture(scope="session")
+def pg_server():
+    """One real PostgreSQL 15 server (tests/pg_server.py) for the run; without the server binaries
+    every test using it fails with the command that installs them."""
+    from tests.pg_server import PostgresServer, PostgresUnavailable
+
+    try:
+        server = PostgresServer().start()
+    except PostgresUnavailable as e:
+        pytest.fail(str(e), pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def spark_session(tmp_path_factory):
     """One local Spark session (one JVM) shared by every Spark test of the run."""
     from tests.spark_session import SparkUnavailable, start

@@ -1,4 +1,4 @@
-"""A real PostgreSQL 15 server for the session (tests/pg_server.py), a fresh schema per test.
+"""A fresh schema per test on the session's PostgreSQL server (``pg_server``, tests/conftest.py).
 
 Without the server binaries every test here fails with the command that installs them.
 """
@@ -9,19 +9,7 @@ import itertools
 
 import pytest
 
-from tests.pg_server import PostgresServer, PostgresUnavailable
-
 _names = itertools.count(1)
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    try:
-        server = PostgresServer().start()
-    except PostgresUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
-    yield server
-    server.stop()
 
 
 @pytest.fixture()

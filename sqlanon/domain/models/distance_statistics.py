@@ -32,13 +32,26 @@ GC = internal("gc")
 R = internal("r")
 NT = internal("nt")
 GCUM = internal("gcum")
-CCUM = internal("ccum")
 LVL = internal("lvl")
 PARENT = internal("parent")
 CHILD = internal("child")
 PG = internal("pg")
 POS = internal("pos")
 NEG = internal("neg")
+PCUM = internal("pcum")
+IDX = internal("idx")
+SA = internal("sa")
+SB = internal("sb")
+SM = internal("sm")
+FT = internal("ft")
+FIRST = internal("first")
+TH = internal("th")
+MK = internal("mk")
+KIND = internal("kind")
+CNT = internal("cnt")
+PA = internal("pa")
+PM = internal("pm")
+PB = internal("pb")
 
 
 def _sub(query: exp.Select, name: str) -> exp.Expression:
@@ -175,14 +188,26 @@ class OrderedDistance(Statistic):
         return total / (sizes.astype(np.float64) * n * (r - 1))
 
     def class_query(self, ctx: CheckContext) -> exp.Select:
+        """One row per class, in time linear in the histogram plus the domain (no class × domain grid).
+
+        With the domain's values numbered 1..r in order, G(i) their cumulative global count, P(i) =
+        G(1) + ... + G(i), and a class's values present at positions a_1 < a_2 < ... with cumulative
+        class counts F_t, the class's cumulative count is F_t on the segment [a_t, a_{t+1}) (and 0
+        before a_1). On a segment the term F_t·n − G(i)·|E| falls as i grows (G does not fall), so it
+        is non-negative up to the first position where G(i) > ⌊F_t·n / |E|⌋ and negative after: with
+        that split point m, the segment's sum of absolute terms is a difference of P at a_t − 1,
+        m − 1 and a_{t+1} − 1. The split point is found for every segment at once by sorting the
+        segments' thresholds among the domain's G values.
+        """
         qis = ctx.qis
         key = order_key(self.attribute, col(H.value), ctx.value_order, ctx.column_types,
                         ctx.attribute_types, ctx.dialect, what=f"the ordered distance of {self.attribute!r}")
         hist = ctx.histograms[self.attribute].copy()
+        by_class = [col(q) for q in qis] or None
         # class × ordered value counts
         grouped = exp.select(*[col(q) for q in qis], alias(key, K), alias(exp.Sum(this=col(H.count)), CE)) \
             .from_(hist).group_by(*[col(q) for q in qis], key.copy())
-        # the domain: every value of the table, its cumulative global count, r and n
+        # the domain: each value's position, G, r and n; then P
         dom0 = exp.select(col(K), alias(exp.Sum(this=col(CE)), GC)).from_(_sub(grouped, "o0")).group_by(
             col(K))
         # NULL last through a first key; NULLS FIRST is every target's default or spelled out
@@ -190,41 +215,102 @@ class OrderedDistance(Statistic):
         is_null = exp.Case().when(exp.Is(this=col(K), expression=exp.Null()), lit(1)).else_(lit(0))
         by_k = exp.Order(expressions=[exp.Ordered(this=is_null, nulls_first=True),
                                       exp.Ordered(this=col(K), nulls_first=True)])
-        dom = exp.select(
+        dom1 = exp.select(
             col(K),
-            alias(exp.Window(this=exp.Sum(this=col(GC)), order=by_k,
-                             spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING")),
-                  GCUM),
+            alias(exp.Window(this=exp.RowNumber(), order=by_k), IDX),
+            alias(_running(exp.Sum(this=col(GC)), by_k.copy()), GCUM),
             alias(exp.Window(this=exp.Count(this=exp.Star())), R),
             alias(exp.Window(this=exp.Sum(this=col(GC))), NT),
         ).from_(_sub(dom0, "o1"))
-        classes = exp.select(*[col(q) for q in qis], alias(exp.Sum(this=col(CE)), H.size)).from_(
-            _sub(grouped, "o2")).group_by(*[col(q) for q in qis])
-        # the class × domain grid with the class's count of each value (0 when absent)
-        grid = exp.select(
-            *[col(q, "c") for q in qis], col(H.size, "c"), col(K, "d"), col(GCUM, "d"), col(R, "d"),
-            col(NT, "d"),
-            alias(exp.Coalesce(this=col(CE, "g"), expressions=[lit(0)]), CE),
-        ).from_(exp.alias_(exp.Subquery(this=classes), "c", quoted=True)).join(
-            exp.alias_(exp.Subquery(this=dom), "d", quoted=True), join_type="cross").join(
-            exp.alias_(exp.Subquery(this=grouped.copy()), "g", quoted=True),
-            on=exp.and_(nullsafe_join("c", "g", qis),
-                        exp.NullSafeEQ(this=col(K, "g"), expression=col(K, "d"))),
-            join_type="left")
-        cum = exp.select(
-            *[col(q) for q in qis], col(H.size), col(R), col(NT), col(GCUM),
-            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=[col(q) for q in qis] or None,
-                             order=by_k.copy(),
+        by_pos = exp.Order(expressions=[exp.Ordered(this=col(IDX), nulls_first=True)])
+        dom = exp.select(col(K), col(IDX), col(GCUM), col(R), col(NT),
+                         alias(_running(exp.Sum(this=_dec(col(GCUM))), by_pos.copy()), PCUM)) \
+            .from_(_sub(dom1, "o2"))
+        # the classes' segments: start a, end b (exclusive), F, |E| and the class's first position
+        pairs = exp.select(*[col(q, "g") for q in qis], col(CE, "g"), col(IDX, "d"), col(R, "d"),
+                           col(NT, "d")) \
+            .from_(exp.alias_(exp.Subquery(this=grouped.copy()), "g", quoted=True)) \
+            .join(exp.alias_(exp.Subquery(this=dom.copy()), "d", quoted=True),
+                  on=exp.NullSafeEQ(this=col(K, "g"), expression=col(K, "d")), join_type="inner")
+        in_class = exp.Order(expressions=[exp.Ordered(this=col(IDX), nulls_first=True)])
+        segs0 = exp.select(
+            *[col(q) for q in qis], col(R), col(NT), alias(col(IDX), SA),
+            alias(exp.Coalesce(this=exp.Window(this=exp.Lead(this=col(IDX)), partition_by=by_class,
+                                               order=in_class.copy()),
+                               expressions=[add(col(R), lit(1))]), SB),
+            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=by_class, order=in_class.copy(),
                              spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING")),
-                  CCUM),
-        ).from_(_sub(grid, "o3"))
-        # |F_E(i) − G(i)| scaled by n·|E| is an exact integer
-        gap = exp.Abs(this=sub(mul(col(CCUM), col(NT)), mul(col(GCUM), col(H.size))))
+                  FT),
+            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=[col(q) for q in qis] or None), H.size),
+            alias(exp.Window(this=exp.Min(this=col(IDX)), partition_by=[col(q) for q in qis] or None), FIRST),
+        ).from_(_sub(pairs, "o3"))
+        # G(i) <= floor(F·n / |E|) exactly when G(i)·|E| <= F·n (the division is of an exact multiple)
+        fn = mul(_dec(col(FT)), _dec(col(NT)))
+        multiple = sub(fn, exp.Mod(this=fn.copy(), expression=_dec(col(H.size))))
+        threshold = exp.IntDiv(this=exp.Paren(this=multiple), expression=_dec(col(H.size)))
+        segs = exp.select(*[col(q) for q in qis], col(R), col(NT), col(SA), col(SB), col(FT), col(H.size),
+                          col(FIRST), alias(threshold, TH)).from_(_sub(segs0, "o4"))
+        # c: how many domain positions have G(i) <= the threshold (domain rows sort first on ties)
+        kind_domain, kind_segment = lit(0), lit(1)
+        merged = exp.union(
+            exp.select(*[col(q) for q in qis], col(SA), alias(col(TH), MK), alias(kind_segment, KIND))
+            .from_(_sub(segs, "o5")),
+            exp.select(*[alias(exp.Null(), q) for q in qis], alias(exp.Null(), SA),
+                       alias(_dec(col(GCUM)), MK), alias(kind_domain, KIND)).from_(_sub(dom.copy(), "o6")),
+            distinct=False)
+        by_key = exp.Order(expressions=[exp.Ordered(this=col(MK), nulls_first=True),
+                                        exp.Ordered(this=col(KIND), nulls_first=True)])
+        counted = exp.select(
+            *[col(q) for q in qis], col(SA), col(KIND),
+            alias(_running(exp.Sum(this=exp.Case().when(exp.EQ(this=col(KIND), expression=kind_domain),
+                                                         lit(1)).else_(lit(0))), by_key), CNT),
+        ).from_(exp.alias_(exp.Subquery(this=merged), internal("o7"), quoted=True))
+        split = exp.select(*[col(q) for q in qis], col(SA), col(CNT)).from_(_sub(counted, "o8")).where(
+            exp.EQ(this=col(KIND), expression=kind_segment))
+        # each segment with its split point m = clamp(c + 1, a, b) and P at a − 1, m − 1, b − 1
+        m = exp.Greatest(this=col(SA, "s"), expressions=[
+            exp.Least(this=col(SB, "s"), expressions=[add(col(CNT, "x"), lit(1))])])
+        located = exp.select(*[col(q, "s") for q in qis], col(R, "s"), col(NT, "s"), col(SA, "s"),
+                             col(SB, "s"), col(FT, "s"), col(H.size, "s"), col(FIRST, "s"), alias(m, SM)) \
+            .from_(exp.alias_(exp.Subquery(this=segs.copy()), "s", quoted=True)) \
+            .join(exp.alias_(exp.Subquery(this=split), "x", quoted=True),
+                  on=exp.and_(nullsafe_join("s", "x", qis),
+                              exp.EQ(this=col(SA, "s"), expression=col(SA, "x"))),
+                  join_type="inner")
+        looked = exp.select(*[col(q, "l") for q in qis], col(R, "l"), col(NT, "l"), col(SA, "l"),
+                            col(SB, "l"), col(SM, "l"), col(FT, "l"), col(H.size, "l"), col(FIRST, "l"),
+                            *[alias(exp.Coalesce(this=col(PCUM, f"p{j}"), expressions=[_dec(lit(0))]), name)
+                              for j, name in enumerate((PA, PM, PB))]) \
+            .from_(exp.alias_(exp.Subquery(this=located), "l", quoted=True))
+        for j, at in enumerate((SA, SM, SB)):
+            looked = looked.join(
+                exp.alias_(exp.Subquery(this=exp.select(col(IDX), col(PCUM))
+                                        .from_(_sub(dom.copy(), f"o9{j}"))), f"p{j}", quoted=True),
+                on=exp.EQ(this=col(IDX, f"p{j}"), expression=sub(col(at, "l"), lit(1))), join_type="left",
+                copy=False)
+        fn = mul(_dec(col(FT)), _dec(col(NT)))
+        size = _dec(col(H.size))
+        above = sub(mul(fn, _dec(sub(col(SM), col(SA)))), mul(size.copy(), sub(col(PM), col(PA))))
+        below = sub(mul(size.copy(), sub(col(PB), col(PM))), mul(fn.copy(), _dec(sub(col(SB), col(SM)))))
+        before = exp.Case().when(exp.EQ(this=col(SA), expression=col(FIRST)), mul(size.copy(), col(PA))) \
+            .else_(_dec(lit(0)))
+        total = exp.Sum(this=add(add(above, below), before))
         denom = mul(mul(as_double(col(H.size)), col(NT)), sub(col(R), lit(1)))
         emd = exp.Case().when(exp.GT(this=col(R), expression=lit(1)),
-                              div(as_double(exp.Sum(this=gap)), denom)).else_(lit(0.0))
-        return exp.select(*[col(q) for q in qis], alias(emd, self.column)).from_(_sub(cum, "o4")).group_by(
-            *[col(q) for q in qis], col(H.size), col(R), col(NT))
+                              div(as_double(total), denom)).else_(lit(0.0))
+        return exp.select(*[col(q) for q in qis], alias(emd, self.column)).from_(_sub(looked, "o10")) \
+            .group_by(*[col(q) for q in qis], col(H.size), col(R), col(NT))
+
+
+def _running(aggregate: exp.Expression, order: exp.Order) -> exp.Window:
+    """``aggregate`` over the rows up to this one in ``order``."""
+    return exp.Window(this=aggregate, order=order,
+                      spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING"))
+
+
+def _dec(e: exp.Expression) -> exp.Expression:
+    """An exact integer wide enough for n²·r (BIGINT products of counts could overflow)."""
+    return exp.cast(e, exp.DataType.build("DECIMAL(38, 0)"))
 
 
 @dataclass(frozen=True)
