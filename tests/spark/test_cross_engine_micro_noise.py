@@ -64,22 +64,17 @@ def parquet(engines, data, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def engines(spark_session, data):
-    """Table ``adult`` in DuckDB, in a PostgreSQL server of the module's own and in a Spark database;
+def engines(spark_session, pg_server, data):
+    """Table ``adult`` in DuckDB, in a PostgreSQL schema of the module's own and in a Spark database;
     Spark's shuffles cut four partitions while the module runs."""
     from sqlanon.engines.postgres import PostgresEngine
     from sqlanon.engines.spark import SparkEngine
-    from tests.pg_server import PostgresServer, PostgresUnavailable
     from tests.spark_session import drop_database, fresh_database
 
-    try:
-        server = PostgresServer().start()
-    except PostgresUnavailable as e:
-        pytest.fail(str(e), pytrace=False)
     database = fresh_database(spark_session)
     partitions = spark_session.conf.get("spark.sql.shuffle.partitions")
     spark_session.conf.set("spark.sql.shuffle.partitions", "4")
-    out = {"duckdb": DuckDBEngine(), "postgres": PostgresEngine(server.create_schema("cross")),
+    out = {"duckdb": DuckDBEngine(), "postgres": PostgresEngine(pg_server.create_schema("cross_micro_noise")),
            "spark": SparkEngine(session=spark_session)}
     try:
         for engine in out.values():
@@ -91,7 +86,6 @@ def engines(spark_session, data):
             engine.close()
         spark_session.conf.set("spark.sql.shuffle.partitions", partitions)
         drop_database(spark_session, database)
-        server.stop()
 
 
 def written(engine, name: str) -> list[tuple]:
