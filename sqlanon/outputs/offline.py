@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from sqlanon.compile.checks import statistics_of
 from sqlanon.domain.hierarchy.table import TableHierarchy
-from sqlanon.domain.models.distance_statistics import NUMERIC_TYPES, OrderedDistance
+from sqlanon.domain.models.distance_statistics import OrderedDistance
 from sqlanon.domain.models.numeric_sensitive import ValueRange, VarianceRatio
+from sqlanon.domain.models.ordering import NUMERIC_TYPES
 from sqlanon.domain.models.presence import SubsetCount
 from sqlanon.errors import HierarchyError, SpecError, UnsupportedError
 from sqlanon.methods.dataset import check_source_names

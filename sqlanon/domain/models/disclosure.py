@@ -14,8 +14,8 @@ from typing import ClassVar
 
 from sqlglot import exp
 
+from sqlanon.domain.models.arithmetic import add, div, mul, sub
 from sqlanon.domain.models.base import HistogramColumns, Monotonicity, PrivacyModel, Statistic, register
-from sqlanon.domain.models.distance_statistics import add, div, mul, sub
 from sqlanon.domain.models.t_closeness import TOLERANCE, require_number
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.sql.nodes import as_double, as_expression, lit

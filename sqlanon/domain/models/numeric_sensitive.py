@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
+from sqlanon.domain.models.arithmetic import div, mul, sub
 from sqlanon.domain.models.base import (
     CheckContext,
     ClassSize,
@@ -23,8 +24,8 @@ from sqlanon.domain.models.base import (
     StatisticInputs,
     register,
 )
-from sqlanon.domain.models.distance_statistics import check_numbers, div, mul, sub
 from sqlanon.domain.models.k_anonymity import require_int
+from sqlanon.domain.models.ordering import check_numbers
 from sqlanon.domain.models.statistics import DistinctCount
 from sqlanon.domain.models.t_closeness import require_number
 from sqlanon.errors import SpecError

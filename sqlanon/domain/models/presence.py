@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from sqlglot import exp
 
+from sqlanon.domain.models.arithmetic import div
 from sqlanon.domain.models.base import (
     CheckContext,
     ClassSize,
@@ -19,7 +20,6 @@ from sqlanon.domain.models.base import (
     StatisticInputs,
     register,
 )
-from sqlanon.domain.models.distance_statistics import div
 from sqlanon.domain.models.t_closeness import TOLERANCE, require_number
 from sqlanon.errors import EngineError, SpecError, did_you_mean
 from sqlanon.sql.nodes import (

@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from sqlanon.compile.checks import N
 from sqlanon.domain.factorize import factorize, factorize_text
-from sqlanon.domain.models.distance_statistics import order_key
+from sqlanon.domain.models.ordering import order_key
 from sqlanon.errors import HierarchyError, InternalError
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.methods.generalization.search.fetch_arrow import fetch_factorized
