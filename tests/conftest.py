@@ -79,6 +79,20 @@ def _hypothesis_profiles() -> None:
 _hypothesis_profiles()
 
 
+SPARK_GROUP = "spark"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n 2 --dist loadgroup``) the tests of the shared Spark session and the
+    cluster test form one group, which one worker runs: one JVM starts and warms up for all of them,
+    the cluster's four JVMs never start beside it, and the other worker runs the rest meanwhile."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if "spark_session" in getattr(item, "fixturenames", ()) or item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+
+
 @pytest.fixture(scope="session")
 def spark_session(tmp_path_factory):
     """One local Spark session (one JVM) shared by every Spark test of the run."""
