@@ -79,6 +79,22 @@ def _hypothesis_profiles() -> None:
 _hypothesis_profiles()
 
 
+SPARK_GROUP = "spark"
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The groups pytest-xdist's workers take whole (``-n 2 --dist loadgroup``): the tests of the
+    shared Spark session and the cluster test form one, so one JVM starts and warms up for all of
+    them and the cluster's four JVMs never start beside it; every other module is a group of its
+    own, so its module-scoped fixtures are built once, by one worker."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        spark = "spark_session" in getattr(item, "fixturenames", ()) or item.get_closest_marker("cluster")
+        item.add_marker(pytest.mark.xdist_group(SPARK_GROUP if spark else item.nodeid.split("::")[0]))
+
+
 @pytest.fixture(scope="session")
 def pg_server():
     """One real PostgreSQL 15 server (tests/pg_server.py) for the run; without the server binaries
@@ -95,7 +111,7 @@ def pg_server():
 
 @pytest.fixture(scope="session")
 def spark_session(tmp_path_factory):
-    """One local Spark session (one JVM) shared by every Spark test of the run."""
+    """One local Spark session (one JVM) shared by every Spark test of the process."""
     from tests.spark_session import SparkUnavailable, start
 
     try:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from tests.ports import free_port
 
 DEFAULT_BIN = Path("/usr/lib/postgresql/15/bin")
 INSTALL_HINT = (
@@ -40,12 +41,6 @@ def find_bindir() -> Path:
         if (c / "initdb").exists() and (c / "pg_ctl").exists():
             return c
     raise PostgresUnavailable(INSTALL_HINT.format(where=", ".join(str(c) for c in candidates)))
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class PostgresServer:

@@ -1,8 +1,9 @@
-"""One local Spark session for the whole test run (one JVM), and a fresh database per test.
+"""One local Spark session per test process (one JVM), and a fresh database per test.
 
 Spark runs in local mode on two cores with one shuffle partition (the tests' tables are small; tests
 that need several partitions split their input themselves), its warehouse in a temporary folder.
-Without pyspark or a Java runtime every Spark test fails with what to install.
+Without pyspark or a Java runtime every Spark test fails with what to install. Under pytest-xdist
+the Spark tests are one group, run by one worker (tests/conftest.py), so one session serves them all.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from sqlanon.engines.connect import connect
 from sqlanon.errors import EngineError
 from sqlanon.spec.targets import target_kind
 from tests.engines.test_spark_connect import check_without
-from tests.pg_server import free_port
+from tests.ports import free_port
 
 
 def test_a_connect_address_is_a_spark_database():

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.pg_server import free_port
+from tests.ports import free_port
 
 JAVA_HOME = Path("/usr/lib/jvm/java-17-openjdk-amd64")
 CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"

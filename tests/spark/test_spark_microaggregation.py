@@ -16,7 +16,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
-from tests.pg_server import free_port
+from tests.ports import free_port
 
 pytestmark = pytest.mark.spark
 

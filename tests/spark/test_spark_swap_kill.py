@@ -15,7 +15,7 @@ from sqlanon import api
 from sqlanon.engines.swap import PAUSE, PREFIX, recover
 from sqlanon.spec import spec_from_dict
 from tests.outputs.people import KEPT, ROWS, canon, load_people, people_spec, sorted_rows
-from tests.pg_server import free_port
+from tests.ports import free_port
 from tests.processes import kill_command_when_marked
 
 pytestmark = pytest.mark.spark
