@@ -141,7 +141,8 @@ def test_a_new_methods_own_keys_are_read_from_the_spec(top):
     assert spec_from_dict(spec).settings == "#"
     spec["transformation"]["symbl"] = "#"
     with pytest.raises(SpecError, match=r"transformation\.symbl: unknown key 'symbl'; allowed: method, "
-                                        r"levels, .*, budget_delta, symbol\. Did you mean 'symbol'\?"):
+                                        r"levels, .*, budget_delta, ledger, release_key, symbol\. "
+                                        r"Did you mean 'symbol'\?"):
         spec_from_dict(spec)
 
 

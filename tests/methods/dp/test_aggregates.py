@@ -24,7 +24,7 @@ from sqlanon.methods.dp.amounts import PrivacyBudgetError
 from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.dp.queries import dp_query
 from sqlanon.methods.rng import ReproducibleNoiseWarning
-from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
+from tests.postgres.conftest import pg, pg_dsn  # noqa: F401  (fixtures; pg_server is the suite's)
 
 ROOT = Path(__file__).resolve().parents[3]
 TABLE = 'pa"tients; --'

@@ -18,7 +18,7 @@ from sqlanon.methods.dp.bounds import Bounds
 from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.order import group_column, grouped_rows, label_column, value_column
 from sqlanon.methods.dp.taxonomy import NominalDomain
-from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
+from tests.postgres.conftest import pg, pg_dsn  # noqa: F401  (fixtures; pg_server is the suite's)
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlanon.methods.rng.ReproducibleNoiseWarning")
 

@@ -25,7 +25,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.methods.dp.amounts import PrivacyBudgetError
 from sqlanon.methods.dp.budget import PrivacyLedger
 from sqlanon.methods.dp.ledger_tables import LEDGER_TABLE
-from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
+from tests.postgres.conftest import pg, pg_dsn  # noqa: F401  (fixtures; pg_server is the suite's)
 
 ROOT = Path(__file__).resolve().parents[3]
 

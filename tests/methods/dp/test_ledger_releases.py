@@ -28,7 +28,7 @@ from sqlanon.methods.dp.ledger_tables import BUDGET_TABLE, LEDGER_TABLE
 from sqlanon.methods.dp.microdata import dp_microaggregate
 from sqlanon.methods.dp.queries import dp_query
 from sqlanon.spec.load import spec_from_dict
-from tests.postgres.conftest import pg, pg_dsn, pg_server  # noqa: F401  (fixtures)
+from tests.postgres.conftest import pg, pg_dsn  # noqa: F401  (fixtures; pg_server is the suite's)
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlanon.methods.rng.ReproducibleNoiseWarning")
 
