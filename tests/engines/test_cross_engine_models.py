@@ -17,7 +17,6 @@ Arrow copy. The models come in four groups, each checked at suppression limits 0
 from __future__ import annotations
 
 import itertools
-import math
 from collections import Counter
 from typing import Any
 
@@ -30,6 +29,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.outputs.scripts import split_statements
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
+from tests.compare import same
 from tests.conftest import ADULT, DATA, require_data
 
 pytestmark = [pytest.mark.spark, pytest.mark.postgres]
@@ -136,18 +136,6 @@ def spec(source: str, privacy: list[dict[str, Any]], limit: float, *, levels: di
         transformation["levels"] = levels
     return {"source": {"table": source}, "attributes": attributes, "privacy": privacy,
             "transformation": transformation, "metrics": METRICS, "output": output or {"mode": "none"}}
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal, floats to 12 significant digits (the engines sum doubles in different orders)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
-            math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
-    return a == b
 
 
 def figures(report: Any) -> dict[str, Any]:

@@ -8,7 +8,6 @@ k-anonymity and distinct l-diversity).
 from __future__ import annotations
 
 import csv
-import math
 from collections import Counter, defaultdict
 from functools import cache
 
@@ -20,6 +19,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.engines.postgres import PostgresEngine
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
+from tests.compare import same
 from tests.conftest import ADULT, adult_spec_dict, require_data
 
 pytestmark = pytest.mark.postgres
@@ -113,16 +113,6 @@ def bag(engine, query) -> Counter:
     equal row for row in some order."""
     rows = engine.fetch_script(query)[1] if isinstance(query, str) else engine.fetch(query)[1]
     return Counter(rows)
-
-
-def same(a, b) -> bool:
-    """Equal, floats to 12 significant digits (the engines sum doubles in different orders)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
-            math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
-    return a == b
 
 
 @pytest.mark.parametrize("case", sorted(MODELS))

@@ -4,7 +4,6 @@ l-diversity with and without suppression."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 import pytest
@@ -14,6 +13,7 @@ from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
+from tests.compare import same
 from tests.conftest import ADULT, adult_spec_dict, require_data
 
 pytestmark = pytest.mark.spark
@@ -56,18 +56,6 @@ def spec(privacy, limit: float, *, levels=None, output=None, search: bool = Fals
         d["transformation"] = {"search": "optimal", "metric": "loss", "suppression_limit": limit}
     d["output"] = output or {"mode": "none"}
     return d
-
-
-def same(a, b) -> bool:
-    """Equal, floats to 12 significant digits (the engines sum doubles in different orders)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
-            math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
-    return a == b
 
 
 def figures(report) -> dict:

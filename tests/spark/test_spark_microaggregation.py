@@ -4,8 +4,6 @@ on the executors. Without blocking, a clustering algorithm is refused before any
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -16,6 +14,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
+from tests.compare import same
 from tests.ports import free_port
 
 pytestmark = pytest.mark.spark
@@ -73,19 +72,6 @@ def spec(name: str, **transformation) -> dict:
         "transformation": {"method": "microaggregation", "k": 4, **transformation},
         "output": {"mode": "table", "name": name},
     }
-
-
-def same(a, b) -> bool:
-    """Equal; floats to 12 significant digits: Spark and DuckDB sum a group's doubles (its mean, and
-    the report's sums of squares) in no fixed order, so the last bits may differ."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and \
-            math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
-    return a == b
 
 
 def written(engine, name: str) -> list[tuple]:
