@@ -4,9 +4,13 @@ lives in (`transformation.release_key`, `transformation.ledger`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
 from decimal import Decimal
+from typing import Any
 
 import duckdb
 import pytest
@@ -82,27 +86,34 @@ def test_a_refunded_key_can_be_charged_again():
         assert spent(engine) == (Decimal("0.5"), [Decimal("0.5")])
 
 
-def test_concurrent_spends_of_one_key_charge_it_once(tmp_path):
-    con = duckdb.connect(str(tmp_path / "ledger.duckdb"))
-    PrivacyLedger(DuckDBEngine(connection=con.cursor())).set_budget("people", 10)
+def spend_at_once(open_engine: Callable[[], ContextManager[Any]], workers: int = 4) -> list[str]:
+    """Each of ``workers`` threads, on an engine of its own, spends 1 under release key ``run`` at
+    the same moment; what each got ("charged" or "refused"), sorted."""
     outcomes: list[str] = []
-    start = threading.Barrier(4)
+    start = threading.Barrier(workers)
 
     def spend() -> None:
-        engine = DuckDBEngine(connection=con.cursor())
-        start.wait()
-        try:
-            PrivacyLedger(engine).spend("people", 1, release_key="run")
-            outcomes.append("charged")
-        except ReleaseAlreadyCharged:
-            outcomes.append("refused")
+        with open_engine() as engine:
+            start.wait()
+            try:
+                PrivacyLedger(engine).spend("people", 1, release_key="run")
+                outcomes.append("charged")
+            except ReleaseAlreadyCharged:
+                outcomes.append("refused")
 
-    threads = [threading.Thread(target=spend) for _ in range(4)]
+    threads = [threading.Thread(target=spend) for _ in range(workers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(outcomes) == ["charged", "refused", "refused", "refused"]
+    return sorted(outcomes)
+
+
+def test_concurrent_spends_of_one_key_charge_it_once(tmp_path):
+    con = duckdb.connect(str(tmp_path / "ledger.duckdb"))
+    PrivacyLedger(DuckDBEngine(connection=con.cursor())).set_budget("people", 10)
+    outcomes = spend_at_once(lambda: contextlib.nullcontext(DuckDBEngine(connection=con.cursor())))
+    assert outcomes == ["charged", "refused", "refused", "refused"]
     assert spent(DuckDBEngine(connection=con.cursor())) == (Decimal("1"), [Decimal("1")])
     con.close()
 
@@ -112,24 +123,7 @@ def test_concurrent_spends_of_one_key_on_postgres_charge_it_once(pg, pg_dsn):  #
     from sqlanon.engines.postgres import PostgresEngine
 
     PrivacyLedger(pg).set_budget("people", 10)
-    outcomes: list[str] = []
-    start = threading.Barrier(4)
-
-    def spend() -> None:
-        with PostgresEngine(pg_dsn) as engine:
-            start.wait()
-            try:
-                PrivacyLedger(engine).spend("people", 1, release_key="run")
-                outcomes.append("charged")
-            except ReleaseAlreadyCharged:
-                outcomes.append("refused")
-
-    threads = [threading.Thread(target=spend) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(outcomes) == ["charged", "refused", "refused", "refused"]
+    assert spend_at_once(lambda: PostgresEngine(pg_dsn)) == ["charged", "refused", "refused", "refused"]
     assert spent(pg) == (Decimal("1"), [Decimal("1")])
 
 
