@@ -20,7 +20,7 @@ from sqlanon.domain.models.arithmetic import add, div, mul, sub
 from sqlanon.domain.models.base import CheckContext, ClassTable, H, Statistic, StatisticInputs
 from sqlanon.domain.models.ordering import check_numbers, order_key
 from sqlanon.errors import HierarchyError, SpecError
-from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit, nullsafe_join
+from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,13 +38,13 @@ PG = internal("pg")
 POS = internal("pos")
 NEG = internal("neg")
 PCUM = internal("pcum")
+PTOT = internal("ptot")
 IDX = internal("idx")
 SA = internal("sa")
 SB = internal("sb")
 SM = internal("sm")
 FT = internal("ft")
 FIRST = internal("first")
-TH = internal("th")
 MK = internal("mk")
 KIND = internal("kind")
 CNT = internal("cnt")
@@ -139,70 +139,65 @@ class OrderedDistance(Statistic):
         ).from_(_sub(dom0, "o1"))
         by_pos = exp.Order(expressions=[exp.Ordered(this=col(IDX), nulls_first=True)])
         dom = exp.select(col(K), col(IDX), col(GCUM), col(R), col(NT),
-                         alias(_running(exp.Sum(this=_dec(col(GCUM))), by_pos.copy()), PCUM)) \
+                         alias(_running(exp.Sum(this=_dec(col(GCUM))), by_pos.copy()), PCUM),
+                         alias(exp.Window(this=exp.Sum(this=_dec(col(GCUM)))), PTOT)) \
             .from_(_sub(dom1, "o2"))
-        # the classes' segments: start a, end b (exclusive), F, |E| and the class's first position
+        # the classes' segments: start a, end b (exclusive), F, |E|, the class's first position, and
+        # P(a − 1), P(b − 1) (P before a present value is its P less its G; after the last, P(r))
         pairs = exp.select(*[col(q, "g") for q in qis], col(CE, "g"), col(IDX, "d"), col(R, "d"),
-                           col(NT, "d")) \
+                           col(NT, "d"), alias(sub(col(PCUM, "d"), _dec(col(GCUM, "d"))), PA),
+                           col(PTOT, "d")) \
             .from_(exp.alias_(exp.Subquery(this=grouped.copy()), "g", quoted=True)) \
             .join(exp.alias_(exp.Subquery(this=dom.copy()), "d", quoted=True),
                   on=exp.NullSafeEQ(this=col(K, "g"), expression=col(K, "d")), join_type="inner")
         in_class = exp.Order(expressions=[exp.Ordered(this=col(IDX), nulls_first=True)])
+
+        def next_in_class(column: str, last: exp.Expression) -> exp.Expression:
+            return exp.Coalesce(this=exp.Window(this=exp.Lead(this=col(column)), partition_by=by_class,
+                                                order=in_class.copy()), expressions=[last])
+
         segs0 = exp.select(
             *[col(q) for q in qis], col(R), col(NT), alias(col(IDX), SA),
-            alias(exp.Coalesce(this=exp.Window(this=exp.Lead(this=col(IDX)), partition_by=by_class,
-                                               order=in_class.copy()),
-                               expressions=[add(col(R), lit(1))]), SB),
+            alias(next_in_class(IDX, add(col(R), lit(1))), SB),
             alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=by_class, order=in_class.copy(),
                              spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING")),
                   FT),
             alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=[col(q) for q in qis] or None), H.size),
             alias(exp.Window(this=exp.Min(this=col(IDX)), partition_by=[col(q) for q in qis] or None), FIRST),
+            col(PA), alias(next_in_class(PA, col(PTOT)), PB),
         ).from_(_sub(pairs, "o3"))
+        carried = [*qis, R, NT, SA, SB, FT, H.size, FIRST, PA, PB]
         # G(i) <= floor(F·n / |E|) exactly when G(i)·|E| <= F·n (the division is of an exact multiple)
         fn = mul(_dec(col(FT)), _dec(col(NT)))
         multiple = sub(fn, exp.Mod(this=fn.copy(), expression=_dec(col(H.size))))
         threshold = exp.IntDiv(this=exp.Paren(this=multiple), expression=_dec(col(H.size)))
-        segs = exp.select(*[col(q) for q in qis], col(R), col(NT), col(SA), col(SB), col(FT), col(H.size),
-                          col(FIRST), alias(threshold, TH)).from_(_sub(segs0, "o4"))
-        # c: how many domain positions have G(i) <= the threshold (domain rows sort first on ties)
+        # c: how many domain positions have G(i) <= the threshold (domain rows sort first on ties),
+        # by sorting the segments' thresholds among the domain's G values
         kind_domain, kind_segment = lit(0), lit(1)
         merged = exp.union(
-            exp.select(*[col(q) for q in qis], col(SA), alias(col(TH), MK), alias(kind_segment, KIND))
-            .from_(_sub(segs, "o5")),
-            exp.select(*[alias(exp.Null(), q) for q in qis], alias(exp.Null(), SA),
-                       alias(_dec(col(GCUM)), MK), alias(kind_domain, KIND)).from_(_sub(dom.copy(), "o6")),
+            exp.select(*[col(c) for c in carried], alias(threshold, MK), alias(kind_segment, KIND))
+            .from_(_sub(segs0, "o4")),
+            exp.select(*[alias(exp.Null(), c) for c in carried], alias(_dec(col(GCUM)), MK),
+                       alias(kind_domain, KIND)).from_(_sub(dom.copy(), "o5")),
             distinct=False)
         by_key = exp.Order(expressions=[exp.Ordered(this=col(MK), nulls_first=True),
                                         exp.Ordered(this=col(KIND), nulls_first=True)])
         counted = exp.select(
-            *[col(q) for q in qis], col(SA), col(KIND),
+            *[col(c) for c in carried], col(KIND),
             alias(_running(exp.Sum(this=exp.Case().when(exp.EQ(this=col(KIND), expression=kind_domain),
                                                          lit(1)).else_(lit(0))), by_key), CNT),
-        ).from_(exp.alias_(exp.Subquery(this=merged), internal("o7"), quoted=True))
-        split = exp.select(*[col(q) for q in qis], col(SA), col(CNT)).from_(_sub(counted, "o8")).where(
+        ).from_(exp.alias_(exp.Subquery(this=merged), internal("o6"), quoted=True))
+        # each segment with its split point m = clamp(c + 1, a, b), and P(m − 1)
+        m = exp.Greatest(this=col(SA), expressions=[
+            exp.Least(this=col(SB), expressions=[add(col(CNT), lit(1))])])
+        located = exp.select(*[col(c) for c in carried], alias(m, SM)).from_(_sub(counted, "o7")).where(
             exp.EQ(this=col(KIND), expression=kind_segment))
-        # each segment with its split point m = clamp(c + 1, a, b) and P at a − 1, m − 1, b − 1
-        m = exp.Greatest(this=col(SA, "s"), expressions=[
-            exp.Least(this=col(SB, "s"), expressions=[add(col(CNT, "x"), lit(1))])])
-        located = exp.select(*[col(q, "s") for q in qis], col(R, "s"), col(NT, "s"), col(SA, "s"),
-                             col(SB, "s"), col(FT, "s"), col(H.size, "s"), col(FIRST, "s"), alias(m, SM)) \
-            .from_(exp.alias_(exp.Subquery(this=segs.copy()), "s", quoted=True)) \
-            .join(exp.alias_(exp.Subquery(this=split), "x", quoted=True),
-                  on=exp.and_(nullsafe_join("s", "x", qis),
-                              exp.EQ(this=col(SA, "s"), expression=col(SA, "x"))),
-                  join_type="inner")
-        looked = exp.select(*[col(q, "l") for q in qis], col(R, "l"), col(NT, "l"), col(SA, "l"),
-                            col(SB, "l"), col(SM, "l"), col(FT, "l"), col(H.size, "l"), col(FIRST, "l"),
-                            *[alias(exp.Coalesce(this=col(PCUM, f"p{j}"), expressions=[_dec(lit(0))]), name)
-                              for j, name in enumerate((PA, PM, PB))]) \
-            .from_(exp.alias_(exp.Subquery(this=located), "l", quoted=True))
-        for j, at in enumerate((SA, SM, SB)):
-            looked = looked.join(
-                exp.alias_(exp.Subquery(this=exp.select(col(IDX), col(PCUM))
-                                        .from_(_sub(dom.copy(), f"o9{j}"))), f"p{j}", quoted=True),
-                on=exp.EQ(this=col(IDX, f"p{j}"), expression=sub(col(at, "l"), lit(1))), join_type="left",
-                copy=False)
+        looked = exp.select(*[col(c, "l") for c in carried], col(SM, "l"),
+                            alias(exp.Coalesce(this=col(PCUM, "p"), expressions=[_dec(lit(0))]), PM)) \
+            .from_(exp.alias_(exp.Subquery(this=located), "l", quoted=True)) \
+            .join(exp.alias_(exp.Subquery(this=exp.select(col(IDX), col(PCUM)).from_(_sub(dom.copy(), "o8"))),
+                             "p", quoted=True),
+                  on=exp.EQ(this=col(IDX, "p"), expression=sub(col(SM, "l"), lit(1))), join_type="left")
         fn = mul(_dec(col(FT)), _dec(col(NT)))
         size = _dec(col(H.size))
         above = sub(mul(fn, _dec(sub(col(SM), col(SA)))), mul(size.copy(), sub(col(PM), col(PA))))
@@ -213,7 +208,7 @@ class OrderedDistance(Statistic):
         denom = mul(mul(as_double(col(H.size)), col(NT)), sub(col(R), lit(1)))
         emd = exp.Case().when(exp.GT(this=col(R), expression=lit(1)),
                               div(as_double(total), denom)).else_(lit(0.0))
-        return exp.select(*[col(q) for q in qis], alias(emd, self.column)).from_(_sub(looked, "o10")) \
+        return exp.select(*[col(q) for q in qis], alias(emd, self.column)).from_(_sub(looked, "o9")) \
             .group_by(*[col(q) for q in qis], col(H.size), col(R), col(NT))
 
 
