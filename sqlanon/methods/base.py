@@ -83,6 +83,9 @@ class Release(abc.ABC):
     def query(self, target: DialectProfile) -> OutputQuery:
         """The released rows as one SELECT for ``target``."""
 
+    def close(self, ds: Dataset) -> None:  # noqa: B027 -- optional hook
+        """Drop what :meth:`prepare` created for this run only; nothing by default."""
+
 
 class TableWriter(Protocol):
     """Creates a table from a query and moves a staging table into place (the writer's skeletons)."""

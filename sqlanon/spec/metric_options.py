@@ -87,6 +87,7 @@ METRIC_OPTIONS: dict[str, MetricOption] = {
     "population": MetricOption("journalist risks", relation_name),
     "numeric": MetricOption("numeric change metrics", attribute_names("quasi_identifier")),
     "monotonic": MetricOption("entropy, precision, discernibility", monotonic_variants),
+    "gs_factor": MetricOption("loss, loss_arithmetic", number_in(0, 1)),
 }
 
 

@@ -8,6 +8,7 @@ the same terms in the same order, so that both give the same doubles.
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from sqlanon.domain.metrics.base import Metric, MetricContext, register, trunc10
@@ -17,9 +18,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def per_attribute_loss(ctx: MetricContext) -> list[float]:
-    """loss_i = trunc(max(0, (A_i − n/|D_i|) / (n − n/|D_i|))), A_i = Σ_K |E|·share + S (ARX), over the
-    rows of :attr:`MetricContext.population`."""
+def per_attribute_loss(ctx: MetricContext, factors: GsFactors | None = None) -> list[float]:
+    """loss_i = trunc(max(0, (A_i − g·n/|D_i|) / (n − g·n/|D_i|))), A_i = g·Σ_K |E|·share + S (ARX), over
+    the rows of :attr:`MetricContext.population`; ``factors`` weigh generalization (g) against
+    suppression (ARX's gs-factor, :class:`GsFactors`; by default both count 1)."""
+    f = factors or GsFactors.of(DEFAULT_GS_FACTOR)
     n, s = ctx.population.rows, ctx.population.suppressed
     out = []
     for attribute in ctx.qis:
@@ -29,22 +32,56 @@ def per_attribute_loss(ctx: MetricContext) -> list[float]:
         # Σ |E| · (rows of the file with this label): an exact integer, divided by |D| once
         weighted = sum(size * table.label_count(label, level)
                        for label, size in ctx.kept_sizes_by_label(attribute).items())
-        a = weighted / d + s
-        m = n / d
-        out.append(trunc10(max(0.0, (a - m) / (n - m))) if n != m else 0.0)
+        suppressed_weighted = 0
+        if s and f.suppression != 1.0:
+            suppressed_weighted = sum(size * table.label_count(label, level)
+                                      for label, size in ctx.suppressed_sizes_by_label(attribute).items())
+        out.append(f.loss(n, d, weighted, s, suppressed_weighted))
     return out
 
 
-def attribute_loss(table: MemoryTable, i: int, weighted: int, suppressed: int) -> float:
+DEFAULT_GS_FACTOR = 0.5
+"""ARX's default gs-factor: generalization and suppression weigh the same (both factors 1)."""
+
+
+@dataclass(frozen=True)
+class GsFactors:
+    """ARX's generalization/suppression factor (MetricMDNMLoss): gs in [0, 1] gives a generalization
+    factor g = 1 for gs ≤ 0.5, else 1 − 2(gs − 0.5), and a suppression factor s = 2·gs for gs < 0.5,
+    else 1. A kept class charges g times its share; a suppressed one its rows (s = 1), else its share
+    plus s times the rest; the bottom of the scale is g·n/|D|."""
+
+    gs: float
+    generalization: float
+    suppression: float
+
+    @classmethod
+    def of(cls, gs: float) -> GsFactors:
+        return cls(gs, 1.0 if gs <= 0.5 else 1.0 - 2.0 * (gs - 0.5), 2.0 * gs if gs < 0.5 else 1.0)
+
+    def loss(self, n: int, d: int, weighted: int, suppressed: int, suppressed_weighted: int = 0) -> float:
+        """One attribute's loss from Σ rows' label leaves of the kept (``weighted``) and suppressed
+        (``suppressed_weighted``) classes and the suppressed rows."""
+        g = self.generalization
+        a = weighted / d * g if g != 1.0 else weighted / d
+        if self.suppression == 1.0:
+            a += suppressed
+        else:
+            share = suppressed_weighted / d
+            a += share + self.suppression * (suppressed - share)
+        m = g * n / d if g != 1.0 else n / d
+        return trunc10(max(0.0, (a - m) / (n - m))) if n != m else 0.0
+
+
+def attribute_loss(table: MemoryTable, i: int, weighted: int, suppressed: int,
+                   factors: GsFactors | None = None, suppressed_weighted: int = 0) -> float:
     """In memory, ARX's loss of attribute ``i``: Σ rows' label leaves (``weighted``) plus
     ``suppressed`` rows counted whole, normalized between the bottom and the top."""
-    n, d = table.n, table.domain[i]
-    a = weighted / d + suppressed
-    m = n / d
-    return trunc10(max(0.0, (a - m) / (n - m))) if n != m else 0.0
+    return (factors or GsFactors.of(DEFAULT_GS_FACTOR)).loss(table.n, table.domain[i], weighted, suppressed,
+                                                             suppressed_weighted)
 
 
-def losses_in_memory(node: MemoryNode, suppressed: int) -> list[float]:
+def losses_in_memory(node: MemoryNode, suppressed: int, factors: GsFactors | None = None) -> list[float]:
     """:func:`per_attribute_loss` in memory, with ``suppressed`` rows charged (0: none)."""
     import numpy as np
 
@@ -53,19 +90,29 @@ def losses_in_memory(node: MemoryNode, suppressed: int) -> list[float]:
     losses = []
     for i, level in enumerate(node.levels):
         weighted = t.weighted_all[i][level]
+        gone = 0
         if sizes is not None:  # Σ over suppressed classes of |E| · (file rows with E's label)
             lc = t.label_counts[i][level]
-            weighted -= int(np.dot(sizes, lc[t.codes[i][level][rows]]))
-        losses.append(attribute_loss(t, i, weighted, suppressed))
+            gone = int(np.dot(sizes, lc[t.codes[i][level][rows]]))
+            weighted -= gone
+        losses.append(attribute_loss(t, i, weighted, suppressed, factors, gone))
     return losses
 
 
 class _AttributeLosses(Metric):
     """ARX's Loss family: each attribute's loss (:func:`per_attribute_loss`), combined over the
-    attributes by :meth:`combine`; the SQL check and the in-memory search share the combination."""
+    attributes by :meth:`combine`; the SQL check and the in-memory search share the combination.
+
+    ``gs_factor`` (metric option, ARX's gs-factor, 0.5 by default) weighs generalization against
+    suppression (:class:`GsFactors`)."""
 
     counts_population: ClassVar[bool] = True
     bounded_by_unsuppressed: ClassVar[bool] = True
+    options: ClassVar[tuple[str, ...]] = ("gs_factor",)
+
+    def __init__(self, *, monotonic: bool = False, gs_factor: float = DEFAULT_GS_FACTOR) -> None:
+        super().__init__(monotonic=monotonic)
+        self.factors = GsFactors.of(float(gs_factor))
 
     @staticmethod
     @abc.abstractmethod
@@ -73,13 +120,18 @@ class _AttributeLosses(Metric):
         """The metric from each attribute's loss and weight factor."""
 
     def compute(self, ctx: MetricContext) -> float:
-        return self.combine(per_attribute_loss(ctx), ctx.weight_factors())
+        return self.combine(per_attribute_loss(ctx, self.factors), ctx.weight_factors())
 
     def in_memory(self, node: MemoryNode) -> float:
-        return self.combine(losses_in_memory(node, node.suppressed), node.table.weights)
+        return self.combine(losses_in_memory(node, node.suppressed, self.factors), node.table.weights)
 
     def lower_bound_in_memory(self, node: MemoryNode) -> float:
-        return self.combine(losses_in_memory(node, 0), node.table.weights)
+        return self.combine(losses_in_memory(node, 0, self.factors), node.table.weights)
+
+    def level_losses(self, table: MemoryTable, i: int, height: int) -> list[float]:
+        """Attribute ``i``'s loss at each level with nothing suppressed (the prior bounds' terms)."""
+        return [attribute_loss(table, i, table.weighted_all[i][lv], 0, self.factors)
+                for lv in range(height + 1)]
 
 
 @register
@@ -102,8 +154,7 @@ class Loss(_AttributeLosses):
         d = len(table.qis)
         total = np.full(len(levels[0]) if levels else 1, 1.0)
         for i, (level, h) in enumerate(zip(levels, table.heights)):
-            terms = [pow(attribute_loss(table, i, table.weighted_all[i][lv], 0) * table.weights[i] + 1.0,
-                         1.0 / d) for lv in range(h + 1)]
+            terms = [pow(loss * table.weights[i] + 1.0, 1.0 / d) for loss in self.level_losses(table, i, h)]
             total *= np.asarray(terms)[level]
         return total - 1.0
 
@@ -124,8 +175,8 @@ class LossArithmetic(_AttributeLosses):
 
     def prior_bounds_in_memory(self, table: MemoryTable, levels: list[np.ndarray]) -> np.ndarray:
         d = len(table.qis)
-        return add_terms([[attribute_loss(table, i, table.weighted_all[i][lv], 0) * table.weights[i] / d
-                           for lv in range(h + 1)] for i, h in enumerate(table.heights)], levels)
+        return add_terms([[loss * table.weights[i] / d for loss in self.level_losses(table, i, h)]
+                          for i, h in enumerate(table.heights)], levels)
 
 
 @register

@@ -131,15 +131,22 @@ class MetricContext:
     def kept_sizes_by_label(self, attribute: str) -> dict[str | None, int]:
         """Σ|E| over kept classes, per generalized value of ``attribute`` (as the hierarchy's label);
         |E| counts the rows of the :attr:`population`. One query reads them for every QI."""
-        return self.memo("kept_sizes_by_label", self._kept_sizes_by_label)[attribute]
+        return self.memo("kept_sizes_by_label", lambda: self._sizes_by_label(self.kept()))[attribute]
 
-    def _kept_sizes_by_label(self) -> dict[str, dict[str | None, int]]:
+    def suppressed_sizes_by_label(self, attribute: str) -> dict[str | None, int]:
+        """:meth:`kept_sizes_by_label` over the suppressed classes (none unless the node is anonymous)."""
+        if not self.node.anonymous:
+            return {}
+        return self.memo("suppressed_sizes_by_label",
+                         lambda: self._sizes_by_label(exp.Not(this=col(KEEP))))[attribute]
+
+    def _sizes_by_label(self, condition: exp.Expression) -> dict[str, dict[str | None, int]]:
         parts = []
         for i, a in enumerate(self.qis):
             key = self.label(a)
             parts.append(exp.select(alias(lit(i), "a"), alias(key, "g"),
                                     alias(exp.Sum(this=self.population.weight.copy()), "s"))
-                         .from_(self.node.verdict.copy()).where(self.kept()).group_by(key.copy()))
+                         .from_(self.node.verdict.copy()).where(condition.copy()).group_by(key.copy()))
         out: dict[str, dict[str | None, int]] = {a: {} for a in self.qis}
         if not parts:
             return out
@@ -309,12 +316,19 @@ def monotonic_choice(options: Mapping[str, Any]) -> bool | frozenset[str]:
 
 
 def get_metric(name: str, path: str = "metrics", options: Mapping[str, Any] | None = None) -> Metric:
-    """The metric ``name``, in the variant ``options`` choose (``monotonic``)."""
+    """The metric ``name``, in the variant ``options`` choose (``monotonic``), with the options its
+    constructor reads (``gs_factor``)."""
     try:
         cls = METRICS.get(name)
     except SpecError as e:
         raise SpecError(e.rule, path=path) from None
-    choice = monotonic_choice(options or {})
+    options = options or {}
+    choice = monotonic_choice(options)
     has_variants = getattr(cls, "variants", None) is not None
     monotonic = has_variants and (choice if isinstance(choice, bool) else name in choice)
-    return cls(monotonic=True) if monotonic else cls()
+    built = {k: options[k] for k in CONSTRUCTOR_OPTIONS if k in cls.options and k in options}
+    return cls(monotonic=True, **built) if monotonic else cls(**built)
+
+
+CONSTRUCTOR_OPTIONS = ("gs_factor",)
+"""The metric options a metric takes when it is built (the others it reads from its context)."""

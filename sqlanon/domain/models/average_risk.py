@@ -97,6 +97,9 @@ class AverageRisk(PrivacyModel):
     def __str__(self) -> str:
         return f"{self.threshold:g}-average re-identification risk"
 
+    def local_recoding(self) -> bool:
+        return True
+
     def statistics(self) -> tuple[Statistic, ...]:
         return (RiskAboveSize(),)
 

@@ -304,6 +304,11 @@ class PrivacyModel(abc.ABC):
         """Classes smaller than this always fail (ARX folds k and l into one size bound)."""
         return 1
 
+    def local_recoding(self) -> bool:
+        """Whether a local recoding may re-anonymize the suppressed records as a data set of their own
+        with this model (ARX's ``isLocalRecodingSupported``; sqlanon's list is in docs/search.md)."""
+        return False
+
     def sensitive_attributes(self) -> tuple[str, ...]:
         return tuple(sorted({a for s in self.statistics() if (a := stat_attribute(s))}))
 

@@ -43,6 +43,9 @@ class KAnonymity(PrivacyModel):
     def __str__(self) -> str:
         return f"{self.k}-anonymity"
 
+    def local_recoding(self) -> bool:
+        return True
+
     def statistics(self) -> tuple[Statistic, ...]:
         return (ClassSize(),)
 

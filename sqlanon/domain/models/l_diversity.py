@@ -71,6 +71,9 @@ class LDiversity(PrivacyModel):
     def label(self) -> str:
         return f"{self.name}[{self.attribute}]"
 
+    def local_recoding(self) -> bool:
+        return True
+
     def statistics(self) -> tuple[Statistic, ...]:
         a = self.attribute
         if self.variant == "distinct":

@@ -90,6 +90,11 @@ class TCloseness(PrivacyModel):
     def statistics(self) -> tuple[Statistic, ...]:
         return (self._statistic(),)
 
+    def local_recoding(self) -> bool:
+        """Equal and hierarchical distances: the subset's distribution is the reference, as ARX; the
+        ordered distance's ranks are not re-derived for a subset yet."""
+        return self.distance != "ordered"
+
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.LTE(this=s[self._statistic()], expression=lit(float(self.t) + TOLERANCE))
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sqlanon.spec.schema import Spec, Transformation
     from sqlanon.sql.dialects import DialectProfile
 
-SEARCH_KEYS = ("search", "metric", "time_limit")
+SEARCH_KEYS = ("search", "metric", "time_limit", "recoding", "local_recoding")
 """The ``transformation`` keys besides levels and suppression (read by ``anonymize``, checked for
 every verb)."""
 
@@ -107,8 +107,24 @@ class Generalization(Method):
                                 path="transformation.time_limit")
         if "metric" in o:
             check_metric_name(o["metric"], "transformation.metric")
+        from sqlanon.methods.generalization.local.settings import local_recoding
+
+        local_recoding(o)
+
+    def keeps_table(self, spec: Spec) -> bool:
+        """A local recoding written as a view or SQL text reads its steps table later."""
+        from sqlanon.methods.generalization.local.settings import recoding_of
+
+        return recoding_of(spec.transformation.options) == "local" and spec.output.mode in ("view", "sql")
 
     def refuse(self, plan: Plan) -> None:
+        from sqlanon.methods.generalization.local.settings import recoding_of
+
+        if recoding_of(plan.spec.transformation.options) == "local" and plan.verb != "anonymize":
+            from sqlanon.errors import UnsupportedError
+
+            raise UnsupportedError(f"recoding: local re-runs the search on the suppressed records, so it "
+                                   f"runs with `anonymize`, not `{plan.verb}`")
         if plan.verb == "compile":
             _refuse_search(plan.spec)
             if not plan.option("offline"):
@@ -132,41 +148,64 @@ class Generalization(Method):
 
 
 def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
-    """Search the lattice, check the chosen node in SQL, measure it, and write the output."""
+    """Search the lattice, check the chosen node in SQL, measure it, and write the output (with
+    ``recoding: local``, the rows of ARX's local recoding from that node)."""
     from sqlanon.methods.generalization.evaluator import Evaluator
+    from sqlanon.methods.generalization.local.run import Recoded, recode
+    from sqlanon.methods.generalization.local.settings import local_recoding
     from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import measured, metric_names
-    from sqlanon.methods.generalization.search.run import search_spec, with_levels
+    from sqlanon.methods.generalization.search.run import search_nodes, with_levels
 
     spec = plan.spec
+    local = local_recoding(spec.transformation.options)
 
-    def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any]) -> Report:
+    def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any],
+               recoded: Recoded | None = None) -> Report:
         chosen = with_levels(spec, levels)
         with ds.engine.purpose("class statistics"):
             node = ev.check(levels, spec.transformation.suppression_limit)
         report = measured(node, metric_names(chosen, plan.option("metrics")), ev, chosen, ev.p.qis,
                           search=found)
         report.spec = spec
+        if recoded is not None:
+            report.local_recoding = recoded.report
         sink.before_write(report)
         if plan.writes:
-            with ds.engine.purpose("write the output"):
-                report.outputs = sink.write(ds, NodeRelease(chosen, CheckedNode(ds, ev, node)))
+            release = _release(chosen, ds, ev, node, recoded)
+            try:
+                with ds.engine.purpose("write the output"):
+                    report.outputs = sink.write(ds, release)
+            finally:
+                release.close(ds)
         return report
 
     problem = problem_for(spec, ds)
+    recoded = None
     with Evaluator(problem) as ev:
         with ds.engine.purpose("search"):
-            levels, found = search_spec(spec, ev, strategy=plan.option("strategy"),
-                                        metric=plan.option("metric"),
-                                        time_limit=plan.option("time_limit"),
-                                        progress=plan.option("progress", False))
+            levels, found, nodes = search_nodes(spec, ev, strategy=plan.option("strategy"),
+                                                metric=plan.option("metric"),
+                                                time_limit=plan.option("time_limit"),
+                                                progress=plan.option("progress", False))
+            if local is not None:
+                recoded = recode(spec, local, ev, nodes, levels, found, time_limit=plan.option("time_limit"))
         if found["evaluated_in"] == "sql":  # the raw frequency table is there: reuse it
             return finish(ev, levels, found)
     # searched in memory: one generalizing scan checks the chosen node, as `check` does
     with ds.engine.purpose("class statistics"):
         ev = Evaluator(problem, scan_levels=levels)
     with ev:
-        return finish(ev, levels, found)
+        return finish(ev, levels, found, recoded)
+
+
+def _release(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck, recoded: Any) -> Release:
+    if recoded is None:
+        return NodeRelease(spec, CheckedNode(ds, ev, node))
+    from sqlanon.methods.generalization.local.release import LocalRelease
+
+    return LocalRelease(spec, ds.column_names, ev, recoded.fast, recoded.result,
+                        portable=spec.output.mode not in ("table", "in_place"))
 
 
 def _refuse_search(spec: Spec) -> None:

@@ -32,6 +32,8 @@ class Report:
     """For ``anonymize``: the input spec (:meth:`write_spec` re-emits it with the chosen levels)."""
     written_spec: str | None = None
     """Where :meth:`write_spec` wrote the chosen spec."""
+    local_recoding: dict[str, Any] | None = None
+    """With ``recoding: local``: the steps, their level vectors and rows, and the output's figures."""
     metric_details: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per metric: the rows it counts (``rows``; ``population`` ``table`` or, for ARX's quality models
     under δ-presence, ``research subset``) and, for metrics with two ARX variants, which one."""
@@ -84,6 +86,7 @@ class Report:
             "warnings": self.warnings,
             **({"search": self.search} if self.search is not None else {}),
             **({"written_spec": self.written_spec} if self.written_spec is not None else {}),
+            **({"local_recoding": self.local_recoding} if self.local_recoding is not None else {}),
         }
 
 

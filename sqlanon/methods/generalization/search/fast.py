@@ -103,7 +103,8 @@ class FastEvaluator:
 
     def __init__(self, evaluator: Evaluator, models: Sequence[PrivacyModel], metric_name: str | None,
                  suppression_limit: float, weights: Mapping[str, float] | None = None, *,
-                 rollup: bool = True, monotonic: bool = False) -> None:
+                 rollup: bool = True, monotonic: bool = False,
+                 metric_options: Mapping[str, Any] | None = None) -> None:
         p = evaluator.p
         self.rollup = rollup
         self._cache: dict[tuple[int, ...], Classes] = {}
@@ -116,7 +117,8 @@ class FastEvaluator:
         self.models = list(models)
         self.statistics = statistics_of(self.models)
         self.metric_name = metric_name
-        self.metric = memory_metric(metric_name, monotonic) if metric_name is not None else None
+        self.metric = memory_metric(metric_name, monotonic, metric_options) \
+            if metric_name is not None else None
         self.limit = float(suppression_limit)
         ws = [float((weights or {}).get(a, 1.0)) for a in self.qis]
         top = max(ws) if ws else 1.0
@@ -163,6 +165,8 @@ class FastEvaluator:
         self.domain: list[int] = []
         self.label_counts: list[list[np.ndarray]] = []
         self._leaves: list[LeafCounts] = []
+        self.leaf_index = leaves
+        """Per QI, the leaf (index into its :class:`LeafCounts` keys) of every frequency row."""
         for table_, leaf, uniques in zip(tables, leaves, keys):
             codes, radix, weighted, counts, labels_of_leaf = [], [], [], [], []
             leaf_rows = np.bincount(leaf, weights=self.row_n, minlength=len(uniques)).astype(np.int64)
@@ -215,16 +219,19 @@ class FastEvaluator:
                 best = t
         return best
 
+    def _grouped(self, node: tuple[int, ...]) -> Classes:
+        """The node's classes grouped from every frequency row."""
+        inv, k = self.grouping.group(node)
+        sizes = np.bincount(inv, weights=self._row_weights, minlength=k).astype(np.int64)
+        hists = {a: np.bincount(inv.astype(np.int64) * nvals + values, weights=self._row_weights,
+                                minlength=k * nvals).reshape(k, nvals)
+                 for a, (values, nvals, _) in self.sensitive.items()}
+        return Classes(k, sizes, hists, inv, self.row_n, None)
+
     def _classes(self, node: tuple[int, ...]) -> Classes:
         base = self._finer(node) if self.rollup else None
         if base is None:
-            inv, k = self.grouping.group(node)
-            sizes = np.bincount(inv, weights=self._row_weights, minlength=k).astype(np.int64)
-            hists = {}
-            for a, (values, nvals, _) in self.sensitive.items():
-                hists[a] = np.bincount(inv.astype(np.int64) * nvals + values,
-                                       weights=self._row_weights, minlength=k * nvals).reshape(k, nvals)
-            table_ = Classes(k, sizes, hists, inv, self.row_n, None)
+            table_ = self._grouped(node)
         else:
             self.rolled_up += 1
             inv, k = self.grouping.group(node, base.rep)
@@ -284,6 +291,13 @@ class FastEvaluator:
             (outlier_rows,) * len(oks)
         return FastResult(anonymous, outlier_rows, classes, min_size, value, lower, violating)
 
+    def kept_rows(self, node: Sequence[int]) -> np.ndarray:
+        """Per frequency row, whether its class at ``node`` satisfies every model."""
+        c = self._grouped(tuple(int(x) for x in node))
+        oks = self._oks(c)
+        keep = np.logical_and.reduce(oks) if oks else np.ones(c.k, dtype=bool)
+        return np.asarray(keep[c.inv], dtype=bool)
+
 
 class FastNodeEvaluator(NodeEvaluator):
     """The search's :class:`NodeEvaluator` over :class:`FastEvaluator` (the problem's models).
@@ -297,12 +311,15 @@ class FastNodeEvaluator(NodeEvaluator):
 
     def __init__(self, evaluator: Evaluator, suppression_limit: float = 0.0,
                  metric: str | None = None, *, weights: Mapping[str, float] | None = None,
-                 options: Mapping[str, Any] | None = None) -> None:
+                 options: Mapping[str, Any] | None = None, fast: FastEvaluator | None = None) -> None:
+        """``fast``: check nodes on this loaded table (a part of the evaluator's rows) instead of
+        loading the evaluator's."""
         super().__init__()
         models = evaluator.p.models
         chosen = get_metric(metric, options=options) if metric is not None else None
-        self.fast = FastEvaluator(evaluator, models, metric, suppression_limit, weights,
-                                  monotonic=chosen is not None and chosen.monotonic)
+        self.fast = fast if fast is not None else FastEvaluator(
+            evaluator, models, metric, suppression_limit, weights,
+            monotonic=chosen is not None and chosen.monotonic, metric_options=options)
         monotone = [m.is_monotonic(self.fast.limit) for m in models]
         self.privacy_monotone = all(monotone)
         self.partly_monotone = any(monotone)

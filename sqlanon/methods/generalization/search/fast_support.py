@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlanon.domain.metrics import get_metric
 from sqlanon.domain.metrics.base import METRICS as REGISTERED_METRICS
@@ -50,10 +51,10 @@ def check_supported(models: Sequence[PrivacyModel], qis: Sequence[str],
                                f"; supported: {', '.join(supported)} (check these nodes in SQL)")
 
 
-def memory_metric(name: str, monotonic: bool) -> Metric:
-    """The metric ``name``, in its monotonic variant when asked and when it has one."""
-    cls = type(get_metric(name))
-    return cls(monotonic=True) if monotonic and cls.variants is not None else cls()
+def memory_metric(name: str, monotonic: bool, options: Mapping[str, Any] | None = None) -> Metric:
+    """The metric ``name``, in its monotonic variant when asked and when it has one, built with the
+    ``options`` its constructor reads."""
+    return get_metric(name, options={**(options or {}), "monotonic": monotonic})
 
 
 def statistics_of(models: Sequence[PrivacyModel]) -> list[Statistic]:

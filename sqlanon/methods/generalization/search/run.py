@@ -35,6 +35,16 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
                 time_limit: float | None = None, progress: bool = False
                 ) -> tuple[dict[str, int], dict[str, Any]]:
     """The chosen levels and the report's ``search`` object."""
+    levels, report, _ = search_nodes(spec, ev, strategy=strategy, metric=metric, time_limit=time_limit,
+                                     progress=progress)
+    return levels, report
+
+
+def search_nodes(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metric: str | None = None,
+                 time_limit: float | None = None, progress: bool = False
+                 ) -> tuple[dict[str, int], dict[str, Any], NodeEvaluator]:
+    """:func:`search_spec`, and the node evaluator the search checked nodes with (a local recoding
+    searches again on part of its rows)."""
     options = spec.transformation.options
     strategy = strategy or options.get("search", "optimal")
     metric = metric or options.get("metric", "loss")
@@ -83,7 +93,7 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
         "alternatives": alternatives[:20],
         "ranked": [{"levels": dict(zip(ev.p.qis, n)), "value": v} for n, v in result.ranked],
     }
-    return levels, report
+    return levels, report, nodes
 
 
 def with_levels(spec: Spec, levels: dict[str, int]) -> Spec:
