@@ -169,6 +169,10 @@ class Method(abc.ABC):
         ``<output name>__groups``)."""
         return False
 
+    def kept_table_reader(self, spec: Spec) -> str:
+        """What reads the kept table, for messages (``algorithm mdav``, ``a local recoding``)."""
+        return f"method {self.name}"
+
     # -- running ------------------------------------------------------------------------------------
     def check_output_mode(self, spec: Spec) -> None:
         """Refuse an output mode the method cannot have, with the method's reason."""

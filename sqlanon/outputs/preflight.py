@@ -172,12 +172,12 @@ def plan_output(spec: Spec, ds: Dataset, dialect: DialectProfile | None = None, 
         groups = name + GROUPS_SUFFIX
         check_name(spec, groups, dialect, "group table")
         if writing and not engine.capabilities.transactional_ddl:
-            raise SpecError(f"the {mode} output of algorithm {spec.microaggregation.algorithm} reads a group "
+            raise SpecError(f"the {mode} output of {spec.method.kept_table_reader(spec)} reads a group "
                             f"table created with it in one transaction, which {engine.name} cannot do "
                             "(the engine does not declare the capability 'transactional_ddl'); write a "
                             "table (output.mode: table)", path="output.mode", source=spec.path)
         if writing and spec.source.file and getattr(engine, "database", None) == ":memory:":
-            raise SpecError(f"the SQL of algorithm {spec.microaggregation.algorithm} reads its group "
+            raise SpecError(f"the SQL of {spec.method.kept_table_reader(spec)} reads its group "
                             f"table {groups!r}, which would be created in an in-memory database that "
                             "disappears; set output.database to a DuckDB file (or use mode table)",
                             path="output.database", source=spec.path)

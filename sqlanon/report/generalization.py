@@ -47,6 +47,9 @@ def format_text(r: dict[str, Any]) -> str:
                      + (f"; {len(found['alternatives'])} tied alternatives" if found["alternatives"] else "")
                      + ("" if found.get("complete", True) else
                         "; STOPPED by the time limit: the best node found so far, not proven optimal"))
+    local = r.get("local_recoding")
+    if local:
+        lines.extend(_local(local))
     if r.get("written_spec"):
         lines.append(f"chosen spec written to {r['written_spec']}")
     for key, value in (r.get("outputs") or {}).items():
@@ -66,3 +69,18 @@ def _counted(detail: dict | None) -> str:
     if str(detail.get("variant", "")).startswith("monotonic") or detail.get("variant") == "DM*":
         notes.append(str(detail["variant"]))
     return f"  ({'; '.join(notes)})" if notes else ""
+
+
+def _local(local: dict[str, Any]) -> list[str]:
+    """The local recoding's steps and what its output releases (the lines above describe step 0)."""
+    lines = [f"local recoding ({local['variant']}): {len(local['steps'])} steps, stopped: {local['stopped']}"]
+    for step in local["steps"]:
+        levels = ", ".join(f"{a}={lv}" for a, lv in step["levels"].items())
+        gs = f", gs-factor {step['gs_factor']:g}" if "gs_factor" in step else ""
+        lines.append(f"  step {step['step']}: {levels}: released {step['released_rows']} of "
+                     f"{step['records']} records (limit {step['suppression_limit']:.6g}{gs})")
+    out = local["output"]
+    lines.append(f"  output: rows {out['rows']}, suppressed {out['suppressed_rows']}, classes "
+                 f"{out['classes']}, smallest class {out['min_class_size']}; "
+                 + ", ".join(f"{k} {_fmt(v)}" for k, v in out["metrics"].items()))
+    return lines

@@ -32,6 +32,11 @@ def destination(spec: Spec, path: str | os.PathLike[str]) -> Path:
     if spec.path is None:
         raise SpecError("writing the chosen spec needs a spec read from a YAML file (it is re-emitted "
                         "with the chosen levels)", path="write_spec")
+    if spec.transformation.options.get("recoding") == "local":
+        raise SpecError("a local recoding releases each row at its step's levels, which one "
+                        "transformation.levels cannot say; its output is written by anonymize itself "
+                        "(use output.mode view or sql to keep it readable later)", path="write_spec",
+                        source=spec.path)
     dest = Path(path)
     if dest.is_dir():
         raise SpecError(f"{dest} is a folder; give the file to write the chosen spec to",

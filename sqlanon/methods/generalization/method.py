@@ -117,6 +117,9 @@ class Generalization(Method):
 
         return recoding_of(spec.transformation.options) == "local" and spec.output.mode in ("view", "sql")
 
+    def kept_table_reader(self, spec: Spec) -> str:
+        return "a local recoding"
+
     def refuse(self, plan: Plan) -> None:
         from sqlanon.methods.generalization.local.settings import recoding_of
 

@@ -106,6 +106,9 @@ class Microaggregation(Method):
         reads its group table later."""
         return spec.output.mode in ("view", "sql") and not spec.microaggregation.in_sql
 
+    def kept_table_reader(self, spec: Spec) -> str:
+        return f"algorithm {spec.microaggregation.algorithm}"
+
     def refuse(self, plan: Plan) -> None:
         if plan.verb == "anonymize":
             from sqlanon.errors import UnsupportedError
