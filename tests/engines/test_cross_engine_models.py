@@ -143,6 +143,8 @@ def figures(report: Any) -> dict[str, Any]:
     d = report.as_dict()
     if d.get("search"):
         d["search"] = {k: v for k, v in d["search"].items() if k not in ("seconds", "evaluation")}
+    for step in (d.get("local_recoding") or {}).get("steps", []):
+        step.pop("seconds", None)
     if "sql" in d.get("outputs", {}):
         d["outputs"] = {k: v for k, v in d["outputs"].items() if k not in ("sql", "dialect")}
     return d

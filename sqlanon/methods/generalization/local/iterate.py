@@ -42,6 +42,9 @@ class Step:
     gs_factor: float | None
     """The Loss metric's gs-factor the step searched with (None: the metric's own)."""
     metric: float | None
+    seconds: float = 0.0
+    """The step's search (the global search's for step 0)."""
+    nodes_checked: int = 0
 
 
 @dataclass
@@ -103,13 +106,14 @@ class _Steps:
                                   fast=sub)
         result = search_within(lattice_of(self.ev.p), nodes, self.strategy, time_limit=self.time_limit)
         if result.node is None:
-            self.failed.append({"records": sub.n, "suppression_limit": limit, "gs_factor": gs_factor})
+            self.failed.append({"records": sub.n, "suppression_limit": limit, "gs_factor": gs_factor,
+                                "seconds": result.seconds, "nodes_checked": result.checked})
             return 0
         kept = sub.kept_rows(result.node)
         recovered = int(sub.row_n[kept].sum())
         self.step_of[rows[kept]] = len(self.steps)
         self.steps.append(Step(tuple(int(x) for x in result.node), sub.n, recovered, limit, gs_factor,
-                               result.metric))
+                               result.metric, result.seconds, result.checked))
         return recovered
 
 

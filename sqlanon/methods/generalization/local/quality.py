@@ -79,5 +79,6 @@ def steps_report(result: LocalResult, qis: Sequence[str]) -> list[dict[str, Any]
         out.append({"step": number, "levels": dict(zip(qis, s.levels)), "records": s.records,
                     "released_rows": s.recovered, "suppression_limit": s.suppression_limit,
                     **({"gs_factor": s.gs_factor} if s.gs_factor is not None else {}),
-                    **({"metric": s.metric} if s.metric is not None else {})})
+                    **({"metric": s.metric} if s.metric is not None else {}),
+                    **({"seconds": s.seconds, "nodes_checked": s.nodes_checked} if number else {})})
     return out
