@@ -1,0 +1,145 @@
+"""The Anatomize algorithm (Xiao and Tao 2006, Fig. 5) on bucket sizes alone.
+
+Which rows form a group matters only through their sensitive values, so the groups' structure is
+computed from the size of each bucket (the rows sharing a sensitive value): while at least ``l``
+buckets are non-empty, one row is taken from each of the ``l`` largest buckets to form a group
+(ties between buckets of equal size by their order in ``sizes``); every bucket then holds at most one
+residual row, and each residual row joins a group chosen uniformly at random among those that do not
+hold its value yet (the paper's step 12). Which row of a bucket goes where is left to the database
+(rows numbered within their bucket in a keyed random order, :mod:`.assign`).
+
+Groups with the same buckets are interchangeable, so they are counted together while the loop runs
+(a tie at the boundary of the ``l`` largest alternates buckets, but the number of distinct sets
+stays small), then numbered with equal sets side by side: each bucket's rows then go to runs of
+consecutive groups, one row per group, and a bucket's share of the groups is a few ranges of row
+numbers (:class:`Run`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class NotEligible(ValueError):
+    """A sensitive value is held by more than n/l rows: no grouping is l-diverse."""
+
+    def __init__(self, bucket: int, size: int, rows: int, l: int) -> None:  # noqa: E741 -- the paper's l
+        self.bucket, self.size, self.rows, self.l = bucket, size, rows, l
+        super().__init__(f"bucket {bucket} holds {size} of {rows} rows, more than n/l = {rows / l:g}")
+
+
+@dataclass(frozen=True)
+class Run:
+    """Rows ``first``..``last`` (numbered from 1 within bucket ``bucket``) go to groups
+    ``group``, ``group + 1``, ..., one row each."""
+
+    bucket: int
+    first: int
+    last: int
+    group: int
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The groups of one Anatomize run."""
+
+    sizes: tuple[int, ...]
+    l: int  # noqa: E741 -- the paper's l
+    classes: tuple[tuple[tuple[int, ...], int], ...]
+    """(the buckets of a group, how many groups have exactly those), in group-number order: groups
+    1..c of the first class, then the next class's, and so on."""
+    residue: tuple[tuple[int, tuple[int, ...]], ...]
+    """Every residual row: its bucket and the buckets of the group it joined (its own included), in
+    the order they were assigned."""
+
+    @property
+    def rows(self) -> int:
+        return sum(self.sizes)
+
+    @property
+    def groups(self) -> int:
+        return sum(c for _, c in self.classes)
+
+    def group_sizes(self) -> tuple[int, int]:
+        """The smallest and the largest group."""
+        sizes = [len(b) for b, _ in self.classes]
+        return min(sizes), max(sizes)
+
+    def runs(self) -> list[Run]:
+        """Each bucket's rows as runs of consecutive groups (rows numbered from 1 per bucket)."""
+        runs: list[Run] = []
+        next_row = [1] * len(self.sizes)
+        group = 1
+        for buckets, count in self.classes:
+            for b in buckets:
+                runs.append(Run(b, next_row[b], next_row[b] + count - 1, group))
+                next_row[b] += count
+            group += count
+        assert next_row == [s + 1 for s in self.sizes]
+        return runs
+
+    def group_of(self, bucket: int, row: int) -> int:
+        """The group of row ``row`` (from 1) of ``bucket``."""
+        for r in self.runs():
+            if r.bucket == bucket and r.first <= row <= r.last:
+                return r.group + row - r.first
+        raise KeyError((bucket, row))
+
+
+def check_eligible(sizes: Sequence[int], l: int) -> None:  # noqa: E741
+    """Raise :class:`NotEligible` for the largest bucket when it holds more than n/l rows."""
+    n = sum(sizes)
+    if not sizes or n == 0:
+        raise ValueError("no rows")
+    largest = max(range(len(sizes)), key=lambda b: (sizes[b], -b))
+    if sizes[largest] * l > n:
+        raise NotEligible(largest, sizes[largest], n, l)
+
+
+def anatomize(sizes: Sequence[int], l: int, rng: np.random.Generator) -> Structure:  # noqa: E741
+    """The groups of Anatomize on buckets of ``sizes`` rows; ``rng`` draws the residual rows' groups.
+
+    Raises:
+        NotEligible: a bucket holds more than n/l rows.
+    """
+    check_eligible(sizes, l)
+    counts = [int(s) for s in sizes]
+    found: dict[tuple[int, ...], int] = {}
+    while True:
+        order = sorted((b for b, c in enumerate(counts) if c > 0), key=lambda b: (-counts[b], b))
+        if len(order) < l:
+            break
+        top = order[:l]
+        following = counts[order[l]] if len(order) > l else 0
+        # the same l buckets stay the largest until the smallest of them falls to the next one's size
+        steps = max(counts[top[-1]] - following, 1)
+        key = tuple(sorted(top))
+        found[key] = found.get(key, 0) + steps
+        for b in top:
+            counts[b] -= steps
+    sets = [frozenset(k) for k in found]
+    members = list(found.values())
+    residue: list[tuple[int, tuple[int, ...]]] = []
+    for b, left in enumerate(counts):
+        if left == 0:
+            continue
+        assert left == 1, "the paper's Lemma: every bucket keeps at most one residual row"
+        eligible = [i for i, buckets in enumerate(sets) if b not in buckets and members[i] > 0]
+        pick = int(rng.integers(sum(members[i] for i in eligible)))
+        for i in eligible:
+            if pick < members[i]:
+                break
+            pick -= members[i]
+        members[i] -= 1
+        sets.append(sets[i] | {b})
+        members.append(1)
+        residue.append((b, tuple(sorted(sets[-1]))))
+    merged: dict[tuple[int, ...], int] = {}
+    for buckets, count in zip(sets, members):
+        if count:
+            key = tuple(sorted(buckets))
+            merged[key] = merged.get(key, 0) + count
+    return Structure(tuple(int(s) for s in sizes), l, tuple(sorted(merged.items())), tuple(residue))
