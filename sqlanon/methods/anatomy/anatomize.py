@@ -99,19 +99,15 @@ def check_eligible(sizes: Sequence[int], l: int) -> None:  # noqa: E741
         raise NotEligible(largest, sizes[largest], n, l)
 
 
-def anatomize(sizes: Sequence[int], l: int, rng: np.random.Generator) -> Structure:  # noqa: E741
-    """The groups of Anatomize on buckets of ``sizes`` rows; ``rng`` draws the residual rows' groups.
-
-    Raises:
-        NotEligible: a bucket holds more than n/l rows.
-    """
-    check_eligible(sizes, l)
+def form_groups(sizes: Sequence[int], l: int) -> tuple[dict[tuple[int, ...], int], list[int]]:  # noqa: E741
+    """The paper's steps 3-8: the groups of ``l`` rows (their buckets -> how many such groups) and
+    what is left of each bucket."""
     counts = [int(s) for s in sizes]
     found: dict[tuple[int, ...], int] = {}
     while True:
         order = sorted((b for b, c in enumerate(counts) if c > 0), key=lambda b: (-counts[b], b))
         if len(order) < l:
-            break
+            return found, counts
         top = order[:l]
         following = counts[order[l]] if len(order) > l else 0
         # the same l buckets stay the largest until the smallest of them falls to the next one's size
@@ -120,6 +116,16 @@ def anatomize(sizes: Sequence[int], l: int, rng: np.random.Generator) -> Structu
         found[key] = found.get(key, 0) + steps
         for b in top:
             counts[b] -= steps
+
+
+def anatomize(sizes: Sequence[int], l: int, rng: np.random.Generator) -> Structure:  # noqa: E741
+    """The groups of Anatomize on buckets of ``sizes`` rows; ``rng`` draws the residual rows' groups.
+
+    Raises:
+        NotEligible: a bucket holds more than n/l rows.
+    """
+    check_eligible(sizes, l)
+    found, counts = form_groups(sizes, l)
     sets = [frozenset(k) for k in found]
     members = list(found.values())
     residue: list[tuple[int, tuple[int, ...]]] = []
