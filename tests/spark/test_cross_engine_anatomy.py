@@ -1,6 +1,6 @@
 """Anatomy releases the same two tables on DuckDB, PostgreSQL and Spark from the same rows and seed:
-Adult's first 2,000 rows with a unique id, an integer, a double and a date (each hashed into the rows' order by
-its canonical text) and occupation as the sensitive attribute (NULL in every eleventh row). The
+Adult's first 2,000 rows with a unique id, an integer, a double and a date (each hashed into the
+rows' order by its canonical text) and occupation as the sensitive attribute (NULL in every eleventh row). The
 SQL that ``compile`` prints for Spark, run by Spark, gives the same tables again."""
 
 from __future__ import annotations

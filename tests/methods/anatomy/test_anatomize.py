@@ -1,4 +1,5 @@
 """Anatomize's groups from bucket sizes, against the paper's algorithm run row by row."""
+# ruff: noqa: E741 -- l is the paper's name
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def paper_groups(sizes: list[int], l: int) -> tuple[Counter, list[int]]:
 
 @st.composite
 def eligible(draw):
-    l = draw(st.integers(2, 5))  # noqa: E741
+    l = draw(st.integers(2, 5))
     sizes = draw(st.lists(st.integers(1, 12), min_size=l, max_size=8))
     while max(sizes) * l > sum(sizes):
         sizes[sizes.index(max(sizes))] -= 1
@@ -69,7 +70,7 @@ def test_every_group_is_l_diverse_and_every_row_has_one_group(case, seed):
 def test_residual_rows_join_a_group_without_their_value():
     """Buckets of 4, 3 and 2 rows with l = 2: three groups {0,1} and one {0,2} leave one row of
     bucket 2, which joins a group {0,1}, whatever the draw."""
-    sizes, l = [4, 3, 2], 2  # noqa: E741
+    sizes, l = [4, 3, 2], 2
     found, left = form_groups(sizes, l)
     assert left == [0, 0, 1] and Counter(found) == paper_groups(sizes, l)[0]
     for seed in range(50):
@@ -82,7 +83,7 @@ def test_residual_rows_join_a_group_without_their_value():
 def test_the_residual_group_is_drawn_uniformly():
     """Buckets of 2, 4, 4 and 1 rows with l = 2 form three groups {1,2}, one {0,1}, one {0,2} and
     leave the row of bucket 3; over 2,000 seeds each of the five groups gets it about equally often."""
-    sizes, l = [2, 4, 4, 1], 2  # noqa: E741
+    sizes, l = [2, 4, 4, 1], 2
     found, left = form_groups(sizes, l)
     (residual,) = [b for b, c in enumerate(left) if c]
     eligible = {k: c for k, c in found.items() if residual not in k}

@@ -118,9 +118,10 @@ def test_sql_mode_prints_both_selects_and_compile_both_statements(engine, tmp_pa
     path = tmp_path / "qit.sql"
     out = api.apply(spec_from_dict(spec(3, "sql", seed=4) | {"output": {"mode": "sql", "path": str(path)}}),
                     engine=engine).as_dict()["outputs"]
-    assert out["path"] == str(path) and out["sensitive_table"]["path"] == str(tmp_path / "t_anon__sensitive.sql")
+    beside = tmp_path / "t_anon__sensitive.sql"
+    assert out["path"] == str(path) and out["sensitive_table"]["path"] == str(beside)
     qit = engine.con.execute(path.read_text().rstrip().rstrip(";")).fetchall()
-    st = engine.con.execute((tmp_path / "t_anon__sensitive.sql").read_text().rstrip().rstrip(";")).fetchall()
+    st = engine.con.execute(beside.read_text().rstrip().rstrip(";")).fetchall()
     check_release(table_rows(60), sorted(qit), st, 3)
     for dialect in ("duckdb", "postgres", "spark"):
         sql = api.compile_sql(spec_from_dict(spec(3, seed=4)), engine=engine, dialect=dialect)
