@@ -155,15 +155,15 @@ def run(adult_dir: Path, ls: list[int], *, qd: int = 3, s: float = 0.05, queries
                 "transformation": {"method": "anatomy", "l": l, "seed": seed},
                 "output": {"name": f"qit_{l}", "replace": True}}), engine=engine)
         qit, st = _read(engine, f"qit_{l}"), _read(engine, f"qit_{l}__sensitive")
-        report = api.anonymize(spec_from_dict({
+        report: Any = api.anonymize(spec_from_dict({
             "source": {"table": "adult"},
             "attributes": {**{q: {"role": "quasi_identifier",
                                   "hierarchy": {"csv": str(adult_dir / f"adult_hierarchy_{q}.csv")}}
                               for q in QIS}, SENSITIVE: "sensitive"},
             "privacy": [{"l_diversity": {"attribute": SENSITIVE, "l": l}}],
             "transformation": {"suppression_limit": limit},
-            "output": {"name": f"gen_{l}", "replace": True}}), engine=engine).as_dict()
-        levels = report["transformation"]["levels"]
+            "output": {"name": f"gen_{l}", "replace": True}}), engine=engine)
+        levels = report.as_dict()["transformation"]["levels"]
         leaves = {q: level_leaves(adult_dir / f"adult_hierarchy_{q}.csv", levels.get(q, 0)) for q in QIS}
         released = _read(engine, f"gen_{l}")
         anatomy = np.array([anatomy_estimate(qit, st, q) for q in work])
