@@ -16,7 +16,8 @@ def format_text(r: dict[str, Any]) -> str:
              f"rows: {r['rows']}   groups: {r['groups']}   group sizes: {r['min_group_size']}.."
              f"{r['max_group_size']}   sensitive values: {r['sensitive_values']}   residual rows: "
              f"{r['residual_rows']}",
-             f"every group holds {r['l']} or more distinct sensitive values, each once: yes"]
+             f"every group holds {r['l']} or more distinct sensitive values, each once: "
+             + ("yes" if r["anonymous"] else "NO")]
     outputs = dict(r["outputs"])
     st = outputs.pop("sensitive_table", None)
     for label, o in (("output", outputs), ("sensitive table", st)):

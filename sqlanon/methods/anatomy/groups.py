@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -15,7 +16,7 @@ from sqlanon.methods.anatomy.anatomize import NotEligible, Structure, anatomize
 from sqlanon.methods.anatomy.settings import COUNT_COLUMN, SENSITIVE_SUFFIX, AnatomySettings
 from sqlanon.methods.base import Plan, Sink
 from sqlanon.methods.dataset import Dataset
-from sqlanon.methods.rng import make_rng
+from sqlanon.methods.rng import ReproducibleNoiseWarning, make_rng
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
 from sqlanon.sql.nodes import col
@@ -73,7 +74,13 @@ def group_rows(spec: Spec, ds: Dataset) -> Grouping:
                                                        ds.engine.dialect))
     counted = sorted((str(name), int(n)) for name, n in rows)
     names = tuple(name for name, _ in counted)
-    rng = make_rng(s.seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+        rng = make_rng(s.seed)
+    if s.seed is not None:
+        warnings.warn("the groups are drawn from a fixed seed: whoever knows it can tell which row "
+                      "went to which group; omit transformation.seed for a cryptographically seeded "
+                      "order", ReproducibleNoiseWarning, stacklevel=2)
     key = rng.bytes(16).hex()
     try:
         structure = anatomize([n for _, n in counted], s.l, rng)

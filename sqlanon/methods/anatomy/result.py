@@ -22,8 +22,13 @@ class AnatomyReport:
     outputs: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def anonymous(self) -> bool:
+        """Every group holds at least l rows, each with a value no other row of the group has."""
+        return self.min_group_size >= self.l
+
     def as_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "transformation": self.transformation, "l": self.l,
-                "groups": self.groups, "min_group_size": self.min_group_size,
+        return {"rows": self.rows, "anonymous": self.anonymous, "transformation": self.transformation,
+                "l": self.l, "groups": self.groups, "min_group_size": self.min_group_size,
                 "max_group_size": self.max_group_size, "sensitive_values": self.sensitive_values,
                 "residual_rows": self.residual_rows, "outputs": self.outputs, "warnings": self.warnings}

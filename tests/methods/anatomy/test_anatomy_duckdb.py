@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,7 +13,7 @@ from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec import spec_from_dict
 from tests.methods.anatomy.checks import check_release
 
-warnings.filterwarnings("ignore", category=ReproducibleNoiseWarning)
+pytestmark = pytest.mark.filterwarnings("ignore::sqlanon.methods.rng.ReproducibleNoiseWarning")
 
 
 def spec(l=3, mode="table", name="released", **transformation):  # noqa: E741
@@ -155,9 +153,35 @@ def test_an_existing_sensitive_table_is_refused_before_anything_is_written(engin
     assert rows_of(engine, "released__sensitive") != [(1,)]
 
 
+def test_a_seed_is_warned_about(engine):
+    with pytest.warns(ReproducibleNoiseWarning, match="groups are drawn from a fixed seed"):
+        api.check(spec_from_dict(spec(3, seed=1)), engine=engine)
+
+
 def test_check_reports_the_groups_and_anonymize_is_refused(engine):
     report = api.check(spec_from_dict(spec(3, seed=1)), engine=engine)
     assert (report.rows, report.l, report.min_group_size) == (60, 3, 3)
     assert not engine.relation_exists("released")
     with pytest.raises(UnsupportedError, match="run `apply`"):
         api.anonymize(spec_from_dict(spec(3)), engine=engine)
+
+
+def test_the_command_line_checks_and_writes_both_relations(tmp_path, capsys):
+    import duckdb
+    import yaml
+
+    from sqlanon.cli.main import main
+
+    database = tmp_path / "db.duckdb"
+    with duckdb.connect(str(database)) as con:
+        con.execute("CREATE TABLE t (id INTEGER, age INTEGER, zip VARCHAR, disease VARCHAR)")
+        con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", table_rows(60))
+    path = tmp_path / "spec.yml"
+    path.write_text(yaml.safe_dump(spec(3, seed=1) | {"source": {"table": "t", "database": str(database)}}))
+    assert main(["check", str(path)]) == 0
+    assert "every group holds 3 or more distinct sensitive values, each once: yes" in capsys.readouterr().out
+    assert main(["apply", str(path)]) == 0
+    assert "sensitive table: mode=table, relation=released__sensitive, rows=60" in capsys.readouterr().out
+    with duckdb.connect(str(database)) as con:
+        check_release(table_rows(60), con.execute("SELECT * FROM released").fetchall(),
+                      con.execute("SELECT * FROM released__sensitive").fetchall(), 3)
