@@ -1,7 +1,8 @@
 """Anatomy releases the same two tables on DuckDB, PostgreSQL and Spark from the same rows and seed:
 Adult's first 2,000 rows with a unique id, an integer, a double and a date (each hashed into the
-rows' order by its canonical text) and occupation as the sensitive attribute (NULL in every eleventh row). The
-SELECTs that ``compile`` prints for Spark, run by Spark, give the same rows again."""
+rows' order by its canonical text) and occupation as the sensitive attribute (NULL in every
+eleventh row). The SELECTs that ``compile`` prints for Spark, run through Spark Connect (a server
+in the test session's JVM), give the same rows again."""
 
 from __future__ import annotations
 
@@ -34,6 +35,19 @@ def adult_rows() -> pa.Table:
                    AS day, education, CASE WHEN rn % 11 = 0 THEN NULL ELSE occupation END AS occupation
             FROM a WHERE rn <= 2000 ORDER BY rn""",
                             params=[str(require_data(ADULT / "adult.csv"))]).to_arrow_table()
+
+
+@pytest.fixture()
+def connect_server(spark_session):
+    """A Spark Connect server in the test session's own JVM, on a free port."""
+    from tests.ports import free_port
+
+    context = spark_session._jsc.sc()
+    context.conf().set("spark.connect.grpc.binding.port", str(port := free_port()))
+    service = spark_session._jvm.org.apache.spark.sql.connect.service.SparkConnectService
+    service.start(context)
+    yield f"sc://127.0.0.1:{port}"
+    service.stop(getattr(service, "stop$default$1")(), getattr(service, "stop$default$2")())
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +87,9 @@ def rows(engine, name: str) -> list[tuple]:
     return sorted_rows(engine.fetch(exp.select("*").from_(table(name)))[1])
 
 
-def test_the_same_groups_on_every_engine_and_from_compiled_sql(engines):
+def test_the_same_groups_on_every_engine_and_from_compiled_sql(engines, spark_session, connect_server):
+    from sqlanon.engines.spark import SparkEngine
+
     written = {}
     for name, engine in engines.items():
         with warnings.catch_warnings():
@@ -90,6 +106,12 @@ def test_the_same_groups_on_every_engine_and_from_compiled_sql(engines):
         warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         sql = api.compile_sql(spec_from_dict(printed), engine=engines["duckdb"])
     statements = [s.strip() for s in sql.split(";\n") if s.strip()]
-    st, qit = (engines["spark"].fetch_script(s)[1] for s in statements)
+    remote = SparkEngine(remote=connect_server)
+    try:
+        remote.execute_script(f"USE {spark_session.catalog.currentDatabase()}")
+        st, qit = (remote.fetch_script(s)[1] for s in statements)
+    finally:
+        remote.close()
     assert sorted_rows(qit) == written["duckdb"][0]
     assert sorted_rows(st) == written["duckdb"][1]
+
