@@ -185,3 +185,16 @@ def test_the_command_line_checks_and_writes_both_relations(tmp_path, capsys):
     with duckdb.connect(str(database)) as con:
         check_release(table_rows(60), con.execute("SELECT * FROM released").fetchall(),
                       con.execute("SELECT * FROM released__sensitive").fetchall(), 3)
+
+
+def test_in_memory_data_returns_both_relations():
+    import pyarrow as pa
+
+    rows = table_rows(60)
+    data = pa.table({name: [r[i] for r in rows] for i, name in enumerate(["id", "age", "zip", "disease"])})
+    result = api.apply(spec(3) | {"source": {}, "output": {}}, data=data)
+    (name, st), = result.beside.items()
+    assert name == "data_anon__sensitive" and st.column_names == ["group_id", "disease", "count"]
+    assert result.data.column_names == ["id", "age", "zip", "group_id"]
+    check_release(rows, [tuple(r.values()) for r in result.data.to_pylist()],
+                  [tuple(r.values()) for r in st.to_pylist()], 3)
