@@ -11,6 +11,7 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.methods.rng import ReproducibleNoiseWarning
 from sqlanon.spec import spec_from_dict
+from sqlanon.sql.dialects import PROFILES
 from tests.methods.anatomy.checks import check_release
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlanon.methods.rng.ReproducibleNoiseWarning")
@@ -121,7 +122,7 @@ def test_sql_mode_prints_both_selects_and_compile_both_statements(engine, tmp_pa
     qit = engine.con.execute(path.read_text().rstrip().rstrip(";")).fetchall()
     st = engine.con.execute(beside.read_text().rstrip().rstrip(";")).fetchall()
     check_release(table_rows(60), sorted(qit), st, 3)
-    for dialect in ("duckdb", "postgres", "spark"):
+    for dialect in PROFILES:
         sql = api.compile_sql(spec_from_dict(spec(3, seed=4)), engine=engine, dialect=dialect)
         assert sql.count("CREATE TABLE") == 2
         assert sql.index("released__sensitive") < sql.rindex("CREATE TABLE")
