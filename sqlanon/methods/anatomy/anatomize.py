@@ -99,23 +99,112 @@ def check_eligible(sizes: Sequence[int], l: int) -> None:  # noqa: E741
         raise NotEligible(largest, sizes[largest], n, l)
 
 
+def _largest(counts: list[int], l: int) -> list[int]:  # noqa: E741
+    """The ``l`` largest non-empty buckets, ties by bucket order (fewer when fewer are non-empty)."""
+    return sorted((b for b, c in enumerate(counts) if c > 0), key=lambda b: (-counts[b], b))[:l + 1]
+
+
+def _cycles(counts: list[int], order: list[int], l: int) -> tuple[list[tuple[int, ...]], int]:  # noqa: E741
+    """At a tie across the boundary of the ``l`` largest: the sets of one cycle and how many times
+    it repeats unchanged.
+
+    With ``a`` buckets above the tie (always taken) and ``t`` tied at count ``c`` (``t > l - a``),
+    every ``t`` steps take each tied bucket ``l - a`` times (the tied counts never differ by more than
+    one, so after ``t`` steps they are equal again) and each bucket above ``t`` times: the state
+    repeats, shifted, as long as the buckets above stay above the tie and the tie above the buckets
+    below. (0 cycles: take one step.)"""
+    c = counts[order[l - 1]]
+    above = [b for b in range(len(counts)) if counts[b] > c]
+    tied = [b for b in range(len(counts)) if counts[b] == c]
+    a, t = len(above), len(tied)
+    below = max((x for x in counts if x < c), default=0)
+    repeats = (c - below) // (l - a)
+    if above:
+        spare = min(counts[b] for b in above) - c - t
+        repeats = 0 if spare < 0 else min(repeats, spare // (t - l + a) + 1)
+    if repeats < 1:
+        return [], 0
+    state = list(counts)
+    sets = []
+    for _ in range(t):
+        top = _largest(state, l)[:l]
+        sets.append(tuple(sorted(top)))
+        for b in top:
+            state[b] -= 1
+    expected = [x - t if b in above else x - (l - a) if b in tied else x for b, x in enumerate(counts)]
+    return (sets, repeats) if state == expected else ([], 0)
+
+
+def _rotation(counts: list[int], l: int) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], int]:  # noqa: E741
+    """While the largest buckets are within one row of each other (more than ``l`` of them, the
+    others at least two rows below), the steps rotate through them: the sets taken before the
+    pattern of their counts (relative to the smallest) first repeats, the sets of one period, and how
+    many periods fit before the rotating buckets come down to the next bucket's count. (No
+    rotation: two empty lists and 0.)"""
+    high = max(counts)
+    active = [b for b, x in enumerate(counts) if x >= high - 1]
+    if len(active) <= l:
+        return [], [], 0
+    below = max((x for x in counts if x < high - 1), default=0)
+    state = list(counts)
+
+    def pattern() -> tuple[tuple[int, ...], int]:
+        low = min(state[b] for b in active)
+        return tuple(state[b] - low for b in active), low
+
+    seen = {pattern()[0]: (0, pattern()[1])}
+    sets: list[tuple[int, ...]] = []
+    for step in range(1, 2 * len(active) ** 2 + 2):
+        top = _largest(state, l)[:l]
+        sets.append(tuple(sorted(top)))
+        for b in top:
+            state[b] -= 1
+        shape, low = pattern()
+        if low <= below:
+            return [], [], 0
+        if shape in seen:
+            start, start_low = seen[shape]
+            drop = start_low - low
+            return sets[:start], sets[start:], (start_low - below - 1) // drop
+        seen[shape] = (step, low)
+    return [], [], 0
+
+
 def form_groups(sizes: Sequence[int], l: int) -> tuple[dict[tuple[int, ...], int], list[int]]:  # noqa: E741
     """The paper's steps 3-8: the groups of ``l`` rows (their buckets -> how many such groups) and
-    what is left of each bucket."""
+    what is left of each bucket.
+
+    Runs of steps that take the same buckets are taken at once, and so are repeated cycles at a tie
+    (:func:`_cycles`), so the loop runs about once per change of the largest buckets, not once per
+    group."""
     counts = [int(s) for s in sizes]
     found: dict[tuple[int, ...], int] = {}
+
+    def take(sets: list[tuple[int, ...]], times: int) -> None:
+        for key in sets:
+            found[key] = found.get(key, 0) + times
+            for b in key:
+                counts[b] -= times
+
     while True:
-        order = sorted((b for b, c in enumerate(counts) if c > 0), key=lambda b: (-counts[b], b))
+        order = _largest(counts, l)
         if len(order) < l:
             return found, counts
-        top = order[:l]
         following = counts[order[l]] if len(order) > l else 0
         # the same l buckets stay the largest until the smallest of them falls to the next one's size
-        steps = max(counts[top[-1]] - following, 1)
-        key = tuple(sorted(top))
-        found[key] = found.get(key, 0) + steps
-        for b in top:
-            counts[b] -= steps
+        if counts[order[l - 1]] > following:
+            take([tuple(sorted(order[:l]))], counts[order[l - 1]] - following)
+            continue
+        sets, repeats = _cycles(counts, order, l)
+        if repeats:
+            take(sets, repeats)
+            continue
+        before, period, repeats = _rotation(counts, l)
+        if repeats:
+            take(before, 1)
+            take(period, repeats)
+        else:
+            take([tuple(sorted(order[:l]))], 1)
 
 
 def anatomize(sizes: Sequence[int], l: int, rng: np.random.Generator) -> Structure:  # noqa: E741
