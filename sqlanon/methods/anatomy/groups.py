@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from sqlanon.compile.hash_text import parse_types
 from sqlanon.compile.released import OutputQuery
+from sqlanon.engines.staging import new_token, staging_name
 from sqlanon.errors import SpecError
 from sqlanon.methods.anatomy import assign
 from sqlanon.methods.anatomy.anatomize import NotEligible, Structure, anatomize
@@ -19,7 +23,7 @@ from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.rng import ReproducibleNoiseWarning, make_rng
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
-from sqlanon.sql.nodes import col
+from sqlanon.sql.nodes import col, table
 
 
 @dataclass(frozen=True)
@@ -32,9 +36,13 @@ class Grouping:
     relation: exp.Expression
     columns: tuple[str, ...]
     types: dict[str, exp.DataType]
+    kept: str | None = None
+    """A temporary table of the assigned rows, read by both relations instead of assigning twice."""
 
     def assigned(self, target: DialectProfile) -> exp.Select:
         s = self.settings
+        if self.kept is not None:
+            return exp.select(*[col(c) for c in self.columns], col(assign.GROUP)).from_(table(self.kept))
         return assign.assigned_query(self.relation, self.columns, s.sensitive, self.types, self.key,
                                      self.structure.runs(), self.buckets, target)
 
@@ -50,6 +58,19 @@ class Grouping:
         s = self.settings
         return OutputQuery(assign.st_query(self.assigned(target), s.sensitive, s.group_column, COUNT_COLUMN),
                            types=self.types)
+
+
+@contextmanager
+def assigned_once(grouping: Grouping, ds: Dataset) -> Iterator[Grouping]:
+    """The grouping reading its rows' groups from a temporary table computed once (for outputs
+    written now; a view or printed SQL assigns the rows itself)."""
+    name = staging_name(new_token(), "anatomy")
+    with ds.engine.purpose("assign the rows to their groups"):
+        ds.engine.create_table_as(name, grouping.assigned(ds.engine.dialect), temporary=True)
+    try:
+        yield dataclasses.replace(grouping, kept=name)
+    finally:
+        ds.engine.drop(name)
 
 
 def _shown(bucket: str) -> str:

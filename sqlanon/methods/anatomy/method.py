@@ -63,7 +63,7 @@ class Anatomy(Method):
                                    "search: run `apply` (or `check`)")
 
     def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:
-        from sqlanon.methods.anatomy.groups import group_rows, sensitive_sink
+        from sqlanon.methods.anatomy.groups import assigned_once, group_rows, sensitive_sink
 
         verb = "compile_sql" if plan.verb == "compile" else plan.verb
         with ds.engine.purpose(f"anatomy ({verb.replace('_', ' ')})"):
@@ -77,9 +77,19 @@ class Anatomy(Method):
                 return beside.compile(ds, st).rstrip() + "\n\n" + sink.compile(ds, qit)
             report = _report(grouping, {})
             sink.before_write(report)
-            written = beside.write(ds, st)
-            report.outputs = {**sink.write(ds, qit), "sensitive_table": written}
-            return report
+            if plan.spec.output.mode not in ("table", "in_place"):  # read later: assigns the rows itself
+                return _write(report, ds, sink, beside, qit, st)
+            with assigned_once(grouping, ds) as kept:
+                qit.grouping = st.grouping = kept
+                return _write(report, ds, sink, beside, qit, st)
+
+
+def _write(report: AnatomyReport, ds: Dataset, sink: Sink, beside: Sink, qit: AnatomyRelease,
+           st: AnatomyRelease) -> AnatomyReport:
+    """The sensitive table first: an in-place QIT replaces the source it reads."""
+    written = beside.write(ds, st)
+    report.outputs = {**sink.write(ds, qit), "sensitive_table": written}
+    return report
 
 
 def _report(grouping: Grouping, outputs: dict[str, Any]) -> AnatomyReport:
