@@ -122,6 +122,11 @@ class Sink(Protocol):
     def before_write(self, result: Any) -> None:
         """Called with the method's result once it is measured, before the output is written."""
 
+    def beside(self, name: str) -> Sink:
+        """A sink for a second relation released beside the output (Anatomy's sensitive table),
+        named ``name``: the output's mode (a table when the output replaces the source in place),
+        schema and dialect, checked by its own :meth:`check`."""
+
 
 class Method(abc.ABC):
     """One transformation method. Subclasses set the traits and implement :meth:`run`."""

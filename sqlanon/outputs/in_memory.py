@@ -5,7 +5,7 @@ data)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlanon.engines.frames import registered
@@ -22,6 +22,8 @@ class Result:
 
     data: Any
     report: Any
+    beside: dict[str, Any] = field(default_factory=dict)
+    """Relations written beside the output (Anatomy's sensitive table), by name, as the same kind."""
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.data, self.report))
@@ -42,4 +44,7 @@ def run_on_data(verb: Callable[..., Any], spec: Any, data: Any, *, engine: Any =
             return report
         output = output_name(spec, name)
         written = spec.output.mode == "table" and source.engine.relation_exists(output)
-        return Result(source.fetch(output) if written else None, report)
+        beside = [o["relation"] for o in getattr(report, "outputs", {}).values()
+                  if isinstance(o, dict) and o.get("mode") == "table" and "relation" in o] if written else []
+        return Result(source.fetch(output) if written else None, report,
+                      {name: source.fetch(name) for name in beside})

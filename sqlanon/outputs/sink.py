@@ -3,7 +3,9 @@ the writer, handed to a method so that it never imports them."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from sqlanon.engines.base import Engine
@@ -55,3 +57,13 @@ class OutputSink:
     def before_write(self, result: Any) -> None:
         if self._before_write is not None:
             self._before_write(result)
+
+    def beside(self, name: str) -> OutputSink:
+        """The sink of a relation named ``name`` written beside the output: a table beside an
+        in-place output, else the same mode; printed SQL goes to ``<name>.sql`` beside
+        ``output.path``."""
+        out = self.spec.output
+        path = None if out.path is None else str(Path(out.path).with_name(f"{name}{Path(out.path).suffix}"))
+        output = dataclasses.replace(out, mode="table" if out.mode == "in_place" else out.mode,
+                                     name=name, path=path)
+        return OutputSink(dataclasses.replace(self.spec, output=output), dialect=self.dialect)

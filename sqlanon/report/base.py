@@ -21,6 +21,7 @@ SECTIONS: Registry[Callable[[dict[str, Any]], str]] = Registry("report section",
     "sqlanon.report.generalization",
     "sqlanon.report.microaggregation",
     "sqlanon.report.noise",
+    "sqlanon.report.anatomy",
 ))
 """Per method: the text of its report's section, from the JSON report."""
 
