@@ -1,0 +1,130 @@
+"""The exact solver (``solver: exact``): the fewest suppressed cells (weighted by importance) that
+make every row k-anonymous under the wildcard semantics, as a mixed-integer program solved by HiGHS
+(:func:`scipy.optimize.milp`).
+
+Variables, for every combination c and every pattern p of cells (a superset of c's missing cells):
+``y[c,p]`` the rows of c released with p suppressed (integer), ``z[c,p]`` whether any is (binary).
+
+* ``Σ_p y[c,p] = n_c``; ``y[c,p] ≤ n_c · z[c,p]``;
+* a used (c,p) has k matching rows: ``Σ_{(c',q) matching (c,p)} y[c',q] ≥ k · z[c,p]``;
+* minimise ``Σ y[c,p] · w(p minus c's missing cells)``.
+
+(c,p) and (c',q) match when c and c' agree outside p ∪ q. The matching sums are shared through
+auxiliary variables ``H[q,T,v] = Σ_{c' : c' = v outside T} y[c',q]`` for every T ⊇ q, so each
+k-constraint has 2^d terms and the program has C·3^d non-zeros instead of (C·2^d)^2. Rows of one
+combination may be split between patterns: the result is the optimum over decisions per row.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_matrix
+
+from sqlanon.methods.local_suppression.combos import MISSING, Combos, Suppression
+
+MAX_EXACT_VARIABLES = 40_000
+"""The exact solver is refused when combinations × 2^attributes exceeds this (about 200 distinct
+combinations of 6 attributes, 2,500 of 4)."""
+MAX_EXACT_WIDTH = 8
+
+
+def exact_size(combos: Combos) -> int:
+    return len(combos.counts) * (1 << combos.width)
+
+
+def solve(combos: Combos, k: int, weights: np.ndarray, time_limit: float = 60.0) -> Suppression:
+    codes, counts = combos.codes, combos.counts
+    C, d = codes.shape
+    P = 1 << d
+    own = ((codes == MISSING).astype(np.int64) << np.arange(d)).sum(axis=1)
+    pats = np.arange(P)
+    pattern_bits = ((pats[:, None] >> np.arange(d)) & 1).astype(bool)
+    pairs = [(c, p) for c in range(C) for p in range(P) if (p & own[c]) == own[c]]
+    index = {cp: i for i, cp in enumerate(pairs)}
+    m = len(pairs)
+    # auxiliary H[q, T, v]: one per (q, T ⊇ q, projection of some c outside T)
+    aux: dict[tuple[int, int, tuple[int, ...]], int] = {}
+    rows_i: list[int] = []
+    cols_i: list[int] = []
+    vals: list[float] = []
+    lo: list[float] = []
+    hi: list[float] = []
+    r = 0
+
+    def key(c: int, t: int) -> tuple[int, ...]:
+        return tuple(int(x) for x in codes[c][~pattern_bits[t]])
+
+    def h(q: int, t: int, v: tuple[int, ...]) -> int:
+        return aux.setdefault((q, t, v), 2 * m + len(aux))
+
+    supersets = [[t for t in range(P) if (t & q) == q] for q in range(P)]
+    for (c, q), i in index.items():
+        for t in supersets[q]:
+            _ = h(q, t, key(c, t))
+    # definitions: Σ y[c',q] (c' = v outside T) − H = 0
+    members: dict[int, list[int]] = {}
+    for (c, q), i in index.items():
+        for t in supersets[q]:
+            members.setdefault(aux[(q, t, key(c, t))], []).append(i)
+    for hv, ys in members.items():
+        for i in ys:
+            rows_i.append(r); cols_i.append(i); vals.append(1.0)
+        rows_i.append(r); cols_i.append(hv); vals.append(-1.0)
+        lo.append(0.0); hi.append(0.0); r += 1
+    for c in range(C):  # Σ_p y = n_c
+        for p in range(P):
+            if (c, p) in index:
+                rows_i.append(r); cols_i.append(index[(c, p)]); vals.append(1.0)
+        lo.append(float(counts[c])); hi.append(float(counts[c])); r += 1
+    for (c, p), i in index.items():
+        rows_i += [r, r]; cols_i += [i, m + i]; vals += [1.0, -float(counts[c])]  # y ≤ n z
+        lo.append(-np.inf); hi.append(0.0); r += 1
+        terms: dict[int, float] = {}
+        for q in range(P):
+            hv = aux.get((q, p | q, key(c, p | q)))
+            if hv is not None:
+                terms[hv] = terms.get(hv, 0.0) + 1.0
+        for hv, v in terms.items():
+            rows_i.append(r); cols_i.append(hv); vals.append(v)
+        rows_i.append(r); cols_i.append(m + i); vals.append(-float(k))
+        lo.append(0.0); hi.append(np.inf); r += 1
+    n_vars = 2 * m + len(aux)
+    a = coo_matrix((vals, (rows_i, cols_i)), shape=(r, n_vars)).tocsr()
+    cost = np.zeros(n_vars)
+    for (c, p), i in index.items():
+        cost[i] = float(weights[pattern_bits[p & ~own[c]]].sum())
+    integrality = np.zeros(n_vars)
+    integrality[:2 * m] = 1
+    upper = np.full(n_vars, np.inf)
+    for (c, _p), i in index.items():
+        upper[i] = float(counts[c])
+    upper[m:2 * m] = 1.0
+    res = milp(cost, constraints=LinearConstraint(a, lo, hi), integrality=integrality,
+               bounds=Bounds(np.zeros(n_vars), upper),
+               options={"time_limit": float(time_limit), "disp": False, "mip_rel_gap": 0.0})
+    if res.x is None:
+        raise TimeoutError(f"the exact solver found no solution within {time_limit:g} s ({res.message})")
+    y = np.rint(res.x[:m]).astype(np.int64)
+    used = np.flatnonzero(y > 0)
+    combo = np.array([pairs[i][0] for i in used], dtype=np.int64)
+    mask = np.array([pattern_bits[pairs[i][1]] for i in used], dtype=bool).reshape(len(used), d)
+    return Suppression(combo, mask, y[used], optimal=res.status == 0, status=str(res.message))
+
+
+def brute_force_optimum(combos: Combos, k: int, weights: np.ndarray) -> float:
+    """The optimum over decisions per combination by enumeration (tiny tables; tests' reference)."""
+    from sqlanon.methods.local_suppression.combos import wildcard_frequencies
+
+    C, d = combos.codes.shape
+    best = np.inf
+    for choice in itertools.product(range(1 << d), repeat=C):
+        masks = np.array([[(p >> j) & 1 for j in range(d)] for p in choice], dtype=bool)
+        codes = combos.codes.copy()
+        codes[masks] = MISSING
+        if wildcard_frequencies(codes, combos.counts).min() >= min(k, combos.rows):
+            new = masks & (combos.codes != MISSING)
+            best = min(best, float((new * combos.counts[:, None] * weights[None, :]).sum()))
+    return best
