@@ -18,6 +18,7 @@ METHODS: Registry[Method] = Registry("transformation method", modules=(
     "sqlanon.methods.generalization.method",
     "sqlanon.methods.microaggregation.method",
     "sqlanon.methods.perturbation.method",
+    "sqlanon.methods.local_suppression.method",
 ))
 
 

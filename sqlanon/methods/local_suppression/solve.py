@@ -1,0 +1,53 @@
+"""From the frequency table to the decisions: the chosen solver, and the decisions as rows of the
+released rows' decision relation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sqlanon.errors import SpecError
+from sqlanon.methods.local_suppression import exact, greedy, sdcmicro
+from sqlanon.methods.local_suppression.combos import Combos, Suppression
+from sqlanon.methods.local_suppression.queries import Decision
+from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
+
+
+def suppress(combos: Combos, qis: Sequence[str], s: LocalSuppressionSettings) -> Suppression:
+    """Run the settings' solver; every solver's result is k-anonymous under the wildcard semantics
+    (when the table has at least k rows)."""
+    weights = np.array([s.weight(a) for a in qis], dtype=float)
+    if s.solver == "exact":
+        size = exact.exact_size(combos)
+        if combos.width > exact.MAX_EXACT_WIDTH or size > exact.MAX_EXACT_VARIABLES:
+            raise SpecError(f"the exact solver takes up to {exact.MAX_EXACT_VARIABLES:,} combinations × "
+                            f"2^attributes (and {exact.MAX_EXACT_WIDTH} attributes); this table has "
+                            f"{len(combos.counts):,} combinations of {combos.width} attributes "
+                            f"({size:,}): use solver heuristic", path="transformation.solver")
+        try:
+            return exact.solve(combos, s.k, weights, s.time_limit)
+        except TimeoutError as e:
+            raise SpecError(f"{e}: raise time_limit or use solver heuristic",
+                            path="transformation.time_limit") from None
+    if s.heuristic == "sdcmicro":
+        return sdcmicro.sdcmicro(combos, s.k, sdcmicro.weighted_order(combos, weights))
+    return greedy.best_of_donors(combos, s.k, weights)
+
+
+def decisions(combos: Combos, values: Sequence[tuple[str | None, ...]], result: Suppression
+              ) -> tuple[list[Decision], bool]:
+    """The decisions of the rows that lose a cell, and whether a combination's rows are split."""
+    new = result.new_cells(combos)
+    order = np.lexsort((np.arange(len(result.combo)), result.combo))
+    out: list[Decision] = []
+    split = len(np.unique(result.combo)) < len(result.combo)
+    position: dict[int, int] = {}
+    for u in order:
+        c = int(result.combo[u])
+        first = position.get(c, 0) + 1
+        last = first + int(result.rows[u]) - 1
+        position[c] = last
+        if new[u].any():
+            out.append(Decision(tuple(values[c]), tuple(bool(x) for x in new[u]), first, last))
+    return out, split
