@@ -89,11 +89,11 @@ def cheapest_patterns(combos: Combos, k: int, weights: np.ndarray, *, give_back:
         p = best[np.argmax(covered[best])]
         codes[i, pattern_bits[p]] = MISSING
     if give_back:
-        codes = _give_back(combos, codes, k, weights)
+        codes = restore_cells(combos, codes, k, weights)
     return Suppression.per_combination(codes == MISSING, counts.copy())
 
 
-def _give_back(combos: Combos, codes: np.ndarray, k: int, weights: np.ndarray) -> np.ndarray:
+def restore_cells(combos: Combos, codes: np.ndarray, k: int, weights: np.ndarray) -> np.ndarray:
     counts = combos.counts
     added = np.argwhere((codes == MISSING) & (combos.codes != MISSING))
     if len(added) == 0:

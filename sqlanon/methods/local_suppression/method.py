@@ -121,7 +121,8 @@ def suppressed(spec: Spec, ds: Dataset) -> Suppressed:
     weights = [s.weight(a) for a in qis]
     import numpy as np
 
-    warnings = [f"privacy model {m} is not enforced by local_suppression; the report gives the achieved k "
+    warnings = [result.status] if s.solver == "heuristic" and result.status else []
+    warnings += [f"privacy model {m} is not enforced by local_suppression; the report gives the achieved k "
                 "only" for m in spec.privacy if getattr(m, "name", "") != "k_anonymity"]
     report = LocalSuppressionReport(summary, combos.rows, s.k, len(combos.counts),
                                     {a: int(n) for a, n in zip(qis, cells)}, result.rows_touched(combos),

@@ -12,7 +12,7 @@ from sqlanon.errors import SpecError, did_you_mean
 
 KEYS = ("k", "importance", "solver", "heuristic", "time_limit", "suppressed_value")
 SOLVERS = ("heuristic", "exact")
-HEURISTICS = ("pattern", "sdcmicro")
+HEURISTICS = ("cover", "pattern", "sdcmicro")
 DEFAULT_TIME_LIMIT = 60.0
 
 
@@ -22,7 +22,7 @@ class LocalSuppressionSettings:
     importance: dict[str, float] = field(default_factory=dict)
     """Cost of one suppressed cell per attribute (1 when not given)."""
     solver: str = "heuristic"
-    heuristic: str = "pattern"
+    heuristic: str = "cover"
     time_limit: float = DEFAULT_TIME_LIMIT
     suppressed_value: str | None = None
     """Written instead of NULL in a suppressed cell (the quasi-identifiers are then text)."""
@@ -101,7 +101,7 @@ def local_suppression_settings(options: Mapping[str, Any], roles: Mapping[str, s
             raise SpecError(f"{name!r} is not a quasi_identifier." + did_you_mean(str(name), qis), path=path)
         importance[str(name)] = _positive(weight, path)
     solver = _choice(options, "solver", SOLVERS, "heuristic")
-    heuristic = _choice(options, "heuristic", HEURISTICS, "pattern")
+    heuristic = _choice(options, "heuristic", HEURISTICS, "cover")
     if "heuristic" in options and solver == "exact":
         raise SpecError("heuristic applies to solver heuristic", path="transformation.heuristic")
     if "time_limit" in options and solver != "exact":

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sqlanon.errors import SpecError
-from sqlanon.methods.local_suppression import exact, greedy, sdcmicro
+from sqlanon.methods.local_suppression import cover, exact, greedy, sdcmicro
 from sqlanon.methods.local_suppression.combos import Combos, Suppression
 from sqlanon.methods.local_suppression.queries import Decision
 from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
@@ -32,7 +32,13 @@ def suppress(combos: Combos, qis: Sequence[str], s: LocalSuppressionSettings) ->
                             path="transformation.time_limit") from None
     if s.heuristic == "sdcmicro":
         return sdcmicro.sdcmicro(combos, s.k, sdcmicro.weighted_order(combos, weights))
-    return greedy.best_of_donors(combos, s.k, weights)
+    if s.heuristic == "cover" and len(combos.counts) <= cover.MAX_COVER_UNITS:
+        return cover.row_cover(combos, s.k, weights)
+    result = greedy.best_of_donors(combos, s.k, weights)
+    if s.heuristic == "cover":
+        result.status = (f"{len(combos.counts):,} combinations are more than the row cover takes "
+                         f"({cover.MAX_COVER_UNITS:,}): the cheapest-pattern heuristic with donor rows ran instead")
+    return result
 
 
 def decisions(combos: Combos, values: Sequence[tuple[str | None, ...]], result: Suppression

@@ -63,7 +63,8 @@ def check_release(source: list[tuple], out: list[tuple], k: int, report, positio
     assert report.achieved_k >= k and report.anonymous
 
 
-@pytest.mark.parametrize("solver", [{"solver": "exact"}, {"heuristic": "pattern"}, {"heuristic": "sdcmicro"}])
+@pytest.mark.parametrize("solver", [{"solver": "exact"}, {"heuristic": "cover"}, {"heuristic": "pattern"},
+                                    {"heuristic": "sdcmicro"}])
 def test_table_output_is_k_anonymous(duck, solver):
     source = load(duck)
     report = api.apply(spec(k=3, **solver), engine=duck)
@@ -119,7 +120,8 @@ def test_marker_in_suppressed_cells(duck):
     ({"k": 3, "importance": {"income": 2}}, "transformation.importance.income", "not a quasi_identifier"),
     ({"k": 3, "importance": {"a": 0}}, "transformation.importance.a", "> 0"),
     ({"k": 1}, "transformation.k", ">= 2"),
-    ({"k": 3, "solver": "exact", "heuristic": "pattern"}, "transformation.heuristic", "solver heuristic"),
+    ({"k": 3, "solver": "exact", "heuristic": "cover"}, "transformation.heuristic", "solver heuristic"),
+    ({"k": 3, "heuristic": "best"}, "transformation.heuristic", "cover, pattern, sdcmicro"),
     ({"k": 3, "time_limit": 5}, "transformation.time_limit", "solver exact"),
     ({"k": 3, "solver": "fast"}, "transformation.solver", "heuristic, exact"),
     ({"k": 3, "suppression_limit": 0.1}, "transformation.suppression_limit", "never rows"),
