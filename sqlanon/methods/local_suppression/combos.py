@@ -1,11 +1,11 @@
 """The frequency table of the quasi-identifier combinations, and frequencies under the wildcard
-semantics (a suppressed or missing cell matches any value, as sdcMicro's ``freqCalc`` with
-``alpha = 1``).
+semantics (a suppressed or missing cell matches any value, as sdcMicro's ``freqCalc``).
 
 A combination is a row of integer codes, one per attribute, ``-1`` for a missing (or suppressed)
 value. A *release* is a list of units ``(codes, rows)``: rows that are published with the same codes.
 Two units match when, at every attribute, either is ``-1`` or both are equal; a unit's frequency is
-the number of rows of the units it matches (itself included).
+the number of rows of the units it matches (itself included), a row with a missing cell counting
+``alpha`` instead of 1 (sdcMicro's ``alpha``: 1 by default, 0 ignores keys with missing values).
 """
 
 from __future__ import annotations
@@ -66,17 +66,23 @@ def _patterns(codes: np.ndarray) -> np.ndarray:
     return ((codes == MISSING).astype(np.int64) * bits).sum(axis=1)
 
 
-def wildcard_frequencies(codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Each unit's frequency under the wildcard semantics.
+def weights_of(codes: np.ndarray, rows: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """What each unit's rows count in others' frequencies: ``alpha`` per row with a missing cell."""
+    return rows * np.where((codes == MISSING).any(axis=1), alpha, 1.0)
+
+
+def wildcard_frequencies(codes: np.ndarray, rows: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """Each unit's frequency under the wildcard semantics (floats).
 
     Units are grouped by their pattern of missing cells; for each pair of patterns (A, B) the units
     of B are counted by their values outside A ∪ B and looked up by the units of A, so the cost grows
     with the number of pattern pairs, not with the square of the units.
     """
     n, d = codes.shape
-    out = np.zeros(n, dtype=np.int64)
+    out = np.zeros(n, dtype=float)
     if n == 0:
         return out
+    rows = weights_of(codes, rows, alpha)
     pats = _patterns(codes)
     groups = {int(p): np.flatnonzero(pats == p) for p in np.unique(pats)}
     for a, ia in groups.items():
@@ -89,16 +95,16 @@ def wildcard_frequencies(codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
             _, inverse = np.unique(both, axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
             totals = np.bincount(inverse[len(ia):], weights=rows[ib], minlength=int(inverse.max()) + 1)
-            out[ia] += totals[inverse[:len(ia)]].astype(np.int64)
+            out[ia] += totals[inverse[:len(ia)]]
     return out
 
 
-def brute_force_frequencies(codes: np.ndarray) -> np.ndarray:
+def brute_force_frequencies(codes: np.ndarray, alpha: float = 1.0) -> np.ndarray:
     """Every row's frequency by comparing it with every row (tests' reference)."""
     a = codes[:, None, :]
     b = codes[None, :, :]
     match = ((a == b) | (a == MISSING) | (b == MISSING)).all(axis=2)
-    return match.sum(axis=1)
+    return match @ np.where((codes == MISSING).any(axis=1), alpha, 1.0)
 
 
 @dataclass
@@ -135,8 +141,8 @@ class Suppression:
     def rows_touched(self, combos: Combos) -> int:
         return int(self.rows[self.new_cells(combos).any(axis=1)].sum())
 
-    def achieved_k(self, combos: Combos) -> int:
+    def achieved_k(self, combos: Combos, alpha: float = 1.0) -> float:
         live = self.rows > 0
         if not live.any():
-            return 0
-        return int(wildcard_frequencies(self.released(combos)[live], self.rows[live]).min())
+            return 0.0
+        return float(wildcard_frequencies(self.released(combos)[live], self.rows[live], alpha).min())

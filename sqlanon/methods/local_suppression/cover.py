@@ -5,18 +5,28 @@ Moving *one* row of a unit (rows published alike) to a pattern p of suppressed c
 every row that agrees with it outside p: each unsafe row it newly matches lacks one match less, and
 the moved row's own deficit changes with its new frequency. Repeatedly the move with the largest
 deficit reduction per unit of cost (the importance of the cells it suppresses) is made, until no row
-is unsafe; then cells no row needs are given back (:func:`~sqlanon.methods.local_suppression.greedy.restore_cells`).
+is unsafe; then cells no row needs are given back
+(:func:`~sqlanon.methods.local_suppression.greedy.restore_cells`).
 
 The gains of all patterns of one unit come from one subset-sum transform over the mismatch sets, so
-one step costs units² · d (Adult's 6,072 combinations of 5 attributes at k = 5: 4 steps, about
-12 s); it is used up to :data:`MAX_COVER_UNITS` combinations.
+one step costs units² · d. With ``alpha < 1`` a move can lower other rows' frequencies and the
+cover can get stuck short of k; the caller then also runs the cheapest-pattern heuristic
+(:func:`~sqlanon.methods.local_suppression.solve.suppress`). Adult's 6,072 combinations of 5
+attributes at k = 5 take 4 steps, about 12 s; the cover is used up to :data:`MAX_COVER_UNITS`
+combinations.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from sqlanon.methods.local_suppression.combos import MISSING, Combos, Suppression, wildcard_frequencies
+from sqlanon.methods.local_suppression.combos import (
+    MISSING,
+    Combos,
+    Suppression,
+    weights_of,
+    wildcard_frequencies,
+)
 
 MAX_COVER_UNITS = 10_000
 """Above this many combinations ``heuristic: cover`` runs the cheapest-pattern heuristic with donors."""
@@ -32,7 +42,8 @@ def _subset_sums(values: np.ndarray, masks: np.ndarray, width: int) -> np.ndarra
     return f
 
 
-def row_cover(combos: Combos, k: int, weights: np.ndarray, max_steps: int = 100_000) -> Suppression:
+def row_cover(combos: Combos, k: int, weights: np.ndarray, alpha: float = 1.0, max_steps: int = 100_000
+              ) -> Suppression:
     from sqlanon.methods.local_suppression.greedy import restore_cells
 
     d = combos.width
@@ -43,30 +54,36 @@ def row_cover(combos: Combos, k: int, weights: np.ndarray, max_steps: int = 100_
     patterns = np.arange(1 << d)
     pattern_bits = ((patterns[:, None] >> np.arange(d)) & 1).astype(bool)
     pattern_cost = pattern_bits.astype(float) @ weights
-    fk = wildcard_frequencies(codes, rows)
+    fk = wildcard_frequencies(codes, rows, alpha)
     for _ in range(max_steps):
-        deficit = np.maximum(0, k - fk)
-        if not (deficit * (rows > 0)).any():
+        deficit = np.maximum(0.0, k - fk) * (rows > 0)
+        if not (deficit > 1e-9).any():
             break
-        needy = (deficit > 0) & (rows > 0)
-        best = (0.0, -1, -1)
+        w = weights_of(codes, rows, alpha)
+        per_row = np.where((codes == MISSING).any(axis=1), alpha, 1.0)
+        best = (1e-9, -1, -1)
         for c in np.flatnonzero(rows > 0):
             differs = (codes != codes[c]) & (codes != MISSING) & (codes[c] != MISSING)
             mm = (differs.astype(np.int64) * bits).sum(axis=1)
-            fresh = needy & (mm != 0)
-            gain_rows = _subset_sums(rows[fresh].astype(float), mm[fresh], d)  # unsafe rows newly matched
-            newly = _subset_sums(rows[mm != 0].astype(float), mm[mm != 0], d)  # all rows newly matched
+            other = (mm != 0) & (rows > 0)
+            # rows already matching c: one of c's rows leaves, one with missing cells arrives
+            shift = alpha - per_row[c]
+            staying = np.where(np.arange(len(rows)) == c, rows - 1, rows) * ((mm == 0) & (rows > 0))
+            base = float((staying * (deficit - np.maximum(0.0, k - fk - shift))).sum())
+            newly_gain = _subset_sums(rows[other] * (deficit[other] - np.maximum(0.0, deficit[other] - alpha)),
+                                      mm[other], d)
+            newly_weight = _subset_sums(w[other], mm[other], d)
             own = int(bits[codes[c] == MISSING].sum())
             valid = ((patterns & own) == own) & (patterns != own)
-            new_fk = fk[c] + newly
-            gain = gain_rows + deficit[c] - np.maximum(0, k - new_fk)
+            moved_fk = fk[c] + shift + newly_weight
+            gain = base + newly_gain + deficit[c] - np.maximum(0.0, k - moved_fk)
             cost = pattern_cost - pattern_cost[own]
-            score = np.where(valid & (gain > 0), gain / np.where(cost > 0, cost, np.inf), 0.0)
+            score = np.where(valid & (gain > 1e-9), gain / np.where(cost > 0, cost, np.inf), 0.0)
             p = int(np.argmax(score))
             if score[p] > best[0]:
                 best = (float(score[p]), int(c), p)
         if best[1] < 0:
-            break
+            break  # no move lowers the deficit
         _, c, p = best
         moved = codes[c].copy()
         moved[pattern_bits[p]] = MISSING
@@ -79,9 +96,9 @@ def row_cover(combos: Combos, k: int, weights: np.ndarray, max_steps: int = 100_
             rows = np.append(rows, 1)
             origin.append(origin[c])
         live = rows > 0
-        fk = np.zeros(len(rows), dtype=np.int64)
-        fk[live] = wildcard_frequencies(codes[live], rows[live])
+        fk = np.zeros(len(rows))
+        fk[live] = wildcard_frequencies(codes[live], rows[live], alpha)
     live = rows > 0
     units = Combos(combos.codes[np.array(origin)][live], rows[live], combos.values)
-    kept = restore_cells(units, codes[live], k, weights)
+    kept = restore_cells(units, codes[live], k, weights, alpha)
     return Suppression(np.array(origin)[live], kept == MISSING, rows[live].copy())

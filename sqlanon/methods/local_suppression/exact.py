@@ -6,7 +6,8 @@ Variables, for every combination c and every pattern p of cells (a superset of c
 ``y[c,p]`` the rows of c released with p suppressed (integer), ``z[c,p]`` whether any is (binary).
 
 * ``Σ_p y[c,p] = n_c``; ``y[c,p] ≤ n_c · z[c,p]``;
-* a used (c,p) has k matching rows: ``Σ_{(c',q) matching (c,p)} y[c',q] ≥ k · z[c,p]``;
+* a used (c,p) has k matching rows: ``Σ_{(c',q) matching (c,p)} a(q) · y[c',q] ≥ k · z[c,p]``, where
+  ``a(q)`` is ``alpha`` for a pattern with a missing cell and 1 otherwise;
 * minimise ``Σ y[c,p] · w(p minus c's missing cells)``.
 
 (c,p) and (c',q) match when c and c' agree outside p ∪ q. The matching sums are shared through
@@ -35,7 +36,8 @@ def exact_size(combos: Combos) -> int:
     return len(combos.counts) * (1 << combos.width)
 
 
-def solve(combos: Combos, k: int, weights: np.ndarray, time_limit: float = 60.0) -> Suppression:
+def solve(combos: Combos, k: int, weights: np.ndarray, time_limit: float = 60.0, alpha: float = 1.0
+          ) -> Suppression:
     codes, counts = combos.codes, combos.counts
     C, d = codes.shape
     P = 1 << d
@@ -86,7 +88,7 @@ def solve(combos: Combos, k: int, weights: np.ndarray, time_limit: float = 60.0)
         for q in range(P):
             hv = aux.get((q, p | q, key(c, p | q)))
             if hv is not None:
-                terms[hv] = terms.get(hv, 0.0) + 1.0
+                terms[hv] = terms.get(hv, 0.0) + (alpha if q else 1.0)
         for hv, v in terms.items():
             rows_i.append(r); cols_i.append(hv); vals.append(v)
         rows_i.append(r); cols_i.append(m + i); vals.append(-float(k))
@@ -105,6 +107,9 @@ def solve(combos: Combos, k: int, weights: np.ndarray, time_limit: float = 60.0)
     res = milp(cost, constraints=LinearConstraint(a, lo, hi), integrality=integrality,
                bounds=Bounds(np.zeros(n_vars), upper),
                options={"time_limit": float(time_limit), "disp": False, "mip_rel_gap": 0.0})
+    if res.status == 2:
+        raise ValueError("no suppression makes every row k-anonymous (with alpha < 1, rows with "
+                         "suppressed cells count less)")
     if res.x is None:
         raise TimeoutError(f"the exact solver found no solution within {time_limit:g} s ({res.message})")
     y = np.rint(res.x[:m]).astype(np.int64)
@@ -114,7 +119,7 @@ def solve(combos: Combos, k: int, weights: np.ndarray, time_limit: float = 60.0)
     return Suppression(combo, mask, y[used], optimal=res.status == 0, status=str(res.message))
 
 
-def brute_force_optimum(combos: Combos, k: int, weights: np.ndarray) -> float:
+def brute_force_optimum(combos: Combos, k: int, weights: np.ndarray, alpha: float = 1.0) -> float:
     """The optimum over decisions per combination by enumeration (tiny tables; tests' reference)."""
     from sqlanon.methods.local_suppression.combos import wildcard_frequencies
 
@@ -124,7 +129,7 @@ def brute_force_optimum(combos: Combos, k: int, weights: np.ndarray) -> float:
         masks = np.array([[(p >> j) & 1 for j in range(d)] for p in choice], dtype=bool)
         codes = combos.codes.copy()
         codes[masks] = MISSING
-        if wildcard_frequencies(codes, combos.counts).min() >= min(k, combos.rows):
+        if wildcard_frequencies(codes, combos.counts, alpha).min() >= k - 1e-9:
             new = masks & (combos.codes != MISSING)
             best = min(best, float((new * combos.counts[:, None] * weights[None, :]).sum()))
     return best

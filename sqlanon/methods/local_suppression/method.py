@@ -117,7 +117,8 @@ def suppressed(spec: Spec, ds: Dataset) -> Suppressed:
                                   {"time_limit": s.time_limit}),
                                **({"importance": dict(s.importance)} if s.importance else {}),
                                **({"levels": dict(s.levels)} if s.levels else {}),
-                               **({"suppressed_value": s.suppressed_value} if s.suppressed_value else {})}
+                               **({"suppressed_value": s.suppressed_value} if s.suppressed_value else {}),
+                               **({"alpha": s.alpha} if s.alpha != 1 else {})}
     weights = [s.weight(a) for a in qis]
     import numpy as np
 
@@ -126,7 +127,13 @@ def suppressed(spec: Spec, ds: Dataset) -> Suppressed:
                 "only" for m in spec.privacy if getattr(m, "name", "") != "k_anonymity"]
     report = LocalSuppressionReport(summary, combos.rows, s.k, len(combos.counts),
                                     {a: int(n) for a, n in zip(qis, cells)}, result.rows_touched(combos),
-                                    result.achieved_k(combos), result.cost(combos, np.array(weights)),
+                                    _number(result.achieved_k(combos, s.alpha)),
+                                    result.cost(combos, np.array(weights)),
                                     optimal=result.optimal if s.solver == "exact" else None,
                                     warnings=warnings)
     return Suppressed(rows, chosen, split, report)
+
+
+def _number(x: float) -> float | int:
+    """An integral frequency as an int (always with ``alpha`` 1); else rounded to 12 digits."""
+    return int(round(x)) if abs(x - round(x)) < 1e-9 else round(x, 12)

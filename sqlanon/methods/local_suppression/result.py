@@ -16,7 +16,7 @@ class LocalSuppressionReport:
     cells: dict[str, int]
     """Cells suppressed per quasi-identifier (NULLs of the source not counted)."""
     rows_touched: int
-    achieved_k: int
+    achieved_k: float
     """The smallest frequency of a released row under the wildcard semantics."""
     cost: float
     """Suppressed cells weighted by importance (the solvers' objective)."""
@@ -27,7 +27,7 @@ class LocalSuppressionReport:
 
     @property
     def anonymous(self) -> bool:
-        return self.achieved_k >= self.k
+        return self.achieved_k >= self.k - 1e-9
 
     def as_dict(self) -> dict[str, Any]:
         return {"rows": self.rows, "anonymous": self.anonymous, "transformation": self.transformation,

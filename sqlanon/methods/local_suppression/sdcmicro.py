@@ -8,7 +8,8 @@ frequency table.
    rows at the smallest positive distance (the number of attributes where both are present and
    differ) are its candidates; the first attribute, least important first, where a candidate holds
    another present value is suppressed. Later combinations of the pass see the suppressions made.
-3. Frequencies are computed again; passes repeat until every combination is safe.
+3. Frequencies are computed again; passes repeat until every combination is safe (or, as can happen
+   with ``alpha < 1``, a pass suppresses nothing).
 
 sdcMicro decides per record; here the rows of one combination share a decision (its records are
 interchangeable and would take the same attribute), and ties of the order are broken by the codes
@@ -36,17 +37,19 @@ def weighted_order(combos: Combos, weights: np.ndarray) -> list[int]:
     return sorted(range(combos.width), key=lambda j: (weights[j], default.index(j)))
 
 
-def sdcmicro(combos: Combos, k: int, order: list[int], max_passes: int = 1000) -> Suppression:
+def sdcmicro(combos: Combos, k: int, order: list[int], alpha: float = 1.0, max_passes: int = 1000
+             ) -> Suppression:
     codes = combos.codes.copy()
     counts = combos.counts.copy()
     complete = (codes != MISSING).all(axis=1)
     work = np.where(complete, np.minimum(counts, k), counts)
     for _ in range(max_passes):
-        fk = wildcard_frequencies(codes, work)
+        fk = wildcard_frequencies(codes, work, alpha)
         problem = np.flatnonzero(fk < k)
         if len(problem) == 0:
             break
         problem = problem[np.argsort(fk[problem], kind="stable")]
+        changed = False
         for i in problem:
             row = codes[i]
             differs = (codes != row) & (codes != MISSING) & (row != MISSING)
@@ -58,6 +61,9 @@ def sdcmicro(combos: Combos, k: int, order: list[int], max_passes: int = 1000) -
             for j in order:
                 if row[j] != MISSING and ((candidates[:, j] != row[j]) & (candidates[:, j] != MISSING)).any():
                     codes[i, j] = MISSING
+                    changed = True
                     break
+        if not changed:
+            break  # nothing left to suppress that a candidate differs in
     masks = (codes == MISSING) & (combos.codes != MISSING)
     return Suppression.per_combination(masks | (combos.codes == MISSING), counts)

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlanon.errors import SpecError, did_you_mean
 
-KEYS = ("k", "importance", "solver", "heuristic", "time_limit", "suppressed_value")
+KEYS = ("k", "importance", "solver", "heuristic", "time_limit", "suppressed_value", "alpha")
 SOLVERS = ("heuristic", "exact")
 HEURISTICS = ("cover", "pattern", "sdcmicro")
 DEFAULT_TIME_LIMIT = 60.0
@@ -28,6 +28,9 @@ class LocalSuppressionSettings:
     """Written instead of NULL in a suppressed cell (the quasi-identifiers are then text)."""
     levels: dict[str, int] = field(default_factory=dict)
     """Generalization levels applied before any cell is suppressed."""
+    alpha: float = 1.0
+    """What a row with a missing (suppressed) cell counts in other rows' frequencies (sdcMicro's
+    ``alpha``): 1, every wildcard match counts; 0, such rows count for no other row."""
 
     def weight(self, attribute: str) -> float:
         return float(self.importance.get(attribute, 1.0))
@@ -111,5 +114,8 @@ def local_suppression_settings(options: Mapping[str, Any], roles: Mapping[str, s
     if marker is not None and not isinstance(marker, str):
         raise SpecError(f"must be a text marker such as '*', got {marker!r}",
                         path="transformation.suppressed_value")
+    alpha = options.get("alpha", 1.0)
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= alpha <= 1:
+        raise SpecError(f"must be a number in [0, 1], got {alpha!r}", path="transformation.alpha")
     return LocalSuppressionSettings(_k(options, privacy), importance, solver, heuristic, time_limit, marker,
-                                    dict(levels or {}))
+                                    dict(levels or {}), float(alpha))

@@ -15,8 +15,10 @@ from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
 
 
 def suppress(combos: Combos, qis: Sequence[str], s: LocalSuppressionSettings) -> Suppression:
-    """Run the settings' solver; every solver's result is k-anonymous under the wildcard semantics
-    (when the table has at least k rows)."""
+    """Run the settings' solver. With ``alpha = 1`` every solver's result is k-anonymous under the
+    wildcard semantics (when the table has at least k rows); with ``alpha < 1`` a heuristic may stop
+    short (the report gives the achieved k) and the exact solver refuses a table it cannot make
+    k-anonymous."""
     weights = np.array([s.weight(a) for a in qis], dtype=float)
     if s.solver == "exact":
         size = exact.exact_size(combos)
@@ -26,15 +28,23 @@ def suppress(combos: Combos, qis: Sequence[str], s: LocalSuppressionSettings) ->
                             f"{len(combos.counts):,} combinations of {combos.width} attributes "
                             f"({size:,}): use solver heuristic", path="transformation.solver")
         try:
-            return exact.solve(combos, s.k, weights, s.time_limit)
+            return exact.solve(combos, s.k, weights, s.time_limit, s.alpha)
+        except ValueError as e:
+            raise SpecError(f"{e}: raise alpha or lower k", path="transformation.alpha") from None
         except TimeoutError as e:
             raise SpecError(f"{e}: raise time_limit or use solver heuristic",
                             path="transformation.time_limit") from None
     if s.heuristic == "sdcmicro":
-        return sdcmicro.sdcmicro(combos, s.k, sdcmicro.weighted_order(combos, weights))
+        return sdcmicro.sdcmicro(combos, s.k, sdcmicro.weighted_order(combos, weights), s.alpha)
+    covered = None
     if s.heuristic == "cover" and len(combos.counts) <= cover.MAX_COVER_UNITS:
-        return cover.row_cover(combos, s.k, weights)
-    result = greedy.best_of_donors(combos, s.k, weights)
+        covered = cover.row_cover(combos, s.k, weights, s.alpha)
+        if covered.achieved_k(combos, s.alpha) >= s.k - 1e-9:
+            return covered
+    result = greedy.best_of_donors(combos, s.k, weights, s.alpha)
+    if covered is not None:  # the row cover got stuck (alpha < 1): the better of the two
+        return min((covered, result), key=lambda r: (-min(r.achieved_k(combos, s.alpha), s.k),
+                                                     r.cost(combos, weights)))
     if s.heuristic == "cover":
         result.status = (f"{len(combos.counts):,} combinations are more than the row cover takes "
                          f"({cover.MAX_COVER_UNITS:,}): the cheapest-pattern heuristic with donor rows ran instead")

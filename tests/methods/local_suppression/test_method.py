@@ -146,3 +146,14 @@ def test_anonymize_is_refused(duck):
     load(duck)
     with pytest.raises(SpecError, match="run apply"):
         api.anonymize(spec(k=3), engine=duck)
+
+
+def test_alpha_zero_gives_no_wildcard_donors(duck):
+    """With alpha = 0 a suppressed row counts for no other row: each released row has k rows without
+    a suppressed cell that it matches."""
+    load(duck, n=40)
+    report = api.apply(spec(qis=["a", "b"], k=3, alpha=0), engine=duck)
+    out = [(r[1], r[2]) for r in fetch(duck, "out")]
+    complete = [r for r in out if None not in r]
+    assert min(sum(all(u is None or u == v for u, v in zip(x, y)) for y in complete) for x in out) >= 3
+    assert report.transformation["alpha"] == 0 and report.anonymous and sum(report.cells.values()) > 0
