@@ -36,75 +36,76 @@ def exact_size(combos: Combos) -> int:
     return len(combos.counts) * (1 << combos.width)
 
 
+class _Rows:
+    """The constraint matrix, one row at a time."""
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+        self.cols: list[int] = []
+        self.vals: list[float] = []
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+
+    def add(self, terms: dict[int, float], lo: float, hi: float) -> None:
+        r = len(self.lo)
+        for col, v in terms.items():
+            self.rows.append(r)
+            self.cols.append(col)
+            self.vals.append(v)
+        self.lo.append(lo)
+        self.hi.append(hi)
+
+    def constraint(self, n_vars: int) -> LinearConstraint:
+        a = coo_matrix((self.vals, (self.rows, self.cols)), shape=(len(self.lo), n_vars)).tocsr()
+        return LinearConstraint(a, self.lo, self.hi)
+
+
 def solve(combos: Combos, k: int, weights: np.ndarray, time_limit: float = 60.0, alpha: float = 1.0
           ) -> Suppression:
     codes, counts = combos.codes, combos.counts
     C, d = codes.shape
     P = 1 << d
     own = ((codes == MISSING).astype(np.int64) << np.arange(d)).sum(axis=1)
-    pats = np.arange(P)
-    pattern_bits = ((pats[:, None] >> np.arange(d)) & 1).astype(bool)
+    pattern_bits = ((np.arange(P)[:, None] >> np.arange(d)) & 1).astype(bool)
     pairs = [(c, p) for c in range(C) for p in range(P) if (p & own[c]) == own[c]]
     index = {cp: i for i, cp in enumerate(pairs)}
     m = len(pairs)
-    # auxiliary H[q, T, v]: one per (q, T ⊇ q, projection of some c outside T)
-    aux: dict[tuple[int, int, tuple[int, ...]], int] = {}
-    rows_i: list[int] = []
-    cols_i: list[int] = []
-    vals: list[float] = []
-    lo: list[float] = []
-    hi: list[float] = []
-    r = 0
 
     def key(c: int, t: int) -> tuple[int, ...]:
         return tuple(int(x) for x in codes[c][~pattern_bits[t]])
 
-    def h(q: int, t: int, v: tuple[int, ...]) -> int:
-        return aux.setdefault((q, t, v), 2 * m + len(aux))
-
+    # auxiliary H[q, T, v] (variable 2m + its number): Σ y[c',q] over c' = v outside T ⊇ q
+    aux: dict[tuple[int, int, tuple[int, ...]], int] = {}
+    members: dict[int, dict[int, float]] = {}
     supersets = [[t for t in range(P) if (t & q) == q] for q in range(P)]
     for (c, q), i in index.items():
         for t in supersets[q]:
-            _ = h(q, t, key(c, t))
-    # definitions: Σ y[c',q] (c' = v outside T) − H = 0
-    members: dict[int, list[int]] = {}
-    for (c, q), i in index.items():
-        for t in supersets[q]:
-            members.setdefault(aux[(q, t, key(c, t))], []).append(i)
-    for hv, ys in members.items():
-        for i in ys:
-            rows_i.append(r); cols_i.append(i); vals.append(1.0)
-        rows_i.append(r); cols_i.append(hv); vals.append(-1.0)
-        lo.append(0.0); hi.append(0.0); r += 1
+            hv = aux.setdefault((q, t, key(c, t)), 2 * m + len(aux))
+            members.setdefault(hv, {hv: -1.0})[i] = 1.0
+    rows = _Rows()
+    for terms in members.values():
+        rows.add(terms, 0.0, 0.0)
     for c in range(C):  # Σ_p y = n_c
-        for p in range(P):
-            if (c, p) in index:
-                rows_i.append(r); cols_i.append(index[(c, p)]); vals.append(1.0)
-        lo.append(float(counts[c])); hi.append(float(counts[c])); r += 1
+        n = float(counts[c])
+        rows.add({index[(c, p)]: 1.0 for p in range(P) if (c, p) in index}, n, n)
     for (c, p), i in index.items():
-        rows_i += [r, r]; cols_i += [i, m + i]; vals += [1.0, -float(counts[c])]  # y ≤ n z
-        lo.append(-np.inf); hi.append(0.0); r += 1
-        terms: dict[int, float] = {}
+        rows.add({i: 1.0, m + i: -float(counts[c])}, -np.inf, 0.0)  # y ≤ n z
+        matched: dict[int, float] = {m + i: -float(k)}  # Σ a(q) y[matching] ≥ k z
         for q in range(P):
-            hv = aux.get((q, p | q, key(c, p | q)))
-            if hv is not None:
-                terms[hv] = terms.get(hv, 0.0) + (alpha if q else 1.0)
-        for hv, v in terms.items():
-            rows_i.append(r); cols_i.append(hv); vals.append(v)
-        rows_i.append(r); cols_i.append(m + i); vals.append(-float(k))
-        lo.append(0.0); hi.append(np.inf); r += 1
+            sums = aux.get((q, p | q, key(c, p | q)))
+            if sums is not None:
+                matched[sums] = matched.get(sums, 0.0) + (alpha if q else 1.0)
+        rows.add(matched, 0.0, np.inf)
     n_vars = 2 * m + len(aux)
-    a = coo_matrix((vals, (rows_i, cols_i)), shape=(r, n_vars)).tocsr()
     cost = np.zeros(n_vars)
+    upper = np.full(n_vars, np.inf)
     for (c, p), i in index.items():
         cost[i] = float(weights[pattern_bits[p & ~own[c]]].sum())
-    integrality = np.zeros(n_vars)
-    integrality[:2 * m] = 1
-    upper = np.full(n_vars, np.inf)
-    for (c, _p), i in index.items():
         upper[i] = float(counts[c])
     upper[m:2 * m] = 1.0
-    res = milp(cost, constraints=LinearConstraint(a, lo, hi), integrality=integrality,
+    integrality = np.zeros(n_vars)
+    integrality[:2 * m] = 1
+    res = milp(cost, constraints=rows.constraint(n_vars), integrality=integrality,
                bounds=Bounds(np.zeros(n_vars), upper),
                options={"time_limit": float(time_limit), "disp": False, "mip_rel_gap": 0.0})
     if res.status == 2:

@@ -66,10 +66,11 @@ class Rows:
 def frequency_query(rows: Rows) -> exp.Select:
     """One GROUP BY: every combination of the quasi-identifiers (as text) and its rows."""
     plan = Plan(prefix=internal(""))
-    inner = exp.Subquery(this=rows.select(plan, None), alias=exp.TableAlias(this=exp.to_identifier(ROWS,
-                                                                                                   quoted=True)))
+    inner = exp.Subquery(this=rows.select(plan, None),
+                         alias=exp.TableAlias(this=exp.to_identifier(ROWS, quoted=True)))
     keys = [as_text(col(a, ROWS)) for a in rows.qis]
-    q = exp.select(*[alias(k, _value(i)) for i, k in enumerate(keys)], alias(count_star(), COUNT)).from_(inner)
+    q = exp.select(*[alias(k, _value(i)) for i, k in enumerate(keys)], alias(count_star(), COUNT))
+    q = q.from_(inner)
     q = q.group_by(*[k.copy() for k in keys])
     return plan.as_query(q)
 
@@ -86,7 +87,8 @@ class Decision:
 
 
 def output_query(spec: Spec, rows: Rows, decisions: Sequence[Decision], split: bool,
-                 target: DialectProfile, types: Mapping[str, exp.DataType], marker: str | None) -> OutputQuery:
+                 target: DialectProfile, types: Mapping[str, exp.DataType], marker: str | None
+                 ) -> OutputQuery:
     """The released rows: each quasi-identifier NULL (or ``marker``) where its row's decision says so.
 
     ``split``: some combination's rows take different decisions; the rows are then numbered within
@@ -122,7 +124,8 @@ def output_query(spec: Spec, rows: Rows, decisions: Sequence[Decision], split: b
         table_rows = [(*d.values, *("1" if f else "0" for f in d.flags), str(d.first), str(d.last))
                       for d in decisions]
         decided = values_table(table_rows, names, DECISION, target.sqlglot)
-        on = [exp.NullSafeEQ(this=k, expression=col(_value(i), DECISION)) for i, k in enumerate(keys)]
+        on: list[exp.Expression] = [exp.NullSafeEQ(this=k, expression=col(_value(i), DECISION))
+                                    for i, k in enumerate(keys)]
         if split:
             rank = col(RANK, ROWS)
             on += [exp.GTE(this=rank.copy(), expression=exp.cast(col(FIRST, DECISION), "bigint")),

@@ -115,7 +115,7 @@ def local_suppression_settings(options: Mapping[str, Any], roles: Mapping[str, s
         raise SpecError(f"must be a text marker such as '*', got {marker!r}",
                         path="transformation.suppressed_value")
     alpha = options.get("alpha", 1.0)
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= alpha <= 1:
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= float(alpha) <= 1:
         raise SpecError(f"must be a number in [0, 1], got {alpha!r}", path="transformation.alpha")
     return LocalSuppressionSettings(_k(options, privacy), importance, solver, heuristic, time_limit, marker,
                                     dict(levels or {}), float(alpha))

@@ -47,7 +47,8 @@ def suppress(combos: Combos, qis: Sequence[str], s: LocalSuppressionSettings) ->
                                                      r.cost(combos, weights)))
     if s.heuristic == "cover":
         result.status = (f"{len(combos.counts):,} combinations are more than the row cover takes "
-                         f"({cover.MAX_COVER_UNITS:,}): the cheapest-pattern heuristic with donor rows ran instead")
+                         f"({cover.MAX_COVER_UNITS:,}): the cheapest-pattern heuristic with donor rows "
+                         "ran instead")
     return result
 
 

@@ -30,7 +30,8 @@ def adult_rows(rows: int = ROWS) -> pa.Table:
 
 def spec(**transformation) -> dict:
     return {"source": {"table": "adult"},
-            "attributes": {"id": "insensitive", "salary": "sensitive", **{q: "quasi_identifier" for q in QIS}},
+            "attributes": {"id": "insensitive", "salary": "sensitive",
+                           **{q: "quasi_identifier" for q in QIS}},
             "transformation": {"method": "local_suppression", "k": 5, **transformation},
             "output": {"mode": "table", "name": "out"}}
 

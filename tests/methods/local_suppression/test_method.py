@@ -139,7 +139,8 @@ def test_bad_settings_are_refused_naming_the_key(transformation, path, words):
 def test_exact_refused_above_its_size(duck):
     load(duck, n=400, seed=3)
     with pytest.raises(SpecError, match="use solver heuristic"):
-        api.check(spec(qis=["a", "b", "age", "extra", "income", "id", "name"], k=3, solver="exact"), engine=duck)
+        api.check(spec(qis=["a", "b", "age", "extra", "income", "id", "name"], k=3, solver="exact"),
+                  engine=duck)
 
 
 def test_anonymize_is_refused(duck):
