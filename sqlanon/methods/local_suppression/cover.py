@@ -11,9 +11,9 @@ is unsafe; then cells no row needs are given back
 The gains of all patterns of one unit come from one subset-sum transform over the mismatch sets, so
 one step costs units² · d. With ``alpha < 1`` a move can lower other rows' frequencies and the
 cover can get stuck short of k; the caller then also runs the cheapest-pattern heuristic
-(:func:`~sqlanon.methods.local_suppression.solve.suppress`). Adult's 6,072 combinations of 5
-attributes at k = 5 take 4 steps, about 12 s; the cover is used up to :data:`MAX_COVER_UNITS`
-combinations.
+(:func:`~sqlanon.methods.local_suppression.solve.suppress`), which also does when the cover runs
+out of :data:`WORK_BUDGET` (Adult's 6,072 combinations of 5 attributes at k = 5 would need 4 steps,
+about 12 s). The cover is tried up to :data:`MAX_COVER_UNITS` combinations.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from sqlanon.methods.local_suppression.combos import (
 
 MAX_COVER_UNITS = 10_000
 """Above this many combinations ``heuristic: cover`` runs the cheapest-pattern heuristic with donors."""
-WORK_BUDGET = 2e9
+WORK_BUDGET = 3e8
 """The cover stops after this many cell comparisons (steps × units² × d) and the caller falls back
-(about 11 steps on 6,000 combinations of 5 attributes; thousands on small tables)."""
+(one step on 6,000 combinations of 5 attributes; about 1,900 on 200 combinations of 4)."""
 
 
 def _subset_sums(values: np.ndarray, masks: np.ndarray, width: int) -> np.ndarray:
