@@ -6,7 +6,9 @@ values, k from 2 to 5, 5 % NULLs in a third of the tables. For each: the exact o
 sdcMicro's ``localSuppression``, the cheapest-pattern heuristic without and with donor rows, and the
 row cover (the default); every result is checked k-anonymous by brute force over its rows. Prints
 the mean and the worst ratio of each heuristic's cells to the optimum (tables whose optimum is 0
-count as 1 when the heuristic also suppresses nothing).
+count as 1 when the heuristic also suppresses nothing), for each of ``--ratio-alphas`` (the cover
+through the method's solver choice, which falls back to the cheapest pattern when the cover stops
+short of k).
 
 Part 2, Adult (``../shared/data/adult/adult.csv``, 30,162 rows) at k = 5 through ``sqlanon.api.check``
 on DuckDB (one GROUP BY, the solver, the achieved k): cells per attribute, rows touched, seconds
@@ -27,8 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sqlanon.methods.local_suppression import cover, exact, greedy, sdcmicro
+from sqlanon.methods.local_suppression import exact, greedy, sdcmicro
 from sqlanon.methods.local_suppression.combos import Combos, Suppression, brute_force_frequencies
+from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
+from sqlanon.methods.local_suppression.solve import suppress
 
 ADULT = Path(__file__).resolve().parents[2] / "shared/data/adult/adult.csv"
 QIS = ["sex", "age", "race", "marital-status", "education"]
@@ -44,8 +48,9 @@ def random_table(rng: np.random.Generator) -> tuple[Combos, int]:
     return combos, int(rng.integers(2, 6))
 
 
-def ratios(tables: int, seed: int) -> None:
+def ratios(tables: int, seed: int, alpha: float) -> None:
     rng = np.random.default_rng(seed)
+    infeasible = 0
     out: dict[str, list[float]] = {"sdcmicro": [], "pattern without donors": [], "pattern": [],
                                    "cover (default)": []}
     exact_seconds = []
@@ -53,21 +58,27 @@ def ratios(tables: int, seed: int) -> None:
         combos, k = random_table(rng)
         w = np.ones(combos.width)
         t = time.perf_counter()
-        opt = exact.solve(combos, k, w, time_limit=60)
+        try:
+            opt = exact.solve(combos, k, w, time_limit=60, alpha=alpha)
+        except ValueError:
+            infeasible += 1  # with alpha < 1 no suppression may reach k
+            continue
         exact_seconds.append(time.perf_counter() - t)
         best = opt.cost(combos, w)
         results: dict[str, Suppression] = {
-            "sdcmicro": sdcmicro.sdcmicro(combos, k, sdcmicro.default_order(combos)),
-            "pattern without donors": greedy.cheapest_patterns(combos, k, w),
-            "pattern": greedy.best_of_donors(combos, k, w),
-            "cover (default)": cover.row_cover(combos, k, w)}
+            "sdcmicro": sdcmicro.sdcmicro(combos, k, sdcmicro.default_order(combos), alpha),
+            "pattern without donors": greedy.cheapest_patterns(combos, k, w, alpha=alpha),
+            "pattern": greedy.best_of_donors(combos, k, w, alpha),
+            "cover (default)": suppress(combos, [f"q{j}" for j in range(combos.width)],
+                                        LocalSuppressionSettings(k, alpha=alpha))}
         for name, s in [*results.items(), ("exact", opt)]:
             rows = np.repeat(s.released(combos), s.rows, axis=0)
-            assert brute_force_frequencies(rows).min() >= k, name
+            assert brute_force_frequencies(rows, alpha).min() >= k - 1e-9, name
         for name, s in results.items():
             cost = s.cost(combos, w)
             out[name].append(cost / best if best else 1.0 + cost)
-    print(f"random tables: {tables} (seed {seed}); exact solver median "
+    print(f"random tables, alpha {alpha:g}: {tables} (seed {seed}), {infeasible} without a solution; "
+          "exact solver median "
           f"{statistics.median(exact_seconds):.3f} s, max {max(exact_seconds):.2f} s; every result "
           "k-anonymous (brute force)")
     for name, r in out.items():
@@ -121,9 +132,11 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--qis", default=",".join(QIS))
     p.add_argument("--alphas", default="1,0", help="sdcMicro's alpha values to run on Adult")
+    p.add_argument("--ratio-alphas", default="1,0", help="alpha values of the random tables")
     p.add_argument("--skip-adult", action="store_true")
     a = p.parse_args()
-    ratios(a.tables, a.seed)
+    for alpha in a.ratio_alphas.split(","):
+        ratios(a.tables, a.seed, float(alpha))
     if not a.skip_adult:
         adult(a.runs, a.qis.split(","), [float(x) for x in a.alphas.split(",")])
 
