@@ -27,7 +27,7 @@ def load(duck, n: int = 60, seed: int = 0) -> list[tuple]:
     return rows
 
 
-def spec(mode: str = "table", name: str = "out", qis=QIS, **transformation):
+def spec(mode: str = "table", name: str | None = "out", qis=QIS, **transformation):
     attributes = {"id": "insensitive", "name": "identifier", "income": "sensitive", "extra": "insensitive",
                   **{q: {"role": "quasi_identifier"} for q in qis}}
     if "levels" in transformation:
@@ -35,7 +35,7 @@ def spec(mode: str = "table", name: str = "out", qis=QIS, **transformation):
                              "hierarchy": {"intervals": {"widths": [10, 20]}}}
     return spec_from_dict({"source": {"table": "t"}, "attributes": attributes,
                            "transformation": {"method": "local_suppression", **transformation},
-                           "output": {"mode": mode, "name": name}})
+                           "output": {"mode": mode, **({"name": name} if name else {})}})
 
 
 def fetch(engine, relation: str) -> list[tuple]:
@@ -158,3 +158,11 @@ def test_alpha_zero_gives_no_wildcard_donors(duck):
     complete = [r for r in out if None not in r]
     assert min(sum(all(u is None or u == v for u, v in zip(x, y)) for y in complete) for x in out) >= 3
     assert report.transformation["alpha"] == 0 and report.anonymous and sum(report.cells.values()) > 0
+
+
+def test_in_place_replaces_the_source(duck):
+    load(duck)
+    expected = api.apply(spec(k=3), engine=duck)
+    rows = fetch(duck, "out")
+    report = api.apply(spec("in_place", None, k=3), engine=duck)
+    assert fetch(duck, "t") == rows and report.cells == expected.cells
