@@ -45,12 +45,65 @@ def _subset_sums(values: np.ndarray, masks: np.ndarray, width: int) -> np.ndarra
     return f
 
 
+CHUNK_CELLS = 4_000_000
+"""Units × units × d compared at once (memory of one block of candidate moves)."""
+
+
+def _best_move(codes: np.ndarray, rows: np.ndarray, fk: np.ndarray, deficit: np.ndarray, k: int,
+               alpha: float, pattern_cost: np.ndarray) -> tuple[int, int]:
+    """The move (unit, pattern) with the largest deficit reduction per cost; (-1, -1) if none lowers
+    the deficit. Candidates are scored in blocks of units, all their patterns at once."""
+    n, d = codes.shape
+    size = 1 << d
+    patterns = np.arange(size)
+    bits = np.int64(1) << np.arange(d, dtype=np.int64)
+    missing = (codes == MISSING)
+    per_row = np.where(missing.any(axis=1), alpha, 1.0)
+    w = weights_of(codes, rows, alpha)
+    live = rows > 0
+    helped = np.where(live, rows * (deficit - np.maximum(0.0, deficit - alpha)), 0.0)
+    # a row of a unit without missing cells leaves the rows matching it: their frequency drops 1 - alpha
+    dropped = np.where(live, deficit - np.maximum(0.0, k - fk - (alpha - 1.0)), 0.0)
+    own_bits = (missing.astype(np.int64) * bits).sum(axis=1)
+    best, best_c, best_p = 1e-9, -1, -1
+    block = max(1, CHUNK_CELLS // max(1, n * d))
+    candidates = np.flatnonzero(live)
+    for lo in range(0, len(candidates), block):
+        cs = candidates[lo:lo + block]
+        b = len(cs)
+        present = ~missing[cs][:, None, :] & ~missing[None, :, :]
+        differs = (codes[cs][:, None, :] != codes[None, :, :]) & present
+        mm = (differs.astype(np.int64) * bits).sum(axis=2)  # (b, n)
+        other = (mm != 0) & live[None, :]
+        flat = (np.arange(b)[:, None] * size + mm)[other]
+        gains = np.bincount(flat, weights=np.broadcast_to(helped, mm.shape)[other], minlength=b * size)
+        weight = np.bincount(flat, weights=np.broadcast_to(w, mm.shape)[other], minlength=b * size)
+        gains, weight = gains.reshape(b, size), weight.reshape(b, size)
+        for j in range(d):
+            has = (patterns >> j) & 1 == 1
+            gains[:, has] += gains[:, patterns[has] ^ (1 << j)]
+            weight[:, has] += weight[:, patterns[has] ^ (1 << j)]
+        complete = per_row[cs] == 1.0
+        zero = (mm == 0) & live[None, :]
+        base = np.where(complete, (zero * (rows * dropped)[None, :]).sum(axis=1) - dropped[cs], 0.0)
+        shift = alpha - per_row[cs]
+        moved_fk = (fk[cs] + shift)[:, None] + weight
+        gain = base[:, None] + gains + deficit[cs][:, None] - np.maximum(0.0, k - moved_fk)
+        own = own_bits[cs]
+        valid = ((patterns[None, :] & own[:, None]) == own[:, None]) & (patterns[None, :] != own[:, None])
+        cost = pattern_cost[None, :] - pattern_cost[own][:, None]
+        score = np.where(valid & (gain > 1e-9), gain / np.where(cost > 0, cost, np.inf), 0.0)
+        i = int(np.argmax(score))
+        if score.flat[i] > best:
+            best, best_c, best_p = float(score.flat[i]), int(cs[i // size]), i % size
+    return best_c, best_p
+
+
 def row_cover(combos: Combos, k: int, weights: np.ndarray, alpha: float = 1.0,
               max_steps: int | None = None) -> Suppression:
     from sqlanon.methods.local_suppression.greedy import restore_cells
 
     d = combos.width
-    bits = np.int64(1) << np.arange(d, dtype=np.int64)
     origin = list(range(len(combos.counts)))
     codes = combos.codes.copy()
     rows = combos.counts.astype(np.int64).copy()
@@ -64,32 +117,9 @@ def row_cover(combos: Combos, k: int, weights: np.ndarray, alpha: float = 1.0,
         deficit = np.maximum(0.0, k - fk) * (rows > 0)
         if not (deficit > 1e-9).any():
             break
-        w = weights_of(codes, rows, alpha)
-        per_row = np.where((codes == MISSING).any(axis=1), alpha, 1.0)
-        best = (1e-9, -1, -1)
-        for c in np.flatnonzero(rows > 0):
-            differs = (codes != codes[c]) & (codes != MISSING) & (codes[c] != MISSING)
-            mm = (differs.astype(np.int64) * bits).sum(axis=1)
-            other = (mm != 0) & (rows > 0)
-            # rows already matching c: one of c's rows leaves, one with missing cells arrives
-            shift = alpha - per_row[c]
-            staying = np.where(np.arange(len(rows)) == c, rows - 1, rows) * ((mm == 0) & (rows > 0))
-            base = float((staying * (deficit - np.maximum(0.0, k - fk - shift))).sum())
-            helped = deficit[other] - np.maximum(0.0, deficit[other] - alpha)
-            newly_gain = _subset_sums(rows[other] * helped, mm[other], d)
-            newly_weight = _subset_sums(w[other], mm[other], d)
-            own = int(bits[codes[c] == MISSING].sum())
-            valid = ((patterns & own) == own) & (patterns != own)
-            moved_fk = fk[c] + shift + newly_weight
-            gain = base + newly_gain + deficit[c] - np.maximum(0.0, k - moved_fk)
-            cost = pattern_cost - pattern_cost[own]
-            score = np.where(valid & (gain > 1e-9), gain / np.where(cost > 0, cost, np.inf), 0.0)
-            p = int(np.argmax(score))
-            if score[p] > best[0]:
-                best = (float(score[p]), int(c), p)
-        if best[1] < 0:
+        c, p = _best_move(codes, rows, fk, deficit, k, alpha, pattern_cost)
+        if c < 0:
             break  # no move lowers the deficit
-        _, c, p = best
         moved = codes[c].copy()
         moved[pattern_bits[p]] = MISSING
         same = np.flatnonzero((codes == moved).all(axis=1) & (np.array(origin) == origin[c]))

@@ -37,7 +37,8 @@ def suppress(combos: Combos, qis: Sequence[str], s: LocalSuppressionSettings) ->
     if s.heuristic == "sdcmicro":
         return sdcmicro.sdcmicro(combos, s.k, sdcmicro.weighted_order(combos, weights), s.alpha)
     covered = None
-    if s.heuristic == "cover" and len(combos.counts) <= cover.MAX_COVER_UNITS:
+    # with alpha 0 a partial wildcard helps no other row: the cover has nothing over the pattern heuristic
+    if s.heuristic == "cover" and s.alpha > 0 and len(combos.counts) <= cover.MAX_COVER_UNITS:
         covered = cover.row_cover(combos, s.k, weights, s.alpha)
         if covered.achieved_k(combos, s.alpha) >= s.k - 1e-9:
             return covered
