@@ -29,9 +29,11 @@ def adult_rows(rows: int = ROWS) -> pa.Table:
 
 
 def spec(**transformation) -> dict:
+    attributes: dict = {"id": "insensitive", "salary": "sensitive", **{q: "quasi_identifier" for q in QIS}}
+    if "levels" in transformation:
+        attributes["age"] = {"role": "quasi_identifier", "hierarchy": {"intervals": {"widths": [10, 20]}}}
     return {"source": {"table": "adult"},
-            "attributes": {"id": "insensitive", "salary": "sensitive",
-                           **{q: "quasi_identifier" for q in QIS}},
+            "attributes": attributes,
             "transformation": {"method": "local_suppression", "k": 5, **transformation},
             "output": {"mode": "table", "name": "out"}}
 
