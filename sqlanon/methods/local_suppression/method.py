@@ -1,8 +1,9 @@
 """``method: local_suppression``: ``check``, ``apply`` and ``compile`` (docs/local-recoding.md).
 
-One GROUP BY reads the frequency table of the (generalized) quasi-identifiers; the solver decides per
-combination which cells to suppress; the released rows are one SELECT that joins every row to its
-combination's decision (an inline VALUES relation), written by the writer in every output mode.
+One GROUP BY reads the frequency table of the (generalized) quasi-identifiers (only that table, one
+row per combination, leaves the engine); the solver decides per combination which cells to suppress;
+the released rows are one SELECT that joins every row to its combination's decision (an inline
+VALUES relation), written by the writer in every output mode.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
     from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
     from sqlanon.spec.schema import Spec
     from sqlanon.sql.dialects import DialectProfile
+
+
+MAX_COMBINATIONS = 200_000
+"""The frequency table the solvers read (one row per combination) is refused above this size."""
 
 
 @dataclass
@@ -102,7 +107,12 @@ def suppressed(spec: Spec, ds: Dataset) -> Suppressed:
     qis = sorted(spec.quasi_identifiers, key=order.index)
     hierarchies = {a: h for a in qis if (h := spec.attributes[a].hierarchy) is not None}
     rows = Rows(ds.relation, order, qis, hierarchies, s.levels)
-    _, fetched = ds.engine.fetch(frequency_query(rows))
+    _, fetched = ds.engine.fetch(frequency_query(rows).limit(MAX_COMBINATIONS + 1))
+    if len(fetched) > MAX_COMBINATIONS:
+        raise SpecError(f"the quasi-identifiers have more than {MAX_COMBINATIONS:,} distinct combinations; "
+                        "the solvers decide per combination and read them all: generalize first "
+                        "(transformation.levels) or declare fewer quasi-identifiers",
+                        path="transformation.levels", source=spec.path)
     fetched.sort(key=lambda r: tuple((v is None, str(v)) for v in r[:-1]))
     values = [tuple(None if v is None else str(v) for v in r[:-1]) for r in fetched]
     combos = Combos.of(values, [int(r[-1]) for r in fetched])
