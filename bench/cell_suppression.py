@@ -134,8 +134,9 @@ def main() -> None:
     p.add_argument("--alphas", default="1,0", help="sdcMicro's alpha values to run on Adult")
     p.add_argument("--ratio-alphas", default="1,0", help="alpha values of the random tables")
     p.add_argument("--skip-adult", action="store_true")
+    p.add_argument("--skip-random", action="store_true")
     a = p.parse_args()
-    for alpha in a.ratio_alphas.split(","):
+    for alpha in [] if a.skip_random else a.ratio_alphas.split(","):
         ratios(a.tables, a.seed, float(alpha))
     if not a.skip_adult:
         adult(a.runs, a.qis.split(","), [float(x) for x in a.alphas.split(",")])

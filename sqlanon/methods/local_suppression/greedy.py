@@ -26,6 +26,9 @@ from sqlanon.methods.local_suppression.combos import (
     wildcard_frequencies,
 )
 
+ABANDON = 2.0
+"""A donor run whose cells, before the give-back phase, cost more than this times the best result so
+far is abandoned (on Adult the run without donors would fix thousands of combinations one by one)."""
 MAX_PATTERN_WIDTH = 16
 """Up to this many attributes every pattern is considered (2^16 patterns per combination)."""
 
@@ -60,12 +63,15 @@ def best_of_donors(combos: Combos, k: int, weights: np.ndarray, alpha: float = 1
     unsafe = unsafe[np.lexsort((fk[unsafe], combos.counts[unsafe]))]
     best: Suppression | None = None
     best_key = (np.inf, np.inf)
-    for m in range(k if alpha > 0 else 1):
+    for m in reversed(range(k if alpha > 0 else 1)):  # the most donors first: quick, and often best
         taken = np.cumsum(combos.counts[unsafe]) - combos.counts[unsafe] < m
         donors = unsafe[taken]
         if m and (len(donors) == 0 or combos.counts[donors].sum() < m):
-            break
-        s = cheapest_patterns(combos, k, weights, donors=donors, alpha=alpha)
+            continue
+        s = _patterns_or_none(combos, k, weights, donors, alpha,
+                              ABANDON * best_key[1] if best is not None else None)
+        if s is None:
+            continue
         key = (-min(s.achieved_k(combos, alpha), k), s.cost(combos, weights))
         if key < best_key:
             best, best_key = s, key
@@ -74,8 +80,15 @@ def best_of_donors(combos: Combos, k: int, weights: np.ndarray, alpha: float = 1
 
 
 def cheapest_patterns(combos: Combos, k: int, weights: np.ndarray, *, give_back: bool = True,
-                      donors: np.ndarray | None = None, alpha: float = 1.0, max_passes: int = 50
-                      ) -> Suppression:
+                      donors: np.ndarray | None = None, alpha: float = 1.0) -> Suppression:
+    s = _patterns_or_none(combos, k, weights, donors, alpha, None, give_back=give_back)
+    assert s is not None  # only a run with a cost limit gives up
+    return s
+
+
+def _patterns_or_none(combos: Combos, k: int, weights: np.ndarray, donors: np.ndarray | None,
+                      alpha: float, give_up_above: float | None, *, give_back: bool = True,
+                      max_passes: int = 50) -> Suppression | None:
     d = combos.width
     if d > MAX_PATTERN_WIDTH:
         raise ValueError(f"the pattern heuristic handles up to {MAX_PATTERN_WIDTH} attributes")
@@ -87,6 +100,7 @@ def cheapest_patterns(combos: Combos, k: int, weights: np.ndarray, *, give_back:
     pattern_bits = ((patterns[:, None] >> np.arange(d)) & 1).astype(bool)
     pattern_cost = pattern_bits.astype(float) @ weights
     own_weight = np.where(patterns != 0, alpha, 1.0)
+    spent = _cost(combos, codes, weights)
     for _ in range(max_passes):
         fk = wildcard_frequencies(codes, counts, alpha)
         unsafe = np.flatnonzero(fk < k)
@@ -103,11 +117,19 @@ def cheapest_patterns(combos: Combos, k: int, weights: np.ndarray, *, give_back:
             p = best[np.argmax(covered[best])]
             changed |= bool(p != own)
             codes[i, pattern_bits[p]] = MISSING
+            spent += counts[i] * (pattern_cost[p] - pattern_cost[own])
+            if give_up_above is not None and spent > give_up_above:
+                return None
         if not changed or alpha == 1:
             break
     if give_back:
         codes = restore_cells(combos, codes, k, weights, alpha)
     return Suppression.per_combination(codes == MISSING, counts.copy())
+
+
+def _cost(combos: Combos, codes: np.ndarray, weights: np.ndarray) -> float:
+    new = (codes == MISSING) & (combos.codes != MISSING)
+    return float((new * combos.counts[:, None] * weights[None, :]).sum())
 
 
 def restore_cells(combos: Combos, codes: np.ndarray, k: int, weights: np.ndarray, alpha: float = 1.0
