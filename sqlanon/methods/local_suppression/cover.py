@@ -12,8 +12,8 @@ The gains of all patterns of one unit come from one subset-sum transform over th
 one step costs units² · d. With ``alpha < 1`` a move can lower other rows' frequencies and the
 cover can get stuck short of k; the caller then also runs the cheapest-pattern heuristic
 (:func:`~sqlanon.methods.local_suppression.solve.suppress`), which also does when the cover runs
-out of :data:`WORK_BUDGET` (Adult's 6,072 combinations of 5 attributes at k = 5 would need 4 steps,
-about 12 s). The cover is tried up to :data:`MAX_COVER_UNITS` combinations.
+out of :data:`WORK_BUDGET`; on frequency tables too large for :data:`MIN_STEPS` steps within it
+(Adult's 6,072 combinations of 5 attributes) only the pattern heuristic runs.
 """
 
 from __future__ import annotations
@@ -28,11 +28,21 @@ from sqlanon.methods.local_suppression.combos import (
     wildcard_frequencies,
 )
 
-MAX_COVER_UNITS = 10_000
-"""Above this many combinations ``heuristic: cover`` runs the cheapest-pattern heuristic with donors."""
 WORK_BUDGET = 3e8
 """The cover stops after this many cell comparisons (steps × units² × d) and the caller falls back
-(one step on 6,000 combinations of 5 attributes; about 1,900 on 200 combinations of 4)."""
+(about 1,900 steps on 200 combinations of 4 attributes)."""
+MIN_STEPS = 50
+"""The cover is not tried when its budget allows fewer steps (above about 1,100 combinations of 5
+attributes): ``heuristic: cover`` then runs the cheapest-pattern heuristic."""
+
+
+def affordable(units: int, width: int) -> bool:
+    return units <= largest(width)
+
+
+def largest(width: int) -> int:
+    """The most combinations of ``width`` attributes the cover is tried on."""
+    return int((WORK_BUDGET / (MIN_STEPS * max(1, width))) ** 0.5)
 
 
 def _subset_sums(values: np.ndarray, masks: np.ndarray, width: int) -> np.ndarray:

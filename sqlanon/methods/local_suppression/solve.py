@@ -38,7 +38,8 @@ def suppress(combos: Combos, qis: Sequence[str], s: LocalSuppressionSettings) ->
         return sdcmicro.sdcmicro(combos, s.k, sdcmicro.weighted_order(combos, weights), s.alpha)
     covered = None
     # with alpha 0 a partial wildcard helps no other row: the cover has nothing over the pattern heuristic
-    if s.heuristic == "cover" and s.alpha > 0 and len(combos.counts) <= cover.MAX_COVER_UNITS:
+    affordable = cover.affordable(len(combos.counts), combos.width)
+    if s.heuristic == "cover" and s.alpha > 0 and affordable:
         covered = cover.row_cover(combos, s.k, weights, s.alpha)
         if covered.achieved_k(combos, s.alpha) >= s.k - 1e-9:
             return covered
@@ -46,10 +47,10 @@ def suppress(combos: Combos, qis: Sequence[str], s: LocalSuppressionSettings) ->
     if covered is not None:  # the row cover got stuck (alpha < 1): the better of the two
         return min((covered, result), key=lambda r: (-min(r.achieved_k(combos, s.alpha), s.k),
                                                      r.cost(combos, weights)))
-    if s.heuristic == "cover":
-        result.status = (f"{len(combos.counts):,} combinations are more than the row cover takes "
-                         f"({cover.MAX_COVER_UNITS:,}): the cheapest-pattern heuristic with donor rows "
-                         "ran instead")
+    if s.heuristic == "cover" and s.alpha > 0:
+        result.status = (f"{len(combos.counts):,} combinations of {combos.width} attributes are more than "
+                         f"the row cover takes (up to {cover.largest(combos.width):,}): the cheapest-pattern "
+                         "heuristic ran instead")
     return result
 
 
