@@ -1,4 +1,4 @@
-"""The cheapest-pattern heuristic (``heuristic: pattern``, the default).
+"""The cheapest-pattern heuristic (``heuristic: pattern``; also what ``cover`` falls back to).
 
 With ``alpha = 1`` suppressing a cell never lowers any row's wildcard frequency, so safe rows stay
 safe and one pass suffices (with ``alpha < 1`` a suppressed row counts less for others, and passes
@@ -54,7 +54,7 @@ def _mismatch(codes: np.ndarray, row: np.ndarray) -> np.ndarray:
 
 
 def best_of_donors(combos: Combos, k: int, weights: np.ndarray, alpha: float = 1.0) -> Suppression:
-    """The cheapest of :func:`cheapest_patterns` after m = 0 .. k-1 *donor* rows: the least frequent
+    """The cheapest of :func:`cheapest_patterns` after m = k-1, ..., 0 *donor* rows: the least frequent
     unsafe combinations with every cell suppressed first (with ``alpha = 1`` a row of wildcards
     matches every row, so k-1 of them make the whole table k-anonymous); the give-back phase then
     restores the donors' cells that no row needs."""
