@@ -28,8 +28,9 @@ def adult_rows(rows: int = ROWS) -> pa.Table:
                             ).to_arrow_table()
 
 
-def spec(**transformation) -> dict:
-    attributes: dict = {"id": "insensitive", "salary": "sensitive", **{q: "quasi_identifier" for q in QIS}}
+def spec(qis=QIS, **transformation) -> dict:
+    attributes: dict = {"id": "insensitive", "salary": "sensitive",
+                        **{q: "quasi_identifier" if q in qis else "insensitive" for q in QIS}}
     if "levels" in transformation:
         attributes["age"] = {"role": "quasi_identifier", "hierarchy": {"intervals": {"widths": [10, 20]}}}
     return {"source": {"table": "adult"},
