@@ -88,10 +88,22 @@ class LocalSuppression(Method):
         with ds.engine.purpose(f"local suppression ({plan.verb})"):
             done = suppressed(plan.spec, ds)
             if plan.verb == "compile":
+                _refuse_foreign_labels(plan, ds)
                 return sink.compile(ds, CellRelease(plan.spec, ds, done))
             if plan.verb == "apply" and plan.writes:
                 done.report.outputs = sink.write(ds, CellRelease(plan.spec, ds, done))
             return done.report
+
+
+def _refuse_foreign_labels(plan: Plan, ds: Dataset) -> None:
+    """Generalized values are matched as the text this engine wrote for them; another dialect may
+    write the numbers inside a label differently, so the printed decisions would not match."""
+    target = plan.dialect or plan.spec.output.dialect
+    if plan.spec.settings.levels and target and target != ds.engine.dialect.name:
+        raise refusal(plan.spec, f"the decisions hold generalized values as {ds.engine.dialect.name} writes "
+                                 f"them, which {target} may write otherwise: compile for "
+                                 f"{ds.engine.dialect.name}, or run apply on the {target} database",
+                      "transformation.levels")
 
 
 def suppressed(spec: Spec, ds: Dataset) -> Suppressed:

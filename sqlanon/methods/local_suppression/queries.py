@@ -75,6 +75,17 @@ def frequency_query(rows: Rows) -> exp.Select:
     return plan.as_query(q)
 
 
+def _same(attribute: str, i: int, rows: Rows, types: Mapping[str, exp.DataType]) -> exp.Expression:
+    """A row's value of ``attribute`` is the decision's: an attribute kept as it is compares in its
+    own type (the decision's text cast back, so a statement printed for another dialect, which
+    writes numbers and dates as text its own way, still matches); a generalized one as text."""
+    decided = col(_value(i), DECISION)
+    kind = types.get(attribute)
+    if rows.levels.get(attribute, 0) or kind is None or kind.is_type(*exp.DataType.TEXT_TYPES):
+        return exp.NullSafeEQ(this=as_text(col(attribute, ROWS)), expression=decided)
+    return exp.NullSafeEQ(this=col(attribute, ROWS), expression=exp.cast(decided, kind.copy()))
+
+
 @dataclass
 class Decision:
     """Rows ``first``..``last`` (1-based, in the combination's row order) of the combination ``values``
@@ -124,8 +135,7 @@ def output_query(spec: Spec, rows: Rows, decisions: Sequence[Decision], split: b
         table_rows = [(*d.values, *("1" if f else "0" for f in d.flags), str(d.first), str(d.last))
                       for d in decisions]
         decided = values_table(table_rows, names, DECISION, target.sqlglot)
-        on: list[exp.Expression] = [exp.NullSafeEQ(this=k, expression=col(_value(i), DECISION))
-                                    for i, k in enumerate(keys)]
+        on: list[exp.Expression] = [_same(a, i, rows, types) for i, a in enumerate(rows.qis)]
         if split:
             rank = col(RANK, ROWS)
             on += [exp.GTE(this=rank.copy(), expression=exp.cast(col(FIRST, DECISION), "bigint")),

@@ -166,3 +166,11 @@ def test_in_place_replaces_the_source(duck):
     rows = fetch(duck, "out")
     report = api.apply(spec("in_place", None, k=3), engine=duck)
     assert fetch(duck, "t") == rows and report.cells == expected.cells
+
+
+def test_printing_generalized_decisions_for_another_dialect_is_refused(duck):
+    load(duck)
+    assert "VALUES" in api.compile_sql(spec("sql", k=3, levels={"age": 1}), engine=duck)
+    with pytest.raises(SpecError, match="compile for duckdb") as e:
+        api.compile_sql(spec("sql", k=3, levels={"age": 1}), engine=duck, dialect="postgres")
+    assert e.value.path == "transformation.levels"
