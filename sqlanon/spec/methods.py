@@ -19,6 +19,7 @@ METHODS: Registry[Method] = Registry("transformation method", modules=(
     "sqlanon.methods.microaggregation.method",
     "sqlanon.methods.perturbation.method",
     "sqlanon.methods.anatomy.method",
+    "sqlanon.methods.local_suppression.method",
 ))
 
 

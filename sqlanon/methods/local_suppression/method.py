@@ -1,0 +1,161 @@
+"""``method: local_suppression``: ``check``, ``apply`` and ``compile`` (docs/local-recoding.md).
+
+One GROUP BY reads the frequency table of the (generalized) quasi-identifiers (only that table, one
+row per combination, leaves the engine); the solver decides per combination which cells to suppress;
+the released rows are one SELECT that joins every row to its combination's decision (an inline
+VALUES relation), written by the writer in every output mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlanon.methods.base import Method, Plan, Release, Sink, refusal, register
+
+if TYPE_CHECKING:
+    from sqlanon.compile.released import OutputQuery
+    from sqlanon.methods.dataset import Dataset
+    from sqlanon.methods.local_suppression.queries import Decision, Rows
+    from sqlanon.methods.local_suppression.result import LocalSuppressionReport
+    from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
+    from sqlanon.spec.schema import Spec
+    from sqlanon.sql.dialects import DialectProfile
+
+
+MAX_COMBINATIONS = 200_000
+"""The frequency table the solvers read (one row per combination) is refused above this size."""
+
+
+@dataclass
+class Suppressed:
+    """The decisions of a run and its report."""
+
+    rows: Rows
+    decisions: list[Decision]
+    split: bool
+    report: LocalSuppressionReport
+
+
+class CellRelease(Release):
+    """The rows with their decided cells suppressed."""
+
+    suppression = False  # no row is suppressed
+
+    def __init__(self, spec: Spec, ds: Dataset, done: Suppressed) -> None:
+        from sqlanon.compile.hash_text import parse_types
+
+        self.spec = spec
+        self.done = done
+        self.types = parse_types(ds.columns, ds.engine.dialect.sqlglot)
+
+    def query(self, target: DialectProfile) -> OutputQuery:
+        from sqlanon.methods.local_suppression.queries import output_query
+
+        marker = self.spec.settings.suppressed_value
+        return output_query(self.spec, self.done.rows, self.done.decisions, self.done.split, target,
+                            self.types, marker)
+
+
+@register
+class LocalSuppression(Method):
+    name = "local_suppression"
+    needs_hierarchies = False
+
+    def transformation_keys(self) -> tuple[str, ...]:
+        from sqlanon.methods.local_suppression.settings import KEYS
+
+        return KEYS
+
+    def settings(self, spec: Spec) -> Any:
+        from sqlanon.methods.local_suppression.settings import local_suppression_settings
+
+        t = spec.transformation
+        return local_suppression_settings(
+            t.options, {a.name: a.role for a in spec.attributes.values()},
+            {a.name: a.hierarchy is not None for a in spec.attributes.values()}, spec.privacy, t.levels,
+            suppression=(t.suppression_limit, t.suppressed))
+
+    def check_spec(self, spec: Spec) -> None:
+        self.settings(spec)
+
+    def refuse(self, plan: Plan) -> None:
+        if plan.verb == "anonymize":
+            raise refusal(plan.spec, "anonymize searches generalization levels; local_suppression takes "
+                                     "its levels from transformation.levels: run apply (or check)")
+
+    def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:
+        with ds.engine.purpose(f"local suppression ({plan.verb})"):
+            done = suppressed(plan.spec, ds)
+            if plan.verb == "compile":
+                _refuse_foreign_labels(plan, ds)
+                return sink.compile(ds, CellRelease(plan.spec, ds, done))
+            if plan.verb == "apply" and plan.writes:
+                done.report.outputs = sink.write(ds, CellRelease(plan.spec, ds, done))
+            return done.report
+
+
+def _refuse_foreign_labels(plan: Plan, ds: Dataset) -> None:
+    """Generalized values are matched as the text this engine wrote for them; another dialect may
+    write the numbers inside a label differently, so the printed decisions would not match."""
+    target = plan.dialect or plan.spec.output.dialect
+    if plan.spec.settings.levels and target and target != ds.engine.dialect.name:
+        raise refusal(plan.spec, f"the decisions hold generalized values as {ds.engine.dialect.name} writes "
+                                 f"them, which {target} may write otherwise: compile for "
+                                 f"{ds.engine.dialect.name}, or run apply on the {target} database",
+                      "transformation.levels")
+
+
+def suppressed(spec: Spec, ds: Dataset) -> Suppressed:
+    """Read the frequency table, solve, and measure the result."""
+    from sqlanon.errors import SpecError
+    from sqlanon.methods.local_suppression.combos import Combos
+    from sqlanon.methods.local_suppression.queries import Rows, frequency_query
+    from sqlanon.methods.local_suppression.result import LocalSuppressionReport
+    from sqlanon.methods.local_suppression.solve import decisions, suppress
+
+    s: LocalSuppressionSettings = spec.settings
+    order = ds.column_names
+    qis = sorted(spec.quasi_identifiers, key=order.index)
+    hierarchies = {a: h for a in qis if (h := spec.attributes[a].hierarchy) is not None}
+    rows = Rows(ds.relation, order, qis, hierarchies, s.levels)
+    _, fetched = ds.engine.fetch(frequency_query(rows).limit(MAX_COMBINATIONS + 1))
+    if len(fetched) > MAX_COMBINATIONS:
+        raise SpecError(f"the quasi-identifiers have more than {MAX_COMBINATIONS:,} distinct combinations; "
+                        "the solvers decide per combination and read them all: generalize first "
+                        "(transformation.levels) or declare fewer quasi-identifiers",
+                        path="transformation.levels", source=spec.path)
+    fetched.sort(key=lambda r: tuple((v is None, str(v)) for v in r[:-1]))
+    values = [tuple(None if v is None else str(v) for v in r[:-1]) for r in fetched]
+    combos = Combos.of(values, [int(r[-1]) for r in fetched])
+    if combos.rows < s.k:
+        raise SpecError(f"k = {s.k} is larger than the number of rows ({combos.rows})",
+                        path="transformation.k", source=spec.path)
+    result = suppress(combos, qis, s)
+    chosen, split = decisions(combos, values, result)
+    cells = result.cells_per_attribute(combos)
+    summary: dict[str, Any] = {"method": "local_suppression", "k": s.k, "solver": s.solver,
+                               **({"heuristic": s.heuristic} if s.solver == "heuristic" else
+                                  {"time_limit": s.time_limit}),
+                               **({"importance": dict(s.importance)} if s.importance else {}),
+                               **({"levels": dict(s.levels)} if s.levels else {}),
+                               **({"suppressed_value": s.suppressed_value} if s.suppressed_value else {}),
+                               **({"alpha": s.alpha} if s.alpha != 1 else {})}
+    weights = [s.weight(a) for a in qis]
+    import numpy as np
+
+    warnings = [result.status] if s.solver == "heuristic" and result.status else []
+    warnings += [f"privacy model {m} is not enforced by local_suppression; the report gives the achieved k "
+                "only" for m in spec.privacy if getattr(m, "name", "") != "k_anonymity"]
+    report = LocalSuppressionReport(summary, combos.rows, s.k, len(combos.counts),
+                                    {a: int(n) for a, n in zip(qis, cells)}, result.rows_touched(combos),
+                                    _number(result.achieved_k(combos, s.alpha)),
+                                    result.cost(combos, np.array(weights)),
+                                    optimal=result.optimal if s.solver == "exact" else None,
+                                    warnings=warnings)
+    return Suppressed(rows, chosen, split, report)
+
+
+def _number(x: float) -> float | int:
+    """An integral frequency as an int (always with ``alpha`` 1); else rounded to 12 digits."""
+    return int(round(x)) if abs(x - round(x)) < 1e-9 else round(x, 12)
