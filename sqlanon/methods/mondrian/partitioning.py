@@ -1,0 +1,282 @@
+"""Mondrian in the database, level by level: every round cuts all open partitions with one statistics
+query and one statement (:mod:`sqlanon.methods.mondrian.rounds`); only per-partition statistics come
+to Python, where :func:`~sqlanon.methods.mondrian.cuts.choose_cut` decides each partition's cut.
+
+Depth-first order does not matter: a partition's cut depends on its own rows and its inherited box
+only, so rounds breadth-first give the partitions of the recursive algorithm.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.engines.base import Engine, internal_name
+from sqlanon.methods.mondrian import rounds
+from sqlanon.methods.mondrian.cuts import AttributeStats, Cut, Hierarchical, Partition, choose_cut
+from sqlanon.sql.nodes import alias, col, internal, lit
+
+POSITION_LIMIT = 2 ** 60
+"""Relaxed positions are renumbered before they could pass this bound."""
+
+
+@dataclass(frozen=True)
+class Options:
+    k: int
+    strict: bool = True
+    exact: bool = True
+
+
+@dataclass
+class Partitioning:
+    """The final partitions (boxes exact) and how they were found."""
+
+    partitions: list[Partition]
+    ranges: list[float]
+    rows: int
+    cuts: dict[int, Cut] = field(default_factory=dict)
+    """Every cut made, by the id of the partition it cut (the tree of a strict partitioning)."""
+    work: str | None = None
+    """The work table (relaxed: the rows' partitions), when kept."""
+    rounds: int = 0
+    queries: int = 0
+
+
+Allowed = Callable[[dict[int, Cut]], set[int]]
+"""Given a round's candidate cuts (by partition id), the ids of those the privacy models refuse."""
+
+
+class Rounds:
+    """One partitioning run on an engine."""
+
+    def __init__(self, engine: Engine, source: exp.Expression, values: Sequence[exp.Expression],
+                 options: Options, *, order: exp.Expression | None = None,
+                 hierarchies: Sequence[Hierarchical | None] | None = None,
+                 extra: Sequence[exp.Expression] = ()) -> None:
+        self.engine = engine
+        self.source = source
+        self.values = list(values)
+        self.options = options
+        self.order = order
+        self.hierarchies = list(hierarchies or [None] * len(values))
+        self.extra = list(extra)
+        self.queries = 0
+        self._next = 0
+
+    def _new_pid(self) -> int:
+        self._next += 1
+        return self._next
+
+    def _run(self, statement: exp.Expression) -> None:
+        self.queries += 1
+        self.engine.execute(statement)
+
+    def _fetch(self, query: exp.Expression) -> dict[str, Any]:
+        self.queries += 1
+        return self.engine.fetch_numpy(query)
+
+    def _create_work(self) -> str:
+        work = internal_name("mondrian_work")
+        columns = [alias(lit(0), rounds.PID), *[alias(v, rounds.q(i)) for i, v in enumerate(self.values)],
+                   *self.extra]
+        if not self.options.strict:
+            assert self.order is not None
+            number = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[exp.Ordered(this=self.order)]))
+            columns.append(alias(exp.Sub(this=number, expression=lit(1)), rounds.POS))
+        self.engine.create_table_as(work, exp.select(*columns).from_(self.source.copy()), temporary=True)
+        self.queries += 1
+        return work
+
+    def run(self, keep_work: bool = False, allowed: Allowed | None = None) -> Partitioning:
+        engine = self.engine
+        n_attr = len(self.values)
+        work = self._create_work()
+        try:
+            bounds = self._fetch(exp.select(alias(exp.Count(this=exp.Star()), "n"), *[
+                alias(exp.Min(this=col(rounds.q(i))), f"low{i}") for i in range(n_attr)], *[
+                alias(exp.Max(this=col(rounds.q(i))), f"high{i}") for i in range(n_attr)])
+                .from_(rounds.table_of(work)))
+            rows = int(bounds["n"][0])
+            lows = [float(bounds[f"low{i}"][0]) for i in range(n_attr)]
+            highs = [float(bounds[f"high{i}"][0]) for i in range(n_attr)]
+            ranges = [h - lo for lo, h in zip(lows, highs)]
+            root = Partition(0, rows, list(zip(lows, highs)),
+                             [h.root() if h is not None else None for h in self.hierarchies])
+            result = Partitioning([], ranges, rows)
+            open_parts = {0: root} if rows else {}
+            first_open = 0
+            bound = max(rows, 1)
+            old: str | None = None
+            while open_parts:
+                stats = self._statistics(work, first_open, open_parts)
+                if old is not None:  # after the new table was first read (an engine may cache it then)
+                    engine.drop(old)
+                    old = None
+                candidates: dict[int, Cut] = {}
+                for pid in sorted(open_parts):
+                    p = open_parts[pid]
+                    cut = self._choose(p, stats[pid], ranges, allowed is not None)
+                    if cut is None:
+                        result.partitions.append(p)
+                    else:
+                        candidates[pid] = cut
+                if allowed is not None and candidates:
+                    candidates = self._privacy(candidates, stats, ranges, allowed, result)
+                if not candidates:
+                    break
+                result.rounds += 1
+                result.cuts.update(candidates)
+                first_open = min(c.children[0].pid for c in candidates.values())
+                open_parts = {c.pid: c for cut in candidates.values() for c in cut.children}
+                new, bound = self._cut(work, candidates, bound), bound * 2
+                old, work = work, new
+                if not self.options.strict and bound > POSITION_LIMIT:
+                    work, bound = self._renumber(work), max(rows, 1)
+            if old is not None:
+                engine.drop(old)
+            result.partitions.sort(key=lambda p: p.pid)
+            result.queries = self.queries
+            if keep_work:
+                result.work = work
+                work = ""
+            return result
+        finally:
+            if work:
+                engine.drop(work)
+
+    def _choose(self, p: Partition, stats: list[AttributeStats], ranges: list[float], privacy: bool
+                ) -> Cut | None:
+        o = self.options
+        return choose_cut(p, stats, k=o.k, strict=o.strict, exact=o.exact, ranges=ranges,
+                          hierarchies=self.hierarchies, new_pid=self._new_pid)
+
+    def _privacy(self, candidates: dict[int, Cut], stats: dict[int, list[AttributeStats]],
+                 ranges: list[float], allowed: Allowed, result: Partitioning) -> dict[int, Cut]:
+        """Cuts the privacy models refuse are tried again with the next attribute, until every
+        partition has an allowed cut or none is left (then it is final)."""
+        refused: dict[int, set[int]] = defaultdict(set)
+        while True:
+            bad = allowed(candidates)
+            if not bad:
+                return candidates
+            for pid in bad:
+                cut = candidates.pop(pid)
+                refused[pid].add(cut.attribute)
+                parent = cut.parent
+                assert parent is not None
+                retry = choose_cut(parent, stats[pid], k=self.options.k, strict=self.options.strict,
+                                   exact=self.options.exact, ranges=ranges, hierarchies=self.hierarchies,
+                                   new_pid=self._new_pid, skip=refused[pid])
+                if retry is None:
+                    result.partitions.append(parent)
+                else:
+                    candidates[pid] = retry
+
+    def _statistics(self, work: str, first_open: int, open_parts: dict[int, Partition]
+                    ) -> dict[int, list[AttributeStats]]:
+        n_attr = len(self.values)
+        hier = [i for i, h in enumerate(self.hierarchies) if h is not None]
+        got = self._fetch(rounds.statistics_query(work, n_attr, first_open, hier)) if len(hier) < n_attr \
+            else {"__sa_pid": []}
+        out: dict[int, list[Any]] = {pid: [None] * n_attr for pid in open_parts}
+        for j in range(len(got["__sa_pid"])):
+            pid, a = int(got["__sa_pid"][j]), int(got["__sa_a"][j])
+            s, t = got["s"][j], got["t"][j]
+            out[pid][a] = AttributeStats(float(got["low"][j]), float(got["high"][j]), int(got["distinct"][j]),
+                                         None if _missing(s) else float(s), None if _missing(t) else float(t),
+                                         0 if _missing(got["le"][j]) else int(got["le"][j]),
+                                         0 if _missing(got["eq"][j]) else int(got["eq"][j]))
+        for a in hier:
+            freq = self._fetch(rounds.frequency_query(work, a, first_open))
+            h = self.hierarchies[a]
+            assert h is not None
+            per: dict[int, dict[int, int]] = defaultdict(dict)
+            for pid, v, c in zip(freq["__sa_pid"], freq["v"], freq["c"]):
+                per[int(pid)][int(v)] = int(c)
+            for pid, counts in per.items():
+                out[pid][a] = _hierarchy_stats(h, open_parts[pid].nodes[a], counts)
+        return out  # type: ignore[return-value]
+
+    def _cut(self, work: str, cuts: dict[int, Cut], bound: int) -> str:
+        engine = self.engine
+        table = pa.table({
+            rounds.PID: pa.array([c.pid for c in cuts.values()], pa.int64()),
+            rounds.ATTRIBUTE: pa.array([c.attribute for c in cuts.values()], pa.int64()),
+            rounds.S: pa.array([c.s if c.s is not None else None for c in cuts.values()], pa.float64()),
+            rounds.MOVED: pa.array([c.moved for c in cuts.values()], pa.int64()),
+            rounds.LEFT: pa.array([c.children[0].pid for c in cuts.values()], pa.int64()),
+            rounds.RIGHT: pa.array([c.children[-1].pid for c in cuts.values()], pa.int64())})
+        cut_table = internal_name("mondrian_cuts")
+        engine.create_table_from_arrow(cut_table, table, temporary=True)
+        self.queries += 1
+        child_table = self._child_table(cuts)
+        new = internal_name("mondrian_work")
+        try:
+            self._run(exp.Create(this=rounds.table_of(new), kind="TABLE",
+                                 expression=rounds.cut_query(work, cut_table, len(self.values),
+                                                             relaxed=not self.options.strict, bound=bound,
+                                                             hierarchical=child_table, extra=self.extra),
+                                 properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+        finally:
+            engine.drop(cut_table)
+            if child_table:
+                engine.drop(child_table)
+        return new
+
+    def _child_table(self, cuts: dict[int, Cut]) -> str | None:
+        rows: list[tuple[int, float, float, int]] = []
+        for c in cuts.values():
+            if c.child_of_value is None:
+                continue
+            for child in c.children:
+                low, high = child.box[c.attribute]
+                rows.append((c.pid, low, high, child.pid))
+        if not rows:
+            return None
+        name = internal_name("mondrian_children")
+        pid, low, high, child = zip(*rows)
+        self.engine.create_table_from_arrow(name, pa.table({
+            rounds.PID: pa.array(pid, pa.int64()), rounds.CHILD_LOW: pa.array(low, pa.float64()),
+            rounds.CHILD_HIGH: pa.array(high, pa.float64()), rounds.CHILD: pa.array(child, pa.int64())}),
+            temporary=True)
+        self.queries += 1
+        return name
+
+    def _renumber(self, work: str) -> str:
+        new = internal_name("mondrian_work")
+        number = exp.Window(this=exp.RowNumber(), partition_by=[col(rounds.PID)],
+                            order=exp.Order(expressions=[exp.Ordered(this=col(rounds.POS))]))
+        keep = [col(rounds.PID), *[col(rounds.q(i)) for i in range(len(self.values))],
+                *[col(e.alias_or_name) for e in self.extra]]
+        self.engine.create_table_as(new, exp.select(*keep, alias(exp.Sub(this=number, expression=lit(1)),
+                                                                   rounds.POS)).from_(rounds.table_of(work)),
+                                    temporary=True)
+        self.queries += 1
+        self.engine.drop(work)
+        return new
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _hierarchy_stats(h: Hierarchical, node: int | None, counts: dict[int, int]) -> AttributeStats:
+    assert node is not None
+    children = h.children(node)
+    per_child: dict[int, int] = {}
+    spans = [h.span(c) for c in children]
+    for v, c in counts.items():
+        for i, (lo, hi) in enumerate(spans):
+            if lo <= v <= hi:
+                per_child[i] = per_child.get(i, 0) + c
+                break
+    values = sorted(counts)
+    return AttributeStats(float(values[0]), float(values[-1]), len(values), None, None, 0, 0, per_child)
+
+
+__all__ = ["Options", "Partitioning", "Rounds", "internal"]
