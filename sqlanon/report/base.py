@@ -20,6 +20,7 @@ DEFAULT_METHOD = "generalization"
 SECTIONS: Registry[Callable[[dict[str, Any]], str]] = Registry("report section", modules=(
     "sqlanon.report.generalization",
     "sqlanon.report.microaggregation",
+    "sqlanon.report.mondrian",
     "sqlanon.report.noise",
 ))
 """Per method: the text of its report's section, from the JSON report."""
