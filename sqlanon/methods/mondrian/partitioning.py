@@ -67,6 +67,7 @@ class Rounds:
         self.extra = list(extra)
         self.queries = 0
         self._next = 0
+        self._stats_query: exp.Expression | None = None
 
     def _new_pid(self) -> int:
         self._next += 1
@@ -181,16 +182,18 @@ class Rounds:
                     ) -> dict[int, list[AttributeStats]]:
         n_attr = len(self.values)
         hier = [i for i, h in enumerate(self.hierarchies) if h is not None]
-        got = self._fetch(rounds.statistics_query(work, n_attr, first_open, hier)) if len(hier) < n_attr \
-            else {"__sa_pid": []}
         out: dict[int, list[Any]] = {pid: [None] * n_attr for pid in open_parts}
-        for j in range(len(got["__sa_pid"])):
-            pid, a = int(got["__sa_pid"][j]), int(got["__sa_a"][j])
-            s, t = got["s"][j], got["t"][j]
-            out[pid][a] = AttributeStats(float(got["low"][j]), float(got["high"][j]), int(got["distinct"][j]),
-                                         None if _missing(s) else float(s), None if _missing(t) else float(t),
-                                         0 if _missing(got["le"][j]) else int(got["le"][j]),
-                                         0 if _missing(got["eq"][j]) else int(got["eq"][j]))
+        got: dict[str, list[Any]] = {"__sa_pid": []}
+        if len(hier) < n_attr:
+            if self._stats_query is None:
+                self._stats_query = rounds.statistics_query(work, n_attr, first_open, hier)
+            else:
+                rounds.retarget(self._stats_query, work, first_open)
+            got = {name: _plain(values) for name, values in self._fetch(self._stats_query).items()}
+        for pid, a, low, high, distinct, s, t, le, eq in zip(
+                got["__sa_pid"], got["__sa_a"], got["low"], got["high"], got["distinct"], got["s"], got["t"],
+                got["le"], got["eq"]):
+            out[int(pid)][int(a)] = AttributeStats(low, high, int(distinct), s, t, int(le or 0), int(eq or 0))
         for a in hier:
             freq = self._fetch(rounds.frequency_query(work, a, first_open))
             h = self.hierarchies[a]
@@ -261,8 +264,15 @@ class Rounds:
         return new
 
 
-def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
+def _plain(values: Any) -> list[Any]:
+    """A fetched column as Python values, NULL as None."""
+    import numpy as np
+
+    if isinstance(values, np.ma.MaskedArray):
+        data = values.data.tolist()
+        mask = np.ma.getmaskarray(values).tolist()
+        return [None if m else v for v, m in zip(data, mask)]
+    return [None if isinstance(v, float) and v != v else v for v in np.asarray(values).tolist()]
 
 
 def _hierarchy_stats(h: Hierarchical, node: int | None, counts: dict[int, int]) -> AttributeStats:

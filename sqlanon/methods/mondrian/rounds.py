@@ -86,6 +86,16 @@ def statistics_query(work: str, attributes: int, first_open: int,
         .from_(_sub(ranked, internal("ranked"))).group_by(col(PID), col(A)).order_by(col(PID), col(A))
 
 
+def retarget(query: exp.Expression, work: str, first_open: int) -> None:
+    """Point a statistics or frequency query built for an earlier round at this round's work table
+    and first open id (in place: rebuilding the tree each round costs more than running it)."""
+    for t in query.find_all(exp.Table):
+        t.set("this", table(work).this)
+    for node in query.find_all(exp.GTE):
+        if isinstance(node.this, exp.Column) and node.this.name == PID:
+            node.set("expression", lit(first_open))
+
+
 def frequency_query(work: str, attribute: int, first_open: int) -> exp.Expression:
     """The frequency set of one attribute in every open partition: ``(pid, value, count)``."""
     return exp.select(col(PID), alias(col(q(attribute)), "v"), alias(count_star(), "c")) \
