@@ -9,9 +9,9 @@ only, so rounds breadth-first give the partitions of the recursive algorithm.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 from sqlglot import exp
@@ -47,8 +47,16 @@ class Partitioning:
     queries: int = 0
 
 
-Allowed = Callable[[dict[int, Cut]], set[int]]
-"""Given a round's candidate cuts (by partition id), the ids of those the privacy models refuse."""
+class Allowed(Protocol):
+    """Judges candidate cuts against privacy models beyond k."""
+
+    queries: int
+
+    def prepare(self, work: str) -> None:
+        """Read what the judging needs from the first work table."""
+
+    def __call__(self, work: str, candidates: dict[int, Cut]) -> set[int]:
+        """The ids of the partitions whose candidate cut the models refuse."""
 
 
 class Rounds:
@@ -98,6 +106,8 @@ class Rounds:
         n_attr = len(self.values)
         work = self._create_work()
         try:
+            if allowed is not None:
+                allowed.prepare(work)
             bounds = self._fetch(exp.select(alias(exp.Count(this=exp.Star()), "n"), *[
                 alias(exp.Min(this=col(rounds.q(i))), f"low{i}") for i in range(n_attr)], *[
                 alias(exp.Max(this=col(rounds.q(i))), f"high{i}") for i in range(n_attr)])
@@ -127,7 +137,7 @@ class Rounds:
                     else:
                         candidates[pid] = cut
                 if allowed is not None and candidates:
-                    candidates = self._privacy(candidates, stats, ranges, allowed, result)
+                    candidates = self._privacy(work, candidates, stats, ranges, allowed, result)
                 if not candidates:
                     break
                 result.rounds += 1
@@ -141,7 +151,7 @@ class Rounds:
             if old is not None:
                 engine.drop(old)
             result.partitions.sort(key=lambda p: p.pid)
-            result.queries = self.queries
+            result.queries = self.queries + (allowed.queries if allowed is not None else 0)
             if keep_work:
                 result.work = work
                 work = ""
@@ -156,17 +166,20 @@ class Rounds:
         return choose_cut(p, stats, k=o.k, strict=o.strict, exact=o.exact, ranges=ranges,
                           hierarchies=self.hierarchies, new_pid=self._new_pid)
 
-    def _privacy(self, candidates: dict[int, Cut], stats: dict[int, list[AttributeStats]],
+    def _privacy(self, work: str, candidates: dict[int, Cut], stats: dict[int, list[AttributeStats]],
                  ranges: list[float], allowed: Allowed, result: Partitioning) -> dict[int, Cut]:
         """Cuts the privacy models refuse are tried again with the next attribute, until every
         partition has an allowed cut or none is left (then it is final)."""
         refused: dict[int, set[int]] = defaultdict(set)
-        while True:
-            bad = allowed(candidates)
-            if not bad:
-                return candidates
-            for pid in bad:
-                cut = candidates.pop(pid)
+        accepted: dict[int, Cut] = {}
+        pending = candidates
+        while pending:
+            bad = allowed(work, pending)
+            retried: dict[int, Cut] = {}
+            for pid, cut in pending.items():
+                if pid not in bad:
+                    accepted[pid] = cut
+                    continue
                 refused[pid].add(cut.attribute)
                 parent = cut.parent
                 assert parent is not None
@@ -176,7 +189,9 @@ class Rounds:
                 if retry is None:
                     result.partitions.append(parent)
                 else:
-                    candidates[pid] = retry
+                    retried[pid] = retry
+            pending = retried
+        return accepted
 
     def _statistics(self, work: str, first_open: int, open_parts: dict[int, Partition]
                     ) -> dict[int, list[AttributeStats]]:

@@ -26,6 +26,7 @@ from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.mondrian import rounds
 from sqlanon.methods.mondrian.cuts import Cut, Partition, normalized_width
 from sqlanon.methods.mondrian.partitioning import Options, Partitioning, Rounds
+from sqlanon.methods.mondrian.privacy import CutJudge, sensitive_column
 from sqlanon.methods.mondrian.settings import MondrianSettings
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
@@ -134,6 +135,9 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
                                      on=exp.EQ(this=exp.cast(col(a.name, s), exp.DataType.build("varchar")),
                                                expression=col("v", m)))
             projections.append(alias(col("code", m), rounds.q(i)))
+        sensitive = _sensitive(settings)
+        for j, a in enumerate(sensitive):
+            projections.append(alias(col(a, s), sensitive_column(j)))
         needs_key = keep_work and not settings.strict
         if needs_key:
             projections.append(alias(engine.row_key(s), KEY))
@@ -142,10 +146,13 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
         frm = exp.alias_(exp.Subquery(this=relation.select(*projections)), src, quoted=True)
         values = [col(rounds.q(i), src) for i in range(len(attributes))]
         extra = [alias(col(KEY, src), KEY)] if needs_key else []
+        extra += [alias(col(sensitive_column(j), src), sensitive_column(j)) for j in range(len(sensitive))]
         runner = Rounds(engine, frm, values, Options(settings.k, settings.strict, settings.exact),
                         order=None if settings.strict else col(ORDER, src), extra=extra)
-        result = runner.run(keep_work=needs_key, allowed=_allowed(spec, ds, settings, runner) if settings.models
-                            else None)
+        judge = CutJudge(engine, settings.models, sensitive,
+                         {a: spec.attributes[a].order for a in sensitive}, len(attributes)) \
+            if settings.models else None
+        result = runner.run(keep_work=needs_key, allowed=judge)
     finally:
         for name in code_tables:
             engine.drop(name)
@@ -153,10 +160,8 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
     return Mondrian(settings, attributes, result, labels)
 
 
-def _allowed(spec: Spec, ds: Dataset, settings: MondrianSettings, runner: Rounds) -> Any:
-    from sqlanon.methods.mondrian.privacy import allowed_cuts
-
-    return allowed_cuts(spec, ds, settings, runner)
+def _sensitive(settings: MondrianSettings) -> list[str]:
+    return sorted({a for m in settings.models for a in m.sensitive_attributes()})
 
 
 def _number(v: float, integer: bool) -> Any:

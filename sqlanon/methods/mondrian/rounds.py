@@ -103,7 +103,7 @@ def frequency_query(work: str, attribute: int, first_open: int) -> exp.Expressio
         .group_by(col(PID), col(q(attribute)))
 
 
-def _value_of_cut(attributes: int) -> exp.Expression:
+def value_of_cut(attributes: int) -> exp.Expression:
     """The row's value of the attribute its partition is cut on."""
     return exp.Case(this=col(ATTRIBUTE, "c"),
                     ifs=[exp.If(this=lit(i), true=as_double(col(q(i), "w"))) for i in range(attributes)])
@@ -121,7 +121,7 @@ def cut_query(work: str, cuts: str, attributes: int, *, relaxed: bool, bound: in
     ``hierarchical`` (a table ``(pid, child_low, child_high, child)``) places rows of partitions cut by
     a hierarchy's children: the child whose leaf codes hold the row's value.
     """
-    value = _value_of_cut(attributes)
+    value = value_of_cut(attributes)
     s = col(S, "c")
     cut = exp.Not(this=exp.Is(this=col(PID, "c"), expression=exp.Null()))
     keep = col(PID, "w")
@@ -152,7 +152,7 @@ def cut_query(work: str, cuts: str, attributes: int, *, relaxed: bool, bound: in
         .join(exp.alias_(table(cuts), "c", quoted=True), on=exp.EQ(this=col(PID, "w"), expression=col(PID, "c")),
               join_type="left")
     if hierarchical is not None:
-        h_value = _value_of_cut(attributes)
+        h_value = value_of_cut(attributes)
         query = query.join(exp.alias_(table(hierarchical), "h", quoted=True), join_type="left", on=exp.and_(
             exp.EQ(this=col(PID, "w"), expression=col(PID, "h")),
             exp.Between(this=h_value, low=col(CHILD_LOW, "h"), high=col(CHILD_HIGH, "h"))))
