@@ -111,6 +111,10 @@ def _refuse_nulls(ds: Dataset, names: Sequence[str]) -> None:
 def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work: bool = False) -> Mondrian:
     """Partition the source; with ``keep_work`` (relaxed releases) the work table is kept, keyed."""
     engine = ds.engine
+    if not settings.strict and not engine.capabilities.stable_row_key:
+        raise SpecError(f"a relaxed cut splits rows of one value by their stored order, which {engine.name} "
+                        "does not keep (it declares no stable row key); use mode: strict",
+                        path="transformation.mode")
     attributes = _attributes(spec, ds)
     names = [a.name for a in attributes]
     _refuse_nulls(ds, names)
