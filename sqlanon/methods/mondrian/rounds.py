@@ -57,13 +57,14 @@ def statistics_query(work: str, attributes: int, first_open: int,
     Attributes listed in ``frequencies`` (hierarchical ones) come as their frequency sets instead
     (see :func:`frequency_query`), so they are left out here.
     """
-    parts = [exp.select(col(PID), alias(lit(i), A), alias(as_double(col(q(i))), V), alias(count_star(), C))
-             .from_(table(work)).where(exp.GTE(this=col(PID), expression=lit(first_open)))
-             .group_by(col(PID), col(q(i)))
-             for i in range(attributes) if i not in frequencies]
-    union: exp.Expression = parts[0]
-    for p in parts[1:]:
-        union = exp.union(union, p, distinct=False)
+    kept = [i for i in range(attributes) if i not in frequencies]
+    # one aggregation over the rows paired with the attribute numbers (one scan, one shuffle)
+    numbers = exp.values([(lit(i),) for i in kept], alias=internal("attributes"), columns=[A])
+    value = exp.Case(this=col(A), ifs=[exp.If(this=lit(i), true=as_double(col(q(i)))) for i in kept])
+    union = exp.select(col(PID), col(A), alias(value, V), alias(count_star(), C)) \
+        .from_(table(work)).join(numbers, join_type="cross") \
+        .where(exp.GTE(this=col(PID), expression=lit(first_open))) \
+        .group_by(col(PID), col(A), value.copy())
     ranked = exp.select(col(PID), col(A), col(V), col(C),
                         alias(_window(exp.Sum(this=col(C)), [PID, A], V, running=True), CUM),
                         alias(_window(exp.Sum(this=col(C)), [PID, A]), N),
