@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class AttributeStats:
     """One attribute in one partition: its values' range, distinct count and median cut.
 
@@ -32,7 +32,7 @@ class AttributeStats:
     children: dict[int, int] | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Partition:
     pid: int
     rows: int

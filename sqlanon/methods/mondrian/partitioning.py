@@ -204,11 +204,13 @@ class Rounds:
                 self._stats_query = rounds.statistics_query(work, n_attr, first_open, hier)
             else:
                 rounds.retarget(self._stats_query, work, first_open)
-            got = {name: _plain(values) for name, values in self._fetch(self._stats_query).items()}
+            self.queries += 1
+            fetched = self.engine.fetch_arrow(self._stats_query)
+            got = {name: fetched.column(name).to_pylist() for name in fetched.column_names}
         for pid, a, low, high, distinct, s, t, le, eq in zip(
                 got["__sa_pid"], got["__sa_a"], got["low"], got["high"], got["distinct"], got["s"], got["t"],
                 got["le"], got["eq"]):
-            out[int(pid)][int(a)] = AttributeStats(low, high, int(distinct), s, t, int(le or 0), int(eq or 0))
+            out[pid][a] = AttributeStats(low, high, distinct, s, t, int(le or 0), int(eq or 0))
         for a in hier:
             freq = self._fetch(rounds.frequency_query(work, a, first_open))
             h = self.hierarchies[a]

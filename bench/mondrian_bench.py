@@ -1,0 +1,127 @@
+"""Mondrian (``method: mondrian``) on UCI Adult and on Adult grown to millions of rows, on DuckDB.
+
+``--reference``: the twelve published figures (``../shared/reference/mondrian.md``: k = 2..100, strict
+and relaxed, inherited box widths) recomputed and compared (partitions, NCP % to 1e-12 relative,
+discernibility, smallest partition).
+
+``--adult``: strict k = 10 end to end, load included (read ``adult.data`` as the figures were
+computed, into an in-memory DuckDB, then ``sqlanon.api.check``), ``--runs`` times; the median against
+the reference implementation's 0.16 s (pure Python, in memory; quoted, not measured here).
+
+``--rows N``: the coded Adult grown to N rows (three blocks of each row from three Adult rows chosen by
+Park–Miller steps, as ``bench/grow_adult.py`` grows the ARX file), strict Mondrian at ``--k``; prints
+the rounds (the depth), the queries, the seconds, and the baseline measured in the same run on the same
+connection: one ``GROUP BY`` scan of the table (``SELECT age, count(*) ... GROUP BY age``), so the
+ratio to depth × scan says what a round costs in scans.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from sqlanon import api
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.spec import spec_from_dict
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.methods.mondrian.adult_uci import QIS, REFERENCE, load, spec_dict  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult-uci" / "adult.data"
+PRIME = 2_147_483_647
+BLOCKS = ((("age", "sex", "race"), 1, 0),
+          (("workclass", "education_num", "marital_status"), 742_938_285, 1),
+          (("occupation", "native_country"), 950_706_376, 2))
+REFERENCE_SECONDS = 0.16
+
+
+def reference() -> int:
+    engine = DuckDBEngine()
+    engine.create_table_from_arrow("adult_uci", load(DATA))
+    bad = 0
+    for k, mode, partitions, ncp, disc, smallest in REFERENCE:
+        t = time.perf_counter()
+        r = api.check(spec_from_dict(spec_dict(k, mode)), engine=engine)
+        ok = (r.partitions == partitions and abs(r.metrics["ncp_percent"] - ncp) <= 1e-12 * ncp
+              and r.metrics["discernibility"] == disc and r.smallest == smallest)
+        bad += not ok
+        print(f"k={k:<3} {mode:<7} partitions {r.partitions:>6} NCP {r.metrics['ncp_percent']:.15g} % "
+              f"disc {int(r.metrics['discernibility']):>8} smallest {r.smallest:>3} rounds {r.rounds:>2} "
+              f"{'same' if ok else 'DIFFERENT'} ({time.perf_counter() - t:.2f} s)")
+    engine.close()
+    return bad
+
+
+def adult(runs: int) -> None:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        engine = DuckDBEngine()
+        engine.create_table_from_arrow("adult_uci", load(DATA))
+        r = api.check(spec_from_dict(spec_dict(10, "strict", width="exact")), engine=engine)
+        times.append(time.perf_counter() - t)
+        engine.close()
+    m = statistics.median(times)
+    print(f"strict k=10 on Adult, end to end: runs {', '.join(f'{x:.3f}' for x in times)} s; median {m:.3f} s; "
+          f"{r.partitions} partitions, {r.rounds} rounds, {r.queries} queries; reference implementation "
+          f"{REFERENCE_SECONDS} s (ratio {m / REFERENCE_SECONDS:.2f})")
+
+
+def grow(engine: DuckDBEngine, rows: int) -> None:
+    con = engine.con
+    con.register("adult_src_arrow", load(DATA))
+    con.execute("CREATE OR REPLACE TEMP TABLE adult_src AS SELECT row_number() OVER () - 1 AS rid, * "
+                "FROM adult_src_arrow")
+    n = con.execute("SELECT count(*) FROM adult_src").fetchone()[0]
+    selects, joins = [], []
+    for i, (cols, mult, off) in enumerate(BLOCKS):
+        selects += [f'b{i}."{c}"' for c in cols]
+        joins.append(f"JOIN adult_src b{i} ON b{i}.rid = ((r.range * {mult} + {off}) % {PRIME}) % {n}")
+    con.execute(f"CREATE OR REPLACE TABLE adult_big AS SELECT {', '.join(selects)} FROM range({int(rows)}) r "
+                f"{' '.join(joins)} ORDER BY r.range")
+
+
+def grown(rows: int, k: int, runs: int) -> None:
+    engine = DuckDBEngine()
+    t = time.perf_counter()
+    grow(engine, rows)
+    print(f"grown to {rows:,} rows in {time.perf_counter() - t:.1f} s")
+    d = spec_dict(k, "strict", width="exact", table="adult_big")
+    del d["attributes"]["income"]
+    spec = spec_from_dict(d)
+    scans, runs_s = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        engine.con.execute("SELECT age, count(*) FROM adult_big GROUP BY age").fetchall()
+        scans.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        r = api.check(spec, engine=engine)
+        runs_s.append(time.perf_counter() - t)
+    scan, run = statistics.median(scans), statistics.median(runs_s)
+    print(f"strict k={k} on {rows:,} rows: {r.partitions:,} partitions, depth {r.rounds} rounds, "
+          f"{r.queries} queries; runs {', '.join(f'{x:.1f}' for x in runs_s)} s, median {run:.1f} s; "
+          f"one GROUP BY scan {scan:.3f} s; ratio to depth x scan {run / (r.rounds * scan):.2f}")
+    engine.close()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--reference", action="store_true")
+    p.add_argument("--adult", action="store_true")
+    p.add_argument("--rows", type=int, default=0)
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--runs", type=int, default=3)
+    a = p.parse_args()
+    bad = reference() if a.reference else 0
+    if a.adult:
+        adult(a.runs)
+    if a.rows:
+        grown(a.rows, a.k, a.runs)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
