@@ -76,6 +76,7 @@ class Rounds:
         self.queries = 0
         self._next = 0
         self._stats_query: exp.Expression | None = None
+        self._frequency_query: exp.Expression | None = None
 
     def _new_pid(self) -> int:
         self._next += 1
@@ -211,14 +212,19 @@ class Rounds:
                 got["__sa_pid"], got["__sa_a"], got["low"], got["high"], got["distinct"], got["s"], got["t"],
                 got["le"], got["eq"]):
             out[pid][a] = AttributeStats(low, high, distinct, s, t, int(le or 0), int(eq or 0))
-        for a in hier:
-            freq = self._fetch(rounds.frequency_query(work, a, first_open))
-            h = self.hierarchies[a]
-            assert h is not None
-            per: dict[int, dict[int, int]] = defaultdict(dict)
-            for pid, v, c in zip(freq["__sa_pid"], freq["v"], freq["c"]):
-                per[int(pid)][int(v)] = int(c)
-            for pid, counts in per.items():
+        if hier:
+            if self._frequency_query is None:
+                self._frequency_query = rounds.frequency_query(work, hier, first_open)
+            else:
+                rounds.retarget(self._frequency_query, work, first_open)
+            self.queries += 1
+            freq = self.engine.fetch_arrow(self._frequency_query)
+            per: dict[tuple[int, int], dict[int, int]] = defaultdict(dict)
+            for pid, a, v, c in zip(*(freq.column(name).to_pylist() for name in (rounds.PID, rounds.A, "v", "c"))):
+                per[(pid, a)][int(v)] = int(c)
+            for (pid, a), counts in per.items():
+                h = self.hierarchies[a]
+                assert h is not None
                 out[pid][a] = _hierarchy_stats(h, open_parts[pid].nodes[a], counts)
         return out  # type: ignore[return-value]
 

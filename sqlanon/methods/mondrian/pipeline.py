@@ -28,6 +28,7 @@ from sqlanon.methods.mondrian.cuts import Cut, Partition, normalized_width
 from sqlanon.methods.mondrian.partitioning import Options, Partitioning, Rounds
 from sqlanon.methods.mondrian.privacy import CutJudge, sensitive_column
 from sqlanon.methods.mondrian.settings import MondrianSettings
+from sqlanon.methods.mondrian.tree import HierarchyTree
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
 from sqlanon.sql.nodes import alias, col, count_star, internal, lit, table, values_table
@@ -44,6 +45,8 @@ class Attribute:
     integer: bool
     domain: list[Any] = field(default_factory=list)
     """A coded attribute's values, sorted (its codes are their positions)."""
+    tree: HierarchyTree | None = None
+    """A categorical attribute's hierarchy, cut by its children (codes: its leaves in tree order)."""
 
 
 @dataclass
@@ -64,13 +67,18 @@ class Mondrian:
     def metrics(self) -> dict[str, float]:
         r = self.result
         n_attr = len(self.attributes)
-        ncp = sum(p.rows * sum(normalized_width(*p.box[a], r.ranges[a]) for a in range(n_attr))
-                  for p in r.partitions)
+        ncp = sum(p.rows * sum(self._width(p, a) for a in range(n_attr)) for p in r.partitions)
         rows = max(r.rows, 1)
         return {"ncp": ncp, "gcp": ncp / (n_attr * rows), "ncp_percent": 100 * ncp / (n_attr * rows),
                 "discernibility": float(sum(p.rows ** 2 for p in r.partitions)),
                 "aecs": rows / max(self.classes, 1) / self.settings.k,
                 "average_partition_size": rows / max(len(r.partitions), 1)}
+
+    def _width(self, p: Partition, a: int) -> float:
+        tree, node = self.attributes[a].tree, p.nodes[a]
+        if tree is not None and node is not None:
+            return tree.width(node)
+        return normalized_width(*p.box[a], self.result.ranges[a])
 
     def summary(self) -> dict[str, Any]:
         s = self.settings
@@ -92,7 +100,10 @@ def _attributes(spec: Spec, ds: Dataset) -> list[Attribute]:
         integer = declared == "integer" or types[name].split("(")[0].strip().upper() in (
             "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "INT", "INT4", "INT8", "INT2", "HUGEINT", "LONG", "SHORT",
             "BYTE", "UBIGINT", "UINTEGER", "USMALLINT", "UTINYINT")
-        out.append(Attribute(name, numeric, integer and numeric))
+        hierarchy = spec.attributes[name].hierarchy
+        table_ = hierarchy.table() if hierarchy is not None and not numeric else None
+        tree = HierarchyTree(table_.rows) if table_ is not None else None
+        out.append(Attribute(name, numeric, integer and numeric, tree=tree))
     return out
 
 
@@ -128,7 +139,14 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
                 projections.append(alias(col(a.name, s), rounds.q(i)))
                 continue
             got = engine.fetch(exp.select(col(a.name)).from_(ds.relation.copy()).distinct())[1]
-            a.domain = sorted((r[0] for r in got), key=lambda v: (str(type(v)), v))
+            if a.tree is not None:
+                missing = sorted(str(r[0]) for r in got if a.tree.code(str(r[0])) is None)
+                if missing:
+                    raise SpecError(f"{len(missing)} value(s) of {a.name!r} are not leaves of its hierarchy, "
+                                    f"e.g. {missing[0]!r}", path=f"attributes.{a.name}.hierarchy")
+                a.domain = list(a.tree.leaves)
+            else:
+                a.domain = sorted((r[0] for r in got), key=lambda v: (str(type(v)), v))
             name = internal_name("mondrian_codes")
             engine.create_table_from_arrow(name, pa.table({"v": pa.array([str(v) for v in a.domain]),
                                                            "code": pa.array(range(len(a.domain)), pa.int64())}),
@@ -152,7 +170,8 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
         extra = [alias(col(KEY, src), KEY)] if needs_key else []
         extra += [alias(col(sensitive_column(j), src), sensitive_column(j)) for j in range(len(sensitive))]
         runner = Rounds(engine, frm, values, Options(settings.k, settings.strict, settings.exact),
-                        order=None if settings.strict else col(ORDER, src), extra=extra)
+                        order=None if settings.strict else col(ORDER, src), extra=extra,
+                        hierarchies=[a.tree for a in attributes])
         judge = CutJudge(engine, settings.models, sensitive,
                          {a: spec.attributes[a].order for a in sensitive}, len(attributes)) \
             if settings.models else None
@@ -176,8 +195,10 @@ def _number(v: float, integer: bool) -> Any:
 
 def _labels(p: Partition, attributes: Sequence[Attribute], settings: MondrianSettings) -> tuple[Any, ...]:
     out: list[Any] = []
-    for a, (low, high) in zip(attributes, p.box):
-        if not a.numeric:
+    for a, (low, high), node in zip(attributes, p.box, p.nodes):
+        if a.tree is not None and node is not None:
+            out.append(a.tree.label(node))
+        elif not a.numeric:
             values = [str(v) for v in a.domain[int(low):int(high) + 1]]
             out.append(values[0] if len(values) == 1 else "{" + ",".join(values) + "}")
         elif settings.intervals == "columns":
@@ -195,6 +216,12 @@ def label_columns(m: Mondrian) -> dict[str, list[str]]:
         out[a.name] = [f"{a.name}_lo", f"{a.name}_hi"] if a.numeric and m.settings.intervals == "columns" \
             else [a.name]
     return out
+
+
+def _within(a: Attribute, low: float, high: float, rel: str) -> exp.Expression:
+    """The row's value of a coded attribute is one of the codes ``low..high``."""
+    return exp.In(this=exp.cast(col(a.name, rel), exp.DataType.build("varchar")),
+                  expressions=[lit(str(v)) for v in a.domain[int(low):int(high) + 1]])
 
 
 def _value(a: Attribute, cut: Cut, rel: str) -> exp.Expression:
@@ -215,6 +242,13 @@ def partition_expression(m: Mondrian, rel: str) -> exp.Expression:
         cut = cuts.get(pid)
         if cut is None:
             return lit(pid)
+        a = m.attributes[cut.attribute]
+        if cut.child_of_value is not None:
+            *first, last = cut.children
+            if not first:  # one child holds every row: a specialization, no choice
+                return node(last.pid)
+            return exp.Case(ifs=[exp.If(this=_within(a, *c.box[cut.attribute], rel), true=node(c.pid))
+                                 for c in first], default=node(last.pid))
         return exp.Case(ifs=[exp.If(this=_value(m.attributes[cut.attribute], cut, rel),
                                     true=node(cut.children[0].pid))], default=node(cut.children[1].pid))
 

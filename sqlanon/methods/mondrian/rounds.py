@@ -97,11 +97,15 @@ def retarget(query: exp.Expression, work: str, first_open: int) -> None:
             node.set("expression", lit(first_open))
 
 
-def frequency_query(work: str, attribute: int, first_open: int) -> exp.Expression:
-    """The frequency set of one attribute in every open partition: ``(pid, value, count)``."""
-    return exp.select(col(PID), alias(col(q(attribute)), "v"), alias(count_star(), "c")) \
-        .from_(table(work)).where(exp.GTE(this=col(PID), expression=lit(first_open))) \
-        .group_by(col(PID), col(q(attribute)))
+def frequency_query(work: str, attributes: Sequence[int], first_open: int) -> exp.Expression:
+    """The frequency sets of some attributes (hierarchical ones) in every open partition, in one
+    aggregation: ``(pid, a, v, c)``."""
+    numbers = exp.values([(lit(i),) for i in attributes], alias=internal("attributes"), columns=[A])
+    value = exp.Case(this=col(A), ifs=[exp.If(this=lit(i), true=col(q(i))) for i in attributes])
+    return exp.select(col(PID), col(A), alias(value, "v"), alias(count_star(), "c")) \
+        .from_(table(work)).join(numbers, join_type="cross") \
+        .where(exp.GTE(this=col(PID), expression=lit(first_open))) \
+        .group_by(col(PID), col(A), value.copy())
 
 
 def value_of_cut(attributes: int) -> exp.Expression:
