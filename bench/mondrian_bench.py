@@ -66,7 +66,8 @@ def adult(runs: int) -> None:
         times.append(time.perf_counter() - t)
         engine.close()
     m = statistics.median(times)
-    print(f"strict k=10 on Adult, end to end: runs {', '.join(f'{x:.3f}' for x in times)} s; median {m:.3f} s; "
+    runs_text = ", ".join(f"{x:.3f}" for x in times)
+    print(f"strict k=10 on Adult, end to end: runs {runs_text} s; median {m:.3f} s; "
           f"{r.partitions} partitions, {r.rounds} rounds, {r.queries} queries; reference implementation "
           f"{REFERENCE_SECONDS} s (ratio {m / REFERENCE_SECONDS:.2f})")
 
@@ -109,7 +110,8 @@ def grown(rows: int, k: int, runs: int) -> None:
     scan, freq, run = statistics.median(scans), statistics.median(wide), statistics.median(runs_s)
     print(f"strict k={k} on {rows:,} rows: {r.partitions:,} partitions, depth {r.rounds} rounds, "
           f"{r.queries} queries; runs {', '.join(f'{x:.1f}' for x in runs_s)} s, median {run:.1f} s")
-    print(f"  GROUP BY of the {len(QIS)} quasi-identifiers (the frequency set) {freq:.3f} s: ratio to depth x "
+    print(f"  GROUP BY of the {len(QIS)} quasi-identifiers (the frequency set) {freq:.3f} s: "
+          "ratio to depth x "
           f"that scan {run / (r.rounds * freq):.2f}")
     print(f"  GROUP BY age alone {scan:.3f} s: ratio to depth x that scan {run / (r.rounds * scan):.2f}")
     engine.close()

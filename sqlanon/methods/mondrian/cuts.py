@@ -86,7 +86,8 @@ def normalized_width(low: float, high: float, whole: float) -> float:
     return 1.0 if width == whole else width / whole
 
 
-def _width(p: Partition, a: int, ranges: Sequence[float], hierarchies: Sequence[Hierarchical | None]) -> float:
+def _width(p: Partition, a: int, ranges: Sequence[float],
+           hierarchies: Sequence[Hierarchical | None]) -> float:
     h = hierarchies[a]
     node = p.nodes[a]
     if h is not None and node is not None:

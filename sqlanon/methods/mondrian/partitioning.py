@@ -96,7 +96,8 @@ class Rounds:
                    *self.extra]
         if not self.options.strict:
             assert self.order is not None
-            number = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[exp.Ordered(this=self.order)]))
+            number = exp.Window(this=exp.RowNumber(),
+                                order=exp.Order(expressions=[exp.Ordered(this=self.order)]))
             columns.append(alias(exp.Sub(this=number, expression=lit(1)), rounds.POS))
         self.engine.create_table_as(work, exp.select(*columns).from_(self.source.copy()), temporary=True)
         self.queries += 1
@@ -220,13 +221,14 @@ class Rounds:
             self.queries += 1
             freq = self.engine.fetch_arrow(self._frequency_query)
             per: dict[tuple[int, int], dict[int, int]] = defaultdict(dict)
-            for pid, a, v, c in zip(*(freq.column(name).to_pylist() for name in (rounds.PID, rounds.A, "v", "c"))):
+            columns = (freq.column(name).to_pylist() for name in (rounds.PID, rounds.A, "v", "c"))
+            for pid, a, v, c in zip(*columns):
                 per[(pid, a)][int(v)] = int(c)
             for (pid, a), counts in per.items():
                 h = self.hierarchies[a]
                 assert h is not None
                 out[pid][a] = _hierarchy_stats(h, open_parts[pid].nodes[a], counts)
-        return out  # type: ignore[return-value]
+        return out
 
     def _cut(self, work: str, cuts: dict[int, Cut], bound: int) -> str:
         engine = self.engine
@@ -265,10 +267,10 @@ class Rounds:
         if not rows:
             return None
         name = internal_name("mondrian_children")
-        pid, low, high, child = zip(*rows)
+        pids, lows, highs, children = zip(*rows)
         self.engine.create_table_from_arrow(name, pa.table({
-            rounds.PID: pa.array(pid, pa.int64()), rounds.CHILD_LOW: pa.array(low, pa.float64()),
-            rounds.CHILD_HIGH: pa.array(high, pa.float64()), rounds.CHILD: pa.array(child, pa.int64())}),
+            rounds.PID: pa.array(pids, pa.int64()), rounds.CHILD_LOW: pa.array(lows, pa.float64()),
+            rounds.CHILD_HIGH: pa.array(highs, pa.float64()), rounds.CHILD: pa.array(children, pa.int64())}),
             temporary=True)
         self.queries += 1
         return name

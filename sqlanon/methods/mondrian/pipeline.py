@@ -31,7 +31,7 @@ from sqlanon.methods.mondrian.settings import MondrianSettings
 from sqlanon.methods.mondrian.tree import HierarchyTree
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
-from sqlanon.sql.nodes import alias, col, count_star, internal, lit, table, values_table
+from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit, table, values_table
 
 KEY = internal("key")
 ORDER = internal("order")
@@ -98,7 +98,8 @@ def _attributes(spec: Spec, ds: Dataset) -> list[Attribute]:
         declared = spec.attributes[name].type
         numeric = declared in ("integer", "decimal") or (declared is None and is_numeric_type(types[name]))
         integer = declared == "integer" or types[name].split("(")[0].strip().upper() in (
-            "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "INT", "INT4", "INT8", "INT2", "HUGEINT", "LONG", "SHORT",
+            "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "INT", "INT4", "INT8", "INT2", "HUGEINT", "LONG",
+            "SHORT",
             "BYTE", "UBIGINT", "UINTEGER", "USMALLINT", "UTINYINT")
         hierarchy = spec.attributes[name].hierarchy
         table_ = hierarchy.table() if hierarchy is not None and not numeric else None
@@ -148,9 +149,9 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
             else:
                 a.domain = sorted((r[0] for r in got), key=lambda v: (str(type(v)), v))
             name = internal_name("mondrian_codes")
-            engine.create_table_from_arrow(name, pa.table({"v": pa.array([str(v) for v in a.domain]),
-                                                           "code": pa.array(range(len(a.domain)), pa.int64())}),
-                                           temporary=True)
+            codes = pa.table({"v": pa.array([str(v) for v in a.domain]),
+                              "code": pa.array(range(len(a.domain)), pa.int64())})
+            engine.create_table_from_arrow(name, codes, temporary=True)
             code_tables.append(name)
             m = internal(f"m{i}")
             relation = relation.join(exp.alias_(table(name), m, table=True, quoted=True), join_type="inner",
@@ -158,14 +159,14 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
                                                expression=col("v", m)))
             projections.append(alias(col("code", m), rounds.q(i)))
         sensitive = _sensitive(settings)
-        for j, a in enumerate(sensitive):
-            projections.append(alias(col(a, s), sensitive_column(j)))
+        for j, name in enumerate(sensitive):
+            projections.append(alias(col(name, s), sensitive_column(j)))
         needs_key = keep_work and not settings.strict
         if needs_key:
             projections.append(alias(engine.row_key(s), KEY))
         if not settings.strict:
             projections.append(alias(engine.row_order(s), ORDER))
-        frm = exp.alias_(exp.Subquery(this=relation.select(*projections)), src, quoted=True)
+        frm = as_expression(exp.alias_(exp.Subquery(this=relation.select(*projections)), src, quoted=True))
         values = [col(rounds.q(i), src) for i in range(len(attributes))]
         extra = [alias(col(KEY, src), KEY)] if needs_key else []
         extra += [alias(col(sensitive_column(j), src), sensitive_column(j)) for j in range(len(sensitive))]
@@ -267,7 +268,7 @@ def output_query(spec: Spec, ds: Dataset, m: Mondrian, target: DialectProfile,
     if m.settings.strict:
         inner = exp.select(exp.Star(), alias(partition_expression(m, s), rounds.PID)) \
             .from_(exp.alias_(ds.relation.copy(), s, table=True, quoted=True))
-        rows: exp.Expression = exp.alias_(exp.Subquery(this=inner), r, quoted=True)
+        rows = as_expression(exp.alias_(exp.Subquery(this=inner), r, quoted=True))
         joined = exp.select(exp.Star()).from_(rows).join(boxes, join_type="inner", on=exp.EQ(
             this=col(rounds.PID, r), expression=col(rounds.PID, b)))
     else:

@@ -74,7 +74,8 @@ class CutJudge:
         (no partitioning can then satisfy it)."""
         for j, a in enumerate(self.attributes):
             c = sensitive_column(j)
-            got = self.engine.fetch(exp.select(col(c), alias(count_star(), "n")).from_(table(work)).group_by(col(c)))[1]
+            query = exp.select(col(c), alias(count_star(), "n")).from_(table(work)).group_by(col(c))
+            got = self.engine.fetch(query)[1]
             self.queries += 1
             values = _ordered([v for v, _ in got], self.orders.get(a))
             self.codes[a] = {v: i for i, v in enumerate(values)}
@@ -117,8 +118,8 @@ class CutJudge:
             sizes[2 * i + 1] = candidates[pid].children[1].rows
         histograms: dict[str, np.ndarray] = {}
         try:
-            side = exp.Case(ifs=[exp.If(this=exp.LTE(this=rounds.value_of_cut(self.n_attributes),
-                                                      expression=col(rounds.S, "c")), true=exp.Literal.number(0))],
+            left = exp.LTE(this=rounds.value_of_cut(self.n_attributes), expression=col(rounds.S, "c"))
+            side = exp.Case(ifs=[exp.If(this=left, true=exp.Literal.number(0))],
                             default=exp.Literal.number(1))
             for j, a in enumerate(self.attributes):
                 v = col(sensitive_column(j), "w")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from sqlanon.sql.nodes import alias, as_double, col, count_star, internal, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, table
 
 PID = internal("pid")
 POS = internal("pos")
@@ -45,7 +45,7 @@ def _window(func: exp.Expression, partition: Sequence[str], order: str | None = 
 
 
 def _sub(query: exp.Expression, name: str) -> exp.Expression:
-    return exp.alias_(exp.Subquery(this=query), name, quoted=True)
+    return as_expression(exp.alias_(exp.Subquery(this=query), name, quoted=True))
 
 
 def statistics_query(work: str, attributes: int, first_open: int,
@@ -154,8 +154,8 @@ def cut_query(work: str, cuts: str, attributes: int, *, relaxed: bool, bound: in
     if relaxed:
         columns.append(alias(pos, POS))
     query = exp.select(*columns).from_(exp.alias_(table(work), "w", quoted=True)) \
-        .join(exp.alias_(table(cuts), "c", quoted=True), on=exp.EQ(this=col(PID, "w"), expression=col(PID, "c")),
-              join_type="left")
+        .join(exp.alias_(table(cuts), "c", quoted=True), join_type="left",
+              on=exp.EQ(this=col(PID, "w"), expression=col(PID, "c")))
     if hierarchical is not None:
         h_value = value_of_cut(attributes)
         query = query.join(exp.alias_(table(hierarchical), "h", quoted=True), join_type="left", on=exp.and_(

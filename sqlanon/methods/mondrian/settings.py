@@ -36,8 +36,8 @@ class MondrianSettings:
 def _choice(options: Mapping[str, Any], key: str, allowed: Sequence[str], default: str) -> str:
     value = options.get(key, default)
     if value not in allowed:
-        raise SpecError(f"must be one of {', '.join(allowed)}, got {value!r}." + did_you_mean(str(value), allowed),
-                        path=f"transformation.{key}")
+        raise SpecError(f"must be one of {', '.join(allowed)}, got {value!r}."
+                        + did_you_mean(str(value), allowed), path=f"transformation.{key}")
     return str(value)
 
 

@@ -47,7 +47,8 @@ def load(path: Path) -> pa.Table:
 
 def spec_dict(k: int, mode: str, width: str = "inherited", table: str = "adult_uci") -> dict:
     return {"source": {"table": table},
-            "attributes": {**{q: {"role": "quasi_identifier"} for q in QIS}, "income": {"role": "insensitive"}},
+            "attributes": {**{q: {"role": "quasi_identifier"} for q in QIS},
+                           "income": {"role": "insensitive"}},
             "privacy": [{"k_anonymity": {"k": k}}],
             "transformation": {"method": "mondrian", "mode": mode, "width": width},
             "output": {"mode": "none"}}

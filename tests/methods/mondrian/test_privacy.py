@@ -25,7 +25,8 @@ def tables(draw):
 def _run(rows, privacy, mode="strict"):
     engine = DuckDBEngine()
     try:
-        engine.con.execute("CREATE TABLE t (id INTEGER, age INTEGER, zip INTEGER, city VARCHAR, disease VARCHAR)")
+        engine.con.execute("CREATE TABLE t (id INTEGER, age INTEGER, zip INTEGER, city VARCHAR, "
+                           "disease VARCHAR)")
         engine.con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", rows)
         spec = spec_from_dict({
             "source": {"table": "t"},
