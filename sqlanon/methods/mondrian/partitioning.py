@@ -8,8 +8,9 @@ only, so rounds breadth-first give the partitions of the recursive algorithm.
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -55,8 +56,9 @@ class Allowed(Protocol):
     def prepare(self, work: str) -> None:
         """Read what the judging needs from the first work table."""
 
-    def __call__(self, work: str, candidates: dict[int, Cut]) -> set[int]:
-        """The ids of the partitions whose candidate cut the models refuse."""
+    def __call__(self, assigned: exp.Select, candidates: dict[int, Cut]) -> set[int]:
+        """The ids of the partitions whose candidate cut the models refuse; ``assigned`` is the work
+        table's rows in the partitions the candidates would make."""
 
 
 class Rounds:
@@ -139,7 +141,7 @@ class Rounds:
                     else:
                         candidates[pid] = cut
                 if allowed is not None and candidates:
-                    candidates = self._privacy(work, candidates, stats, ranges, allowed, result)
+                    candidates = self._privacy(work, bound, candidates, stats, ranges, allowed, result)
                 if not candidates:
                     break
                 result.rounds += 1
@@ -168,15 +170,17 @@ class Rounds:
         return choose_cut(p, stats, k=o.k, strict=o.strict, exact=o.exact, ranges=ranges,
                           hierarchies=self.hierarchies, new_pid=self._new_pid)
 
-    def _privacy(self, work: str, candidates: dict[int, Cut], stats: dict[int, list[AttributeStats]],
-                 ranges: list[float], allowed: Allowed, result: Partitioning) -> dict[int, Cut]:
+    def _privacy(self, work: str, bound: int, candidates: dict[int, Cut],
+                 stats: dict[int, list[AttributeStats]], ranges: list[float], allowed: Allowed,
+                 result: Partitioning) -> dict[int, Cut]:
         """Cuts the privacy models refuse are tried again with the next attribute, until every
         partition has an allowed cut or none is left (then it is final)."""
         refused: dict[int, set[int]] = defaultdict(set)
         accepted: dict[int, Cut] = {}
         pending = candidates
         while pending:
-            bad = allowed(work, pending)
+            with self._assigned(work, pending, bound) as assigned:
+                bad = allowed(assigned, pending)
             retried: dict[int, Cut] = {}
             for pid, cut in pending.items():
                 if pid not in bad:
@@ -230,30 +234,37 @@ class Rounds:
                 out[pid][a] = _hierarchy_stats(h, open_parts[pid].nodes[a], counts)
         return out
 
-    def _cut(self, work: str, cuts: dict[int, Cut], bound: int) -> str:
+    @contextlib.contextmanager
+    def _assigned(self, work: str, cuts: dict[int, Cut], bound: int) -> Iterator[exp.Select]:
+        """The work table's rows in their partitions after ``cuts`` (a query, valid inside the block:
+        it reads the round's cut tables)."""
         engine = self.engine
+        values = list(cuts.values())
         table = pa.table({
-            rounds.PID: pa.array([c.pid for c in cuts.values()], pa.int64()),
-            rounds.ATTRIBUTE: pa.array([c.attribute for c in cuts.values()], pa.int64()),
-            rounds.S: pa.array([c.s if c.s is not None else None for c in cuts.values()], pa.float64()),
-            rounds.MOVED: pa.array([c.moved for c in cuts.values()], pa.int64()),
-            rounds.LEFT: pa.array([c.children[0].pid for c in cuts.values()], pa.int64()),
-            rounds.RIGHT: pa.array([c.children[-1].pid for c in cuts.values()], pa.int64())})
+            rounds.PID: pa.array([c.pid for c in values], pa.int64()),
+            rounds.ATTRIBUTE: pa.array([c.attribute for c in values], pa.int64()),
+            rounds.S: pa.array([c.s for c in values], pa.float64()),
+            rounds.MOVED: pa.array([c.moved for c in values], pa.int64()),
+            rounds.LEFT: pa.array([c.children[0].pid for c in values], pa.int64()),
+            rounds.RIGHT: pa.array([c.children[-1].pid for c in values], pa.int64())})
         cut_table = internal_name("mondrian_cuts")
         engine.create_table_from_arrow(cut_table, table, temporary=True)
         self.queries += 1
-        child_table = self._child_table(cuts)
-        new = internal_name("mondrian_work")
+        child_table: str | None = None
         try:
-            self._run(exp.Create(this=rounds.table_of(new), kind="TABLE",
-                                 expression=rounds.cut_query(work, cut_table, len(self.values),
-                                                             relaxed=not self.options.strict, bound=bound,
-                                                             hierarchical=child_table, extra=self.extra),
-                                 properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+            child_table = self._child_table(cuts)
+            yield rounds.cut_query(work, cut_table, len(self.values), relaxed=not self.options.strict,
+                                   bound=bound, hierarchical=child_table, extra=self.extra)
         finally:
             engine.drop(cut_table)
             if child_table:
                 engine.drop(child_table)
+
+    def _cut(self, work: str, cuts: dict[int, Cut], bound: int) -> str:
+        new = internal_name("mondrian_work")
+        with self._assigned(work, cuts, bound) as query:
+            self._run(exp.Create(this=rounds.table_of(new), kind="TABLE", expression=query,
+                                 properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
         return new
 
     def _child_table(self, cuts: dict[int, Cut]) -> str | None:

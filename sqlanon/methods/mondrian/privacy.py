@@ -2,7 +2,8 @@
 (LeFevre et al.'s allowable cuts; t-closeness-aware Mondrian as in Li, Li and Venkatasubramanian).
 
 Each wave of candidate cuts is judged with one query per sensitive attribute: the sensitive
-histogram of every side of every candidate, ``GROUP BY`` partition, side and value. The models judge
+histogram of every part every candidate would make (the rows assigned as the cut statement would
+assign them, strict, relaxed or by a hierarchy's children), ``GROUP BY`` part and value. The models judge
 the sides with their own in-memory forms (:mod:`sqlanon.domain.models`), each side a class.
 """
 
@@ -12,15 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 from sqlglot import exp
 
 from sqlanon.domain.models.base import PrivacyModel
-from sqlanon.engines.base import Engine, internal_name
+from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError
 from sqlanon.methods.mondrian import rounds
 from sqlanon.methods.mondrian.cuts import Cut
-from sqlanon.sql.nodes import alias, col, count_star, internal, table
+from sqlanon.sql.nodes import alias, col, count_star, internal, lit, table
 
 
 def sensitive_column(j: int) -> str:
@@ -96,50 +96,30 @@ class CutJudge:
         stats = {s: s.in_memory(sides) for s in model.statistics()}
         return np.asarray(model.satisfied_in_memory(stats), dtype=bool)
 
-    def __call__(self, work: str, candidates: dict[int, Cut]) -> set[int]:
-        """The partitions whose candidate cut leaves a side that fails a model."""
+    def __call__(self, assigned: exp.Select, candidates: dict[int, Cut]) -> set[int]:
+        """The partitions whose candidate cut leaves a part that fails a model."""
         if not candidates:
             return set()
-        pids = sorted(candidates)
-        index = {pid: i for i, pid in enumerate(pids)}
-        for cut in candidates.values():
-            if cut.child_of_value is not None:
-                raise SpecError("privacy models beyond k are checked on numeric and coded cuts only",
-                                path="privacy")
-        name = internal_name("mondrian_candidates")
-        self.engine.create_table_from_arrow(name, pa.table({
-            rounds.PID: pa.array(pids, pa.int64()),
-            rounds.ATTRIBUTE: pa.array([candidates[p].attribute for p in pids], pa.int64()),
-            rounds.S: pa.array([candidates[p].s for p in pids], pa.float64())}), temporary=True)
-        self.queries += 1
-        sizes = np.zeros(2 * len(pids), dtype=np.int64)
-        for i, pid in enumerate(pids):
-            sizes[2 * i] = candidates[pid].children[0].rows
-            sizes[2 * i + 1] = candidates[pid].children[1].rows
+        parts = [(pid, child) for pid in sorted(candidates) for child in candidates[pid].children]
+        index = {child.pid: i for i, (_, child) in enumerate(parts)}
+        first = min(index)
+        sizes = np.array([child.rows for _, child in parts], dtype=np.int64)
         histograms: dict[str, np.ndarray] = {}
-        try:
-            left = exp.LTE(this=rounds.value_of_cut(self.n_attributes), expression=col(rounds.S, "c"))
-            side = exp.Case(ifs=[exp.If(this=left, true=exp.Literal.number(0))],
-                            default=exp.Literal.number(1))
-            for j, a in enumerate(self.attributes):
-                v = col(sensitive_column(j), "w")
-                q = exp.select(col(rounds.PID, "c"), alias(side.copy(), "side"), alias(v, "v"),
-                               alias(count_star(), "n")) \
-                    .from_(exp.alias_(table(work), "w", quoted=True)) \
-                    .join(exp.alias_(table(name), "c", quoted=True), join_type="inner",
-                          on=exp.EQ(this=col(rounds.PID, "w"), expression=col(rounds.PID, "c"))) \
-                    .group_by(col(rounds.PID, "c"), side.copy(), v.copy())
-                rows = self.engine.fetch(q)[1]
-                self.queries += 1
-                h = np.zeros((2 * len(pids), len(self.codes[a])), dtype=np.float64)
-                for pid, s, value, n in rows:
-                    h[2 * index[int(pid)] + int(s), self.codes[a][value]] += int(n)
-                histograms[a] = h
-        finally:
-            self.engine.drop(name)
+        rows = internal("rows")
+        for j, a in enumerate(self.attributes):
+            v = col(sensitive_column(j))
+            q = exp.select(col(rounds.PID), alias(v, "v"), alias(count_star(), "n")) \
+                .from_(exp.alias_(exp.Subquery(this=assigned.copy()), rows, quoted=True)) \
+                .where(exp.GTE(this=col(rounds.PID), expression=lit(first))) \
+                .group_by(col(rounds.PID), v.copy())
+            got = self.engine.fetch(q)[1]
+            self.queries += 1
+            h = np.zeros((len(parts), len(self.codes[a])), dtype=np.float64)
+            for pid, value, n in got:
+                h[index[int(pid)], self.codes[a][value]] += int(n)
+            histograms[a] = h
+        ok = np.ones(len(parts), dtype=bool)
         sides = Sides(sizes, self.rows, histograms, self.global_counts)
-        ok = np.ones(len(sizes), dtype=bool)
         for model in self.models:
             ok &= self._satisfied(model, sides)
-        both = ok[0::2] & ok[1::2]
-        return {pid for pid, good in zip(pids, both.tolist()) if not good}
+        return {pid for (pid, _), good in zip(parts, ok.tolist()) if not good}

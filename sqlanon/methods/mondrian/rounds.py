@@ -115,7 +115,7 @@ def value_of_cut(attributes: int) -> exp.Expression:
 
 
 def cut_query(work: str, cuts: str, attributes: int, *, relaxed: bool, bound: int,
-              hierarchical: str | None = None, extra: Sequence[exp.Expression] = ()) -> exp.Expression:
+              hierarchical: str | None = None, extra: Sequence[exp.Expression] = ()) -> exp.Select:
     """The work table after one round: each row of a cut partition in its new partition.
 
     ``cuts`` holds one row per cut partition: ``(pid, attribute, s, moved, left, right)``; a strict cut

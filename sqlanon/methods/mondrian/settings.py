@@ -80,9 +80,6 @@ def mondrian_settings(options: Mapping[str, Any], privacy: Sequence[Any],
                             "sides; mondrian supports k_anonymity, l_diversity and t_closeness", path=path)
         if not _in_memory(m):
             raise SpecError(f"{name} has no per-class form mondrian can evaluate on a cut's sides", path=path)
-        if mode == "relaxed":
-            raise SpecError(f"{name} is checked on strict cuts only (a relaxed cut splits rows of one value "
-                            "by their order); use mode: strict", path=path)
         models.append(m)
     if k < 2 and not models:
         raise SpecError("mondrian needs k >= 2: set transformation.k or a k_anonymity model",

@@ -22,7 +22,10 @@ def tables(draw):
     return rows
 
 
-def _run(rows, privacy, mode="strict"):
+CITIES = {"a": ["ab", "*"], "b": ["ab", "*"], "c": ["cd", "*"], "d": ["cd", "*"]}
+
+
+def _run(rows, privacy, mode="strict", hierarchy=False):
     engine = DuckDBEngine()
     try:
         engine.con.execute("CREATE TABLE t (id INTEGER, age INTEGER, zip INTEGER, city VARCHAR, "
@@ -31,7 +34,9 @@ def _run(rows, privacy, mode="strict"):
         spec = spec_from_dict({
             "source": {"table": "t"},
             "attributes": {"id": {"role": "insensitive"}, **{q: {"role": "quasi_identifier"} for q in QIS},
-                           "disease": {"role": "sensitive"}},
+                           "disease": {"role": "sensitive"},
+                           **({"city": {"role": "quasi_identifier", "hierarchy": {"map": CITIES}}}
+                              if hierarchy else {})},
             "privacy": privacy, "transformation": {"method": "mondrian", "mode": mode},
             "output": {"mode": "table", "name": "out"}})
         try:
@@ -46,14 +51,17 @@ def _run(rows, privacy, mode="strict"):
         engine.close()
 
 
-def _check_boxes(rows, released):
+def _check_boxes(rows, released, hierarchy=False):
     original = {r[0]: dict(zip(["id", *QIS, "disease"], r)) for r in rows}
     assert len(released) == len(rows)
     for r in released:
         o = original[r["id"]]
         assert r["disease"] == o["disease"]
         for q in QIS:
-            assert contains(r[q], o[q]), (q, r[q], o[q])
+            label = r[q]
+            if hierarchy and q == "city":  # a node's label: its leaves
+                label = "{" + ",".join(v for v, up in CITIES.items() if label in (v, *up)) + "}"
+            assert contains(label, o[q]), (q, r[q], o[q])
 
 
 @settings(max_examples=12)
@@ -69,21 +77,22 @@ def test_k_anonymous_and_truthful(rows, k, mode):
     assert report.classes == len(classes(released, QIS))
 
 
-@settings(max_examples=12)
-@given(tables(), st.integers(1, 3), st.sampled_from([("l", 2), ("t", 0.25), ("e", 1.5)]))
-def test_cuts_respect_every_model(rows, k, model):
+@settings(max_examples=15)
+@given(tables(), st.integers(1, 3), st.sampled_from([("l", 2), ("t", 0.25), ("e", 1.5)]),
+       st.sampled_from(["strict", "relaxed", "hierarchy"]))
+def test_cuts_respect_every_model(rows, k, model, mode):
     kind, value = model
     m = ({"l_diversity": {"attribute": "disease", "l": value}} if kind == "l" else
          {"l_diversity": {"attribute": "disease", "l": value, "variant": "entropy"}} if kind == "e" else
          {"t_closeness": {"attribute": "disease", "t": value}})
     privacy = [{"k_anonymity": {"k": k}}, m] if k > 1 else [m]
-    report, released = _run(rows, privacy)
+    report, released = _run(rows, privacy, "relaxed" if mode == "relaxed" else "strict", mode == "hierarchy")
     whole = [r[4] for r in rows]
     if released is None:  # refused: then the whole table indeed fails the model
         if kind == "l":
             assert len(set(whole)) < value
         return
-    _check_boxes(rows, released)
+    _check_boxes(rows, released, mode == "hierarchy")
     import math
     for members in classes(released, QIS).values():
         values = [r["disease"] for r in members]
