@@ -107,21 +107,17 @@ def choose_cut(p: Partition, stats: Sequence[AttributeStats], *, k: int, strict:
     already tried (a cut the privacy models refused is tried again without its attribute).
     """
     n_attributes = len(stats)
-    if exact:
+    if exact or (p.rows // 2 < k and not any(hierarchies)):
         for a, st in enumerate(stats):
             if hierarchies[a] is None:
                 p.box[a] = (st.low, st.high)
-    tried = [a in skip for a in range(n_attributes)]
-    while True:
-        best, d = -1.0, -1
-        for a in range(n_attributes):
-            if not tried[a]:
-                w = _width(p, a, ranges, hierarchies)
-                if w > best:
-                    best, d = w, a
-        if d < 0:
-            return None
-        tried[d] = True
+        if p.rows // 2 < k and not any(hierarchies):
+            return None  # no median cut leaves k rows on both sides
+    # Trying an attribute changes only its own box, so the others' widths stay as they are: the
+    # order of the repeated choice (widest first, ties to the earlier attribute) is known at once.
+    order = sorted((a for a in range(n_attributes) if a not in skip),
+                   key=lambda a: (-_width(p, a, ranges, hierarchies), a))
+    for d in order:
         st = stats[d]
         h = hierarchies[d]
         if h is not None:
@@ -131,6 +127,7 @@ def choose_cut(p: Partition, stats: Sequence[AttributeStats], *, k: int, strict:
             cut = _median_cut(p, d, st, k, strict, new_pid, allowed)
         if cut is not None:
             return Cut(cut.pid, cut.attribute, cut.s, cut.moved, cut.children, cut.child_of_value, p)
+    return None
 
 
 def _child(p: Partition, pid: int, rows: int, a: int, box: tuple[float, float], node: int | None = None

@@ -216,7 +216,7 @@ class Rounds:
         for pid, a, low, high, distinct, s, t, le, eq in zip(
                 got["__sa_pid"], got["__sa_a"], got["low"], got["high"], got["distinct"], got["s"], got["t"],
                 got["le"], got["eq"]):
-            out[pid][a] = AttributeStats(low, high, distinct, s, t, int(le or 0), int(eq or 0))
+            out[pid][a] = AttributeStats(low, high, distinct, s, t, le or 0, eq or 0)
         if hier:
             if self._frequency_query is None:
                 self._frequency_query = rounds.frequency_query(work, hier, first_open)
@@ -225,7 +225,7 @@ class Rounds:
             self.queries += 1
             freq = self.engine.fetch_arrow(self._frequency_query)
             per: dict[tuple[int, int], dict[int, int]] = defaultdict(dict)
-            columns = (freq.column(name).to_pylist() for name in (rounds.PID, rounds.A, "v", "c"))
+            columns = (freq.column(name).to_pylist() for name in (rounds.PID, rounds.A, rounds.V, rounds.C))
             for pid, a, v, c in zip(*columns):
                 per[(pid, a)][int(v)] = int(c)
             for (pid, a), counts in per.items():

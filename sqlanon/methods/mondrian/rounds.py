@@ -58,16 +58,12 @@ def statistics_query(work: str, attributes: int, first_open: int,
     (see :func:`frequency_query`), so they are left out here.
     """
     kept = [i for i in range(attributes) if i not in frequencies]
-    # one aggregation over the rows paired with the attribute numbers (one scan, one shuffle)
-    numbers = exp.values([(lit(i),) for i in kept], alias=internal("attributes"), columns=[A])
-    value = exp.Case(this=col(A), ifs=[exp.If(this=lit(i), true=as_double(col(q(i)))) for i in kept])
-    union = exp.select(col(PID), col(A), alias(value, V), alias(count_star(), C)) \
-        .from_(table(work)).join(numbers, join_type="cross") \
-        .where(exp.GTE(this=col(PID), expression=lit(first_open))) \
-        .group_by(col(PID), col(A), value.copy())
+    union = _frequency_sets(work, kept, first_open, double=True)
     ranked = exp.select(col(PID), col(A), col(V), col(C),
-                        alias(_window(exp.Sum(this=col(C)), [PID, A], V, running=True), CUM),
-                        alias(_window(exp.Sum(this=col(C)), [PID, A]), N),
+                        alias(exp.cast(_window(exp.Sum(this=col(C)), [PID, A], V, running=True),
+                                       exp.DataType.build("bigint")), CUM),
+                        alias(exp.cast(_window(exp.Sum(this=col(C)), [PID, A]),
+                                       exp.DataType.build("bigint")), N),
                         alias(_window(exp.Lead(this=col(V)), [PID, A], V), NEXT)) \
         .from_(_sub(union, internal("freq")))
     two = lit(2)
@@ -97,15 +93,33 @@ def retarget(query: exp.Expression, work: str, first_open: int) -> None:
             node.set("expression", lit(first_open))
 
 
+def _frequency_sets(work: str, attributes: Sequence[int], first_open: int, *,
+                    double: bool) -> exp.Select:
+    """``(pid, a, v, c)``: the frequency set of each attribute in each open partition, as one
+    aggregation by grouping sets (one scan; an engine that expands the rows per set, as Spark does,
+    shuffles once). Quasi-identifiers hold no NULL, so the one non-NULL column names the set."""
+    grouped = exp.select(col(PID), *[col(q(i)) for i in attributes], alias(count_star(), C)) \
+        .from_(table(work)).where(exp.GTE(this=col(PID), expression=lit(first_open)))
+    grouped.set("group", exp.Group(expressions=[exp.GroupingSets(expressions=[
+        exp.Tuple(expressions=[col(PID), col(q(i))]) for i in attributes])]))
+
+    def number(i: int) -> exp.Expression:
+        return as_double(col(q(i))) if double else col(q(i))
+
+    def present(i: int) -> exp.Expression:
+        return exp.Not(this=exp.Is(this=col(q(i)), expression=exp.Null()))
+
+    which = exp.Case(ifs=[exp.If(this=present(i), true=lit(i)) for i in attributes[:-1]],
+                     default=lit(attributes[-1])) if len(attributes) > 1 else lit(attributes[0])
+    value = exp.Coalesce(this=number(attributes[0]), expressions=[number(i) for i in attributes[1:]]) \
+        if len(attributes) > 1 else number(attributes[0])
+    return exp.select(col(PID), alias(which, A), alias(value, V), col(C)).from_(_sub(grouped, internal("sets")))
+
+
 def frequency_query(work: str, attributes: Sequence[int], first_open: int) -> exp.Expression:
     """The frequency sets of some attributes (hierarchical ones) in every open partition, in one
     aggregation: ``(pid, a, v, c)``."""
-    numbers = exp.values([(lit(i),) for i in attributes], alias=internal("attributes"), columns=[A])
-    value = exp.Case(this=col(A), ifs=[exp.If(this=lit(i), true=col(q(i))) for i in attributes])
-    return exp.select(col(PID), col(A), alias(value, "v"), alias(count_star(), "c")) \
-        .from_(table(work)).join(numbers, join_type="cross") \
-        .where(exp.GTE(this=col(PID), expression=lit(first_open))) \
-        .group_by(col(PID), col(A), value.copy())
+    return _frequency_sets(work, attributes, first_open, double=False)
 
 
 def value_of_cut(attributes: int) -> exp.Expression:
