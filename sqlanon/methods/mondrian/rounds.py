@@ -113,7 +113,8 @@ def _frequency_sets(work: str, attributes: Sequence[int], first_open: int, *,
                      default=lit(attributes[-1])) if len(attributes) > 1 else lit(attributes[0])
     value = exp.Coalesce(this=number(attributes[0]), expressions=[number(i) for i in attributes[1:]]) \
         if len(attributes) > 1 else number(attributes[0])
-    return exp.select(col(PID), alias(which, A), alias(value, V), col(C)).from_(_sub(grouped, internal("sets")))
+    return exp.select(col(PID), alias(which, A), alias(value, V), col(C)) \
+        .from_(_sub(grouped, internal("sets")))
 
 
 def frequency_query(work: str, attributes: Sequence[int], first_open: int) -> exp.Expression:
