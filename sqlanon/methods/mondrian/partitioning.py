@@ -9,6 +9,7 @@ only, so rounds breadth-first give the partitions of the recursive algorithm.
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -106,6 +107,10 @@ class Rounds:
         return work
 
     def run(self, keep_work: bool = False, allowed: Allowed | None = None) -> Partitioning:
+        with _no_collection():
+            return self._run_rounds(keep_work, allowed)
+
+    def _run_rounds(self, keep_work: bool, allowed: Allowed | None) -> Partitioning:
         engine = self.engine
         n_attr = len(self.values)
         work = self._create_work()
@@ -298,6 +303,19 @@ class Rounds:
         self.queries += 1
         self.engine.drop(work)
         return new
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """Garbage collection paused while the partitions are made: each collection would walk every
+    partition made so far, for nothing (they form no cycles: reference counting frees them)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _plain(values: Any) -> list[Any]:
