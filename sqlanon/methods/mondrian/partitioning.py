@@ -21,8 +21,10 @@ from sqlglot import exp
 from sqlanon.engines.base import Engine, internal_name
 from sqlanon.methods.mondrian import rounds
 from sqlanon.methods.mondrian.cuts import AttributeStats, Cut, Hierarchical, Partition, choose_cut
-from sqlanon.sql.nodes import alias, col, internal, lit
+from sqlanon.sql.nodes import alias, as_expression, col, internal, lit
 
+INLINE_ROWS = 256
+"""A round's cuts up to this many go into its statement as VALUES; more are sent as a table."""
 POSITION_LIMIT = 2 ** 60
 """Relaxed positions are renumbered before they could pass this bound."""
 
@@ -242,8 +244,7 @@ class Rounds:
     @contextlib.contextmanager
     def _assigned(self, work: str, cuts: dict[int, Cut], bound: int) -> Iterator[exp.Select]:
         """The work table's rows in their partitions after ``cuts`` (a query, valid inside the block:
-        it reads the round's cut tables)."""
-        engine = self.engine
+        it reads the round's cut relations)."""
         values = list(cuts.values())
         table = pa.table({
             rounds.PID: pa.array([c.pid for c in values], pa.int64()),
@@ -252,18 +253,12 @@ class Rounds:
             rounds.MOVED: pa.array([c.moved for c in values], pa.int64()),
             rounds.LEFT: pa.array([c.children[0].pid for c in values], pa.int64()),
             rounds.RIGHT: pa.array([c.children[-1].pid for c in values], pa.int64())})
-        cut_table = internal_name("mondrian_cuts")
-        engine.create_table_from_arrow(cut_table, table, temporary=True)
-        self.queries += 1
-        child_table: str | None = None
-        try:
-            child_table = self._child_table(cuts)
-            yield rounds.cut_query(work, cut_table, len(self.values), relaxed=not self.options.strict,
-                                   bound=bound, hierarchical=child_table, extra=self.extra)
-        finally:
-            engine.drop(cut_table)
-            if child_table:
-                engine.drop(child_table)
+        children = self._children(cuts)
+        with self._relation("cuts", table, "c") as cut_relation, \
+                self._relation("children", children, "h") as child_relation:
+            assert cut_relation is not None  # a round has at least one cut
+            yield rounds.cut_query(work, cut_relation, len(self.values), relaxed=not self.options.strict,
+                                   bound=bound, hierarchical=child_relation, extra=self.extra)
 
     def _cut(self, work: str, cuts: dict[int, Cut], bound: int) -> str:
         new = internal_name("mondrian_work")
@@ -272,7 +267,28 @@ class Rounds:
                                  properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
         return new
 
-    def _child_table(self, cuts: dict[int, Cut]) -> str | None:
+    @contextlib.contextmanager
+    def _relation(self, what: str, data: pa.Table | None, name: str) -> Iterator[exp.Expression | None]:
+        """``data`` as a relation aliased ``name``: inline VALUES when small (no statement of its own),
+        else a temporary table dropped after the block; None for no data."""
+        if data is None or data.num_rows == 0:
+            yield None
+            return
+        if data.num_rows <= INLINE_ROWS:
+            double = exp.DataType.build("double")
+            rows = [tuple(exp.cast(lit(v), double) if f.type == pa.float64() else lit(v)
+                          for v, f in zip(row, data.schema)) for row in zip(*data.to_pydict().values())]
+            yield exp.values(rows, alias=name, columns=data.column_names)
+            return
+        temporary = internal_name(f"mondrian_{what}")
+        self.engine.create_table_from_arrow(temporary, data, temporary=True)
+        self.queries += 1
+        try:
+            yield as_expression(exp.alias_(rounds.table_of(temporary), name, table=True, quoted=True))
+        finally:
+            self.engine.drop(temporary)
+
+    def _children(self, cuts: dict[int, Cut]) -> pa.Table | None:
         rows: list[tuple[int, float, float, int]] = []
         for c in cuts.values():
             if c.child_of_value is None:
@@ -282,14 +298,10 @@ class Rounds:
                 rows.append((c.pid, low, high, child.pid))
         if not rows:
             return None
-        name = internal_name("mondrian_children")
         pids, lows, highs, children = zip(*rows)
-        self.engine.create_table_from_arrow(name, pa.table({
+        return pa.table({
             rounds.PID: pa.array(pids, pa.int64()), rounds.CHILD_LOW: pa.array(lows, pa.float64()),
-            rounds.CHILD_HIGH: pa.array(highs, pa.float64()), rounds.CHILD: pa.array(children, pa.int64())}),
-            temporary=True)
-        self.queries += 1
-        return name
+            rounds.CHILD_HIGH: pa.array(highs, pa.float64()), rounds.CHILD: pa.array(children, pa.int64())})
 
     def _renumber(self, work: str) -> str:
         new = internal_name("mondrian_work")

@@ -129,17 +129,19 @@ def value_of_cut(attributes: int) -> exp.Expression:
                     ifs=[exp.If(this=lit(i), true=as_double(col(q(i), "w"))) for i in range(attributes)])
 
 
-def cut_query(work: str, cuts: str, attributes: int, *, relaxed: bool, bound: int,
-              hierarchical: str | None = None, extra: Sequence[exp.Expression] = ()) -> exp.Select:
+def cut_query(work: str, cuts: exp.Expression, attributes: int, *, relaxed: bool, bound: int,
+              hierarchical: exp.Expression | None = None, extra: Sequence[exp.Expression] = ()
+              ) -> exp.Select:
     """The work table after one round: each row of a cut partition in its new partition.
 
-    ``cuts`` holds one row per cut partition: ``(pid, attribute, s, moved, left, right)``; a strict cut
+    ``cuts`` (a relation aliased ``c``) holds one row per cut partition:
+    ``(pid, attribute, s, moved, left, right)``; a strict cut
     sends values <= ``s`` left; a relaxed one values < ``s`` and the last ``moved`` rows at ``s`` (in
     the partition's order). Relaxed positions keep each new partition's order without renumbering:
     rows moved left from ``s`` take ``2·bound - 1 - pos`` (after every row below, in reverse), rows
     at ``s`` that go right ``pos + bound`` (after every row above); ``bound`` exceeds every position.
-    ``hierarchical`` (a table ``(pid, child_low, child_high, child)``) places rows of partitions cut by
-    a hierarchy's children: the child whose leaf codes hold the row's value.
+    ``hierarchical`` (a relation aliased ``h``: ``(pid, child_low, child_high, child)``) places rows
+    of partitions cut by a hierarchy's children: the child whose leaf codes hold the row's value.
     """
     value = value_of_cut(attributes)
     s = col(S, "c")
@@ -169,11 +171,11 @@ def cut_query(work: str, cuts: str, attributes: int, *, relaxed: bool, bound: in
     if relaxed:
         columns.append(alias(pos, POS))
     query = exp.select(*columns).from_(exp.alias_(table(work), "w", quoted=True)) \
-        .join(exp.alias_(table(cuts), "c", quoted=True), join_type="left",
+        .join(cuts, join_type="left",
               on=exp.EQ(this=col(PID, "w"), expression=col(PID, "c")))
     if hierarchical is not None:
         h_value = value_of_cut(attributes)
-        query = query.join(exp.alias_(table(hierarchical), "h", quoted=True), join_type="left", on=exp.and_(
+        query = query.join(hierarchical, join_type="left", on=exp.and_(
             exp.EQ(this=col(PID, "w"), expression=col(PID, "h")),
             exp.Between(this=h_value, low=col(CHILD_LOW, "h"), high=col(CHILD_HIGH, "h"))))
     return query
