@@ -82,6 +82,8 @@ class Rounds:
         self._next = 0
         self._stats_query: exp.Expression | None = None
         self._frequency_query: exp.Expression | None = None
+        self._keep_final = True
+        """Whether the work table keeps the rows of final partitions (a relaxed release reads them)."""
 
     def _new_pid(self) -> int:
         self._next += 1
@@ -109,6 +111,7 @@ class Rounds:
         return work
 
     def run(self, keep_work: bool = False, allowed: Allowed | None = None) -> Partitioning:
+        self._keep_final = keep_work
         with _no_collection():
             return self._run_rounds(keep_work, allowed)
 
@@ -258,7 +261,8 @@ class Rounds:
                 self._relation("children", children, "h") as child_relation:
             assert cut_relation is not None  # a round has at least one cut
             yield rounds.cut_query(work, cut_relation, len(self.values), relaxed=not self.options.strict,
-                                   bound=bound, hierarchical=child_relation, extra=self.extra)
+                                   bound=bound, hierarchical=child_relation, extra=self.extra,
+                                   keep_final=self._keep_final)
 
     def _cut(self, work: str, cuts: dict[int, Cut], bound: int) -> str:
         new = internal_name("mondrian_work")

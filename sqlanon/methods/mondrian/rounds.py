@@ -130,8 +130,8 @@ def value_of_cut(attributes: int) -> exp.Expression:
 
 
 def cut_query(work: str, cuts: exp.Expression, attributes: int, *, relaxed: bool, bound: int,
-              hierarchical: exp.Expression | None = None, extra: Sequence[exp.Expression] = ()
-              ) -> exp.Select:
+              hierarchical: exp.Expression | None = None, extra: Sequence[exp.Expression] = (),
+              keep_final: bool = True) -> exp.Select:
     """The work table after one round: each row of a cut partition in its new partition.
 
     ``cuts`` (a relation aliased ``c``) holds one row per cut partition:
@@ -142,6 +142,7 @@ def cut_query(work: str, cuts: exp.Expression, attributes: int, *, relaxed: bool
     at ``s`` that go right ``pos + bound`` (after every row above); ``bound`` exceeds every position.
     ``hierarchical`` (a relation aliased ``h``: ``(pid, child_low, child_high, child)``) places rows
     of partitions cut by a hierarchy's children: the child whose leaf codes hold the row's value.
+    Without ``keep_final`` only the rows of cut partitions are kept (the others are final).
     """
     value = value_of_cut(attributes)
     s = col(S, "c")
@@ -171,7 +172,7 @@ def cut_query(work: str, cuts: exp.Expression, attributes: int, *, relaxed: bool
     if relaxed:
         columns.append(alias(pos, POS))
     query = exp.select(*columns).from_(exp.alias_(table(work), "w", quoted=True)) \
-        .join(cuts, join_type="left",
+        .join(cuts, join_type="left" if keep_final else "inner",
               on=exp.EQ(this=col(PID, "w"), expression=col(PID, "c")))
     if hierarchical is not None:
         h_value = value_of_cut(attributes)
