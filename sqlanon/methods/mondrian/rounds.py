@@ -80,7 +80,7 @@ def statistics_query(work: str, attributes: int, first_open: int,
                       alias(exp.Max(this=col(V)), "high"), alias(count_star(), "distinct"),
                       alias(when(V), "s"), alias(when(NEXT), "t"), alias(when(CUM), "le"),
                       alias(when(C), "eq")) \
-        .from_(_sub(ranked, internal("ranked"))).group_by(col(PID), col(A)).order_by(col(PID), col(A))
+        .from_(_sub(ranked, internal("ranked"))).group_by(col(PID), col(A))
 
 
 def retarget(query: exp.Expression, work: str, first_open: int) -> None:
