@@ -77,10 +77,6 @@ class Hierarchical:
         raise NotImplementedError
 
 
-Allowed = Callable[[int, int, list[int]], bool]
-"""``allowed(pid, attribute, side sizes)``: whether the privacy models allow a cut (beyond k)."""
-
-
 def normalized_width(low: float, high: float, whole: float) -> float:
     width = high - low
     return 1.0 if width == whole else width / whole
@@ -98,8 +94,7 @@ def _width(p: Partition, a: int, ranges: Sequence[float],
 
 def choose_cut(p: Partition, stats: Sequence[AttributeStats], *, k: int, strict: bool, exact: bool,
                ranges: Sequence[float], hierarchies: Sequence[Hierarchical | None],
-               new_pid: Callable[[], int], allowed: Allowed | None = None,
-               skip: set[int] | frozenset[int] = frozenset()) -> Cut | None:
+               new_pid: Callable[[], int], skip: set[int] | frozenset[int] = frozenset()) -> Cut | None:
     """The cut of ``p`` (None: ``p`` is final, its box made exact).
 
     ``exact``: every box is the rows' (min, max) before widths are compared; else a box is reset only
@@ -121,10 +116,10 @@ def choose_cut(p: Partition, stats: Sequence[AttributeStats], *, k: int, strict:
         st = stats[d]
         h = hierarchies[d]
         if h is not None:
-            cut = _hierarchy_cut(p, d, st, h, k, new_pid, allowed)
+            cut = _hierarchy_cut(p, d, st, h, k, new_pid)
         else:
             p.box[d] = (st.low, st.high)
-            cut = _median_cut(p, d, st, k, strict, new_pid, allowed)
+            cut = _median_cut(p, d, st, k, strict, new_pid)
         if cut is not None:
             return Cut(cut.pid, cut.attribute, cut.s, cut.moved, cut.children, cut.child_of_value, p)
     return None
@@ -140,7 +135,7 @@ def _child(p: Partition, pid: int, rows: int, a: int, box: tuple[float, float], 
 
 
 def _median_cut(p: Partition, d: int, st: AttributeStats, k: int, strict: bool,
-                new_pid: Callable[[], int], allowed: Allowed | None) -> Cut | None:
+                new_pid: Callable[[], int]) -> Cut | None:
     n = p.rows
     middle = n // 2
     if middle < k or st.distinct <= 1 or st.s is None:
@@ -153,22 +148,18 @@ def _median_cut(p: Partition, d: int, st: AttributeStats, k: int, strict: bool,
         left, right = st.le, n - st.le
         if left < k or right < k:
             return None
-        if allowed is not None and not allowed(p.pid, d, [left, right]):
-            return None
         return Cut(p.pid, d, s, 0, [_child(p, new_pid(), left, d, (low, s)),
                                     _child(p, new_pid(), right, d, (t, high))])
     below = st.le - st.eq
     moved = middle - below
     mid_right = st.eq - moved
-    if allowed is not None and not allowed(p.pid, d, [middle, n - middle]):
-        return None
     right_low = s if mid_right > 0 or t is None else t
     return Cut(p.pid, d, s, moved, [_child(p, new_pid(), middle, d, (low, s)),
                                     _child(p, new_pid(), n - middle, d, (right_low, high))])
 
 
 def _hierarchy_cut(p: Partition, d: int, st: AttributeStats, h: Hierarchical, k: int,
-                   new_pid: Callable[[], int], allowed: Allowed | None) -> Cut | None:
+                   new_pid: Callable[[], int]) -> Cut | None:
     node = p.nodes[d]
     assert node is not None
     children = h.children(node)
@@ -176,7 +167,5 @@ def _hierarchy_cut(p: Partition, d: int, st: AttributeStats, h: Hierarchical, k:
     if not children or any(0 < c < k for c in counts.values()):
         return None
     present = [i for i in range(len(children)) if counts.get(i, 0) > 0]
-    if allowed is not None and not allowed(p.pid, d, [counts[i] for i in present]):
-        return None
     parts = [_child(p, new_pid(), counts[i], d, h.span(children[i]), children[i]) for i in present]
     return Cut(p.pid, d, None, 0, parts, {i: j for j, i in enumerate(present)})

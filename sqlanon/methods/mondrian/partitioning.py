@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlanon.engines.base import Engine, internal_name
 from sqlanon.methods.mondrian import rounds
 from sqlanon.methods.mondrian.cuts import AttributeStats, Cut, Hierarchical, Partition, choose_cut
-from sqlanon.sql.nodes import alias, as_expression, col, internal, lit
+from sqlanon.sql.nodes import alias, as_expression, col, lit
 
 INLINE_ROWS = 256
 """A round's cuts up to this many go into its statement as VALUES; more are sent as a table."""
@@ -145,7 +145,7 @@ class Rounds:
                 candidates: dict[int, Cut] = {}
                 for pid in sorted(open_parts):
                     p = open_parts[pid]
-                    cut = self._choose(p, stats[pid], ranges, allowed is not None)
+                    cut = self._choose(p, stats[pid], ranges)
                     if cut is None:
                         result.partitions.append(p)
                     else:
@@ -174,8 +174,7 @@ class Rounds:
             if work:
                 engine.drop(work)
 
-    def _choose(self, p: Partition, stats: list[AttributeStats], ranges: list[float], privacy: bool
-                ) -> Cut | None:
+    def _choose(self, p: Partition, stats: list[AttributeStats], ranges: list[float]) -> Cut | None:
         o = self.options
         return choose_cut(p, stats, k=o.k, strict=o.strict, exact=o.exact, ranges=ranges,
                           hierarchies=self.hierarchies, new_pid=self._new_pid)
@@ -334,17 +333,6 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _plain(values: Any) -> list[Any]:
-    """A fetched column as Python values, NULL as None."""
-    import numpy as np
-
-    if isinstance(values, np.ma.MaskedArray):
-        data = values.data.tolist()
-        mask = np.ma.getmaskarray(values).tolist()
-        return [None if m else v for v, m in zip(data, mask)]
-    return [None if isinstance(v, float) and v != v else v for v in np.asarray(values).tolist()]
-
-
 def _hierarchy_stats(h: Hierarchical, node: int | None, counts: dict[int, int]) -> AttributeStats:
     assert node is not None
     children = h.children(node)
@@ -358,5 +346,3 @@ def _hierarchy_stats(h: Hierarchical, node: int | None, counts: dict[int, int]) 
     values = sorted(counts)
     return AttributeStats(float(values[0]), float(values[-1]), len(values), None, None, 0, 0, per_child)
 
-
-__all__ = ["Options", "Partitioning", "Rounds", "internal"]
