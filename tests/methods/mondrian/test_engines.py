@@ -74,6 +74,6 @@ def test_postgres_as_duckdb(pg_server):
 
 @pytest.mark.spark
 def test_spark_as_duckdb(spark):
-    _compare(spark, ["strict"], 300, 30)
+    _compare(spark, ["strict"], 200, 40)
     with pytest.raises(SpecError, match="relaxed cut"):
         api.check(spec("relaxed", "unused"), engine=spark)
