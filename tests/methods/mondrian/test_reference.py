@@ -41,3 +41,16 @@ def test_exact_widths_differ_as_documented(adult_uci):
     assert report.partitions == 1796
     assert round(report.metrics["ncp_percent"], 3) == 11.084
     assert report.smallest >= 10
+
+
+def test_relaxed_positions_renumbered_keep_the_figures(adult_uci, monkeypatch):
+    """Relaxed positions grow each round and are renumbered before they could overflow; renumbered
+    every round, the partitions stay the reference's."""
+    from sqlanon.methods.mondrian import partitioning
+
+    monkeypatch.setattr(partitioning, "POSITION_LIMIT", 1)
+    k, mode, partitions, ncp, discernibility, smallest = REFERENCE[-1]
+    report = api.check(spec_from_dict(spec_dict(k, mode)), engine=adult_uci)
+    assert (report.partitions, report.metrics["discernibility"], report.smallest) == \
+        (partitions, discernibility, smallest)
+    assert report.metrics["ncp_percent"] == pytest.approx(ncp, rel=1e-12)
