@@ -288,6 +288,16 @@ class Engine(ArrowGroups, RowNumbering, abc.ABC):
     def _row_key(self, relation_alias: str | None) -> exp.Expression:
         raise NotImplementedError
 
+    def row_order(self, relation_alias: str | None = None) -> exp.Expression:
+        """An expression that sorts a stored table's rows in the order they were stored (capability
+        ``stable_row_key``): the row key where it sorts so (DuckDB ``rowid``), else what the key is
+        made of (PostgreSQL ``ctid``, whose text would sort block 10 before block 9)."""
+        self.require("stable_row_key")
+        return self._row_order(relation_alias)
+
+    def _row_order(self, relation_alias: str | None) -> exp.Expression:
+        return self._row_key(relation_alias)
+
     def positional_rows(self) -> bool:
         """Whether :meth:`join_row_values` matches rows by position (True) or by row key (False);
         refuses (:class:`UnsupportedError`) when the engine can do neither, or the session cannot

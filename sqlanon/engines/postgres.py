@@ -205,5 +205,8 @@ class PostgresEngine(Engine):
         key = col("ctid", relation_alias) if relation_alias else exp.column("ctid")
         return exp.cast(key, exp.DataType.build("text"))
 
+    def _row_order(self, relation_alias: str | None) -> exp.Expression:
+        return col("ctid", relation_alias) if relation_alias else exp.column("ctid")
+
     def close(self) -> None:
         self.con.close()

@@ -21,6 +21,7 @@ SECTIONS: Registry[Callable[[dict[str, Any]], str]] = Registry("report section",
     "sqlanon.report.generalization",
     "sqlanon.report.microaggregation",
     "sqlanon.report.local_suppression",
+    "sqlanon.report.mondrian",
     "sqlanon.report.noise",
     "sqlanon.report.anatomy",
 ))

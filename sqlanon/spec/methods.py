@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 METHODS: Registry[Method] = Registry("transformation method", modules=(
     "sqlanon.methods.generalization.method",
     "sqlanon.methods.microaggregation.method",
+    "sqlanon.methods.mondrian.method",
     "sqlanon.methods.perturbation.method",
     "sqlanon.methods.anatomy.method",
     "sqlanon.methods.local_suppression.method",

@@ -195,6 +195,14 @@ class EngineConformance:
         pairs = engine.fetch(joined)[1]
         assert len(pairs) == N and all(a == b for a, b in pairs)
 
+    def test_row_order_sorts_rows_as_they_were_stored(self, engine):
+        numbered(engine, "ordered")
+        if not engine.capabilities.stable_row_key:
+            self.refuses(engine, "stable_row_key", engine.row_order)
+            return
+        read = exp.select(col("id")).from_(table("ordered")).order_by(engine.row_order())
+        assert [r[0] for r in engine.fetch(read)[1]] == list(range(N))
+
     def test_values_made_in_numpy_join_their_rows(self, engine):
         numbered(engine, "src")
         relation = table("src")

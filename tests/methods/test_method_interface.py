@@ -115,14 +115,15 @@ def top_spec(**output: Any) -> Any:
 
 
 def test_the_built_in_methods_and_their_traits():
-    assert METHODS.names() == ["anatomy", "generalization", "local_suppression", "microaggregation", "noise"]
+    assert METHODS.names() == ["anatomy", "generalization", "local_suppression", "microaggregation",
+                               "mondrian", "noise"]
     traits = {name: dict(METHODS.traits(name)) for name in METHODS.names()}
     assert {n: t["needs_hierarchies"] for n, t in traits.items()} == \
         {"anatomy": False, "generalization": True, "local_suppression": False, "microaggregation": False,
-         "noise": False}
+         "mondrian": False, "noise": False}
     assert {n: t["perturbs_any_attribute"] for n, t in traits.items()} == \
         {"anatomy": False, "generalization": False, "local_suppression": False, "microaggregation": False,
-         "noise": True}
+         "mondrian": False, "noise": True}
     assert traits["noise"]["output_modes"] == ("table", "in_place")
     assert "redraw" not in traits["noise"]["refused_modes"]
     assert "neither cryptographically seeded nor seedable" in traits["noise"]["refused_modes"]
@@ -132,7 +133,7 @@ def test_the_built_in_methods_and_their_traits():
 def test_the_spec_reads_a_new_method_through_the_registry(top):
     assert top_spec().method.name == "top"  # quasi-identifiers without hierarchies: top needs none
     with pytest.raises(SpecError, match=r"unknown method 'tpo'; use one of anatomy, generalization, "
-                                        r"local_suppression, microaggregation, noise, top\. "
+                                        r"local_suppression, microaggregation, mondrian, noise, top\. "
                                         r"Did you mean 'top'\?"):
         spec_from_dict(people_spec(transformation={"method": "tpo"}))
 

@@ -68,7 +68,7 @@ def test_search_metric_must_be_a_name(tmp_path):
           r"transformation\.metric: must be a metric name, got \['loss'\]$")
 
 
-METHOD = "(noise|microaggregation|local_suppression)"
+METHOD = "(noise|microaggregation|local_suppression|mondrian|anatomy)"
 
 
 @pytest.mark.parametrize("key,value", [("epsilon", "1"), ("mechanism", "laplace"), ("algorithm", "mdav"),

@@ -1,0 +1,56 @@
+"""Mondrian with inherited box widths reproduces the published figures on UCI Adult exactly
+(partitions, NCP to 1e-12 relative, discernibility, smallest partition); four rows here, all twelve
+in bench/mondrian_bench.py --reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlanon import api
+from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.spec import spec_from_dict
+from tests.conftest import DATA, require_data
+from tests.methods.mondrian.adult_uci import REFERENCE, load, spec_dict
+
+CHOSEN = [(10, "strict"), (100, "strict"), (5, "relaxed"), (100, "relaxed")]
+
+
+@pytest.fixture(scope="module")
+def adult_uci():
+    path = require_data(DATA / "adult-uci" / "adult.data")
+    engine = DuckDBEngine()
+    engine.create_table_from_arrow("adult_uci", load(path))
+    yield engine
+    engine.close()
+
+
+@pytest.mark.parametrize(("k", "mode", "partitions", "ncp", "discernibility", "smallest"),
+                         [r for r in REFERENCE if (r[0], r[1]) in CHOSEN])
+def test_reference_figures(adult_uci, k, mode, partitions, ncp, discernibility, smallest):
+    report = api.check(spec_from_dict(spec_dict(k, mode)), engine=adult_uci)
+    assert report.rows == 30162
+    assert report.partitions == partitions
+    assert report.metrics["ncp_percent"] == pytest.approx(ncp, rel=1e-12)
+    assert report.metrics["discernibility"] == discernibility
+    assert report.smallest == smallest
+
+
+def test_exact_widths_differ_as_documented(adult_uci):
+    """With every box exact (the default) strict k=10 gives 1,796 partitions and NCP 11.084 %."""
+    report = api.check(spec_from_dict(spec_dict(10, "strict", width="exact")), engine=adult_uci)
+    assert report.partitions == 1796
+    assert round(report.metrics["ncp_percent"], 3) == 11.084
+    assert report.smallest >= 10
+
+
+def test_relaxed_positions_renumbered_keep_the_figures(adult_uci, monkeypatch):
+    """Relaxed positions grow each round and are renumbered before they could overflow; renumbered
+    every round, the partitions stay the reference's."""
+    from sqlanon.methods.mondrian import partitioning
+
+    monkeypatch.setattr(partitioning, "POSITION_LIMIT", 1)
+    k, mode, partitions, ncp, discernibility, smallest = REFERENCE[-1]
+    report = api.check(spec_from_dict(spec_dict(k, mode)), engine=adult_uci)
+    assert (report.partitions, report.metrics["discernibility"], report.smallest) == \
+        (partitions, discernibility, smallest)
+    assert report.metrics["ncp_percent"] == pytest.approx(ncp, rel=1e-12)
