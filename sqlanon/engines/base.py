@@ -16,6 +16,7 @@ from sqlanon.engines.grouped import ArrowGroups
 from sqlanon.engines.messages import describe, driver_message
 from sqlanon.engines.numbering import RowNumbering
 from sqlanon.engines.row_values import ROW_KEY, Batches, Block, Projection, RowsFrom, joined_by_key
+from sqlanon.engines.session_locks import BetweenSessions
 from sqlanon.errors import EngineError, InternalError, UnsupportedError
 from sqlanon.sql.dialects import DialectProfile, adapt, profile
 from sqlanon.sql.nodes import alias, col, ident, internal, table
@@ -31,7 +32,7 @@ __all__ = ["Capabilities", "Engine", "describe", "driver_message"]
 log = logging.getLogger("sqlanon")
 
 
-class Engine(ArrowGroups, RowNumbering, abc.ABC):
+class Engine(ArrowGroups, RowNumbering, BetweenSessions, abc.ABC):
     """A connection to one database.
 
     Statements are sqlglot trees, rendered here for the engine's dialect through
@@ -377,26 +378,6 @@ class Engine(ArrowGroups, RowNumbering, abc.ABC):
     def discard_row_blocks(self, target: str, schema: str | None = None) -> None:
         """Drop what :meth:`write_row_blocks` may have left of ``target``."""
         self.drop(target, schema=schema)
-
-    # -- between sessions ---------------------------------------------------------------------------
-    def stored_tables(self, prefix: str) -> list[tuple[str, str]]:
-        """``(schema, name)`` of the stored (not temporary) tables of the database whose names
-        start with ``prefix``, in every schema."""
-        return []
-
-    def session_lock(self, key: int) -> bool:
-        """Wait for the lock ``key`` shared by every session of the database and hold it; False
-        when the engine has no such locks (one process writes a DuckDB file)."""
-        return False
-
-    def try_session_lock(self, key: int) -> bool:
-        """Take the lock ``key`` if no other session holds it; True when this session holds it
-        now, or when the engine has no such locks (no other session can hold it)."""
-        return True
-
-    def session_unlock(self, key: int) -> None:
-        """Release the lock ``key`` of :meth:`session_lock` or :meth:`try_session_lock` (if any)."""
-        return None
 
     def __enter__(self) -> Engine:
         return self
