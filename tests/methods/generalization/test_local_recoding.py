@@ -4,6 +4,7 @@ records still suppressed, checked against a brute-force oracle written from ARX'
 
 from __future__ import annotations
 
+import csv
 import itertools
 import math
 from collections import Counter
@@ -248,3 +249,32 @@ def test_adult_steps_against_the_oracle_with_an_adapted_gs_factor(adult_engine, 
     sizes = [row[0] for row in grouped]
     assert min(sizes) >= 20 and len(sizes) == r.local_recoding["output"]["classes"]
 
+
+
+def test_hostile_names_and_values_reach_sql_quoted(duck, tmp_path):
+    """Column names and values with quotes, semicolons and non-ASCII text, in every step and in the
+    kept steps table of a view."""
+    names = ['a"ge', "zi'p; DROP TABLE x", "séx"]
+    rng = np.random.default_rng(3)
+    ages = np.concatenate([rng.integers(20, 40, 275), rng.integers(50, 60, 25)])
+    values = {names[0]: [f"{v}'" for v in ages],
+              names[1]: rng.choice(["1'; --", 'x"y', "ü"], 300).tolist(),
+              names[2]: rng.choice(["F", "M"], 300).tolist()}
+    duck.create_table_from_arrow("people", pa.table(values))
+    for name, column in values.items():
+        leaves = sorted(set(column))
+        path = tmp_path / f"{names.index(name)}.csv"
+        with path.open("w", encoding="utf-8", newline="") as f:
+            csv.writer(f, delimiter=";", lineterminator="\n").writerows([v, v[:1], "*"] for v in leaves)
+        values[name] = str(path)
+    d = {"source": {"table": "people"},
+         "attributes": {n: {"role": "quasi_identifier", "hierarchy": {"csv": values[n]}} for n in names},
+         "privacy": [{"k_anonymity": {"k": 6}}],
+         "transformation": {"suppression_limit": 1.0, "recoding": "local"},
+         "output": {"mode": "view", "name": 'v"; x'}}
+    r = api.anonymize(spec_from_dict(d), engine=duck)
+    assert len(r.local_recoding["steps"]) >= 2
+    quoted = ", ".join('"' + n.replace('"', '""') + '"' for n in names)
+    sizes = duck.fetch_script(f'SELECT COUNT(*) FROM "v""; x" GROUP BY {quoted}')[1]
+    assert min(s[0] for s in sizes) >= 6
+    assert sum(s[0] for s in sizes) == 300 - r.local_recoding["output"]["suppressed_rows"]
