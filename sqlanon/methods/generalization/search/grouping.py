@@ -19,6 +19,13 @@ import numpy as np
 BLOCK_COMBINATIONS = 48
 """Most level combinations in one block (the block keys a search may keep)."""
 
+COUNT_AT_END = 16
+"""A key whose space is at most this many times its length is numbered by counting, not sorting:
+both number the values by rank, and one pass over so small a space is cheaper than a sort."""
+
+COUNT_MAX = 2**22
+"""The largest space numbered by counting (its counts take 32 MB)."""
+
 BLOCK_CACHE_BYTES = 512 * 2**20
 """Memory for kept block keys; the least recently used are dropped beyond it."""
 
@@ -77,8 +84,10 @@ def mixed_key(parts: Sequence[tuple[np.ndarray, int]], length: int, space_limit:
         numbered = False
     if key is None:
         return np.zeros(length, dtype=np.int32), 1 if length else 0, True
-    if space > limit:  # too many combinations to count: sort once at the end
-        key, space = _sorted(key)
+    if space > limit:  # number once at the end: by counting when the space is at most a few
+        # times the keys (a pass over it costs less than sorting them), else by sorting
+        key, space = dense(key, space) if space <= min(COUNT_AT_END * length, COUNT_MAX) \
+            else _sorted(key)
         numbered = True
     return key, space, numbered
 
