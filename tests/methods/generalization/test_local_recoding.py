@@ -278,3 +278,14 @@ def test_hostile_names_and_values_reach_sql_quoted(duck, tmp_path):
     sizes = duck.fetch_script(f'SELECT COUNT(*) FROM "v""; x" GROUP BY {quoted}')[1]
     assert min(s[0] for s in sizes) >= 6
     assert sum(s[0] for s in sizes) == 300 - r.local_recoding["output"]["suppressed_rows"]
+
+
+def test_in_place_replaces_the_source_by_the_recoded_rows(local_case):
+    engine, folder, _, _ = local_case
+    table_report = api.anonymize(spec_from_dict(_spec(folder, local={"variant": "fast"})), engine=engine)
+    expected = sorted(engine.fetch_script('SELECT * FROM "released"')[1])
+    d = _spec(folder, local={"variant": "fast"})
+    d["output"] = {"mode": "in_place"}
+    r = api.anonymize(spec_from_dict(d), engine=engine)
+    assert r.local_recoding == table_report.local_recoding | {"steps": r.local_recoding["steps"]}
+    assert sorted(engine.fetch_script('SELECT * FROM "people"')[1]) == expected
