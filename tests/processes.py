@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def kill_when_marked(script: Path, args: list[str], marker: Path, *, timeout: float = 60) -> None:
-    """Start ``python script args...``; once ``marker`` exists, SIGKILL the child.
+    """Start ``python script args...``; once ``marker`` holds text, SIGKILL the child.
 
     Fails the test if the child ends, or never writes the marker, before being killed.
     """
@@ -31,7 +31,7 @@ def kill_command_when_marked(args: list[str], marker: Path, *, env: dict[str, st
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + timeout
-        while not marker.exists():
+        while not (marker.exists() and marker.stat().st_size):  # written, not just created
             if child.poll() is not None:
                 pytest.fail(f"the child ended before the marker: {child.stderr.read().decode()}")
             assert time.monotonic() < deadline, "the child never reached the marker"
