@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlanon.report.base import SECTIONS
-from sqlanon.report.text import plain
+from sqlanon.report.text import output_lines
 
 
 @SECTIONS.register("anatomy")
@@ -20,12 +20,6 @@ def format_text(r: dict[str, Any]) -> str:
              + ("yes" if r["anonymous"] else "NO")]
     outputs = dict(r["outputs"])
     st = outputs.pop("sensitive_table", None)
-    for label, o in (("output", outputs), ("sensitive table", st)):
-        if o:
-            lines.append(f"{label}: " + ", ".join(f"{k}={plain(v, nested=True)}" for k, v in o.items()
-                                                  if k not in ("sql", "warnings")))
-            if "sql" in o:
-                lines.append(o["sql"].rstrip())
-    for w in [*r["warnings"], *outputs.get("warnings", [])]:
-        lines.append(f"warning: {w}")
+    lines += output_lines("output", outputs) + output_lines("sensitive table", st or {})
+    lines += [f"warning: {w}" for w in [*r["warnings"], *outputs.get("warnings", [])]]
     return "\n".join(lines) + "\n"

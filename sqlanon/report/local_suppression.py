@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlanon.report.base import SECTIONS
-from sqlanon.report.text import plain
+from sqlanon.report.text import closing_lines, plain
 
 
 @SECTIONS.register("local_suppression")
@@ -21,11 +21,5 @@ def format_text(r: dict[str, Any]) -> str:
              + ("" if "optimal" not in r else ("   optimal" if r["optimal"] else "   not proved optimal")),
              "k-anonymous (a suppressed cell matches any value): " + ("yes" if r["anonymous"] else
                                                                     f"NO (achieved k = {r['achieved_k']})")]
-    if r["outputs"]:
-        lines.append("output: " + ", ".join(f"{k}={plain(v, nested=True)}" for k, v in r["outputs"].items()
-                                             if k not in ("sql", "warnings")))
-        if "sql" in r["outputs"]:
-            lines.append(r["outputs"]["sql"].rstrip())
-    for w in [*r["warnings"], *r["outputs"].get("warnings", [])]:
-        lines.append(f"warning: {w}")
+    lines += closing_lines(r)
     return "\n".join(lines) + "\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlanon.report.base import SECTIONS
-from sqlanon.report.text import plain
+from sqlanon.report.text import closing_lines, metric_lines
 
 
 @SECTIONS.register("mondrian")
@@ -17,15 +17,6 @@ def format_text(r: dict[str, Any]) -> str:
              f"smallest partition: {r['smallest_partition']}",
              f"rounds: {r['rounds']}   queries: {r['queries']}",
              "k-anonymous: " + ("yes" if r["anonymous"] else "NO")]
-    if r["metrics"]:
-        lines.append("metrics:")
-        width = max(len(k) for k in r["metrics"])
-        lines += [f"  {name:<{width}}  {v:.10g}" for name, v in r["metrics"].items()]
-    if r["outputs"]:
-        lines.append("output: " + ", ".join(f"{k}={plain(v, nested=True)}" for k, v in r["outputs"].items()
-                                             if k not in ("sql", "warnings")))
-        if "sql" in r["outputs"]:
-            lines.append(r["outputs"]["sql"].rstrip())
-    for w in [*r["warnings"], *r["outputs"].get("warnings", [])]:
-        lines.append(f"warning: {w}")
+    lines += metric_lines(r["metrics"])
+    lines += closing_lines(r)
     return "\n".join(lines) + "\n"

@@ -30,6 +30,32 @@ def plain(value: Any, *, nested: bool = False) -> str:
     return str(value)
 
 
+def metric_lines(metrics: dict[str, float]) -> list[str]:
+    """``metrics:`` and one aligned line per metric (none without metrics)."""
+    if not metrics:
+        return []
+    width = max(len(k) for k in metrics)
+    return ["metrics:", *(f"  {name:<{width}}  {v:.10g}" for name, v in metrics.items())]
+
+
+def output_lines(label: str, output: dict[str, Any]) -> list[str]:
+    """``<label>: key=value, ...`` of what was written, then its SQL text when it was printed."""
+    if not output:
+        return []
+    lines = [f"{label}: " + ", ".join(f"{k}={plain(v, nested=True)}" for k, v in output.items()
+                                      if k not in ("sql", "warnings"))]
+    if "sql" in output:
+        lines.append(output["sql"].rstrip())
+    return lines
+
+
+def closing_lines(r: dict[str, Any], output: dict[str, Any] | None = None) -> list[str]:
+    """The output (``r["outputs"]``, or ``output``) and every warning of the report and of the output."""
+    output = r["outputs"] if output is None else output
+    return [*output_lines("output", output),
+            *(f"warning: {w}" for w in [*r["warnings"], *output.get("warnings", [])])]
+
+
 def format_report(r: dict[str, Any]) -> str:
     """The text report of a JSON report: its method's section (:data:`~sqlanon.report.base.SECTIONS`)."""
     from sqlanon.report.base import format_report as by_method
