@@ -92,13 +92,13 @@ def losses_in_memory(node: MemoryNode, suppressed: int, factors: GsFactors | Non
         weighted = t.weighted_all[i][level]
         gone = 0
         if sizes is not None:  # Σ over suppressed classes of |E| · (file rows with E's label)
-            gone = int(np.dot(sizes, _leaves_of_rows(t, i, level)[rows]))
+            gone = int(np.dot(sizes, leaves_of_rows(t, i, level)[rows]))
             weighted -= gone
         losses.append(attribute_loss(t, i, weighted, suppressed, factors, gone))
     return losses
 
 
-def _leaves_of_rows(t: MemoryTable, i: int, level: int) -> np.ndarray:
+def leaves_of_rows(t: MemoryTable, i: int, level: int) -> np.ndarray:
     """Per frequency row, the hierarchy rows under its label of attribute ``i`` at ``level`` (int64),
     computed once per loaded table."""
     return t.memo(("leaves of rows", i, level),

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from sqlanon.domain.factorize import factorize
-from sqlanon.domain.metrics.arx import Loss, attribute_loss
+from sqlanon.domain.metrics.arx import Loss, attribute_loss, leaves_of_rows
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.methods.generalization.local.iterate import LocalResult
 from sqlanon.methods.generalization.search.fast import FastEvaluator
@@ -45,10 +45,10 @@ def output_figures(ev: Evaluator, fe: FastEvaluator, result: LocalResult) -> dic
         levels = step_levels[result.step_of_row[rows], i]
         codes, _ = factorize(_labels(ev, fe, i, levels, rows))
         keys.append(np.asarray(codes, dtype=np.int64))
-        weighted = sum(int(np.dot(fe.row_n[rows[levels == lv]],
-                                  fe.label_counts[i][int(lv)][fe.codes[i][int(lv)][rows[levels == lv]]]
-                                  .astype(np.int64)))
-                       for lv in np.unique(levels))
+        weighted = 0
+        for lv in np.unique(levels).tolist():
+            at = rows[levels == lv]
+            weighted += int(np.dot(fe.row_n[at], leaves_of_rows(fe, i, lv)[at]))
         losses.append(attribute_loss(fe, i, weighted, suppressed))
     sizes = _class_sizes(keys, fe.row_n[rows])
     classes = len(sizes)

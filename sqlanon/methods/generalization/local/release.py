@@ -46,7 +46,8 @@ def step_table(fast: FastEvaluator, result: LocalResult) -> pa.Table:
     """The distinct leaf combinations of the loaded frequency table with the step that released them."""
     leaf = np.stack(fast.leaf_index, axis=1) if fast.leaf_index else np.zeros((fast.rows, 0), np.int64)
     combos, first = np.unique(leaf, axis=0, return_index=True)
-    columns = {key_column(i): pa.array([fast.leaves(i).keys[j] for j in combos[:, i]], type=pa.string())
+    columns = {key_column(i): pa.array(np.asarray(fast.leaves(i).keys, dtype=object)[combos[:, i]],
+                                       type=pa.string())
                for i in range(leaf.shape[1])}
     columns[STEP] = pa.array(result.step_of_row[first], type=pa.int64())
     return pa.table(columns)

@@ -90,15 +90,12 @@ def local_recoding(options: Mapping[str, Any]) -> LocalRecoding | None:
         if key != "variant" and key not in own:
             raise SpecError(f"is not read by variant {variant!r} (it reads {', '.join(own)})",
                             path=f"{PATH}.{key}")
-    settings = LocalRecoding(variant=variant)
-    if "records" in raw:
-        settings = LocalRecoding(variant, records=_number(raw["records"], f"{PATH}.records", 0, 1,
-                                                          low_open=True))
-    if variant == "iterative":
-        iterations = raw.get("iterations", 100)
-        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-            raise SpecError(f"must be a whole number ≥ 1, got {iterations!r}", path=f"{PATH}.iterations")
-        settings = LocalRecoding(
-            variant, gs_factor=_number(raw.get("gs_factor", 0.5), f"{PATH}.gs_factor", 0, 1),
-            iterations=iterations, adaption=_number(raw.get("adaption", 0.05), f"{PATH}.adaption", 0, 1))
-    return settings
+    if variant == "fast":
+        return LocalRecoding(variant, records=_number(raw.get("records", 0.01), f"{PATH}.records", 0, 1,
+                                                      low_open=True))
+    iterations = raw.get("iterations", 100)
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+        raise SpecError(f"must be a whole number ≥ 1, got {iterations!r}", path=f"{PATH}.iterations")
+    return LocalRecoding(variant, gs_factor=_number(raw.get("gs_factor", 0.5), f"{PATH}.gs_factor", 0, 1),
+                         iterations=iterations,
+                         adaption=_number(raw.get("adaption", 0.05), f"{PATH}.adaption", 0, 1))
