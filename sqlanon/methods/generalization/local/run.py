@@ -10,7 +10,7 @@ from sqlanon.methods.generalization.local.iterate import LocalResult, recode_loc
 from sqlanon.methods.generalization.local.quality import output_figures, steps_report
 from sqlanon.methods.generalization.local.settings import LocalRecoding
 from sqlanon.methods.generalization.search.fast import FastEvaluator, FastNodeEvaluator
-from sqlanon.methods.generalization.search.heuristic import DEFAULT_TIME_LIMIT
+from sqlanon.methods.generalization.search.run import search_settings
 
 if TYPE_CHECKING:
     from sqlanon.methods.generalization.evaluator import Evaluator
@@ -35,10 +35,7 @@ def recode(spec: Spec, settings: LocalRecoding, ev: Evaluator, nodes: NodeEvalua
             f"local recoding searches the suppressed records in memory, and the search checked nodes in "
             f"SQL (metric {found['metric']!r} or a model has no in-memory form); use recoding: global, "
             "or a metric and models the in-memory search supports (docs/search.md)")
-    options = spec.transformation.options
-    limit = time_limit if time_limit is not None else options.get("time_limit")
-    if found["strategy"] == "heuristic" and limit is None:
-        limit = DEFAULT_TIME_LIMIT
+    _, _, limit = search_settings(spec, found["strategy"], found["metric"], time_limit)
     result = recode_locally(nodes, ev, [levels[a] for a in ev.p.qis], settings, metric=found["metric"],
                             metric_options=spec.metric_options,
                             weights={a: spec.attributes[a].weight for a in ev.p.qis},

@@ -40,11 +40,10 @@ def search_spec(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metri
     return levels, report
 
 
-def search_nodes(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metric: str | None = None,
-                 time_limit: float | None = None, progress: bool = False
-                 ) -> tuple[dict[str, int], dict[str, Any], NodeEvaluator]:
-    """:func:`search_spec`, and the node evaluator the search checked nodes with (a local recoding
-    searches again on part of its rows)."""
+def search_settings(spec: Spec, strategy: str | None = None, metric: str | None = None,
+                    time_limit: float | None = None) -> tuple[str, str, float | None]:
+    """The strategy, metric and time limit a search runs with: the verb's, else the spec's, else the
+    defaults (the heuristic's default time limit included)."""
     options = spec.transformation.options
     strategy = strategy or options.get("search", "optimal")
     metric = metric or options.get("metric", "loss")
@@ -60,6 +59,15 @@ def search_nodes(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metr
                         source=spec.path)
     if strategy == "heuristic" and time_limit is None:
         time_limit = DEFAULT_TIME_LIMIT
+    return strategy, metric, time_limit
+
+
+def search_nodes(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metric: str | None = None,
+                 time_limit: float | None = None, progress: bool = False
+                 ) -> tuple[dict[str, int], dict[str, Any], NodeEvaluator]:
+    """:func:`search_spec`, and the node evaluator the search checked nodes with (a local recoding
+    searches again on part of its rows)."""
+    strategy, metric, time_limit = search_settings(spec, strategy, metric, time_limit)
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     limit = spec.transformation.suppression_limit
     nodes, where = node_evaluator(ev, limit, metric, weights, spec.metric_options)
