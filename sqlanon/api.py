@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from sqlanon.outputs.in_memory import Result
 
 __all__ = ["DEFAULT_METRICS", "Report", "anonymize", "apply", "check", "compile_spec", "compile_sql",
-           "evaluate_metrics", "levels_of", "measured", "open_source"]
+           "evaluate_metrics", "levels_of", "measured", "open_source", "risk"]
 
 
 def _spec(spec: Spec | Mapping[str, Any] | str | os.PathLike[str]) -> Spec:
@@ -162,3 +162,16 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     sink = OutputSink(spec, before_write=None if write_spec is None
                       else lambda report: report.write_spec(write_spec))
     return run_plan(plan, sink, engine=engine, database=database)
+
+
+def risk(spec: Spec | Mapping[str, Any] | str, *, engine: Engine | None = None,
+         database: str | None = None, population: int | str | None = None,
+         sampling_fraction: float | None = None, threshold: float | None = None) -> Any:
+    """The re-identification risk of the spec's table (all QIs at level 0) and, when the spec fixes
+    levels, of its release: ARX's sample figures and, given a population (a size, ``"usa"``, or a
+    sampling fraction; default ``metrics.options``), the population-uniqueness estimates
+    (a :class:`~sqlanon.report.risk.RiskReport`; docs/risk.md)."""
+    from sqlanon.report.risk import risk_report
+
+    return risk_report(_spec(spec), engine=engine, database=database, population=population,
+                       sampling_fraction=sampling_fraction, threshold=threshold)
