@@ -75,3 +75,26 @@ def test_bad_population_models_name_the_key(adult_dir, adult_engine, kwargs, opt
         api.risk(spec, engine=adult_engine, **kwargs)
     assert err.value.path == path
     assert "\n" not in str(err.value)
+
+
+def test_population_uniqueness_model_in_check_apply_and_compile(adult_dir, adult_engine):
+    """The SQL form runs in the check (node tables) and in the output statement (the plan's steps):
+    the node's Zayatz estimate is above the bound, so its size-1 classes are suppressed."""
+    levels = {"age": 2, "education": 1, "marital-status": 1, "native-country": 1, "workclass": 1,
+              "occupation": 1, "race": 1}
+    plain = api.risk(adult_spec_dict(adult_dir, levels=levels, privacy=[{"k_anonymity": {"k": 1}}]),
+                     engine=adult_engine, sampling_fraction=0.1)
+    assert plain.release is not None and plain.suppressed_rows == 0
+    node = plain.release.histogram
+    assert estimate(node, 301_620).zayatz.fraction > 0.001
+    spec = adult_spec_dict(adult_dir, levels=levels, limit=0.1, privacy=[
+        {"population_uniqueness": {"threshold": 0.001, "sampling_fraction": 0.1, "estimator": "zayatz"}}])
+    spec["output"] = {"mode": "table", "name": "adult_pu"}
+    report = api.apply(spec, engine=adult_engine)
+    assert report.anonymous and report.node.suppressed_rows == node.classes_of_size(1)
+    written = adult_engine.con.execute('SELECT count(*) FROM "adult_pu"').fetchone()[0]
+    assert written == 30_162 - node.classes_of_size(1)
+    release = api.risk(spec, engine=adult_engine).release
+    assert release is not None and release.sample.sample_uniques == 0
+    with pytest.raises(Exception, match="needs a connection"):
+        api.compile_spec(spec, offline=True)

@@ -48,7 +48,8 @@ def solve(system: System, start: Vector, constraint: Callable[[float, float], bo
     """A root of ``system`` (values and Jacobian at a point), or a NaN solution if none was found.
 
     ``constraint`` ends a try when an iterate fails it (ARX). ``domain`` (not in ARX) damps instead:
-    a step that would leave the domain is halved until it stays inside (at most 60 times).
+    a step that would leave the domain is halved until it stays inside; the try ends when 60 halvings
+    do not bring it inside or the iterate stops moving.
     """
     total_limit = (len(grid) + 1) * per_try
     total = 0
@@ -92,8 +93,11 @@ def _step(x: float, y: float, f1: float, f2: float, a: float, b: float, c: float
 
 
 def _damped(domain: Callable[[float, float], bool], x: float, y: float, nx: float, ny: float) -> Vector:
+    """The step halved until it stays in the domain; NaN (the try ends) when it cannot move."""
+    if math.isnan(nx) or math.isnan(ny):
+        return nx, ny
     for _ in range(60):
-        if not (math.isnan(nx) or math.isnan(ny)) and domain(nx, ny):
-            return nx, ny
+        if domain(nx, ny):
+            return (nx, ny) if (nx, ny) != (x, y) else (math.nan, math.nan)
         nx, ny = x + (nx - x) / 2.0, y + (ny - y) / 2.0
-    return nx, ny
+    return math.nan, math.nan

@@ -63,30 +63,46 @@ def _theta_not_negative(t: float, _a: float) -> bool:
 
 
 def _closed(keys: np.ndarray, weights: np.ndarray, u: float, n: float) -> System:
+    """ARX's closed form, in Python floats summed in ARX's order (a few histogram entries cost less
+    than numpy's overhead; many go through the array forms of the same series)."""
+    few = len(keys) <= 64
+    key_list, weight_list = keys.tolist(), weights.tolist()
+
+    def per_class(a: float) -> tuple[float, float]:
+        v6, v7 = digamma(1.0 - a), trigamma(1.0 - a)
+        if few:
+            d4 = o4 = 0.0
+            for key, w in zip(key_list, weight_list, strict=True):
+                d4 += w * (v7 - trigamma(key - a))
+                o4 += w * (digamma(key - a) - v6)
+            return d4, o4
+        shifted = keys - a
+        return (float(np.sum(weights * (v7 - trigamma_array(shifted)))),
+                float(np.sum(weights * (digamma_array(shifted) - v6))))
+
     def evaluate(t: float, a: float) -> tuple[Vector, Matrix]:
-        with np.errstate(all="ignore"):
-            t64, a64 = np.float64(t), np.float64(a)
+        try:
             v0 = u - 1.0
-            v1 = digamma(float(v0 + t64 / a64 + 1.0))
-            v2 = trigamma(float((a64 + t64 + a64 * v0) / a64))
-            v3 = trigamma(float(t64 / a64 + 1.0))
-            v4 = digamma(float(t64 / a64 + 1.0))
-            v5 = a64 * a64
+            v1 = digamma(v0 + t / a + 1.0)
+            v2 = trigamma((a + t + a * v0) / a)
+            v3 = trigamma(t / a + 1.0)
+            v4 = digamma(t / a + 1.0)
+            v5 = a * a
             d1 = (v3 - v2) / v5
-            d5 = ((a64 * v1 + t64 * v2) - a64 * v4 - t64 * v3) / (v5 * a64)
-            d3 = ((((v5 * v0) - t64 * t64 * v2) + t64 * t64 * v3) - 2.0 * a64 * t64 * v1
-                  + 2.0 * a64 * t64 * v4) / (v5 * v5)
-            o1 = (v1 - v4) / a64
-            o3 = (-t64 * v1 + a64 * v0 + t64 * v4) / (a64 * a64)
-            o2 = digamma(float(n + t64)) - digamma(float(t64 + 1.0))
-            d2 = trigamma(float(t64 + 1.0)) - trigamma(float(n + t64))
-            v6, v7 = digamma(float(1.0 - a64)), trigamma(float(1.0 - a64))
-            shifted = keys - a64
-            d4 = float(np.sum(weights * (v7 - trigamma_array(shifted))))
-            o4 = float(np.sum(weights * (digamma_array(shifted) - v6)))
-            return ((float(o1 - o2), float(o3 - o4)),
-                    (float(d2 - d1), float(-d5), float(-d5), float(-d3 - d4)))
+            d5 = ((a * v1 + t * v2) - a * v4 - t * v3) / (v5 * a)
+            d3 = ((((v5 * v0) - t * t * v2) + t * t * v3) - 2.0 * a * t * v1 + 2.0 * a * t * v4) / (v5 * v5)
+            o1 = (v1 - v4) / a
+            o3 = (-t * v1 + a * v0 + t * v4) / (a * a)
+            o2 = digamma(n + t) - digamma(t + 1.0)
+            d2 = trigamma(t + 1.0) - trigamma(n + t)
+            d4, o4 = per_class(a)
+        except (ZeroDivisionError, OverflowError, ValueError):  # Java: ±Infinity or NaN, never a throw
+            return _NAN
+        return (o1 - o2, o3 - o4), (d2 - d1, -d5, -d5, -d3 - d4)
     return evaluate
+
+
+_NAN: tuple[Vector, Matrix] = ((math.nan, math.nan), (math.nan, math.nan, math.nan, math.nan))
 
 
 def _accurate(keys: np.ndarray, weights: np.ndarray, u: float, n: float) -> System:

@@ -59,24 +59,26 @@ def population_classes(histogram: SizeHistogram, f: float) -> float:
 def equations(k: float, f: float, c1: float, c2: float) -> System:
     """E[c₁] − c₁ and E[c₂] − c₂ at (α, β), with their exact Jacobian."""
     def evaluate(a: float, b: float) -> tuple[Vector, Matrix]:
-        with np.errstate(all="ignore"):
-            a64, b64 = np.float64(a), np.float64(b)
-            d = (1.0 - f) * (1.0 - b64)
+        try:
+            d = (1.0 - f) * (1.0 - b)
             big_d = 1.0 - d
-            ratio = np.power(b64 / big_d, a64)
-            bracket = a64 * d / big_d + 1.0
+            ratio = (b / big_d) ** a
+            bracket = a * d / big_d + 1.0
             t1 = k * f * ratio * bracket
-            da_t1 = k * f * (ratio * np.log(b64 / big_d) * bracket + ratio * d / big_d)
-            db_t1 = k * f * (ratio * a64 * (1.0 / b64 - (1.0 - f) / big_d) * bracket
-                             - ratio * a64 * (1.0 - f) / (big_d * big_d))
-            c = 2.0 - (1.0 - a64) * d
-            q = k * f * f / 2.0 * a64 * np.power(b64, a64) * c / np.power(big_d, a64 + 2.0)
-            t2 = q * (1.0 - b64)
-            per_alpha = k * f * f / 2.0 * np.power(b64, a64) * (1.0 - b64) * c / np.power(big_d, a64 + 2.0)
-            da_t2 = per_alpha + t2 * (np.log(b64) + d / c - np.log(big_d))
-            db_t2 = -q + t2 * (a64 / b64 + (1.0 - a64) * (1.0 - f) / c - (a64 + 2.0) * (1.0 - f) / big_d)
-            return ((float(t1 - c1), float(t2 - c2)),
-                    (float(da_t1), float(db_t1), float(da_t2), float(db_t2)))
+            da_t1 = k * f * (ratio * math.log(b / big_d) * bracket + ratio * d / big_d)
+            db_t1 = k * f * (ratio * a * (1.0 / b - (1.0 - f) / big_d) * bracket
+                             - ratio * a * (1.0 - f) / (big_d * big_d))
+            c = 2.0 - (1.0 - a) * d
+            per_alpha = k * f * f / 2.0 * b ** a * (1.0 - b) * c / big_d ** (a + 2.0)
+            q = k * f * f / 2.0 * a * b ** a * c / big_d ** (a + 2.0)
+            t2 = q * (1.0 - b)
+            da_t2 = per_alpha + t2 * (math.log(b) + d / c - math.log(big_d))
+            db_t2 = -q + t2 * (a / b + (1.0 - a) * (1.0 - f) / c - (a + 2.0) * (1.0 - f) / big_d)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return (math.nan, math.nan), (math.nan, math.nan, math.nan, math.nan)
+        if isinstance(ratio, complex) or isinstance(per_alpha, complex):
+            return (math.nan, math.nan), (math.nan, math.nan, math.nan, math.nan)
+        return (t1 - c1, t2 - c2), (da_t1, db_t1, da_t2, db_t2)
     return evaluate
 
 
@@ -85,6 +87,8 @@ def snb_parameters(histogram: SizeHistogram, population: int) -> Solution:
     f = histogram.records / population
     k = population_classes(histogram, f)
     c1, c2 = float(histogram.classes_of_size(1)), float(histogram.classes_of_size(2))
+    if c1 == 0 or c2 == 0:  # E[c₂] > 0 inside the domain: no root without pairs (nor without uniques)
+        return Solution(math.nan, math.nan, False, 0)
     root = solve(equations(k, f, c1, c2), (1.0, 1.0), domain=_inside)
     if root.converged and not (root.x > 0 and 0 < root.y < 1):
         return Solution(math.nan, math.nan, False, root.iterations)
