@@ -166,12 +166,25 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
 
 def risk(spec: Spec | Mapping[str, Any] | str, *, engine: Engine | None = None,
          database: str | None = None, population: int | str | None = None,
-         sampling_fraction: float | None = None, threshold: float | None = None) -> Any:
+         sampling_fraction: float | None = None, threshold: float | None = None,
+         search: bool = False) -> Any:
     """The re-identification risk of the spec's table (all QIs at level 0) and, when the spec fixes
-    levels, of its release: ARX's sample figures and, given a population (a size, ``"usa"``, or a
-    sampling fraction; default ``metrics.options``), the population-uniqueness estimates
-    (a :class:`~sqlanon.report.risk.RiskReport`; docs/risk.md)."""
+    levels (or ``search`` finds them, as ``anonymize`` without writing), of its release: ARX's
+    sample figures and, given a population (a size, ``"usa"``, or a sampling fraction; default
+    ``metrics.options``), the population-uniqueness estimates (a
+    :class:`~sqlanon.report.risk.RiskReport`; docs/risk.md)."""
+    import dataclasses
+
     from sqlanon.report.risk import risk_report
 
-    return risk_report(_spec(spec), engine=engine, database=database, population=population,
-                       sampling_fraction=sampling_fraction, threshold=threshold)
+    spec = _spec(spec)
+    if search:
+        found = anonymize(spec, engine=engine, database=database, dry_run=True)
+        if not isinstance(found, Report):  # a Result comes back only for a table in memory
+            from sqlanon.errors import InternalError
+
+            raise InternalError(f"anonymize returned a {type(found).__name__}, not a Report")
+        chosen = dataclasses.replace(spec.transformation, levels=dict(found.node.levels))
+        spec = dataclasses.replace(spec, transformation=chosen)
+    return risk_report(spec, engine=engine, database=database, population=population,
+                       sampling_fraction=sampling_fraction, threshold=threshold, release=search)

@@ -1,4 +1,4 @@
-"""``sqlanon risk SPEC [--population N | --sampling-fraction F] [--threshold R] [--json]``."""
+"""``sqlanon risk SPEC [--population N | --sampling-fraction F] [--threshold R] [--search] [--json]``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     group.add_argument("--sampling-fraction", metavar="F", type=float,
                        help="the table's share of the population, n/N; overrides "
                             "metrics.options.sampling_fraction")
+    p.add_argument("--search", action="store_true",
+                   help="analyse the release of the levels `anonymize` would choose (nothing is written)")
     p.add_argument("--threshold", metavar="R", type=float,
                    help="count the records whose risk is above R (default "
                         "metrics.options.risk_threshold, else 0.2)")
@@ -28,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from sqlanon import api
 
     report = api.risk(args.spec, database=args.database, population=args.population,
-                      sampling_fraction=args.sampling_fraction, threshold=args.threshold)
+                      sampling_fraction=args.sampling_fraction, threshold=args.threshold,
+                      search=args.search)
     if args.json:
         json.dump(report.as_dict(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

@@ -15,7 +15,7 @@ from sqlanon.domain.metrics.population_risk import population_model
 from sqlanon.domain.metrics.risk_analysis import analyze, class_histogram
 from sqlanon.domain.risk.analysis import DEFAULT_THRESHOLD, RiskAnalysis, of_histogram
 from sqlanon.domain.risk.population import PopulationModel
-from sqlanon.errors import SpecError
+from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.methods.dataset import open_dataset
 
 if TYPE_CHECKING:
@@ -59,9 +59,9 @@ class RiskReport:
 
 def risk_report(spec: Spec, *, engine: Engine | None = None, database: str | None = None,
                 population: int | str | None = None, sampling_fraction: float | None = None,
-                threshold: float | None = None) -> RiskReport:
+                threshold: float | None = None, release: bool = False) -> RiskReport:
     """Analyse the spec's source; the arguments override ``metrics.options`` (population_size,
-    sampling_fraction, risk_threshold)."""
+    sampling_fraction, risk_threshold). ``release``: analyse the spec's node even at level 0."""
     t = threshold if threshold is not None else spec.metric_options.get("risk_threshold", DEFAULT_THRESHOLD)
     if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t <= 1:
         raise SpecError(f"the risk threshold must be a number in [0, 1], got {t!r}", path="risk_threshold")
@@ -76,7 +76,7 @@ def risk_report(spec: Spec, *, engine: Engine | None = None, database: str | Non
         model = _population(spec, histogram.records, population, sampling_fraction)
         size = model.size if model else None
         report = RiskReport(qis, of_histogram(histogram, population=size, threshold=float(t)))
-        if spec.method.name == "generalization" and any(spec.transformation.levels.values()):
+        if release or any(spec.transformation.levels.values()):
             _add_release(report, spec, ds, size, float(t))
         return report
     finally:
@@ -96,7 +96,12 @@ def _population(spec: Spec, rows: int, population: int | str | None,
 
 
 def _add_release(report: RiskReport, spec: Spec, ds: Any, population: int | None, threshold: float) -> None:
-    from sqlanon.methods.generalization.method import checked_node
+    from sqlanon.methods.generalization.method import Generalization, checked_node
+
+    if not isinstance(spec.method, Generalization):
+        raise UnsupportedError(f"the risk of a release is analysed for generalization; method "
+                               f"{spec.transformation.method} releases no classes of fixed levels, so only "
+                               "the original table is analysed (leave out --search)")
 
     with checked_node(spec, ds) as checked:
         node = checked.node

@@ -98,3 +98,13 @@ def test_population_uniqueness_model_in_check_apply_and_compile(adult_dir, adult
     assert release is not None and release.sample.sample_uniques == 0
     with pytest.raises(Exception, match="needs a connection"):
         api.compile_spec(spec, offline=True)
+
+
+def test_search_analyses_the_chosen_release(adult_dir, adult_engine):
+    qis = ["sex", "age", "race"]
+    spec = adult_spec_dict(adult_dir, qis=qis, privacy=[{"k_anonymity": {"k": 10}}], limit=0.02)
+    report = api.risk(spec, engine=adult_engine, search=True)
+    chosen = api.anonymize(spec, engine=adult_engine, dry_run=True).node
+    assert report.release is not None and report.levels == chosen.levels
+    assert report.suppressed_rows == chosen.suppressed_rows
+    assert report.release.sample.highest_risk <= 0.1
