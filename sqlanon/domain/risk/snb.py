@@ -53,6 +53,8 @@ def population_classes(histogram: SizeHistogram, f: float) -> float:
     var3 = float(np.sum(q ** i * n_i))
     var4 = float(np.sum(i * f * q ** (i - 1.0) * n_i))
     c1 = float(histogram.classes_of_size(1))
+    if var2 == 0 or var4 == 0:  # f = 1 (the sample is the population) or f = 0: nothing to add
+        return float(histogram.classes)
     return histogram.classes + c1 * (var1 / var2) * (var3 / var4) ** 2
 
 
