@@ -69,6 +69,12 @@ class SampleRisks:
         return {"prosecutor": prosecutor, "journalist": dict(prosecutor),
                 "marketer": {"success_rate": self.average_risk}}
 
+    def estimated(self) -> dict[str, float]:
+        """ARX's estimated risks (``RiskModelSampleRisks.getEstimated*Risk``) of a release analysed on
+        its own: the prosecutor and journalist risk are the highest risk, the marketer's the average."""
+        return {"prosecutor": self.highest_risk, "journalist": self.highest_risk,
+                "marketer": self.average_risk}
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "records": self.records, "classes": self.classes,
@@ -81,7 +87,7 @@ class SampleRisks:
             "threshold": self.threshold, "records_at_risk": self.records_at_risk,
             "fraction_at_risk": self.fraction_at_risk,
             "sample_uniques": self.sample_uniques, "fraction_unique": self.fraction_unique,
-            "attackers": self.attackers(),
+            "attackers": self.attackers(), "estimated": self.estimated(),
             "distribution": [{"up_to": edge, "fraction": share}
                              for edge, share in zip(BAND_EDGES, self.bands, strict=True)],
         }

@@ -102,7 +102,7 @@ MODELS = st.sampled_from([
 ])
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, model=MODELS, limit=st.sampled_from([0.0, 0.1, 0.3]))
 def test_every_node_matches_the_definition(engine, rows, model, limit):
     if model.population_size is not None and model.population_size < len(rows):

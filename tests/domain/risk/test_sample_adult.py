@@ -18,6 +18,7 @@ def test_adult_sample_figures_are_arx(adult_histogram):
     assert r.fraction_at_risk == 0.7781314236456468
     assert r.sample_uniques == 15_512
     assert r.attackers()["prosecutor"]["success_rate"] == r.average_risk
+    assert r.estimated() == {"prosecutor": 1.0, "journalist": 1.0, "marketer": 0.6465751607983555}
 
 
 def test_figures_by_their_definition_on_a_small_release():
