@@ -47,6 +47,9 @@ class RiskAnalysis:
         p = self.population
         if p is not None:
             out.append(f"population {p.population} (sampling fraction {p.sampling_fraction:.6g})")
+            if p.dankar.without_sample_uniques:
+                out.append("  no sample uniques: no population uniques")
+                return out
             for name in ("zayatz", "pitman", "snb"):
                 u = p.of(name)
                 out.append(f"  {name}: {u.uniques:.1f} uniques ({u.fraction:.4%})" if u.available

@@ -63,10 +63,18 @@ class Uniqueness:
     estimator: str
     uniques: float
     population: int
+    without_sample_uniques: bool = False
+    """The histogram has no class of size 1: no population uniques, without estimating."""
 
     @property
     def available(self) -> bool:
+        """ARX's ``isValid``: an estimate that is neither NaN nor 0."""
         return not math.isnan(self.uniques) and self.uniques != 0.0
+
+    @property
+    def converged(self) -> bool:
+        """ARX's ``isAvailableEstimate``: a valid estimate, or none needed (no sample uniques)."""
+        return self.available or self.without_sample_uniques
 
     @property
     def fraction(self) -> float:
@@ -75,7 +83,7 @@ class Uniqueness:
 
     def as_dict(self) -> dict[str, Any]:
         return {"uniques": self.uniques if self.available else 0.0, "fraction": self.fraction,
-                "converged": self.available}
+                "converged": self.converged}
 
 
 @dataclass(frozen=True)
@@ -110,8 +118,9 @@ def estimate(histogram: SizeHistogram, population: int, zayatz_fallback: bool = 
 
     nan = made("", math.nan)
     if histogram.classes_of_size(1) == 0:
-        return PopulationUniqueness(big_n, f, made("zayatz", 0.0), made("pitman", 0.0), made("snb", 0.0),
-                                    made("dankar", 0.0), "dankar")
+        zero = [Uniqueness(e, 0.0, big_n, without_sample_uniques=True)
+                for e in ("zayatz", "pitman", "snb", "dankar")]
+        return PopulationUniqueness(big_n, f, zero[0], zero[1], zero[2], zero[3], "dankar")
     want = set(ESTIMATORS) if only is None else {only}
     if "dankar" in want:
         want |= {"pitman", "zayatz"} if f <= 0.1 else {"snb", "zayatz"}

@@ -63,6 +63,8 @@ def test_zayatz_by_its_definition():
 def test_no_sample_uniques_means_no_population_uniques():
     e = estimate(SizeHistogram.of({2: 5, 3: 1}), 1000)
     assert [e.of(x).uniques for x in ("zayatz", "pitman", "snb", "dankar")] == [0.0] * 4
+    assert all(e.of(x).as_dict()["converged"] for x in ("zayatz", "pitman", "snb", "dankar"))
+    assert not estimate(SizeHistogram.of({1: 50}), 100_000).pitman.converged
 
 
 def test_dankar_above_ten_percent_takes_the_smaller_of_zayatz_and_snb(adult_histogram):
