@@ -118,7 +118,7 @@ def test_every_node_matches_the_definition(engine, rows, model, limit):
             assert (r.anonymous, r.outlier_rows, r.classes) == expected, node
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, model=MODELS, limit=st.sampled_from([0.0, 0.2]), with_k=st.booleans())
 def test_search_finds_the_exhaustive_optimum(engine, rows, model, limit, with_k):
     if model.population_size is not None and model.population_size < len(rows):
