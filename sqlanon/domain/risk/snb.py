@@ -14,10 +14,11 @@ ARX's start-point schedule, starting from (1, 1); a step that would leave α > 0
 until it stays inside (ARX's solver takes full steps, which from its grid points often leave the
 domain), and a root counts only inside it.
 
-Besides the damping, two differences from ARX (3.9): ARX multiplies by (1−d)^(α+2) in the second equation where the
-model divides (its Jacobian is that of the dividing form, so the iteration chases a root its steps
-do not point to and, on Adult, never converges: ARX then reports 0), and in D̂_Sh3's denominator
-ARX subtracts 1 per histogram entry instead of (1−f)^i·n_i (Σ (1−f)^i((1+f)^i − 1) n_i).
+Besides the damping, two differences from ARX (3.9): ARX multiplies by (1−d)^(α+2) in the second
+equation where the model divides (its Jacobian is that of the dividing form, so the iteration chases
+a root its steps do not point to and, on Adult, never converges: ARX then reports 0), and in
+D̂_Sh3's denominator ARX subtracts 1 per histogram entry instead of (1−f)^i·n_i
+(Σ (1−f)^i((1+f)^i − 1) n_i).
 
 Chen G, Keller-McNulty S. Estimation of identification disclosure risk in microdata. Journal of
 Official Statistics 14(1), 1998. Haas PJ, Stokes L. Estimating the number of classes in a finite
