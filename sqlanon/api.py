@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from sqlanon.outputs.in_memory import Result
 
 __all__ = ["DEFAULT_METRICS", "Report", "anonymize", "apply", "check", "compile_spec", "compile_sql",
-           "evaluate_metrics", "levels_of", "measured", "open_source"]
+           "evaluate_metrics", "levels_of", "measured", "open_source", "risk"]
 
 
 def _spec(spec: Spec | Mapping[str, Any] | str | os.PathLike[str]) -> Spec:
@@ -162,3 +162,29 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
     sink = OutputSink(spec, before_write=None if write_spec is None
                       else lambda report: report.write_spec(write_spec))
     return run_plan(plan, sink, engine=engine, database=database)
+
+
+def risk(spec: Spec | Mapping[str, Any] | str, *, engine: Engine | None = None,
+         database: str | None = None, population: int | str | None = None,
+         sampling_fraction: float | None = None, threshold: float | None = None,
+         search: bool = False) -> Any:
+    """The re-identification risk of the spec's table (all QIs at level 0) and, when the spec fixes
+    levels (or ``search`` finds them, as ``anonymize`` without writing), of its release: ARX's
+    sample figures and, given a population (a size, ``"usa"``, or a sampling fraction; default
+    ``metrics.options``), the population-uniqueness estimates (a
+    :class:`~sqlanon.report.risk.RiskReport`; docs/risk.md)."""
+    import dataclasses
+
+    from sqlanon.report.risk import risk_report
+
+    spec = _spec(spec)
+    if search:
+        found = anonymize(spec, engine=engine, database=database, dry_run=True)
+        if not isinstance(found, Report):  # a Result comes back only for a table in memory
+            from sqlanon.errors import InternalError
+
+            raise InternalError(f"anonymize returned a {type(found).__name__}, not a Report")
+        chosen = dataclasses.replace(spec.transformation, levels=dict(found.node.levels))
+        spec = dataclasses.replace(spec, transformation=chosen)
+    return risk_report(spec, engine=engine, database=database, population=population,
+                       sampling_fraction=sampling_fraction, threshold=threshold, release=search)

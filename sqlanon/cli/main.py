@@ -121,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--offline", action="store_true", help="build the SQL from the spec alone, without "
                    "connecting (the default when the spec names no database); needs fixed levels")
 
+    p = verb("risk", "the re-identification risk of a table, before and after the spec's levels")
+    _add_source_options(p)
+    from sqlanon.cli import risk as risk_cli
+
+    risk_cli.add_arguments(p)
+
     p = verb("query", "one differentially private aggregate, charged to a budget")
     from sqlanon.cli import dp as dp_cli
 
@@ -351,6 +357,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(sql)
         return EXIT_OK
+    if args.verb == "risk":
+        from sqlanon.cli import risk as risk_cli
+
+        return risk_cli.run(args)
     if args.verb == "query":
         from sqlanon.cli import dp as dp_cli
 

@@ -81,6 +81,21 @@ def monotonic_variants(value: Any, path: str, attributes: Mapping[str, Any]) -> 
         raise SpecError(e.rule, path=path) from None
 
 
+def population_size(value: Any, path: str, attributes: Mapping[str, Any]) -> None:
+    """A population size: a whole number ≥ 1, or ``usa`` (ARX's preset)."""
+    if isinstance(value, str) and value.lower() == "usa":
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(f"must be a whole number of people or 'usa', got {value!r}", path=path)
+
+
+def sampling_fraction(value: Any, path: str, attributes: Mapping[str, Any]) -> None:
+    """The share of the population the table holds, f = n/N in (0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 < value <= 1:
+        raise SpecError(f"must be a number in (0, 1], got {value!r}", path=path)
+
+
 METRIC_OPTIONS: dict[str, MetricOption] = {
     "target": MetricOption("classification", attribute_name("quasi_identifier", "sensitive")),
     "suppressed_penalty": MetricOption("classification", number_in(0, 1)),
@@ -88,6 +103,9 @@ METRIC_OPTIONS: dict[str, MetricOption] = {
     "numeric": MetricOption("numeric change metrics", attribute_names("quasi_identifier")),
     "monotonic": MetricOption("entropy, precision, discernibility", monotonic_variants),
     "gs_factor": MetricOption("loss, loss_arithmetic", number_in(0, 1)),
+    "population_size": MetricOption("population_uniques, sqlanon risk", population_size),
+    "sampling_fraction": MetricOption("population_uniques, sqlanon risk", sampling_fraction),
+    "risk_threshold": MetricOption("sqlanon risk (records at risk)", number_in(0, 1)),
 }
 
 
@@ -104,3 +122,6 @@ def check_metric_options(options: Mapping[Any, Any], attributes: Mapping[str, An
             raise SpecError(f"unknown metric option {key!r}; known: {', '.join(METRIC_OPTIONS)}."
                             + did_you_mean(str(key), METRIC_OPTIONS), path=where)
         METRIC_OPTIONS[key].check(value, where, attributes)
+    if "population_size" in options and "sampling_fraction" in options:
+        raise SpecError("give population_size or sampling_fraction, not both",
+                        path=f"{path}.sampling_fraction")

@@ -6,7 +6,8 @@ from sqlanon.domain.models import MODELS
 from sqlanon.domain.models.base import Monotonicity
 
 # Models whose predicate compares a class with the whole table (ARX: computed before suppression).
-WITH_TABLE_REFERENCE = {"t_closeness", "delta_disclosure", "beta_likeness", "kpqr_anonymity", "average_risk"}
+WITH_TABLE_REFERENCE = {"t_closeness", "delta_disclosure", "beta_likeness", "kpqr_anonymity", "average_risk",
+                        "population_uniqueness"}
 
 
 def test_models_declare_monotonicity_and_suppressed_row_treatment():

@@ -1,0 +1,114 @@
+"""``sqlanon risk``: the re-identification risk of a spec's table, before and after its transformation.
+
+The original table is analysed with every quasi-identifier at level 0; when the spec fixes levels
+(generalization), the release of that node is analysed too: its kept classes only, as the records a
+suppression removes are not published. Both analyses read one histogram each from the engine
+(:func:`~sqlanon.domain.metrics.risk_analysis.analyze`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlanon.domain.metrics.population_risk import population_model
+from sqlanon.domain.metrics.risk_analysis import analyze, class_histogram
+from sqlanon.domain.risk.analysis import DEFAULT_THRESHOLD, RiskAnalysis, of_histogram
+from sqlanon.domain.risk.population import PopulationModel
+from sqlanon.errors import SpecError, UnsupportedError
+from sqlanon.methods.dataset import open_dataset
+
+if TYPE_CHECKING:
+    from sqlanon.engines.base import Engine
+    from sqlanon.spec.schema import Spec
+
+
+@dataclass
+class RiskReport:
+    """The risk analysis of the original table and, when the spec fixes levels, of its release."""
+
+    qis: list[str]
+    original: RiskAnalysis
+    release: RiskAnalysis | None = None
+    levels: dict[str, int] | None = None
+    suppressed_rows: int = 0
+    outputs: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"quasi_identifiers": list(self.qis), "original": self.original.as_dict()}
+        if self.release is not None:
+            out["release"] = {"levels": dict(self.levels or {}), "suppressed_rows": self.suppressed_rows,
+                              **self.release.as_dict()}
+        out["warnings"] = list(self.warnings)
+        return out
+
+    def text(self) -> str:
+        lines = ["risk of the original table (every quasi-identifier at level 0):",
+                 *("  " + line for line in self.original.lines())]
+        if self.release is not None:
+            levels = ", ".join(f"{a}={v}" for a, v in (self.levels or {}).items())
+            lines += [f"risk of the release ({levels}; {self.suppressed_rows} rows suppressed):",
+                      *("  " + line for line in self.release.lines())]
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines) + "\n"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def risk_report(spec: Spec, *, engine: Engine | None = None, database: str | None = None,
+                population: int | str | None = None, sampling_fraction: float | None = None,
+                threshold: float | None = None, release: bool = False) -> RiskReport:
+    """Analyse the spec's source; the arguments override ``metrics.options`` (population_size,
+    sampling_fraction, risk_threshold). ``release``: analyse the spec's node even at level 0."""
+    t = threshold if threshold is not None else spec.metric_options.get("risk_threshold", DEFAULT_THRESHOLD)
+    if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t <= 1:
+        raise SpecError(f"the risk threshold must be a number in [0, 1], got {t!r}", path="risk_threshold")
+    qis = list(spec.quasi_identifiers)
+    if not qis:
+        raise SpecError("the risk analysis needs quasi-identifiers", path="attributes")
+    ds = open_dataset(spec, engine, database=database)
+    try:
+        with ds.engine.purpose("risk analysis"):
+            histogram = class_histogram(ds.engine, ds.relation, qis)
+        # N = round(n/f) with n the table's rows, which level 0's classes hold
+        model = _population(spec, histogram.records, population, sampling_fraction)
+        size = model.size if model else None
+        report = RiskReport(qis, of_histogram(histogram, population=size, threshold=float(t)))
+        if release or any(spec.transformation.levels.values()):
+            _add_release(report, spec, ds, size, float(t))
+        return report
+    finally:
+        ds.close()
+
+
+def _population(spec: Spec, rows: int, population: int | str | None,
+                sampling_fraction: float | None) -> PopulationModel | None:
+    """The arguments' population model, else the spec's (``metrics.options``), else none."""
+    if population is None and sampling_fraction is None:
+        return population_model(spec.metric_options, rows)
+    try:
+        return PopulationModel.of(rows, population=population, sampling_fraction=sampling_fraction)
+    except SpecError as e:
+        raise SpecError(e.rule, path="population" if population is not None else "sampling_fraction"
+                        ) from None
+
+
+def _add_release(report: RiskReport, spec: Spec, ds: Any, population: int | None, threshold: float) -> None:
+    from sqlanon.methods.generalization.method import Generalization, checked_node
+
+    if not isinstance(spec.method, Generalization):
+        raise UnsupportedError(f"the risk of a release is analysed for generalization; method "
+                               f"{spec.transformation.method} releases no classes of fixed levels, so only "
+                               "the original table is analysed (leave out --search)")
+
+    with checked_node(spec, ds) as checked:
+        node = checked.node
+        with ds.engine.purpose("risk analysis"):
+            report.release = analyze(ds.engine, node, population=population, threshold=threshold)
+        report.levels = dict(node.levels)
+        report.suppressed_rows = node.suppressed_rows if node.anonymous else 0
+        if not node.anonymous:
+            report.warnings.append("the transformation is not anonymous under the spec's privacy models "
+                                   "(nothing is suppressed): the release's figures are of every class")
