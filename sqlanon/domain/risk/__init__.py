@@ -1,0 +1,1 @@
+"""Re-identification risk: estimators over class-size histograms and record-level measures."""
