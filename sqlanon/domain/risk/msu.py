@@ -1,0 +1,86 @@
+"""Minimal sample uniques (MSUs) over the distinct combinations of the quasi-identifiers.
+
+A record is *unique* on a set S of QIs when no other record has its values on S; S is a *minimal*
+sample unique when no proper subset of S is unique for the record (uniqueness only grows with S, so
+checking the subsets one QI smaller suffices). Only records unique on all QIs have MSUs, and a
+record's MSUs never use a QI where its value is missing: sdcMicro's SUDA2 makes no item of a missing
+value, and a missing value matches only itself.
+
+The search runs level by level over the QI subsets up to ``max_size`` (Apriori order), on the table
+of distinct combinations with their record counts, so a table of many repeated combinations is
+never read row by row. A subset's combinations are numbered from its prefix's numbers and its last
+QI's codes, and counted only when some record could still have an MSU there; otherwise its unique
+records are exactly those unique on a subset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Msus:
+    """Per distinct combination: its MSUs counted by size, and per QI the MSUs containing it."""
+
+    by_size: np.ndarray
+    """``(combinations, max_size + 1)``: column s counts the combination's MSUs of size s."""
+    subsets: dict[tuple[int, ...], np.ndarray]
+    """Each QI subset holding an MSU: the combinations for which it is one."""
+
+
+def _keys(codes: np.ndarray, subset: tuple[int, ...], cache: dict[tuple[int, ...], np.ndarray]
+          ) -> np.ndarray:
+    """Dense numbers of the combinations' values on ``subset`` (equal values, equal numbers)."""
+    if subset in cache:
+        return cache[subset]
+    last = codes[:, subset[-1]] + 1  # NULL (-1) is a value of its own
+    if len(subset) == 1:
+        keys = last
+    else:
+        prefix = _keys(codes, subset[:-1], cache)
+        _, keys = np.unique(prefix * (int(last.max()) + 1) + last, return_inverse=True)
+    cache[subset] = keys.reshape(-1)
+    return cache[subset]
+
+
+def _levels(q: int, max_size: int) -> Iterator[list[tuple[int, ...]]]:
+    for size in range(1, max_size + 1):
+        yield list(combinations(range(q), size))
+
+
+def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
+    """The MSUs of size ≤ ``max_size`` of each combination (``codes``: -1 for missing values)."""
+    n, q = codes.shape
+    by_size = np.zeros((n, max_size + 1), dtype=np.int64)
+    found: dict[tuple[int, ...], np.ndarray] = {}
+    unique = count == 1
+    present = codes >= 0
+    cache: dict[tuple[int, ...], np.ndarray] = {}
+    previous: dict[tuple[int, ...], np.ndarray] = {(): np.zeros(n, dtype=bool)}
+    for level in _levels(q, max_size):
+        current: dict[tuple[int, ...], np.ndarray] = {}
+        for subset in level:
+            valued = unique & present[:, list(subset)].all(axis=1)
+            below = np.zeros(n, dtype=bool)
+            for i in range(len(subset)):
+                below |= previous[subset[:i] + subset[i + 1:]]
+            candidates = valued & ~below
+            if candidates.any():
+                keys = _keys(codes, subset, cache)
+                sizes = np.bincount(keys, weights=count)
+                alone = sizes[keys] == 1
+                msu = candidates & alone
+                if msu.any():
+                    found[subset] = np.flatnonzero(msu)
+                    by_size[msu, len(subset)] += 1
+                current[subset] = valued & (below | alone)
+            else:
+                current[subset] = valued & below
+        previous = current
+        for key in [k for k in cache if len(k) < len(level[0]) - 1]:
+            del cache[key]
+    return Msus(by_size, found)
