@@ -9,8 +9,9 @@ value, and a missing value matches only itself.
 The search runs level by level over the QI subsets up to ``max_size`` (Apriori order), on the table
 of distinct combinations with their record counts, so a table of many repeated combinations is
 never read row by row. A subset's combinations are numbered from its prefix's numbers and its last
-QI's codes, and counted only when some record could still have an MSU there; otherwise its unique
-records are exactly those unique on a subset.
+QI's codes (the QIs taken by decreasing number of values, so that the numbers stay below a few
+times the combinations and need no sort), and counted only when some record could still have an MSU
+there; otherwise its unique records are exactly those unique on a subset.
 """
 
 from __future__ import annotations
@@ -32,6 +33,16 @@ class Msus:
     """Each QI subset holding an MSU: the combinations for which it is one."""
 
 
+def _dense(raw: np.ndarray, bound: int) -> np.ndarray:
+    """``raw`` (values in [0, bound)) renumbered 0, 1, ... keeping equal values equal: by marking and
+    a running count when ``bound`` is small against the rows (linear), else by sorting."""
+    if bound <= 8 * len(raw) + 1024:
+        present = np.zeros(bound, dtype=bool)
+        present[raw] = True
+        return (np.cumsum(present) - 1)[raw]
+    return np.unique(raw, return_inverse=True)[1].reshape(-1)
+
+
 def _keys(codes: np.ndarray, subset: tuple[int, ...], cache: dict[tuple[int, ...], np.ndarray]
           ) -> np.ndarray:
     """Dense numbers of the combinations' values on ``subset`` (equal values, equal numbers)."""
@@ -42,9 +53,10 @@ def _keys(codes: np.ndarray, subset: tuple[int, ...], cache: dict[tuple[int, ...
         keys = last
     else:
         prefix = _keys(codes, subset[:-1], cache)
-        _, keys = np.unique(prefix * (int(last.max()) + 1) + last, return_inverse=True)
-    cache[subset] = keys.reshape(-1)
-    return cache[subset]
+        width = int(last.max()) + 1
+        keys = _dense(prefix * width + last, (int(prefix.max()) + 1) * width)
+    cache[subset] = keys
+    return keys
 
 
 def _levels(q: int, max_size: int) -> Iterator[list[tuple[int, ...]]]:
@@ -55,6 +67,10 @@ def _levels(q: int, max_size: int) -> Iterator[list[tuple[int, ...]]]:
 def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
     """The MSUs of size ≤ ``max_size`` of each combination (``codes``: -1 for missing values)."""
     n, q = codes.shape
+    # QIs by decreasing number of values: a subset's last QI, which multiplies the numbers of its
+    # prefix, is then its smallest, and the numbering stays linear
+    order = np.argsort(-(codes.max(axis=0, initial=-1) + 2), kind="stable") if n else np.arange(q)
+    codes = codes[:, order]
     by_size = np.zeros((n, max_size + 1), dtype=np.int64)
     found: dict[tuple[int, ...], np.ndarray] = {}
     unique = count == 1
@@ -75,7 +91,7 @@ def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
                 alone = sizes[keys] == 1
                 msu = candidates & alone
                 if msu.any():
-                    found[subset] = np.flatnonzero(msu)
+                    found[tuple(sorted(int(order[v]) for v in subset))] = np.flatnonzero(msu)
                     by_size[msu, len(subset)] += 1
                 current[subset] = valued & (below | alone)
             else:
