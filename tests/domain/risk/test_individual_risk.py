@@ -94,7 +94,7 @@ def tables(draw):
     return rows, weights
 
 
-@settings(max_examples=40)
+@settings(max_examples=25)
 @given(tables(), st.sampled_from([1.0, 0.5]), st.booleans(), st.sampled_from([0.01, 0.1, 0.3]))
 def test_random_tables_against_the_definitions_record_by_record(data, alpha, weighted, max_risk):
     from sqlanon.engines.duckdb import DuckDBEngine
