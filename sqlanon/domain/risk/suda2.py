@@ -67,7 +67,8 @@ def dis_scores(score: np.ndarray, count: np.ndarray, attributes: int, dis_fracti
     f32 = np.float32
     uniques, pairs = f32(int((count == 1).sum())), f32(2 * int((count == 2).sum()))
     f = f32(dis_fraction)
-    dis = f32(uniques * f) / f32(f32(uniques * f) + f32(pairs * f32(f32(1.0) - f)))
+    with np.errstate(invalid="ignore"):  # no uniques: 0/0, and then no record is scored
+        dis = f32(uniques * f) / f32(f32(uniques * f) + f32(pairs * f32(f32(1.0) - f)))
     q = float(f32(f32(1.0) + f32(f32(8.0) - f32(max(attributes, 3))) / f32(20.0)))
     scored = score > 0
     out = np.zeros_like(score)

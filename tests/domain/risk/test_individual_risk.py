@@ -149,3 +149,20 @@ def test_bad_input_is_refused_with_one_line(duck):
     duck.con.execute("ALTER TABLE t ADD COLUMN individual_risk DOUBLE")
     with pytest.raises(SpecError, match="already has a column named 'individual_risk'"):
         individual_risk(duck, "t", cols, output="out")
+
+
+def test_an_empty_table_and_a_query_as_relation(duck):
+    from sqlglot import exp
+
+    from sqlanon.domain.risk.suda2 import suda2
+
+    duck.con.execute("CREATE TABLE e (a VARCHAR, b INTEGER, w DOUBLE)")
+    empty = individual_risk(duck, "e", ["a", "b"], "w", output="e_out")
+    assert (empty.records, empty.expected_reidentifications, empty.threshold) == (0, 0.0, None)
+    assert suda2(duck, "e", ["a", "b"]).sample_uniques == 0
+    assert duck.con.execute("SELECT count(*) FROM e_out").fetchone() == (0,)
+    duck.con.execute("INSERT INTO e VALUES (NULL, NULL, 1), (NULL, NULL, 2), ('x', 1, 3), ('y', 2, 4)")
+    query = exp.select("*").from_("e").where("b IS NULL OR b = 1")
+    r = individual_risk(duck, query, ["a", "b"], "w")
+    # the all-NULL class counts every record of the query (3, weight 6); ('x', 1) only itself
+    assert r.records == 3 and sorted(r.fk.tolist()) == [1.0, 3.0] and sorted(r.Fk.tolist()) == [3.0, 6.0]
