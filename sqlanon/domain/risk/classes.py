@@ -10,6 +10,7 @@ its class's figures.
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -120,7 +121,7 @@ def class_table(engine: Engine, relation: Relation, qis: list[str] | tuple[str, 
 
 @contextlib.contextmanager
 def _uploaded(engine: Engine, data: pa.Table) -> Iterator[str]:
-    name = internal(f"classes_{id(data):x}")
+    name = internal(f"classes_{uuid.uuid4().hex[:12]}")
     engine.create_table_from_arrow(name, data, temporary=True)
     try:
         yield name
@@ -130,12 +131,17 @@ def _uploaded(engine: Engine, data: pa.Table) -> Iterator[str]:
 
 def write_per_record(engine: Engine, relation: Relation, classes: ClassTable,
                      figures: Mapping[str, np.ndarray], output: str, *, what: str = "risk") -> None:
-    """Create table ``output``: every column of the relation and, per record, its class's ``figures``
-    (joined on the QI values, NULL matching NULL)."""
+    """Create (or replace) table ``output``: every column of the relation and, per record, its
+    class's ``figures`` (joined on the QI values, NULL matching NULL)."""
     import pyarrow as pa
 
     rel = source(engine, relation, classes.qis, what=what)
+    if not isinstance(output, str) or not output:
+        raise SpecError(f"the per-record table needs a name, got {output!r}", path=f"{what}.output")
     if isinstance(relation, str):
+        if engine.dialect.fold(output) == engine.dialect.fold(relation):
+            raise SpecError(f"the per-record table cannot replace the table it is computed from "
+                            f"({relation!r}); name another table", path=f"{what}.output")
         taken = {engine.dialect.fold(c) for c, _ in engine.columns(relation)}
         clash = [f for f in figures if engine.dialect.fold(f) in taken]
         if clash:
