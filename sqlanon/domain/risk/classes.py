@@ -45,6 +45,10 @@ class ClassTable:
     """Records per class (the sample frequency)."""
     weight: np.ndarray | None
     """Sum of the sampling weights per class, when a weight was given."""
+    relation: exp.Expression
+    """The relation the classes were counted on."""
+    columns: tuple[str, ...] = ()
+    """The relation's columns, when it was given by name."""
 
     @property
     def missing(self) -> np.ndarray:
@@ -60,14 +64,15 @@ class ClassTable:
 
 
 def source(engine: Engine, relation: Relation, qis: list[str] | tuple[str, ...],
-           weight: str | None = None, *, what: str = "risk") -> exp.Expression:
-    """The relation as a sqlglot relation, after checking that it and its columns exist."""
+           weight: str | None = None, *, what: str = "risk") -> tuple[exp.Expression, tuple[str, ...]]:
+    """The relation as a sqlglot relation and, when it is named, its columns, after checking that it
+    and the columns named exist."""
     if not qis:
         raise SpecError("at least one quasi-identifier is needed", path=f"{what}.qis")
     if len(set(qis)) != len(qis):
         raise SpecError(f"quasi-identifiers repeat: {list(qis)}", path=f"{what}.qis")
     if isinstance(relation, exp.Expression):
-        return relation
+        return relation, ()
     if not isinstance(relation, str) or not relation:
         raise SpecError(f"the relation must be a table name, got {relation!r}", path=f"{what}.relation")
     if not engine.relation_exists(relation):
@@ -77,7 +82,7 @@ def source(engine: Engine, relation: Relation, qis: list[str] | tuple[str, ...],
         if engine.dialect.fold(name) not in names:
             raise SpecError(f"{relation!r} has no column {name!r} (columns: {', '.join(names.values())})",
                             path=f"{what}.{key}")
-    return table(relation)
+    return table(relation), tuple(names.values())
 
 
 def class_table(engine: Engine, relation: Relation, qis: list[str] | tuple[str, ...],
@@ -87,7 +92,7 @@ def class_table(engine: Engine, relation: Relation, qis: list[str] | tuple[str, 
     Weights must be positive: a NULL or non-positive weight is refused, naming the column."""
     import pyarrow as pa
 
-    rel = source(engine, relation, qis, weight, what=what)
+    rel, columns = source(engine, relation, qis, weight, what=what)
     measures = [alias(count_star(), _N)]
     if weight:
         w = col(weight)
@@ -116,7 +121,7 @@ def class_table(engine: Engine, relation: Relation, qis: list[str] | tuple[str, 
         column = values.column(j).combine_chunks() if values.num_rows else pa.array([], values.column(j).type)
         encoded = column.dictionary_encode()
         codes[:, j] = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
-    return ClassTable(tuple(qis), values, codes, count, total)
+    return ClassTable(tuple(qis), values, codes, count, total, rel, columns)
 
 
 @contextlib.contextmanager
@@ -129,35 +134,37 @@ def _uploaded(engine: Engine, data: pa.Table) -> Iterator[str]:
         engine.drop(name)
 
 
-def write_per_record(engine: Engine, relation: Relation, classes: ClassTable,
-                     figures: Mapping[str, np.ndarray], output: str, *, what: str = "risk") -> None:
+def write_per_record(engine: Engine, classes: ClassTable, figures: Mapping[str, np.ndarray],
+                     output: str, *, what: str = "risk") -> None:
     """Create (or replace) table ``output``: every column of the relation and, per record, its
     class's ``figures`` (joined on the QI values, NULL matching NULL)."""
     import pyarrow as pa
 
-    rel = source(engine, relation, classes.qis, what=what)
+    rel = classes.relation
     if not isinstance(output, str) or not output:
         raise SpecError(f"the per-record table needs a name, got {output!r}", path=f"{what}.output")
-    if isinstance(relation, str):
-        if engine.dialect.fold(output) == engine.dialect.fold(relation):
+    if isinstance(rel, exp.Table):
+        name = rel.name
+        if engine.dialect.fold(output) == engine.dialect.fold(name):
             raise SpecError(f"the per-record table cannot replace the table it is computed from "
-                            f"({relation!r}); name another table", path=f"{what}.output")
-        taken = {engine.dialect.fold(c) for c, _ in engine.columns(relation)}
-        clash = [f for f in figures if engine.dialect.fold(f) in taken]
-        if clash:
-            raise SpecError(f"{relation!r} already has a column named {clash[0]!r}; rename it to write "
-                            "the per-record figures", path=f"{what}.output")
+                            f"({name!r}); name another table", path=f"{what}.output")
+    taken = {engine.dialect.fold(c) for c in classes.columns}
+    clash = [f for f in figures if engine.dialect.fold(f) in taken]
+    if clash:
+        named = repr(rel.name) if isinstance(rel, exp.Table) else "the relation"
+        raise SpecError(f"{named} already has a column named {clash[0]!r}; rename it to write the "
+                        "per-record figures", path=f"{what}.output")
     qcols = [internal(f"q{j}") for j in range(len(classes.qis))]
     data = pa.table({**{qcols[j]: classes.values.column(j) for j in range(len(qcols))},
                      **{k: pa.array(np.asarray(v)) for k, v in figures.items()}})
-    with engine.purpose(f"{what}: per-record table {output}"), _uploaded(engine, data) as name:
+    with engine.purpose(f"{what}: per-record table {output}"), _uploaded(engine, data) as uploaded:
         on = exp.and_(*[exp.NullSafeEQ(this=col(q, "s"), expression=col(c, "c"))
                         for q, c in zip(classes.qis, qcols)])
         query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("s", quoted=True)),
                            *[col(k, "c") for k in figures]) \
             .from_(exp.alias_(exp.Subquery(this=rel.copy()) if not isinstance(rel, exp.Table) else rel.copy(),
                               "s", table=True, quoted=True)) \
-            .join(exp.alias_(table(name), "c", table=True, quoted=True), on=on)
+            .join(exp.alias_(table(uploaded), "c", table=True, quoted=True), on=on)
         engine.create_table_as(output, query, replace=True)
 
 

@@ -157,7 +157,7 @@ def individual_risk(engine: Engine, relation: Relation, qis: list[str] | tuple[s
         mad = 1.4826 * weighted_median(np.abs(risk - med), counts)
         higher = int(counts[(risk > med + 3 * mad) & (risk > 0.1)].sum())
     if output is not None:
-        write_per_record(engine, relation, classes, dict(zip(PER_RECORD, (risk, fk, Fk))), output)
+        write_per_record(engine, classes, dict(zip(PER_RECORD, (risk, fk, Fk))), output)
     return IndividualRisk(
         qis=tuple(qis), weight=weight, records=n, classes=len(classes), expected_reidentifications=er,
         global_risk=er / n if n else 0.0, max_global_risk=max_global_risk,

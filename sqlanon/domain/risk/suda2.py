@@ -150,7 +150,7 @@ def suda2(engine: Engine, relation: Relation, qis: list[str] | tuple[str, ...], 
         contribution[list(subset)] += weights[len(subset)] * len(rows)
     total = float(score.sum())
     if output is not None:
-        write_per_record(engine, relation, classes, dict(zip(PER_RECORD, (score, dis))), output,
+        write_per_record(engine, classes, dict(zip(PER_RECORD, (score, dis))), output,
                          what="suda2")
     return Suda2Result(
         qis=tuple(qis), max_size=size, dis_fraction=dis_fraction, original_scores=original_scores,

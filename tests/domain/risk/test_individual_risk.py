@@ -149,7 +149,7 @@ def test_bad_input_is_refused_with_one_line(duck):
     with pytest.raises(SpecError, match="cannot replace the table it is computed from"):
         individual_risk(duck, "t", cols, output="T")
     duck.con.execute("ALTER TABLE t ADD COLUMN individual_risk DOUBLE")
-    with pytest.raises(SpecError, match="already has a column named 'individual_risk'"):
+    with pytest.raises(SpecError, match="'t' already has a column named 'individual_risk'"):
         individual_risk(duck, "t", cols, output="out")
 
 
