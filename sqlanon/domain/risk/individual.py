@@ -25,6 +25,7 @@ JSS 67(4), 2015.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -57,30 +58,51 @@ def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool) -> np.ndarray:
     return rk
 
 
+_CHUNK = 1 << 22  # records expanded at once by the threshold's sums
+
+
+def _records(values: np.ndarray, counts: np.ndarray) -> Iterator[np.ndarray]:
+    """``values`` each repeated ``counts`` times, in order, in chunks of at most ``_CHUNK``."""
+    ends = np.cumsum(counts)
+    first = 0
+    while len(ends) and first < ends[-1]:
+        last = min(first + _CHUNK, int(ends[-1]))
+        lo, hi = np.searchsorted(ends, first, side="right"), np.searchsorted(ends, last - 1, side="right")
+        reps = counts[lo:hi + 1].copy()
+        reps[0] = min(int(ends[lo]), last) - first
+        if hi > lo:
+            reps[-1] = last - int(ends[hi - 1])
+        yield np.repeat(values[lo:hi + 1], reps)
+        first = last
+
+
 def global_threshold(risk: np.ndarray, records: np.ndarray, max_global_risk: float) -> float | None:
     """The risk threshold keeping the global risk under ``max_global_risk`` (sdcMicro's
-    ``measure_threshold`` over the records sorted by decreasing risk; None for its NA)."""
+    ``measure_threshold`` over the records sorted by decreasing risk; None for its NA).
+
+    Its running sums are taken record by record, in its order, as the C++ takes them (a cumulative
+    sum is sequential): where the test ``sum < ER`` is an exact tie, the same rounding decides."""
     order = np.argsort(-risk, kind="stable")
-    values, counts = risk[order], records[order].astype(np.float64)
-    distinct, first = np.unique(-values, return_index=True)
-    levels = -distinct
-    per_level = np.add.reduceat(counts, first) if len(first) else counts
-    sums = np.add.reduceat(values * counts, first) if len(first) else counts
-    total = float((values * counts).sum())
-    er = max_global_risk * float(counts.sum())
-    if not len(levels):
+    values, counts = risk[order], records[order].astype(np.int64)
+    n = int(counts.sum())
+    if not n:
         return None
-    current = float(levels[0])
+    er = max_global_risk * n
+    total = 0.0
+    for chunk in _records(values, counts):
+        total = float(np.cumsum(np.concatenate(([total], chunk)))[-1])
+    previous = float(values[0])
     if total < er:
         return None  # the threshold is the highest risk itself: sdcMicro reports NA
-    remaining, below = total, 0.0
-    for i, level in enumerate(levels):
-        if i and remaining + level * below < er:
-            return float(level)
-        current = float(level)
-        below += per_level[i]
-        remaining -= sums[i]
-    return None if current == 0.0 else 0.0
+    remaining, done = total, 0
+    for chunk in _records(values, counts):
+        before = np.cumsum(np.concatenate(([remaining], -chunk)))  # before[k]: ahead of record k
+        changed = np.flatnonzero(chunk != np.concatenate(([previous], chunk[:-1])))
+        below = np.flatnonzero(before[changed] + chunk[changed] * (done + changed) < er)
+        if len(below):
+            return float(chunk[changed[below[0]]])
+        remaining, done, previous = float(before[-1]), done + len(chunk), float(chunk[-1])
+    return None if previous == 0.0 else 0.0
 
 
 def weighted_median(values: np.ndarray, counts: np.ndarray) -> float:

@@ -168,3 +168,26 @@ def test_an_empty_table_and_a_query_as_relation(duck):
     r = individual_risk(duck, query, ["a", "b"], "w")
     # the all-NULL class counts every record of the query (3, weight 6); ('x', 1) only itself
     assert r.records == 3 and sorted(r.fk.tolist()) == [1.0, 3.0] and sorted(r.Fk.tolist()) == [3.0, 6.0]
+
+
+@pytest.mark.parametrize("chunk", [3, 7, 1 << 22])
+def test_the_threshold_sums_record_by_record_as_sdcmicro(monkeypatch, chunk):
+    """Ties of the running sum with ER (0.1 · 10 = 1 here) fall as sdcMicro's C++ rounds them, also
+    when the records are expanded in chunks."""
+    import numpy as np
+
+    from sqlanon.domain.risk import individual
+
+    monkeypatch.setattr(individual, "_CHUNK", chunk)
+    risks = np.array([1 / 1.5, 1 / 2.5, 1 / 6.5, 0.1])
+    counts = np.array([1, 2, 6, 1])
+    records = [float(r) for r, c in zip(risks, counts) for _ in range(c)]
+    assert individual.global_threshold(risks, counts, 0.1) == threshold_by_row(records, 0.1) == 0.1
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        k = int(rng.integers(1, 8))
+        values = rng.choice([0.0, 0.05, 0.1, 0.2, 0.25, 1 / 3, 0.5, 1.0], size=k)
+        sizes = rng.integers(1, 6, size=k)
+        expanded = [float(v) for v, c in zip(values, sizes) for _ in range(c)]
+        for cap in (0.01, 0.1, 0.3, 0.5):
+            assert individual.global_threshold(values, sizes, cap) == threshold_by_row(expanded, cap)
