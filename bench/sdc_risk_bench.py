@@ -13,15 +13,15 @@ Runs alternate (baseline, then each measure) after one warm-up; the script print
 medians and each median's ratio to the baseline's. The table is grown by ``bench/grow_adult.py``
 (scheme ``pairs``) and kept in the database file between runs.
 
-Measured (``python -m bench.sdc_risk_bench --rows 1000000 --runs 3``; DuckDB, 2 shared cores;
-1,000,000 rows, 216,390 distinct combinations, 73,148 sample uniques), medians and ratios to the
-GROUP BY's 0.56 s:
+Measured (``python -m bench.sdc_risk_bench --rows 1000000 --runs 3``; DuckDB, 2 cores shared with
+other work; 1,000,000 rows, 216,390 distinct combinations, 73,148 sample uniques), medians and ratios
+to the GROUP BY's 0.60 s:
 
-    individual   0.63 s   1.13
-    weighted     0.63 s   1.12
-    per-record   2.50 s   4.45   (writing the 1M-row table joined to its class figures)
-    suda2 ≤ 3    0.73 s   1.29
-    suda2        2.65 s   4.71   (all 511 QI subsets)
+    individual   0.50 s   0.83
+    weighted     0.94 s   1.56
+    per-record   1.65 s   2.73   (writing the 1M-row table joined to its class figures)
+    suda2 ≤ 3    0.62 s   1.02
+    suda2        1.90 s   3.14   (every QI subset still holding a record without an MSU)
 
 At 10,000,000 rows (``--rows 10000000 --skip per-record suda2``; 797,941 distinct combinations,
 219,684 sample uniques; the machine busier), against the GROUP BY's 7.18 s:
