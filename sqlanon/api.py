@@ -167,15 +167,20 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
 def risk(spec: Spec | Mapping[str, Any] | str, *, engine: Engine | None = None,
          database: str | None = None, population: int | str | None = None,
          sampling_fraction: float | None = None, threshold: float | None = None,
-         search: bool = False) -> Any:
+         search: bool = False, sdcmicro: bool = False, weight: str | None = None, suda2: bool = False,
+         suda2_max_size: int | None = None) -> Any:
     """The re-identification risk of the spec's table (all QIs at level 0) and, when the spec fixes
     levels (or ``search`` finds them, as ``anonymize`` without writing), of its release: ARX's
     sample figures and, given a population (a size, ``"usa"``, or a sampling fraction; default
-    ``metrics.options``), the population-uniqueness estimates (a
-    :class:`~sqlanon.report.risk.RiskReport`; docs/risk.md)."""
+    ``metrics.options``), the population-uniqueness estimates; with ``sdcmicro`` (or ``weight`` or
+    ``suda2``), sdcMicro's individual and global risk (``weight``: the sampling-weight column,
+    default ``metrics.options.sampling_weight``) and, with ``suda2``, SUDA2's special uniques up to
+    ``suda2_max_size`` quasi-identifiers (default all)
+    (a :class:`~sqlanon.report.risk.RiskReport`; docs/risk.md)."""
     import dataclasses
 
     from sqlanon.report.risk import risk_report
+    from sqlanon.report.risk_sdc import SdcSettings
 
     spec = _spec(spec)
     if search:
@@ -187,4 +192,6 @@ def risk(spec: Spec | Mapping[str, Any] | str, *, engine: Engine | None = None,
         chosen = dataclasses.replace(spec.transformation, levels=dict(found.node.levels))
         spec = dataclasses.replace(spec, transformation=chosen)
     return risk_report(spec, engine=engine, database=database, population=population,
-                       sampling_fraction=sampling_fraction, threshold=threshold, release=search)
+                       sampling_fraction=sampling_fraction, threshold=threshold, release=search,
+                       sdc=SdcSettings(weight, (suda2_max_size or 0) if suda2 else None)
+                       if sdcmicro or weight or suda2 else None)

@@ -1,4 +1,5 @@
-"""``sqlanon risk SPEC [--population N | --sampling-fraction F] [--threshold R] [--search] [--json]``."""
+"""``sqlanon risk SPEC [--population N | --sampling-fraction F] [--threshold R] [--search]
+[--sdcmicro] [--weight COLUMN] [--suda2] [--suda2-max-size K] [--json]``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", metavar="R", type=float,
                    help="count the records whose risk is above R (default "
                         "metrics.options.risk_threshold, else 0.2)")
+    p.add_argument("--sdcmicro", action="store_true",
+                   help="also measure sdcMicro's individual and global risk")
+    p.add_argument("--weight", metavar="COLUMN",
+                   help="the sampling-weight column of sdcMicro's individual risk (default "
+                        "metrics.options.sampling_weight; none: the table is the population)")
+    p.add_argument("--suda2", action="store_true", help="also find SUDA2's special uniques")
+    p.add_argument("--suda2-max-size", metavar="K", type=int,
+                   help="SUDA2's largest minimal sample unique, in quasi-identifiers (default all)")
 
 
 def _population(text: str) -> int | str:
@@ -31,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
     report = api.risk(args.spec, database=args.database, population=args.population,
                       sampling_fraction=args.sampling_fraction, threshold=args.threshold,
-                      search=args.search)
+                      search=args.search, sdcmicro=args.sdcmicro, weight=args.weight,
+                      suda2=args.suda2 or args.suda2_max_size is not None, suda2_max_size=args.suda2_max_size)
     if args.json:
         json.dump(report.as_dict(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

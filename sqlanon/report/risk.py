@@ -8,6 +8,7 @@ suppression removes are not published. Both analyses read one histogram each fro
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from sqlanon.domain.risk.analysis import DEFAULT_THRESHOLD, RiskAnalysis, of_his
 from sqlanon.domain.risk.population import PopulationModel
 from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.methods.dataset import open_dataset
+from sqlanon.report.risk_sdc import SdcMeasures, SdcSettings, measure
 
 if TYPE_CHECKING:
     from sqlanon.engines.base import Engine
@@ -32,24 +34,33 @@ class RiskReport:
     release: RiskAnalysis | None = None
     levels: dict[str, int] | None = None
     suppressed_rows: int = 0
+    sdc_original: SdcMeasures | None = None
+    sdc_release: SdcMeasures | None = None
+    """sdcMicro's measures (:mod:`sqlanon.report.risk_sdc`) of the original table and the release."""
     outputs: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"quasi_identifiers": list(self.qis), "original": self.original.as_dict()}
+        if self.sdc_original is not None:
+            out["original"]["sdcmicro"] = self.sdc_original.as_dict()
         if self.release is not None:
             out["release"] = {"levels": dict(self.levels or {}), "suppressed_rows": self.suppressed_rows,
                               **self.release.as_dict()}
+            if self.sdc_release is not None:
+                out["release"]["sdcmicro"] = self.sdc_release.as_dict()
         out["warnings"] = list(self.warnings)
         return out
 
     def text(self) -> str:
         lines = ["risk of the original table (every quasi-identifier at level 0):",
-                 *("  " + line for line in self.original.lines())]
+                 *("  " + line for line in self.original.lines()),
+                 *("  " + line for line in (self.sdc_original.lines() if self.sdc_original else []))]
         if self.release is not None:
             levels = ", ".join(f"{a}={v}" for a, v in (self.levels or {}).items())
             lines += [f"risk of the release ({levels}; {self.suppressed_rows} rows suppressed):",
-                      *("  " + line for line in self.release.lines())]
+                      *("  " + line for line in self.release.lines()),
+                      *("  " + line for line in (self.sdc_release.lines() if self.sdc_release else []))]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines) + "\n"
 
@@ -59,9 +70,11 @@ class RiskReport:
 
 def risk_report(spec: Spec, *, engine: Engine | None = None, database: str | None = None,
                 population: int | str | None = None, sampling_fraction: float | None = None,
-                threshold: float | None = None, release: bool = False) -> RiskReport:
+                threshold: float | None = None, release: bool = False,
+                sdc: SdcSettings | None = None) -> RiskReport:
     """Analyse the spec's source; the arguments override ``metrics.options`` (population_size,
-    sampling_fraction, risk_threshold). ``release``: analyse the spec's node even at level 0."""
+    sampling_fraction, risk_threshold, sampling_weight). ``release``: analyse the spec's node even
+    at level 0. ``sdc``: measure sdcMicro's individual and global risk too (and SUDA2 if it asks)."""
     t = threshold if threshold is not None else spec.metric_options.get("risk_threshold", DEFAULT_THRESHOLD)
     if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t <= 1:
         raise SpecError(f"the risk threshold must be a number in [0, 1], got {t!r}", path="risk_threshold")
@@ -76,8 +89,15 @@ def risk_report(spec: Spec, *, engine: Engine | None = None, database: str | Non
         model = _population(spec, histogram.records, population, sampling_fraction)
         size = model.size if model else None
         report = RiskReport(qis, of_histogram(histogram, population=size, threshold=float(t)))
+        settings = None
+        if sdc is not None:
+            weight = sdc.weight or spec.metric_options.get("sampling_weight")
+            fraction = histogram.records / size if size and histogram.records < size else None
+            settings = dataclasses.replace(sdc, weight=weight, dis_fraction=sdc.dis_fraction or fraction)
+            with ds.engine.purpose("risk analysis"):
+                report.sdc_original = measure(ds.engine, ds.relation, qis, settings)
         if release or any(spec.transformation.levels.values()):
-            _add_release(report, spec, ds, size, float(t))
+            _add_release(report, spec, ds, size, float(t), settings)
         return report
     finally:
         ds.close()
@@ -95,8 +115,9 @@ def _population(spec: Spec, rows: int, population: int | str | None,
                         ) from None
 
 
-def _add_release(report: RiskReport, spec: Spec, ds: Any, population: int | None, threshold: float) -> None:
-    from sqlanon.methods.generalization.method import Generalization, checked_node
+def _add_release(report: RiskReport, spec: Spec, ds: Any, population: int | None, threshold: float,
+                 sdc: SdcSettings | None) -> None:
+    from sqlanon.methods.generalization.method import Generalization, NodeRelease, checked_node
 
     if not isinstance(spec.method, Generalization):
         raise UnsupportedError(f"the risk of a release is analysed for generalization; method "
@@ -109,6 +130,10 @@ def _add_release(report: RiskReport, spec: Spec, ds: Any, population: int | None
             report.release = analyze(ds.engine, node, population=population, threshold=threshold)
         report.levels = dict(node.levels)
         report.suppressed_rows = node.suppressed_rows if node.anonymous else 0
+        if node.anonymous and sdc is not None:  # the rows as written: sdcMicro measures a released file
+            rows = NodeRelease(spec, checked, portable=False).query(ds.engine.dialect).query
+            with ds.engine.purpose("risk analysis"):
+                report.sdc_release = measure(ds.engine, rows, report.qis, sdc)
         if not node.anonymous:
             report.warnings.append("the transformation is not anonymous under the spec's privacy models "
                                    "(nothing is suppressed): the release's figures are of every class")

@@ -106,6 +106,8 @@ METRIC_OPTIONS: dict[str, MetricOption] = {
     "population_size": MetricOption("population_uniques, sqlanon risk", population_size),
     "sampling_fraction": MetricOption("population_uniques, sqlanon risk", sampling_fraction),
     "risk_threshold": MetricOption("sqlanon risk (records at risk)", number_in(0, 1)),
+    "sampling_weight": MetricOption("sqlanon risk (sdcMicro's individual risk)",
+                                    attribute_name("insensitive")),
 }
 
 

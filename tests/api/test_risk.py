@@ -108,3 +108,45 @@ def test_search_analyses_the_chosen_release(adult_dir, adult_engine):
     assert report.release is not None and report.levels == chosen.levels
     assert report.suppressed_rows == chosen.suppressed_rows
     assert report.release.sample.highest_risk <= 0.1
+
+
+def test_sdcmicro_measures_of_the_table_and_of_the_written_release(duck, tmp_path):
+    """``sdcmicro``/``suda2``: sdcMicro's measures of the source and of the release equal those
+    measured directly on the source and on the rows ``apply`` writes; the weight is the spec's."""
+    import numpy as np
+    import pyarrow as pa
+
+    from sqlanon.domain.risk.individual import individual_risk
+    from sqlanon.domain.risk.suda2 import suda2
+
+    rng = np.random.default_rng(5)
+    n = 600
+    duck.create_table_from_arrow("people", pa.table({
+        "age": rng.integers(20, 70, n), "sex": rng.choice(["F", "M"], n),
+        "zip": rng.choice([f"130{i:02d}" for i in range(12)], n), "w": rng.uniform(5, 50, n)}))
+    spec = {"source": {"table": "people"},
+            "attributes": {"age": {"role": "quasi_identifier",
+                                   "hierarchy": {"intervals": {"widths": [10, 20]}}},
+                           "sex": {"role": "quasi_identifier", "hierarchy": {"mask": {"levels": 1}}},
+                           "zip": {"role": "quasi_identifier", "hierarchy": {"mask": {"levels": 2}}},
+                           "w": "insensitive"},
+            "privacy": [{"k_anonymity": {"k": 3}}],
+            "transformation": {"levels": {"age": 1, "sex": 0, "zip": 0}, "suppression_limit": 0.5},
+            "metrics": {"options": {"sampling_weight": "w", "sampling_fraction": 0.05}},
+            "output": {"mode": "table", "name": "released", "replace": True}}
+    qis = ["age", "sex", "zip"]
+    plain = api.risk(spec, engine=duck)
+    assert plain.sdc_original is None and "sdcmicro" not in plain.as_dict()["original"]
+    report = api.risk(spec, engine=duck, suda2=True, suda2_max_size=2)
+    api.apply(spec, engine=duck)
+    assert report.suppressed_rows > 0
+    for measured, relation in [(report.sdc_original, "people"), (report.sdc_release, "released")]:
+        assert measured is not None and measured.suda2 is not None
+        direct = individual_risk(duck, relation, qis, "w")
+        assert measured.individual.as_dict() == pytest.approx(direct.as_dict(), rel=1e-12)  # sum order
+        assert measured.suda2.as_dict() == suda2(duck, relation, qis, max_size=2, dis_fraction=0.05).as_dict()
+    assert report.sdc_release is not None
+    assert report.sdc_release.individual.records == n - report.suppressed_rows
+    d = report.as_dict()
+    assert d["release"]["sdcmicro"]["suda2"]["max_size"] == 2
+    assert "sdcMicro individual risk (weights w)" in report.text()
