@@ -54,8 +54,11 @@ def key_of(spec: Spec) -> str:
 
 def thresholds(spec: Spec) -> tuple[int | None, int, str]:
     """``k`` (the spec's k-anonymity, if any), ``l`` and the sensitive attribute checked."""
-    k = max((int(m.k) for m in spec.privacy if getattr(m, "name", "") == "k_anonymity"), default=None)
-    diverse = [m for m in spec.privacy if getattr(m, "name", "") == "l_diversity"]
+    from sqlanon.domain.models.k_anonymity import KAnonymity
+    from sqlanon.domain.models.l_diversity import LDiversity
+
+    k = max((int(m.k) for m in spec.privacy if isinstance(m, KAnonymity)), default=None)
+    diverse = [m for m in spec.privacy if isinstance(m, LDiversity)]
     l = max([2, *(int(m.l) for m in diverse)])  # noqa: E741 -- the paper's l
     if spec.publishing is not None and spec.publishing.m is not None:
         l = max(l, spec.publishing.m)  # noqa: E741

@@ -9,8 +9,8 @@ Input: each row's person key, sensitive value (as text) and quasi-identifiers (n
 3. **assignment**: the remaining new persons form buckets of ``m`` distinct values, one row of each
    of the ``m`` most frequent values left at a time (Anatomy's rule, which keeps the rest
    m-eligible); rows of the last values left, once fewer than ``m`` values remain, each get a
-   bucket of their value and the ``m - 1`` values most frequent in the release, filled by
-   counterfeits (every row is published);
+   bucket of their value and the ``m - 1`` values most frequent in the release (then values of
+   earlier releases), filled by counterfeits (every row is published);
 4. **split**: a bucket holding ``b`` rows of each value is halved, each value's rows sorted on the
    quasi-identifier of widest range, until every group holds one row of each value, so groups are
    as tight as the buckets allow.
@@ -88,7 +88,10 @@ def m_invariant(keys: Sequence[Hashable], values: Sequence[str], qi: np.ndarray,
     kept = len(keys) - sum(len(rows) for rows in waiting.values())
     counterfeits: dict[Signature, Counter[str]] = defaultdict(Counter)
     _balance(buckets, waiting, counterfeits)
-    _assign(buckets, waiting, counterfeits, m, Counter(values))
+    known = Counter(values)
+    for signature in earlier.values():  # values of earlier releases may stand in as counterfeits
+        known.update(dict.fromkeys(signature, 0))
+    _assign(buckets, waiting, counterfeits, m, known)
     groups: list[Group] = []
     signatures: dict[Hashable, Signature] = {}
     for signature in sorted(buckets):

@@ -93,9 +93,9 @@ def pairs_query(previous: LinkedRelease, current: LinkedRelease) -> exp.Select:
 
 def flagged_query(pairs: exp.Select, k: int | None, l: int) -> exp.Select:  # noqa: E741 -- the paper's l
     """The pairs below ``k`` persons or ``l`` candidate values, largest breaches first."""
-    below = exp.LT(this=col(FEWEST), expression=lit(l))
+    below: exp.Expression = exp.LT(this=col(FEWEST), expression=lit(l))
     if k is not None:
-        below = exp.or_(below, exp.LT(this=col(PERSONS), expression=lit(k)))
+        below = as_expression(exp.or_(below, exp.LT(this=col(PERSONS), expression=lit(k))))
     return exp.select(exp.Star()).from_(_sub(pairs, "f")).where(below) \
         .order_by(exp.Ordered(this=col(FEWEST)), exp.Ordered(this=col(PERSONS)),
                   exp.Ordered(this=col(PREVIOUS_CLASS)), exp.Ordered(this=col(CURRENT_CLASS)))

@@ -24,7 +24,7 @@ from sqlanon.engines.base import Engine
 from sqlanon.engines.staging import new_token, staging_name
 from sqlanon.methods.republication.algorithm import COUNTERFEIT, Partition, Signature
 from sqlanon.methods.republication.intersection import LinkedRelease
-from sqlanon.sql.nodes import alias, col, lit, table
+from sqlanon.sql.nodes import alias, as_expression, col, lit, table
 
 SIGNATURES, RELEASES, COUNTERFEITS = "__signatures", "__releases", "__counterfeits"
 KEY, VALUE, RELEASE, GROUP = "key", "value", "release", "group_id"
@@ -72,8 +72,8 @@ class State:
         union = exp.union(where(RELEASES), fakes, distinct=False)
         renamed = exp.select(col(KEY), col(GROUP), alias(col(VALUE), sensitive)) \
             .from_(exp.alias_(exp.Subquery(this=union), "u", quoted=True))
-        return LinkedRelease(exp.alias_(exp.Subquery(this=renamed), "linked", quoted=True), KEY, (GROUP,),
-                             sensitive)
+        return LinkedRelease(as_expression(exp.alias_(exp.Subquery(this=renamed), "linked", quoted=True)),
+                             KEY, (GROUP,), sensitive)
 
     def append(self, engine: Engine, release: int, keys: list[str], values: list[str],
                partition: Partition, earlier: dict[Hashable, Signature], *, signatures: bool = True
