@@ -140,6 +140,7 @@ class AgainstSink:
         if key not in columns and self.previous_rows is not None:
             linked: LinkedRelease | None = self.previous_rows(ds)
             if linked is not None:
+                self._same_rows(ds, linked)
                 return linked
         for needed, what in ((key, "the key publishing.key"), (sensitive, "the sensitive attribute")):
             if needed not in columns:
@@ -148,6 +149,26 @@ class AgainstSink:
                                 source=self.spec.path)
         classes = class_columns(self.spec, columns)
         return LinkedRelease(table(self.previous, ds.schema), key, classes, sensitive)
+
+    def _same_rows(self, ds: Dataset, linked: LinkedRelease) -> None:
+        """The state's last release is the previous release named (not the one just written): both
+        show the same sensitive values in the same groups."""
+        from sqlanon.methods.republication.release import NULL_TEXT
+        from sqlanon.sql.nodes import as_text, col, lit
+
+        def shown(relation: exp.Expression) -> exp.Select:
+            value = exp.Coalesce(this=as_text(col(linked.sensitive)), expressions=[lit(NULL_TEXT)])
+            return exp.select(*(as_text(col(c)) for c in linked.classes), value).from_(relation)
+
+        recorded, named = shown(linked.relation.copy()), shown(table(self.previous, ds.schema))
+        differ = exp.union(exp.except_(recorded.copy(), named.copy()), exp.except_(named, recorded),
+                           distinct=False)
+        count = exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")) \
+            .from_(exp.alias_(exp.Subquery(this=differ), "d"))
+        if int(ds.engine.fetch_one(count)["n"]):
+            raise SpecError(f"the previous release {self.previous!r} is not the state's last release: "
+                            "name the release published last (and check a new release before it is "
+                            "applied)", path="--against", source=self.spec.path)
 
     def _compare(self, ds: Dataset, previous: LinkedRelease, current: LinkedRelease, k: int | None,
                  l: int) -> IntersectionReport:  # noqa: E741

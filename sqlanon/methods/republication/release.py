@@ -31,6 +31,8 @@ from sqlanon.sql.dialects import DialectProfile
 from sqlanon.sql.nodes import col, internal, table
 
 KEY_TEXT, VALUE_TEXT = internal("key"), internal("value")
+NULL_TEXT = "\u2400NULL"
+"""A NULL key or value as the state keeps it (text no value has)."""
 
 
 @dataclass
@@ -50,7 +52,7 @@ class Rows:
 
 
 def _text(value: Any) -> str:
-    return "\x00NULL" if value is None else str(value)
+    return NULL_TEXT if value is None else str(value)
 
 
 def _scaled(values: list[Any]) -> np.ndarray:

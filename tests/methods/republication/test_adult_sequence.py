@@ -111,3 +111,17 @@ def test_check_against_from_the_command_line(adult_dir, tmp_path, capsys):
         con.execute("DROP TABLE people; CREATE TABLE people AS SELECT * FROM pool WHERE id <= 2000")
         con.close()
     assert codes == {"independent": 1, "m_invariance": 0}
+
+
+def test_the_previous_release_must_be_the_states_last(adult_dir, duck):
+    """An m-invariance release leaves the key out: its persons come from the state's last release,
+    which must be the release named (here the state already holds the release being checked)."""
+    from sqlanon.errors import SpecError
+
+    load_pool(duck.con, adult_dir)
+    api.apply(spec("m_invariance", "first", "s"), engine=duck)
+    change(duck.con, random.Random(1))
+    api.apply(spec("m_invariance", "second", "s"), engine=duck)
+    with pytest.raises(SpecError, match="'first' is not the state's last release"):
+        api.check(spec("m_invariance", "third", "s"), engine=duck, against="first")
+    assert api.check(spec("m_invariance", "third", "s"), engine=duck, against="second").anonymous
