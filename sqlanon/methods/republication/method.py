@@ -1,8 +1,8 @@
 """``method: m_invariance``: a table published again and again, each release m-unique and every
 person's signature unchanged across releases (docs/republishing.md).
 
-``check`` groups the rows and reports; ``apply`` writes the release (a table) and then appends it to
-the state (:mod:`.state`), so the next ``apply`` keeps the signatures. With ``publishing.mode:
+``check`` groups the rows and reports; ``apply`` records the release in the state (:mod:`.state`)
+and writes it (a table), so the next ``apply`` keeps the signatures. With ``publishing.mode:
 independent`` each release is m-unique on its own (and open to the intersection attack, which
 ``sqlanon check --against`` finds); a ``state`` then only records the releases, for that check.
 """
@@ -94,14 +94,23 @@ def _run(plan: Plan, ds: Dataset, sink: Sink) -> MInvarianceReport:
         return report
     sink.before_write(report)
     release = MInvarianceRelease(release_table(rows, partition, s, qis), s, qis)
+    record = state is not None and plan.verb == "apply" and plan.option("against") is None \
+        and spec.output.mode != "none"
+    if record:
+        assert state is not None and release_number is not None
+        state.append(ds.engine, release_number, rows.keys, rows.values, partition, earlier,
+                     signatures=s.invariant)
     try:
         report.outputs = sink.write(ds, release)
+    except BaseException:
+        if record:
+            assert state is not None and release_number is not None
+            state.remove(ds.engine, release_number)
+        raise
     finally:
         release.close(ds)
-    if state is not None and plan.verb == "apply" and plan.option("against") is None \
-            and spec.output.mode != "none":
-        state.append(ds.engine, release_number or 1, rows.keys, rows.values, partition, earlier,
-                     signatures=s.invariant)
+    if record:
+        assert state is not None
         report.outputs["state"] = {"tables": [state.name(p) for p in ("__signatures", "__releases",
                                                                         "__counterfeits")]}
     return report

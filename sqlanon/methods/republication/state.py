@@ -7,8 +7,9 @@
   their groups and values (private: it links the published groups to persons);
 * ``<state>__counterfeits`` (``release``, ``group_id``, ``value``): every counterfeit published.
 
-Keys and values are kept as text. A release's rows are appended in one transaction where the engine
-has them.
+Keys and values are kept as text. A release is recorded before its output is written (in one
+transaction where the engine has them) and its record removed if the output cannot be written: a
+release published without its record would let the next one regroup its persons freely.
 """
 
 from __future__ import annotations
@@ -115,6 +116,14 @@ class State:
         finally:
             for name in staged.values():
                 engine.drop(name)
+
+    def remove(self, engine: Engine, release: int) -> None:
+        """Undo :meth:`append` of ``release`` (its output could not be written)."""
+        with engine.purpose("undo the release's record in the m-invariance state"):
+            for part in (SIGNATURES, RELEASES, COUNTERFEITS):
+                if engine.relation_exists(self.name(part), self.schema):
+                    engine.execute(exp.delete(table(self.name(part), self.schema),
+                                              where=exp.EQ(this=col(RELEASE), expression=lit(release))))
 
     def _insert(self, engine: Engine, staged: dict[str, str]) -> None:
         for part, name in staged.items():
