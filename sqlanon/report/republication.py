@@ -11,8 +11,10 @@ from sqlanon.report.text import output_lines
 @SECTIONS.register("m_invariance")
 def format_release(r: dict[str, Any]) -> str:
     t = r["transformation"]
-    mode = f"release {r['release']} kept in state {t['state']!r}" if t.get("state") else \
-        "one release on its own (no state)"
+    alone = "each release m-unique on its own" if t["mode"] == "independent" else "m-invariant"
+    recorded = "recorded in" if "state" in r["outputs"] else "(not recorded) of"
+    mode = f"{alone}, release {r['release']} {recorded} state {t['state']!r}" if t.get("state") \
+        else f"{alone}, nothing recorded"
     lines = [f"transformation: m_invariance, m = {t['m']}, key {t['key']!r}, sensitive attribute "
              f"{t['sensitive']!r}: {mode}",
              f"rows: {r['rows']}   groups: {r['groups']}   counterfeits: {r['counterfeits']}   persons of "
@@ -33,8 +35,9 @@ def format_intersection(r: dict[str, Any]) -> str:
     lines = [f"intersection with the previous release {r['transformation']['against']!r} ({k}l = {r['l']}, "
              f"sensitive attribute {r['sensitive']!r})",
              f"persons in both releases: {r['persons_in_both']}   class pairs: {r['class_pairs']}",
-             f"pairs below k persons: {r['shrunk_pairs']}   pairs below l candidate values: "
-             f"{r['reduced_pairs']}   persons pinned down to one value: {r['pinned_persons']}",
+             (f"pairs below k persons: {r['shrunk_pairs']}   " if r["k"] is not None else "")
+             + f"pairs below l candidate values: {r['reduced_pairs']}   persons pinned down to one "
+             f"value: {r['pinned_persons']}",
              "the intersection reveals nothing beyond the releases' own guarantees: "
              + ("yes" if r["anonymous"] else "NO")]
     for f in r["flagged"]:
