@@ -66,7 +66,9 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
     (a table or view): what intersecting the release the spec would publish now with it reveals (an
     ``IntersectionReport``, docs/republishing.md); nothing is written."""
     if against is not None:
-        from sqlanon.methods.republication.against import check_against
+        from sqlanon.methods.republication.against import check_against, refuse_data
+
+        refuse_data(data)
 
         spec = _spec(spec)
         plan = _plan(spec, "apply", writes=True, metrics=metrics, against=against)

@@ -134,8 +134,8 @@ def test_the_built_in_methods_and_their_traits():
 def test_the_spec_reads_a_new_method_through_the_registry(top):
     assert top_spec().method.name == "top"  # quasi-identifiers without hierarchies: top needs none
     with pytest.raises(SpecError, match=r"unknown method 'tpo'; use one of anatomy, generalization, "
-                                        r"local_suppression, m_invariance, microaggregation, mondrian, noise, "
-                                        r"top\. "
+                                        r"local_suppression, m_invariance, microaggregation, mondrian, "
+                                        r"noise, top\. "
                                         r"Did you mean 'top'\?"):
         spec_from_dict(people_spec(transformation={"method": "tpo"}))
 

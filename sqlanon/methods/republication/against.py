@@ -206,6 +206,12 @@ def previous_from_state(spec: Spec) -> Any:
     return rows
 
 
+def refuse_data(data: Any) -> None:
+    if data is not None:
+        raise UnsupportedError("check --against compares releases kept in a database; a table in memory "
+                               "has none: load it into the database that holds the previous release")
+
+
 def check_against(plan: Plan, previous: str, inner: Sink, *, engine: Engine | None = None,
                   database: str | None = None) -> IntersectionReport:
     """Run the plan's method with its release checked against ``previous`` instead of written."""
