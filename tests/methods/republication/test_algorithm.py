@@ -38,8 +38,9 @@ def publish(people: dict[str, tuple[int, str]], m: int, earlier: dict) -> tuple[
     return partition, release, fakes
 
 
-# The paper's running example (Section 1): a hospital's patients, published twice; between the
-# releases Alice and David leave and Emily arrives.
+# The paper's running example (Section 1) as its narrative tells it: a hospital's patients, published
+# twice; between the releases Alice (bronchitis, Bob's neighbour in age) leaves. The ages and the other
+# patients' diagnoses here are illustrative, not the paper's table.
 FIRST = {"Bob": (21, "dyspepsia"), "Alice": (22, "bronchitis"), "Andy": (24, "flu"),
          "David": (23, "gastritis"), "Gary": (41, "flu"), "Helen": (36, "gastritis"),
          "Jane": (37, "dyspepsia"), "Ken": (40, "flu"), "Linda": (43, "gastritis"),
