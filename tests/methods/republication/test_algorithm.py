@@ -49,26 +49,29 @@ SECOND = {**{k: v for k, v in FIRST.items() if k not in ("Alice", "David")}, "Em
 
 
 def test_critical_absence_on_the_papers_example():
-    """Bob's first group is {dyspepsia, bronchitis}; when Alice (bronchitis) leaves, a second release
-    computed on its own puts Bob with other values, and the intersection leaves dyspepsia alone.
-    With m-invariance Bob's group keeps {bronchitis, dyspepsia}: a counterfeit stands in for Alice."""
+    """Bob's first group shows dyspepsia and one other value; its other member leaves, and a second
+    release computed on its own puts Bob with another value: the intersection leaves dyspepsia
+    alone. Under m-invariance Bob's group shows his first signature again, and where a group lost a
+    member (Alice) a counterfeit of her value stands in for her."""
     first, r1, f1 = publish(FIRST, 2, {})
     assert m_unique(r1, f1, 2)
     bob_first = signatures(r1, f1)["Bob"]
     assert "dyspepsia" in bob_first and len(bob_first) == 2
     # on its own: the second release knows nothing of the first
     _, r2, f2 = publish(SECOND, 2, {})
-    alone = candidates([(r1, f1), (r2, f2)])
     assert m_unique(r2, f2, 2)
-    assert any(len(v) == 1 for v in alone.values())  # someone's value is pinned down
+    assert candidates([(r1, f1), (r2, f2)])["Bob"] == {"dyspepsia"}
     # m-invariant: the signatures of the first release are kept
     second, r2, f2 = publish(SECOND, 2, first.signatures)
     assert m_unique(r2, f2, 2)
     kept = candidates([(r1, f1), (r2, f2)])
+    assert kept["Bob"] == set(bob_first)
     assert all(len(v) >= 2 for v in kept.values())
-    assert signatures(r2, f2)["Bob"] == bob_first
-    if "bronchitis" in bob_first:  # Alice's value in Bob's group is now a counterfeit
-        assert second.counterfeits >= 1
+    # Alice left: the bronchitis of her group is now a counterfeit beside her neighbour
+    alice_group = r1["Alice"][0]
+    neighbour = next(p for p, (g, _) in r1.items() if g == alice_group and p != "Alice")
+    assert (r2[neighbour][0], "bronchitis") in f2
+    assert second.counterfeits == len(f2) >= 1
 
 
 def test_a_changed_value_and_too_few_values_are_refused():
