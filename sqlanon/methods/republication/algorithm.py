@@ -8,9 +8,11 @@ Input: each row's person key, sensitive value (as text) and quasi-identifiers (n
    a value short of the bucket's most frequent one takes new persons holding it, then counterfeits;
 3. **assignment**: the remaining new persons form buckets of ``m`` distinct values, one row of each
    of the ``m`` most frequent values left at a time (Anatomy's rule, which keeps the rest
-   m-eligible); rows of the last values left, once fewer than ``m`` values remain, each get a
-   bucket of their value and the ``m - 1`` values most frequent in the release (then values of
-   earlier releases), filled by counterfeits (every row is published);
+   m-eligible); a row of the last values left, once fewer than ``m`` values remain, joins a group of
+   new persons that lacks its value (as Anatomy's residue does; the group's signature then has
+   ``m + 1`` values), or, with no such group left, gets a bucket of its value and the ``m - 1``
+   values most frequent in the release (then values of earlier releases), filled by counterfeits
+   (every row is published);
 4. **split**: a bucket holding ``b`` rows of each value is halved, each value's rows sorted on the
    quasi-identifier of widest range, until every group holds one row of each value, so groups are
    as tight as the buckets allow.
@@ -120,6 +122,7 @@ def _balance(buckets: dict[Signature, dict[str, list[int]]], waiting: dict[str, 
 
 def _assign(buckets: dict[Signature, dict[str, list[int]]], waiting: dict[str, list[int]],
             counterfeits: dict[Signature, Counter[str]], m: int, frequency: Counter[str]) -> None:
+    earlier = set(buckets)  # buckets holding persons of earlier releases: their groups stay as they are
     while True:
         left = sorted((v for v in waiting if waiting[v]), key=lambda v: (-len(waiting[v]), v))
         if len(left) < m:
@@ -132,6 +135,9 @@ def _assign(buckets: dict[Signature, dict[str, list[int]]], waiting: dict[str, l
         for value in chosen:
             buckets[signature][value] += waiting[value][:take]
             del waiting[value][:take]
+    for value in sorted(v for v in waiting if waiting[v]):
+        while waiting[value] and _widen(buckets, earlier, value, waiting[value][-1]):
+            waiting[value].pop()
     by_frequency = sorted(frequency, key=lambda v: (-frequency[v], v))
     for value in [v for v in waiting if waiting[v]]:
         others = [v for v in by_frequency if v != value][:m - 1]
@@ -144,6 +150,23 @@ def _assign(buckets: dict[Signature, dict[str, list[int]]], waiting: dict[str, l
         most = max(len(rows[v]) for v in signature)
         for v in signature:
             counterfeits[signature][v] = most - len(rows[v])
+
+
+def _widen(buckets: dict[Signature, dict[str, list[int]]], earlier: set[Signature], value: str,
+           row: int) -> bool:
+    """Place a residual row of ``value`` with one group of new persons lacking the value (the group's
+    signature gains it, as Anatomy's residue does); False when there is none."""
+    fitting = [s for s in buckets if s not in earlier and value not in s and buckets[s][s[0]]]
+    if not fitting:
+        return False
+    source = max(fitting, key=lambda s: (len(buckets[s][s[0]]), s))
+    wider = tuple(sorted((*source, value)))
+    for v in source:
+        buckets[wider][v].append(buckets[source][v].pop())
+    buckets[wider][value].append(row)
+    if not buckets[source][source[0]]:
+        del buckets[source]
+    return True
 
 
 class NotEnoughValues(ValueError):

@@ -72,7 +72,7 @@ def test_the_attack_fails_under_m_invariance(releases):
     shown = sum(r[0] for r in duck.con.execute(
         "SELECT max(counterfeits) FROM m_invariance_2 GROUP BY group_id UNION ALL "
         "SELECT max(counterfeits) FROM m_invariance_3 GROUP BY group_id").fetchall())
-    assert fakes == shown  # the release shows each group's number of counterfeits
+    assert fakes == shown > 0  # the release shows each group's number of counterfeits
 
 
 def test_check_against_from_the_command_line(adult_dir, tmp_path, capsys):
