@@ -107,6 +107,10 @@ def test_check_against_from_the_command_line(adult_dir, tmp_path, capsys):
             assert flagged["previous_class"].startswith("group_id=")
             assert not any(o in str(flagged) for o in occupations)
         assert bool(report["flagged"]) == (mode == "independent")
+        main(["check", str(first), "--against", f"{mode}_1"])
+        text = capsys.readouterr().out
+        verdict = "NO" if mode == "independent" else "yes"
+        assert f"reveals nothing beyond the releases' own guarantees: {verdict}" in text
         con = duckdb.connect(str(db))
         con.execute("DROP TABLE people; CREATE TABLE people AS SELECT * FROM pool WHERE id <= 2000")
         con.close()
