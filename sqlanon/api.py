@@ -57,12 +57,22 @@ def _before_opening(spec: Spec, engine: Engine | None, database: str | None) -> 
 
 
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
-          metrics: tuple[str, ...] | None = None, data: Any = None) -> Any:
+          metrics: tuple[str, ...] | None = None, data: Any = None, against: str | None = None) -> Any:
     """What the spec's source achieves under its transformation (levels and suppression limit; for
     microaggregation the groups, achieved k and information loss: a ``MicroaggregationReport``).
 
     ``data``: a table in memory (pandas or polars DataFrame, Arrow table or record batch reader) to
-    check instead of the spec's source (docs/spec.md, in-memory data)."""
+    check instead of the spec's source (docs/spec.md, in-memory data). ``against``: a previous release
+    (a table or view): what intersecting the release the spec would publish now with it reveals (an
+    ``IntersectionReport``, docs/republishing.md); nothing is written."""
+    if against is not None:
+        from sqlanon.methods.republication.against import check_against, refuse_data
+
+        refuse_data(data)
+
+        spec = _spec(spec)
+        plan = _plan(spec, "apply", writes=True, metrics=metrics, against=against)
+        return check_against(plan, against, OutputSink(spec), engine=engine, database=database)
     if data is not None:
         from sqlanon.outputs.in_memory import run_on_data
 

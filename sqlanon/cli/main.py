@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = verb("check", "what a table achieves under a spec's transformation")
     _add_source_options(p)
+    p.add_argument("--against", metavar="PREVIOUS_RELEASE", help="a previous release (table or view): "
+                   "fail if intersecting it with this release shrinks classes or pins values down")
     p = verb("apply", "check the transformation and write the spec's output")
     _add_source_options(p)
     _add_output_overrides(p)
@@ -328,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
     from sqlanon import api
 
     if args.verb == "check":
-        report = api.check(args.spec, database=args.database)
+        report = api.check(args.spec, database=args.database, against=args.against)
         _print_report(report.as_dict(), args.json)
         return EXIT_OK if report.anonymous else EXIT_NOT_ANONYMOUS
     if args.verb == "apply":

@@ -24,6 +24,7 @@ SECTIONS: Registry[Callable[[dict[str, Any]], str]] = Registry("report section",
     "sqlanon.report.mondrian",
     "sqlanon.report.noise",
     "sqlanon.report.anatomy",
+    "sqlanon.report.republication",
 ))
 """Per method: the text of its report's section, from the JSON report."""
 

@@ -18,6 +18,7 @@ from sqlanon.spec.context import Context, kind_of
 from sqlanon.spec.hierarchies import hierarchy_from_dict
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
+from sqlanon.spec.publishing import Publishing, publishing_from_dict
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.source import Source
 from sqlanon.spec.targets import file_path, target_kind
@@ -25,7 +26,7 @@ from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
 from sqlanon.spec.yaml_text import parse_yaml
 
-TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics")
+TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics", "publishing")
 SOURCE_KEYS = ("table", "file", "format", "database", "connection", "schema", "delimiter", "header",
                "all_text")
 ATTRIBUTE_KEYS = ("role", "type", "hierarchy", "weight", "action", "salt", "order")
@@ -91,9 +92,12 @@ def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathL
             raise c.error(required, "is required")
     with c.located():
         metrics, metric_options = _metrics(c, data.get("metrics"))
+        publishing = publishing_from_dict(data.get("publishing"))
         return Spec(_source(c, data["source"]), _attributes(c, data["attributes"]),
-                    _privacy(c, data.get("privacy")), _transformation(c, data.get("transformation")),
-                    _output(c, data.get("output")), metrics, path=source, metric_options=metric_options)
+                    _privacy(c, data.get("privacy")),
+                    _transformation(c, data.get("transformation"), publishing),
+                    _output(c, data.get("output")), metrics, path=source, metric_options=metric_options,
+                    publishing=publishing)
 
 
 def _database_file(c: Context, value: Any, path: str) -> Any:
@@ -175,7 +179,7 @@ def _privacy(c: Context, value: Any) -> tuple[Any, ...]:
     return tuple(models)
 
 
-def _transformation(c: Context, value: Any) -> Transformation:
+def _transformation(c: Context, value: Any, publishing: Publishing | None = None) -> Transformation:
     v = c.mapping(value, "transformation")
     known = TRANSFORMATION_KEYS if all(k in TRANSFORMATION_KEYS for k in v) else transformation_keys()
     c.keys(v, known, "transformation")
@@ -184,7 +188,9 @@ def _transformation(c: Context, value: Any) -> Transformation:
               for k, lv in levels.items()}
     options = {k: val for k, val in v.items()
                if k not in ("method", "levels", "suppression_limit", "suppressed")}
-    return Transformation(v.get("method", "generalization"), {str(k): lv for k, lv in levels.items()},
+    method = "m_invariance" if publishing is not None and publishing.mode == "m_invariance" \
+        else "generalization"  # m-invariance groups the rows itself
+    return Transformation(v.get("method", method), {str(k): lv for k, lv in levels.items()},
                           v.get("suppression_limit", 0.0), v.get("suppressed", "remove"), options)
 
 

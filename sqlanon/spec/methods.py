@@ -21,6 +21,7 @@ METHODS: Registry[Method] = Registry("transformation method", modules=(
     "sqlanon.methods.perturbation.method",
     "sqlanon.methods.anatomy.method",
     "sqlanon.methods.local_suppression.method",
+    "sqlanon.methods.republication.method",
 ))
 
 

@@ -25,6 +25,7 @@ from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
+from sqlanon.spec.publishing import Publishing
 from sqlanon.spec.source import Source
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
@@ -47,6 +48,8 @@ class Spec:
     """The spec file, for messages."""
     metric_options: dict[str, Any] = field(default_factory=dict)
     """Settings some metrics read (``target``, ``population``, ...), from ``metrics.options``."""
+    publishing: Publishing | None = None
+    """How successive releases relate (:mod:`~sqlanon.spec.publishing`); None: each on its own."""
 
     def __post_init__(self) -> None:
         try:
@@ -89,6 +92,11 @@ class Spec:
         if not isinstance(self.metric_options, Mapping):
             raise SpecError("must be a mapping of option names to values", path="metrics.options")
         object.__setattr__(self, "metric_options", dict(self.metric_options))
+        if self.publishing is not None:
+            if not isinstance(self.publishing, Publishing):
+                raise SpecError(f"must be a Publishing, got {type(self.publishing).__name__}",
+                                path="publishing")
+            self.publishing.check_attributes(attrs)
         method.check_spec(self)
         self._check_levels()
         self._check_privacy()

@@ -115,15 +115,16 @@ def top_spec(**output: Any) -> Any:
 
 
 def test_the_built_in_methods_and_their_traits():
-    assert METHODS.names() == ["anatomy", "generalization", "local_suppression", "microaggregation",
-                               "mondrian", "noise"]
+    assert METHODS.names() == ["anatomy", "generalization", "local_suppression", "m_invariance",
+                               "microaggregation", "mondrian", "noise"]
     traits = {name: dict(METHODS.traits(name)) for name in METHODS.names()}
     assert {n: t["needs_hierarchies"] for n, t in traits.items()} == \
-        {"anatomy": False, "generalization": True, "local_suppression": False, "microaggregation": False,
-         "mondrian": False, "noise": False}
+        {"anatomy": False, "generalization": True, "local_suppression": False, "m_invariance": False,
+         "microaggregation": False, "mondrian": False, "noise": False}
     assert {n: t["perturbs_any_attribute"] for n, t in traits.items()} == \
-        {"anatomy": False, "generalization": False, "local_suppression": False, "microaggregation": False,
-         "mondrian": False, "noise": True}
+        {"anatomy": False, "generalization": False, "local_suppression": False, "m_invariance": False,
+         "microaggregation": False, "mondrian": False, "noise": True}
+    assert traits["m_invariance"]["output_modes"] == ("table", "none")
     assert traits["noise"]["output_modes"] == ("table", "in_place")
     assert "redraw" not in traits["noise"]["refused_modes"]
     assert "neither cryptographically seeded nor seedable" in traits["noise"]["refused_modes"]
@@ -133,7 +134,8 @@ def test_the_built_in_methods_and_their_traits():
 def test_the_spec_reads_a_new_method_through_the_registry(top):
     assert top_spec().method.name == "top"  # quasi-identifiers without hierarchies: top needs none
     with pytest.raises(SpecError, match=r"unknown method 'tpo'; use one of anatomy, generalization, "
-                                        r"local_suppression, microaggregation, mondrian, noise, top\. "
+                                        r"local_suppression, m_invariance, microaggregation, mondrian, "
+                                        r"noise, top\. "
                                         r"Did you mean 'top'\?"):
         spec_from_dict(people_spec(transformation={"method": "tpo"}))
 
