@@ -265,6 +265,17 @@ class KMap(PrivacyModel):
     def statistics(self) -> tuple[Statistic, ...]:
         return (ClassSize(), self._statistic)
 
+    def local_recoding(self) -> bool:
+        """ARX re-anonymizes suppressed records under k'-anonymity, k' derived from the whole table.
+        With a sampling fraction k' does not depend on the table's rows (beyond at most n, which
+        :meth:`min_class_size` covers), so a subset gets ARX's k'; with a population size it would be
+        derived again from the subset's rows, so that form is refused (give sampling_fraction = n / N)."""
+        return self.sampling_fraction is not None
+
+    def min_class_size(self) -> int:
+        statistic = self._statistic
+        return statistic.ceiling() if isinstance(statistic, DerivedK) and self.sampling_fraction else 1
+
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         if self.population is not None:
             count = exp.Coalesce(this=s[self._statistic], expressions=[lit(0)])

@@ -161,3 +161,32 @@ def test_estimate_search_finds_the_exhaustive_optimum(engine, rows, estimate, li
     k, estimator, alpha, (size, fraction) = estimate
     model = KMap(k, estimator=estimator, significance=alpha, population_size=size, sampling_fraction=fraction)
     search_matches_exhaustive(engine, rows, [model], limit)
+
+
+def test_local_recoding_is_arxs_k_prime_anonymity(duck, tmp_path):
+    """ARX re-anonymizes the suppressed records of an estimated k-map under k'-anonymity: with a
+    sampling fraction, local recoding gives the steps and rows that k'-anonymity gives; with a
+    population size (k' would be derived again from each subset's rows) it is refused."""
+    from sqlanon import api
+    from sqlanon.errors import UnsupportedError
+    from sqlanon.spec import spec_from_dict
+    from tests.methods.generalization.test_local_recoding import _spec, _table, _write_hierarchies
+
+    _write_hierarchies(tmp_path)
+    duck.create_table_from_arrow("people", _table(7, 400))
+    estimated = {"k_map": {"k": 10, "estimator": "poisson", "significance": 0.05, "sampling_fraction": 0.3}}
+    derived = KMap(**estimated["k_map"]).min_class_size()
+    assert derived == 8  # ARX_DERIVED: k = 10, α = 0.05, f = 0.3
+    reports = {}
+    for name, model in (("k_map", estimated), ("k", {"k_anonymity": {"k": derived}})):
+        d = _spec(tmp_path, limit=0.05, local={"variant": "fast", "records": 0.01}, name=f"released_{name}")
+        d["privacy"] = [model]
+        reports[name] = api.anonymize(spec_from_dict(d), engine=duck).local_recoding
+    steps = [[{k: v for k, v in s.items() if k != "seconds"} for s in r["steps"]] for r in reports.values()]
+    assert steps[0] == steps[1] and len(steps[0]) > 1
+    assert reports["k_map"]["output"] == reports["k"]["output"]
+    refused = {"k_map": {"k": 10, "estimator": "poisson", "population_size": 1333}}
+    d = _spec(tmp_path, limit=0.05, local={"variant": "fast"})
+    d["privacy"] = [refused]
+    with pytest.raises(UnsupportedError, match="local recoding is not available with k_map"):
+        api.anonymize(spec_from_dict(d), engine=duck)
