@@ -90,7 +90,7 @@ PARAMETERS = st.tuples(st.sampled_from([0.2, 1 / 3, 0.5, 1.0]), st.sampled_from(
                        st.sampled_from([0.0, 0.1, 0.3]))
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, parameters=PARAMETERS, limit=st.sampled_from([0.0, 0.1, 0.3]))
 def test_every_node_matches_the_definition(engine, rows, parameters, limit):
     holds = relaxed(*parameters)
@@ -98,7 +98,7 @@ def test_every_node_matches_the_definition(engine, rows, parameters, limit):
                lambda node: per_size_oracle(class_sizes(rows, node), len(rows), holds, limit), limit)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, parameters=PARAMETERS, limit=st.sampled_from([0.0, 0.2]), with_k=st.booleans())
 def test_search_finds_the_exhaustive_optimum(engine, rows, parameters, limit, with_k):
     models = [AverageRisk(*parameters)] + ([KAnonymity(2)] if with_k else [])

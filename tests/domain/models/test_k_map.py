@@ -142,7 +142,7 @@ ESTIMATES = st.tuples(st.integers(1, 12), st.sampled_from(["poisson", "zero_trun
                       st.sampled_from([0.01, 0.05, 0.3]), st.sampled_from(POPULATIONS))
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, estimate=ESTIMATES, limit=st.sampled_from([0.0, 0.1, 0.3]))
 def test_estimate_every_node_matches_the_definition(engine, rows, estimate, limit):
     k, estimator, alpha, (size, fraction) = estimate
@@ -155,7 +155,7 @@ def test_estimate_every_node_matches_the_definition(engine, rows, estimate, limi
                                             lambda kept, n: min(kept) >= derived, limit), limit)
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, estimate=ESTIMATES, limit=st.sampled_from([0.0, 0.2]))
 def test_estimate_search_finds_the_exhaustive_optimum(engine, rows, estimate, limit):
     k, estimator, alpha, (size, fraction) = estimate

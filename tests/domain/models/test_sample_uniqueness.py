@@ -68,7 +68,7 @@ def uniques_within(threshold: float):
     return holds
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, threshold=st.sampled_from([0.0, 0.05, 0.1, 0.3]), limit=st.sampled_from([0.0, 0.1, 0.3]))
 def test_every_node_matches_the_definition(engine, rows, threshold, limit):
     holds = uniques_within(threshold)
@@ -76,7 +76,7 @@ def test_every_node_matches_the_definition(engine, rows, threshold, limit):
                lambda node: per_size_oracle(class_sizes(rows, node), len(rows), holds, limit), limit)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=ROWS, threshold=st.sampled_from([0.0, 0.1, 0.3]), limit=st.sampled_from([0.0, 0.2]),
        with_k=st.booleans())
 def test_search_finds_the_exhaustive_optimum(engine, rows, threshold, limit, with_k):
