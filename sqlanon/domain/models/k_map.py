@@ -21,6 +21,7 @@ its own size, only grows as classes merge, and each class is judged on its own.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -160,7 +161,7 @@ class PopulationCount(Statistic):
     @property
     def step(self) -> str:
         """The plan step holding the population's records per raw quasi-identifier tuple."""
-        return "kmap_" + "".join(c if c.isalnum() else "_" for c in self.population)[:40]
+        return "kmap_" + hashlib.sha1(self.population.encode("utf-8")).hexdigest()[:10]
 
     def prepare(self, inputs: StatisticInputs) -> None:
         """Check the population table, count it per raw tuple once, and check that it holds the table."""
