@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from sqlanon.domain.metrics.base import Metric, MetricContext, register
 from sqlanon.domain.models.base import KEEP, SIZE
+from sqlanon.domain.models.population import population_class_sizes
 from sqlanon.errors import SpecError
 from sqlanon.sql.nodes import alias, col, count_star, div, internal, lit, nullsafe_join, table
 
@@ -156,9 +157,7 @@ def journalist(ctx: MetricContext) -> tuple[float, float]:
     if pop is None:
         return ProsecutorRiskAverage().compute(ctx), ProsecutorRiskMax().compute(ctx)
     ev, qis = ctx.evaluator, ctx.qis
-    general = ev.generalizer.select(pop, ctx.node.levels, relation=internal("pop"))
-    sizes = exp.select(*[col(q) for q in qis], alias(count_star(), _F)) \
-        .from_(exp.alias_(exp.Subquery(this=general), internal("g"))).group_by(*[col(q) for q in qis])
+    sizes = population_class_sizes(ev.generalizer, pop, ctx.node.levels, qis, _F)
     joined = exp.select(alias(col(SIZE, "v"), SIZE), alias(col(_F, "p"), _F)) \
         .from_(exp.alias_(ctx.node.verdict.copy(), "v", table=True, quoted=True)) \
         .join(exp.alias_(exp.Subquery(this=sizes), "p", quoted=True), on=nullsafe_join("v", "p", qis),

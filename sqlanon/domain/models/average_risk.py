@@ -12,10 +12,20 @@ it, with at most the classes of one size more suppressed than in ARX. That choic
 monotone under generalization (with nothing suppressed, coarser classes are fewer) but not under
 suppression (ARX's one-at-a-time rule is), so a search does not prune on it when rows may be
 suppressed.
+
+ARX's relaxed form adds a highest risk h and a share p of records allowed above it: at most p of the
+released records lie in classes smaller than ARX's size threshold for h (the smallest size whose risk
+is within 1 % of h, ``ParameterTranslation.getSizeThreshold``; 1 / that size is the effective highest
+risk). As in ARX that share is taken over the released records, the suppressed ones left out, and a
+class of size x is judged on the table with every smaller class suppressed
+(:class:`~sqlanon.domain.models.released_share.ReleasedShareBelow`). Both parts fall as x grows, so the
+kept classes are still those from some size up; coarser classes with nothing suppressed lower both,
+so the relaxed form keeps the monotonicity of the plain one.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -31,13 +41,26 @@ from sqlanon.domain.models.base import (
     Statistic,
     register,
 )
+from sqlanon.domain.models.released_share import ReleasedShareBelow
 from sqlanon.domain.models.t_closeness import require_number
-from sqlanon.sql.nodes import alias, as_double, col, internal, lit
+from sqlanon.errors import SpecError
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal, lit
 
 if TYPE_CHECKING:
     import numpy as np
 
 _SIZE = internal("ar_size")
+RELATIVE_THRESHOLD_PRECISION = 0.01
+
+
+def size_threshold(risk: float) -> int:
+    """The smallest class size meeting a highest risk, ARX's ``ParameterTranslation.getSizeThreshold``:
+    floor(1 / risk), plus one when that size's risk exceeds ``risk`` by 1 % of it or more."""
+    size = 1.0 / risk
+    floor = math.floor(size)
+    if (1.0 / floor) - (1.0 / size) >= RELATIVE_THRESHOLD_PRECISION * risk:
+        floor += 1
+    return int(floor)
 
 
 @dataclass(frozen=True)
@@ -76,7 +99,9 @@ class RiskAboveSize(Statistic):
 @register
 @dataclass(frozen=True)
 class AverageRisk(PrivacyModel):
-    """The average re-identification risk, (number of classes) / n, is at most ``threshold``.
+    """The average re-identification risk, (number of classes) / n, is at most ``threshold``; with
+    ``highest_risk`` h, moreover at most ``records_at_risk`` (default 0) of the released records lie in
+    classes whose risk exceeds the effective h.
 
     Prasser F, Kohlmayer F. Putting statistical disclosure control into practice: the ARX data
     anonymization tool. In: Medical Data Privacy Handbook. Springer; 2015 (the average risk
@@ -84,30 +109,64 @@ class AverageRisk(PrivacyModel):
 
     >>> str(AverageRisk(0.05))
     '0.05-average re-identification risk'
+    >>> str(AverageRisk(0.05, 0.3, 0.1))
+    '0.05-average re-identification risk, highest 0.25 (0.3) but for 0.1 of the records'
     """
 
     threshold: float
+    highest_risk: float | None = None
+    records_at_risk: float | None = None
     name: ClassVar[str] = "average_risk"
     monotonicity: ClassVar[Monotonicity] = Monotonicity(generalization=True, suppression=False)
     table_reference: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         require_number(self.threshold, "threshold", 0.0, 1.0)
+        if self.highest_risk is None:
+            if self.records_at_risk is not None:
+                raise SpecError("records_at_risk bounds the records above highest_risk: give highest_risk "
+                                "too", path="records_at_risk")
+            return
+        require_number(self.highest_risk, "highest_risk", 0.0, 1.0, low_open=True)
+        if self.records_at_risk is not None:
+            require_number(self.records_at_risk, "records_at_risk", 0.0, 1.0)
 
     def __str__(self) -> str:
-        return f"{self.threshold:g}-average re-identification risk"
+        text = f"{self.threshold:g}-average re-identification risk"
+        if self.highest_risk is None:
+            return text
+        return (f"{text}, highest {1.0 / self.smallest_size:g} ({self.highest_risk:g}) "
+                f"but for {self.records_share:g} of the records")
+
+    @property
+    def smallest_size(self) -> int:
+        """The size threshold of the highest risk (classes below it are at risk)."""
+        return size_threshold(float(self.highest_risk)) if self.highest_risk is not None else 1
+
+    @property
+    def records_share(self) -> float:
+        return float(self.records_at_risk or 0.0)
 
     def local_recoding(self) -> bool:
         return True
 
     def statistics(self) -> tuple[Statistic, ...]:
-        return (RiskAboveSize(),)
+        if self.highest_risk is None:
+            return (RiskAboveSize(),)
+        return (RiskAboveSize(), ReleasedShareBelow(self.smallest_size))
 
     def satisfied(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
-        return exp.LTE(this=s[RiskAboveSize()], expression=lit(float(self.threshold)))
+        average = exp.LTE(this=s[RiskAboveSize()], expression=lit(float(self.threshold)))
+        if self.highest_risk is None:
+            return average
+        at_risk = exp.LTE(this=s[ReleasedShareBelow(self.smallest_size)], expression=lit(self.records_share))
+        return as_expression(exp.and_(average, at_risk))
 
     def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
-        return s[RiskAboveSize()] <= float(self.threshold)
+        average = s[RiskAboveSize()] <= float(self.threshold)
+        if self.highest_risk is None:
+            return average
+        return average & (s[ReleasedShareBelow(self.smallest_size)] <= self.records_share)
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         """The average risk of the table with every class smaller than the smallest kept one

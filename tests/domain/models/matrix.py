@@ -67,8 +67,12 @@ MODELS: dict[str, list[dict[str, Any]]] = {
                             {"delta_presence": {"subset": "@file", "delta_min": 0.0, "delta_max": 0.8}}],
     "k_e": [{"k_e_anonymity": {"attribute": "salary", "k": 2, "e": 1000}}],
     "kpqr": [{"kpqr_anonymity": {"attribute": "salary", "k": 2, "p": 2, "q": 0.01, "r": 0.01}}],
+    "risk_based": [{"average_risk": {"threshold": 0.5, "highest_risk": 0.5, "records_at_risk": 0.1}},
+                   {"sample_uniqueness": {"threshold": 0.05}},
+                   {"k_map": {"k": 4, "estimator": "poisson", "population_size": 480}}],
+    "k_map_table": [{"k_map": {"k": 4, "population": "population"}}],
 }
-VARIANTS = {"l_entropy", "l_recursive", "t_ordered", "t_hierarchical", "beta_enhanced"}
+VARIANTS = {"l_entropy", "l_recursive", "t_ordered", "t_hierarchical", "beta_enhanced", "risk_based"}
 """Further variants of a model already in the matrix: only a statement that must stand alone (mode
 sql) and one that runs here (in_place), to keep the suite fast."""
 VERBS = ["check", "apply", "anonymize", "compile"]
@@ -86,9 +90,11 @@ def cases() -> list[tuple[str, str, str]]:
 
 
 def load(engine, tmp_path: Path) -> Path:
-    """The table ``people``, its research subset as table ``research`` and as a CSV file."""
+    """The table ``people``, its research subset as table ``research`` and as a CSV file, and a
+    population holding ``people`` (table ``population``)."""
     load_people(engine, "people", ROWS, COLUMNS)
     load_people(engine, "research", SUBSET_ROWS, COLUMNS)
+    load_people(engine, "population", ROWS + SUBSET_ROWS, COLUMNS)
     path = tmp_path / "research.csv"
     path.write_text("\n".join([",".join(c for c, _ in COLUMNS)] +
                               [",".join(map(str, r)) for r in SUBSET_ROWS]) + "\n", encoding="utf-8")
