@@ -18,6 +18,7 @@ from sqlanon.spec.context import Context, kind_of
 from sqlanon.spec.hierarchies import hierarchy_from_dict
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
+from sqlanon.spec.privacy_unit import PrivacyUnit
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.source import Source
 from sqlanon.spec.targets import file_path, target_kind
@@ -25,7 +26,7 @@ from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
 from sqlanon.spec.yaml_text import parse_yaml
 
-TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics")
+TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics", "privacy_unit")
 SOURCE_KEYS = ("table", "file", "format", "database", "connection", "schema", "delimiter", "header",
                "all_text")
 ATTRIBUTE_KEYS = ("role", "type", "hierarchy", "weight", "action", "salt", "order")
@@ -93,7 +94,9 @@ def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathL
         metrics, metric_options = _metrics(c, data.get("metrics"))
         return Spec(_source(c, data["source"]), _attributes(c, data["attributes"]),
                     _privacy(c, data.get("privacy")), _transformation(c, data.get("transformation")),
-                    _output(c, data.get("output")), metrics, path=source, metric_options=metric_options)
+                    _output(c, data.get("output")), metrics, path=source, metric_options=metric_options,
+                    privacy_unit=PrivacyUnit.from_yaml(data["privacy_unit"])
+                    if data.get("privacy_unit") is not None else None)
 
 
 def _database_file(c: Context, value: Any, path: str) -> Any:

@@ -25,6 +25,7 @@ from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
+from sqlanon.spec.privacy_unit import PrivacyUnit
 from sqlanon.spec.source import Source
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
@@ -47,6 +48,8 @@ class Spec:
     """The spec file, for messages."""
     metric_options: dict[str, Any] = field(default_factory=dict)
     """Settings some metrics read (``target``, ``population``, ...), from ``metrics.options``."""
+    privacy_unit: PrivacyUnit | None = None
+    """The column identifying a person (``privacy_unit``): models count persons, not rows."""
 
     def __post_init__(self) -> None:
         try:
@@ -90,6 +93,9 @@ class Spec:
             raise SpecError("must be a mapping of option names to values", path="metrics.options")
         object.__setattr__(self, "metric_options", dict(self.metric_options))
         method.check_spec(self)
+        if self.privacy_unit is not None:
+            self.privacy_unit.check_attributes(self.attributes)
+            method.check_privacy_unit(self)
         self._check_levels()
         self._check_privacy()
         self._check_metrics()

@@ -111,6 +111,17 @@ class Generalization(Method):
 
         local_recoding(o)
 
+    def check_privacy_unit(self, spec: Spec) -> None:
+        """Persons are generalized and suppressed whole; a local recoding works on rows."""
+        from sqlanon.methods.generalization.local.settings import recoding_of
+
+        if recoding_of(spec.transformation.options) == "local":
+            from sqlanon.errors import SpecError
+
+            raise SpecError("recoding: local recodes rows, not persons; use the global recoding "
+                            "(the default) with a privacy unit", path="transformation.recoding",
+                            source=spec.path)
+
     def keeps_table(self, spec: Spec) -> bool:
         """A local recoding written as a view or SQL text reads its steps table later."""
         from sqlanon.methods.generalization.local.settings import recoding_of

@@ -1,0 +1,106 @@
+"""A table with many rows per person, seen one person at a time (``privacy_unit``).
+
+Two relations over the source:
+
+* :func:`aligned_rows`: every source row, its quasi-identifiers replaced by its person's value (the
+  rule's window aggregate over the person's rows): what the output generalizes, so that all of a
+  person's rows fall in one class and share its verdict;
+* :func:`persons_query`: the person-level records the checks count. Without sensitive attributes
+  one row per person (one ``GROUP BY`` of the person column). With them, one row per person and
+  distinct combination of sensitive values, and a weight :data:`WEIGHT` that is 1 on exactly one of
+  a person's rows: class sizes sum the weight (persons), histograms count the rows (each value a
+  person has, once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlanon.compile.checks import PAIRS, WEIGHT
+from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
+
+__all__ = ["PAIRS", "WEIGHT", "Persons", "aligned_rows", "persons_query"]
+
+
+@dataclass(frozen=True)
+class Persons:
+    """The person column, each quasi-identifier's rule, and the order ``first`` reads."""
+
+    column: str
+    rules: Mapping[str, str] = field(default_factory=dict)
+    order_by: str | None = None
+
+    def person_value(self, attribute: str, value: exp.Expression | None = None) -> exp.Expression:
+        """The person's value of ``attribute`` on each of its rows (a window over the person)."""
+        v = value if value is not None else col(attribute)
+        rule = self.rules.get(attribute, "constant")
+        person = [col(self.column)]
+        if rule == "first":
+            assert self.order_by is not None
+            order = exp.Order(expressions=[exp.Ordered(this=col(self.order_by), nulls_first=False),
+                                           exp.Ordered(this=v.copy(), nulls_first=False)])
+            return exp.Window(this=exp.FirstValue(this=v), partition_by=person, order=order)
+        agg = exp.Max(this=v) if rule == "max" else exp.Min(this=v)  # constant: all equal (checked)
+        return exp.Window(this=agg, partition_by=person)
+
+    def person_aggregate(self, attribute: str) -> exp.Expression:
+        """The person's value as a ``GROUP BY person`` aggregate (every rule but ``first``)."""
+        return exp.Max(this=col(attribute)) if self.rules.get(attribute) == "max" else \
+            exp.Min(this=col(attribute))
+
+    @property
+    def needs_window(self) -> bool:
+        return "first" in self.rules.values()
+
+
+def _from(source: exp.Expression, name: str) -> exp.Expression:
+    if isinstance(source, exp.Select):
+        return as_expression(exp.alias_(exp.Subquery(this=source.copy()), name, quoted=True))
+    return as_expression(exp.alias_(source.copy(), name, table=True, quoted=True))
+
+
+def aligned_rows(source: exp.Expression, columns: Sequence[str], qis: Sequence[str],
+                 persons: Persons) -> exp.Select:
+    """Every row of ``source`` with ``columns`` in order, each QI its person's value."""
+    projections = [alias(persons.person_value(c), c) if c in qis else col(c) for c in columns]
+    return exp.select(*projections).from_(_from(source, internal("rows")))
+
+
+def persons_query(source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str],
+                  persons: Persons) -> exp.Select:
+    """The person-level records of ``source`` (module docstring)."""
+    p = persons.column
+    if not sensitive and not persons.needs_window:
+        return exp.select(col(p), *[alias(persons.person_aggregate(q), q) for q in qis]).from_(
+            _from(source, internal("rows"))).group_by(col(p))
+    aligned = aligned_rows(source, [p, *qis, *sensitive], qis, persons)
+    distinct = exp.select(*[col(c) for c in (p, *qis, *sensitive)]).distinct().from_(
+        _from(aligned, internal("aligned")))
+    if not sensitive:
+        return distinct
+    first = exp.Window(this=exp.RowNumber(), partition_by=[col(p)],
+                       order=exp.Order(expressions=[exp.Ordered(this=col(s), nulls_first=False)
+                                                    for s in sensitive]))
+    weight = exp.Case().when(exp.EQ(this=first, expression=lit(1)), lit(1)).else_(lit(0))
+    return exp.select(*[col(c) for c in (p, *qis, *sensitive)], alias(weight, WEIGHT)).from_(
+        _from(distinct, internal("distinct")))
+
+
+def null_persons_query(source: exp.Expression, column: str) -> exp.Select:
+    """How many rows have no person."""
+    return exp.select(alias(count_star(), "n")).from_(source.copy()).where(
+        exp.Is(this=col(column), expression=exp.Null()))
+
+
+def varying_query(source: exp.Expression, column: str, attribute: str, limit: int = 5) -> exp.Select:
+    """Up to ``limit`` persons whose rows disagree on ``attribute`` (NULL counts as a value)."""
+    a = col(attribute)
+    differs = exp.or_(
+        exp.GT(this=exp.Count(this=exp.Distinct(expressions=[a.copy()])), expression=lit(1)),
+        exp.and_(exp.GT(this=exp.Count(this=a.copy()), expression=lit(0)),
+                 exp.LT(this=exp.Count(this=a.copy()), expression=count_star())))
+    return exp.select(alias(exp.cast(col(column), exp.DataType.build("text")), "p")).from_(
+        source.copy()).group_by(col(column)).having(differs).order_by(col("p")).limit(limit)
