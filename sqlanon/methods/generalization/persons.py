@@ -4,13 +4,18 @@ quasi-identifier declared ``constant`` has one value per person."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlglot import exp
 
-from sqlanon.compile.persons import Persons, null_persons_query, varying_query
+from sqlanon.compile.checks import KEEP
+from sqlanon.compile.persons import Persons, aligned_rows, null_persons_query, varying_query
+from sqlanon.compile.plan import nullsafe_join
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError, did_you_mean
+from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
 from sqlanon.spec.schema import Spec
+from sqlanon.sql.nodes import alias, col, count_star, internal, lit
 
 
 def persons_of(spec: Spec, engine: Engine, relation: exp.Expression, columns: Sequence[str],
@@ -43,3 +48,23 @@ def persons_of(spec: Spec, engine: Engine, relation: exp.Expression, columns: Se
                             f"(privacy_unit.attributes.{a}: min, max or first)",
                             path=f"privacy_unit.attributes.{a}", source=spec.path)
     return Persons(unit.column, {a: unit.rule(a) for a in qis}, unit.order_by)
+
+
+def persons_report(ev: Evaluator, node: NodeCheck) -> dict[str, Any]:
+    """Persons and rows of the table, and of what the node suppresses (the node's figures count
+    persons; this adds the rows they hold)."""
+    p = ev.p
+    assert p.persons is not None
+    rows = aligned_rows(p.source, list(p.qis), p.qis, p.persons)
+    gen = ev.generalizer.select(rows, node.levels)
+    out = internal("out")
+    q = exp.select(alias(count_star(), "rows"), alias(exp.Sum(this=exp.Case().when(
+        exp.Not(this=col(KEEP, "v")), lit(1)).else_(lit(0))), "out")).from_(
+        exp.alias_(exp.Subquery(this=gen), out, quoted=True)).join(
+        exp.alias_(node.verdict.copy(), "v", table=True, quoted=True),
+        on=nullsafe_join(out, "v", list(p.qis)), join_type="inner")
+    r = ev.engine.fetch_one(q)
+    outlier_rows = int(r["out"] or 0)
+    return {"column": p.persons.column, "persons": node.rows, "rows": int(r["rows"] or 0),
+            "suppressed_persons": node.suppressed_rows,
+            "suppressed_rows": outlier_rows if node.anonymous else 0}
