@@ -21,7 +21,8 @@ def visits(adult_engine):
     """Adult's first rows as persons (``pid``), each with 5 to 7 visits (``visit``)."""
     con = adult_engine.con
     con.execute(f"""
-        CREATE TABLE persons AS SELECT row_number() OVER () AS pid, * FROM (SELECT * FROM adult LIMIT {PERSONS});
+        CREATE TABLE persons AS
+            SELECT row_number() OVER () AS pid, * FROM (SELECT * FROM adult LIMIT {PERSONS});
         CREATE TABLE visits AS SELECT p.*, v.visit FROM persons p
             JOIN range(0, 7) v(visit) ON v.visit < 5 + p.pid % 3""")
     return adult_engine
