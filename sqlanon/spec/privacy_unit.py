@@ -36,7 +36,8 @@ class PrivacyUnit:
     varying: str = "constant"
     """The rule of every quasi-identifier not listed in :attr:`attributes`."""
     attributes: dict[str, str] = field(default_factory=dict)
-    """Per quasi-identifier rules."""
+    """Per attribute rules: quasi-identifiers, and the sensitive attributes a microaggregation reads
+    (a generalization counts every sensitive value a person has)."""
     order_by: str | None = None
     """The column ordering a person's rows, for ``first``."""
 
@@ -66,11 +67,11 @@ class PrivacyUnit:
             raise SpecError(f"{self.column!r} identifies persons, so it cannot be a {a.role} (declare it "
                             "as identifier, e.g. with action pseudonymize, or leave it undeclared)",
                             path="privacy_unit.column")
-        qis = [n for n, x in attributes.items() if x.role == "quasi_identifier"]
+        ruled = [n for n, x in attributes.items() if x.role in ("quasi_identifier", "sensitive")]
         for name in self.attributes:
-            if name not in qis:
-                raise SpecError(f"{name!r} is not a quasi-identifier." + did_you_mean(name, qis),
-                                path=f"privacy_unit.attributes.{name}")
+            if name not in ruled:
+                raise SpecError(f"{name!r} is not a quasi-identifier or sensitive attribute."
+                                + did_you_mean(name, ruled), path=f"privacy_unit.attributes.{name}")
 
     @classmethod
     def from_yaml(cls, value: Any) -> PrivacyUnit:

@@ -7,8 +7,8 @@ from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.errors import InternalError
 from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.generalization.evaluator import Problem
-from sqlanon.methods.generalization.persons import persons_of
 from sqlanon.methods.generalization.value_types import check_value_types
+from sqlanon.methods.persons import persons_of
 from sqlanon.spec.schema import Spec
 
 

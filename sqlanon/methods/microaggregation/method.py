@@ -101,6 +101,11 @@ class Microaggregation(Method):
     def check_spec(self, spec: Spec) -> None:
         self.settings(spec)  # levels are refused first
 
+    def check_privacy_unit(self, spec: Spec) -> None:
+        from sqlanon.methods.microaggregation.persons import check_unit
+
+        check_unit(spec)
+
     def keeps_table(self, spec: Spec) -> bool:
         """A microaggregation pulled into memory (not one SQL query), written as a view or SQL text,
         reads its group table later."""
