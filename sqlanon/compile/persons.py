@@ -89,18 +89,21 @@ def persons_query(source: exp.Expression, qis: Sequence[str], sensitive: Sequenc
         _from(distinct, internal("distinct")))
 
 
-def null_persons_query(source: exp.Expression, column: str) -> exp.Select:
-    """How many rows have no person."""
-    return exp.select(alias(count_star(), "n")).from_(source.copy()).where(
-        exp.Is(this=col(column), expression=exp.Null()))
-
-
-def varying_query(source: exp.Expression, column: str, attribute: str, limit: int = 5) -> exp.Select:
-    """Up to ``limit`` persons whose rows disagree on ``attribute`` (NULL counts as a value)."""
-    a = col(attribute)
-    differs = exp.or_(
-        exp.GT(this=exp.Count(this=exp.Distinct(expressions=[a.copy()])), expression=lit(1)),
-        exp.and_(exp.GT(this=exp.Count(this=a.copy()), expression=lit(0)),
-                 exp.LT(this=exp.Count(this=a.copy()), expression=count_star())))
-    return exp.select(alias(exp.cast(col(column), exp.DataType.build("text")), "p")).from_(
-        source.copy()).group_by(col(column)).having(differs).order_by(col("p")).limit(limit)
+def unsettled_query(source: exp.Expression, column: str, constant: Sequence[str], limit: int = 5
+                    ) -> exp.Select:
+    """One scan for what makes persons unusable: the first rows are the persons (the NULL person
+    first) with their row count and, per ``constant`` attribute, whether its values differ between
+    their rows (NULL counts as a value); at most ``limit`` persons."""
+    flags = []
+    for i, a in enumerate(constant):
+        v = col(a)
+        differs = exp.or_(
+            exp.GT(this=exp.Count(this=exp.Distinct(expressions=[v.copy()])), expression=lit(1)),
+            exp.and_(exp.GT(this=exp.Count(this=v.copy()), expression=lit(0)),
+                     exp.LT(this=exp.Count(this=v.copy()), expression=count_star())))
+        flags.append((alias(exp.Case().when(differs, lit(1)).else_(lit(0)), f"d{i}"), differs))
+    person = col(column)
+    bad = exp.or_(exp.Is(this=person.copy(), expression=exp.Null()), *[d for _, d in flags])
+    return exp.select(alias(exp.cast(person.copy(), exp.DataType.build("text")), "p"),
+                      alias(count_star(), "n"), *[f for f, _ in flags]).from_(source.copy()).group_by(
+        person.copy()).having(bad).order_by(exp.Ordered(this=col("p"), nulls_first=True)).limit(limit)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from sqlanon.compile.persons import Persons, null_persons_query, varying_query
+from sqlanon.compile.persons import Persons, unsettled_query
 from sqlanon.engines.base import Engine
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.spec.schema import Spec
@@ -28,15 +28,14 @@ def persons_of(spec: Spec, engine: Engine, relation: exp.Expression, columns: Se
         if name is not None and name not in columns:
             raise SpecError(f"unknown column {name!r}." + did_you_mean(name, columns),
                             path=f"privacy_unit.{key}", source=spec.path)
-    nulls = int(engine.fetch_one(null_persons_query(relation, unit.column))["n"] or 0)
-    if nulls:
-        raise SpecError(f"{nulls} row(s) have no person: {unit.column!r} is NULL (every row must "
+    constant = [a for a in attributes if unit.rule(a) == "constant"]
+    found = engine.fetch(unsettled_query(relation, unit.column, constant))[1]
+    if found and found[0][0] is None:
+        raise SpecError(f"{found[0][1]} row(s) have no person: {unit.column!r} is NULL (every row must "
                         "belong to a person; fill or drop them first)", path="privacy_unit.column",
                         source=spec.path)
-    for a in attributes:
-        if unit.rule(a) != "constant":
-            continue
-        differing = [str(p) for (p,) in engine.fetch(varying_query(relation, unit.column, a))[1]]
+    for i, a in enumerate(constant):
+        differing = [str(row[0]) for row in found if row[2 + i]]
         if differing:
             raise SpecError(f"{a!r} differs between the rows of person(s) "
                             f"{', '.join(differing)} ({unit.column}); declare a rule for it "

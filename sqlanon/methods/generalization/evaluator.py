@@ -60,8 +60,10 @@ class Problem:
 
     @property
     def check_sensitive(self) -> list[str]:
-        """The sensitive columns the checks read: the spec's and the models'."""
-        cols = list(self.sensitive)
+        """The sensitive columns the checks read: the spec's and the models'; with a privacy unit the
+        models' alone (a person's values are counted only where a model reads them, so that a table
+        without them keeps one record a person and the in-memory search)."""
+        cols = list(self.sensitive) if self.persons is None else []
         for m in self.models:
             cols += [a for a in m.sensitive_attributes() if a not in cols and a not in self.qis]
         return cols
