@@ -69,41 +69,76 @@ def aligned_rows(source: exp.Expression, columns: Sequence[str], qis: Sequence[s
     return exp.select(*projections).from_(_from(source, internal("rows")))
 
 
+ROWS_OF = internal("rows_of")
+"""A person-level record's number of source rows (on one record of each person)."""
+
+
+def flag(index: int) -> str:
+    """The column saying that ``constant`` attribute number ``index`` differs between a person's rows."""
+    return internal(f"differs{index}")
+
+
+def grouped(sensitive: Sequence[str], persons: Persons) -> bool:
+    """Whether :func:`persons_query` is one ``GROUP BY`` of the person (one record a person, with the
+    row count and the ``constant`` attributes' flags)."""
+    return not sensitive and not persons.needs_window
+
+
+def _differs(attribute: str) -> exp.Expression:
+    """The values of a person's rows differ (NULL counts as a value): an aggregate condition."""
+    v = col(attribute)
+    return as_expression(exp.or_(
+        exp.GT(this=exp.Count(this=exp.Distinct(expressions=[v.copy()])), expression=lit(1)),
+        exp.and_(exp.GT(this=exp.Count(this=v.copy()), expression=lit(0)),
+                 exp.LT(this=exp.Count(this=v.copy()), expression=count_star()))))
+
+
 def persons_query(source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str],
                   persons: Persons) -> exp.Select:
-    """The person-level records of ``source`` (module docstring)."""
+    """The person-level records of ``source`` (module docstring), with :data:`ROWS_OF`; when
+    :func:`grouped`, also each ``constant`` QI's :func:`flag`."""
     p = persons.column
-    if not sensitive and not persons.needs_window:
-        return exp.select(col(p), *[alias(persons.person_aggregate(q), q) for q in qis]).from_(
+    if grouped(sensitive, persons):
+        constant = [q for q in qis if persons.rules.get(q, "constant") == "constant"]
+        flags = [alias(exp.Case().when(_differs(q), lit(1)).else_(lit(0)), flag(i))
+                 for i, q in enumerate(constant)]
+        return exp.select(col(p), *[alias(persons.person_aggregate(q), q) for q in qis],
+                          alias(count_star(), ROWS_OF), *flags).from_(
             _from(source, internal("rows"))).group_by(col(p))
-    aligned = aligned_rows(source, [p, *qis, *sensitive], qis, persons)
-    distinct = exp.select(*[col(c) for c in (p, *qis, *sensitive)]).distinct().from_(
-        _from(aligned, internal("aligned")))
+    aligned = aligned_rows(source, [p, *qis, *sensitive], qis, persons).select(
+        alias(exp.Window(this=count_star(), partition_by=[col(p)]), ROWS_OF), copy=False)
+    kept = (p, *qis, *sensitive, ROWS_OF)
+    distinct = exp.select(*[col(c) for c in kept]).distinct().from_(_from(aligned, internal("aligned")))
     if not sensitive:
         return distinct
     first = exp.Window(this=exp.RowNumber(), partition_by=[col(p)],
                        order=exp.Order(expressions=[exp.Ordered(this=col(s), nulls_first=False)
                                                     for s in sensitive]))
     weight = exp.Case().when(exp.EQ(this=first, expression=lit(1)), lit(1)).else_(lit(0))
-    return exp.select(*[col(c) for c in (p, *qis, *sensitive)], alias(weight, WEIGHT)).from_(
+    return exp.select(*[col(c) for c in kept], alias(weight, WEIGHT)).from_(
         _from(distinct, internal("distinct")))
 
 
 def unsettled_query(source: exp.Expression, column: str, constant: Sequence[str], limit: int = 5
                     ) -> exp.Select:
-    """One scan for what makes persons unusable: the first rows are the persons (the NULL person
-    first) with their row count and, per ``constant`` attribute, whether its values differ between
-    their rows (NULL counts as a value); at most ``limit`` persons."""
-    flags = []
-    for i, a in enumerate(constant):
-        v = col(a)
-        differs = exp.or_(
-            exp.GT(this=exp.Count(this=exp.Distinct(expressions=[v.copy()])), expression=lit(1)),
-            exp.and_(exp.GT(this=exp.Count(this=v.copy()), expression=lit(0)),
-                     exp.LT(this=exp.Count(this=v.copy()), expression=count_star())))
-        flags.append((alias(exp.Case().when(differs, lit(1)).else_(lit(0)), f"d{i}"), differs))
+    """One scan of the rows for what makes persons unusable: the persons (the NULL person first)
+    with their row count and, per ``constant`` attribute, whether it differs between their rows
+    (NULL counts as a value); at most ``limit`` persons."""
+    flags = [(alias(exp.Case().when(_differs(a), lit(1)).else_(lit(0)), f"d{i}"), _differs(a))
+             for i, a in enumerate(constant)]
     person = col(column)
     bad = exp.or_(exp.Is(this=person.copy(), expression=exp.Null()), *[d for _, d in flags])
     return exp.select(alias(exp.cast(person.copy(), exp.DataType.build("text")), "p"),
                       alias(count_star(), "n"), *[f for f, _ in flags]).from_(source.copy()).group_by(
         person.copy()).having(bad).order_by(exp.Ordered(this=col("p"), nulls_first=True)).limit(limit)
+
+
+def unsettled_records(persons: exp.Expression, column: str, constant: int, limit: int = 5) -> exp.Select:
+    """:func:`unsettled_query`'s answer read from :func:`grouped` person-level records."""
+    person = col(column)
+    bad = exp.or_(exp.Is(this=person.copy(), expression=exp.Null()),
+                  *[exp.EQ(this=col(flag(i)), expression=lit(1)) for i in range(constant)])
+    return exp.select(alias(exp.cast(person.copy(), exp.DataType.build("text")), "p"),
+                      alias(col(ROWS_OF), "n"), *[alias(col(flag(i)), f"d{i}") for i in range(constant)]
+                      ).from_(persons.copy()).where(bad).order_by(
+        exp.Ordered(this=col("p"), nulls_first=True)).limit(limit)

@@ -10,7 +10,7 @@ also what the privacy models' statistics build their own relations from
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from sqlanon.compile import checks
 from sqlanon.compile.generalize import Generalizer
-from sqlanon.compile.persons import Persons, persons_query
+from sqlanon.compile.persons import Persons, grouped, persons_query
 from sqlanon.compile.plan import Plan
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
 from sqlanon.domain.models.base import PrivacyModel
@@ -52,6 +52,9 @@ class Problem:
     persons: Persons | None = None
     """The privacy unit: ``source`` is then the table of rows, and the checks read its person-level
     records (:mod:`sqlanon.compile.persons`), one scan that the evaluator materializes."""
+    check_persons: Callable[[exp.Expression | None], None] | None = None
+    """Refuses NULL persons and ``constant`` QIs that vary, given the materialized records when they
+    hold the checks' flags (:func:`~sqlanon.compile.persons.grouped`), else None (it reads the rows)."""
 
     @property
     def weighted(self) -> bool:
@@ -95,6 +98,13 @@ class Evaluator:
         """What the checks count: the source, or its person-level records (materialized once)."""
         if problem.persons is not None:
             self.counted = self.temporaries.lasting("persons", problem.persons_source())
+            if problem.check_persons is not None:
+                try:
+                    problem.check_persons(self.counted if grouped(problem.check_sensitive, problem.persons)
+                                          else None)
+                except BaseException:
+                    self.close()
+                    raise
         self.hierarchies = HierarchyTables(problem.qis, problem.hierarchies, self.temporaries,
                                            lambda: self.freq, source=problem.source,
                                            raw_built=lambda: self.scans.raw is not None)

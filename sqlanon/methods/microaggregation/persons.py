@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from sqlanon.compile.hash_text import parse_types
-from sqlanon.compile.persons import persons_query
+from sqlanon.compile.persons import grouped, persons_query
 from sqlanon.engines.staging import new_token, staging_name
 from sqlanon.errors import SpecError
 from sqlanon.methods.dataset import Dataset
-from sqlanon.methods.persons import persons_of
+from sqlanon.methods.persons import check_persons, persons_of
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.nodes import alias, col, internal, table
 
@@ -50,10 +50,16 @@ def person_masking(spec: Spec, ds: Dataset, prepare: Callable[[Spec, Dataset], M
     wanted = [*settings.attributes, *[s for s in spec.sensitive if s not in settings.attributes],
               *[c for c in settings.block_by if c not in settings.attributes]]
     wanted = [c for c in dict.fromkeys(wanted) if c != unit.column]
-    persons = persons_of(spec, ds.engine, ds.relation, columns, wanted)
+    persons = persons_of(spec, columns, wanted)
     assert persons is not None
     name = staging_name(new_token(), "persons")
     ds.engine.create_table_as(name, persons_query(ds.relation, wanted, [], persons), temporary=True)
+    try:
+        check_persons(spec, ds.engine, persons, wanted, ds.relation,
+                      table(name) if grouped([], persons) else None)
+    except BaseException:
+        ds.engine.drop(name)
+        raise
     types = dict(ds.columns)
     person_ds = replace(ds, relation=table(name), name=name, owns_engine=False, schema=None,
                         columns=[(c, types[c]) for c in (unit.column, *wanted)])
@@ -67,8 +73,8 @@ def person_masking(spec: Spec, ds: Dataset, prepare: Callable[[Spec, Dataset], M
         raise
     m.persons_table = name
     rows, rel = internal("rows"), internal("p")
-    grouped = set(settings.attributes)
-    m.output_source = exp.select(*[alias(col(c, rel if c in grouped else rows), c) for c in columns]).from_(
+    masked = set(settings.attributes)
+    m.output_source = exp.select(*[alias(col(c, rel if c in masked else rows), c) for c in columns]).from_(
         exp.alias_(ds.relation.copy(), rows, table=True, quoted=True)).join(
         exp.alias_(exp.Subquery(this=m.released.copy()), rel, quoted=True),
         on=exp.EQ(this=col(unit.column, rows), expression=col(unit.column, rel)), join_type="inner")
