@@ -81,7 +81,8 @@ class Problem:
 class Evaluator:
     """Checks nodes of one problem on one engine, reading the source once."""
 
-    def __init__(self, problem: Problem, *, scan_levels: Mapping[str, int] | None = None) -> None:
+    def __init__(self, problem: Problem, *, scan_levels: Mapping[str, int] | None = None,
+                 persons: exp.Expression | None = None) -> None:
         """Read the source once.
 
         Without ``scan_levels`` the scan is the frequency table of the raw quasi-identifiers and
@@ -90,13 +91,16 @@ class Evaluator:
         on its own, never builds it. With ``scan_levels`` the scan generalizes while it reads
         (hierarchy look-ups return integer codes, decoded on the small result), which is cheaper
         when one node is checked; the raw frequency table is again built only if something asks.
+        ``persons``: the person-level records another open evaluator of the problem built and checked.
         """
         self.p = problem
         self.engine = problem.engine
         self.temporaries = Temporaries(problem.engine)
         self.counted: exp.Expression = problem.source
         """What the checks count: the source, or its person-level records (materialized once)."""
-        if problem.persons is not None:
+        if persons is not None:
+            self.counted = persons
+        elif problem.persons is not None:
             self.counted = self.temporaries.lasting("persons", problem.persons_source())
             if problem.check_persons is not None:
                 try:

@@ -206,6 +206,11 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
                 recoded = recode(spec, local, ev, nodes, levels, found, time_limit=plan.option("time_limit"))
         if found["evaluated_in"] == "sql":  # the raw frequency table is there: reuse it
             return finish(ev, levels, found)
+        if problem.persons is not None:  # the person-level records are there: scan them
+            with ds.engine.purpose("class statistics"):
+                checked = Evaluator(problem, scan_levels=levels, persons=ev.counted)
+            with checked:
+                return finish(checked, levels, found, recoded)
     # searched in memory: one generalizing scan checks the chosen node, as `check` does
     with ds.engine.purpose("class statistics"):
         ev = Evaluator(problem, scan_levels=levels)
