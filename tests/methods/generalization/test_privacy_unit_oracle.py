@@ -3,7 +3,8 @@
 The oracle builds each person's record (its QIs by the declared rule, here ``min``; its sensitive
 values as the set of the distinct values it has), generalizes it, and counts persons per class:
 k-anonymity counts persons, distinct and entropy l-diversity count each value once per person
-holding it, and the suppression limit counts persons. Every node is compared, checked in SQL and,
+holding it, t-closeness compares a class's (person, value) pairs with the table's, and the
+suppression limit counts persons. Every node is compared, checked in SQL and,
 without sensitive attributes, in memory; the optimal search must find exhaustive search's optimum.
 """
 
@@ -20,6 +21,7 @@ from sqlanon.compile.persons import Persons
 from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.l_diversity import LDiversity
+from sqlanon.domain.models.t_closeness import TCloseness
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.node_check import suppression_budget
@@ -41,11 +43,12 @@ def persons_table(draw):
         for _ in range(draw(st.integers(1, 4))):
             rows.append((pid, draw(st.sampled_from(LEAVES)), draw(st.sampled_from(LEAVES[:3])),
                          draw(st.sampled_from(SENSITIVE))))
-    kind = draw(st.sampled_from(["k", "l", "entropy", "k+l"]))
+    kind = draw(st.sampled_from(["k", "l", "entropy", "k+l", "t"]))
     k, l_ = draw(st.integers(2, 3)), draw(st.sampled_from([2, 2.5]))
     models = {"k": [KAnonymity(k)], "l": [LDiversity("s", l_)],
               "entropy": [LDiversity("s", l_, variant="entropy")],
-              "k+l": [KAnonymity(k), LDiversity("s", l_)]}[kind]
+              "k+l": [KAnonymity(k), LDiversity("s", l_)],
+              "t": [TCloseness("s", draw(st.sampled_from([0.2, 0.4])))]}[kind]
     limit = draw(st.sampled_from([0.0, 0.2, 0.5]))
     return rows, models, limit
 
@@ -73,6 +76,11 @@ def oracle(rows, models, limit, node) -> tuple[bool, int, int]:
     for pid, q0, q1, s in rows:
         qis[pid] = [min(qis[pid][0], q0), min(qis[pid][1], q1)]
         values[pid].add(s)
+    table: dict[str, int] = defaultdict(int)  # every (person, value) pair, as a class counts them
+    for p in values:
+        for v in values[p]:
+            table[v] += 1
+    pairs = sum(table.values())
     classes: dict[tuple, list[int]] = defaultdict(list)
     for pid, (q0, q1) in qis.items():
         classes[(label[q0][node[0]], label[q1][node[1]])].append(pid)
@@ -88,6 +96,10 @@ def oracle(rows, models, limit, node) -> tuple[bool, int, int]:
                 return False
             if isinstance(m, LDiversity) and m.variant == "distinct" and len(counts) < math.ceil(m.l):
                 return False
+            if isinstance(m, TCloseness):  # equal distance: half the total variation
+                emd = sum(abs(counts.get(v, 0) / total - table[v] / pairs) for v in table) / 2
+                if emd > m.t + 1e-9:
+                    return False
             if isinstance(m, LDiversity) and m.variant == "entropy":
                 h = -sum(c / total * math.log(c / total) for c in counts.values())
                 if h < math.log(m.l) - 1e-9:
