@@ -29,6 +29,14 @@ def persons_of(spec: Spec, columns: Sequence[str], attributes: Sequence[str]) ->
     return Persons(unit.column, {a: unit.rule(a) for a in attributes}, unit.order_by)
 
 
+def declared_persons(spec: Spec, attributes: Sequence[str]) -> Persons | None:
+    """The spec's privacy unit as :class:`Persons`, unchecked (SQL compiled without a connection: the
+    statement's own windows read the person column)."""
+    unit = spec.privacy_unit
+    return None if unit is None else Persons(unit.column, {a: unit.rule(a) for a in attributes},
+                                              unit.order_by)
+
+
 def check_persons(spec: Spec, engine: Engine, persons: Persons, attributes: Sequence[str],
                   source: exp.Expression, records: exp.Expression | None = None) -> None:
     """Every row has a person, and ``constant`` attributes one value per person: read from the

@@ -129,3 +129,21 @@ def test_every_output_mode_releases_the_same_persons(visits, mode, tmp_path):
         del s["output"]["name"], s["output"]["replace"]
         api.apply(s, engine=visits)
         assert released(visits, "visits") == expected
+
+
+def test_sql_compiled_without_a_connection_releases_the_same_persons(visits):
+    unit = {"column": "pid", "varying": "min"}
+    api.apply(spec(unit), engine=visits)
+    expected = released(visits)
+    s = spec(unit, mode="sql")
+    del s["output"]["name"], s["output"]["replace"]
+    sql = api.compile_sql(s, offline=True, dialect="duckdb")
+    statement = sql[sql.index("WITH"):].strip().rstrip(";")
+    visits.con.execute(f"CREATE TABLE offline AS {statement}")
+    assert released(visits, "offline") == expected
+    dbt = dict(s, output={"mode": "table"})
+    from sqlanon.errors import UnsupportedError
+    from sqlanon.outputs.dbt.sql import gates
+    from sqlanon.spec import spec_from_dict
+    with pytest.raises(UnsupportedError, match="privacy unit"):
+        gates(spec_from_dict(dbt), ["duckdb"])
