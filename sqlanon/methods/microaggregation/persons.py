@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from sqlanon.compile.hash_text import parse_types
-from sqlanon.compile.persons import grouped, persons_query
+from sqlanon.compile.persons import ROWS_OF, grouped, persons_query
 from sqlanon.engines.staging import new_token, staging_name
 from sqlanon.errors import SpecError
 from sqlanon.methods.dataset import Dataset
@@ -81,3 +81,12 @@ def person_masking(spec: Spec, ds: Dataset, prepare: Callable[[Spec, Dataset], M
     m.columns = columns
     m.types = parse_types(ds.columns, ds.engine.dialect.sqlglot)
     return m
+
+
+def persons_figures(ds: Dataset, m: Masking) -> dict[str, Any] | None:
+    """The person column, persons and rows of a microaggregation of persons (None otherwise)."""
+    if m.persons_table is None:
+        return None
+    rows = ds.engine.fetch_one(exp.select(alias(exp.Sum(this=col(ROWS_OF)), "n")).from_(
+        table(m.persons_table)))["n"]
+    return {"column": m.key.columns[0], "persons": m.rows, "rows": int(rows or 0)}

@@ -44,14 +44,15 @@ def test_groups_hold_k_persons(visits, algorithm):
     assert row_level.min_group_size >= 3
     assert min(len(p) for p in persons_per_group(visits).values()) == 1  # a person with 3+ rows alone
     report = api.apply(spec(algorithm), engine=visits)
+    source = visits.con.execute("SELECT count(*) FROM visits").fetchone()[0]
     assert report.rows == 12 and report.min_group_size >= 3
+    assert report.as_dict()["privacy_unit"] == {"column": "pid", "persons": 12, "rows": source}
     per_person = defaultdict(set)
     for pid, age, income in visits.con.execute("SELECT pid, age, income FROM out").fetchall():
         per_person[pid].add((age, income))
     assert all(len(v) == 1 for v in per_person.values())
     if algorithm == "mdav":
         assert min(len(p) for p in persons_per_group(visits).values()) >= 3
-    source = visits.con.execute("SELECT count(*) FROM visits").fetchone()[0]
     assert visits.con.execute("SELECT count(*) FROM out").fetchone()[0] == source
     assert not [t for (t,) in visits.con.execute("SHOW TABLES").fetchall() if t.startswith("__sa")]
 
