@@ -22,7 +22,8 @@ from sqlglot import exp
 from sqlanon.compile.checks import PAIRS, WEIGHT
 from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
 
-__all__ = ["PAIRS", "WEIGHT", "Persons", "aligned_rows", "persons_query"]
+__all__ = ["PAIRS", "ROWS_OF", "WEIGHT", "Persons", "aligned_rows", "flag", "grouped", "persons_query",
+           "unsettled_query", "unsettled_records"]
 
 
 @dataclass(frozen=True)
