@@ -2,15 +2,15 @@
 attribute by its rule, :mod:`sqlanon.compile.persons`) is grouped, and every row of a person is
 released with its person's group values.
 
-The person-level records are a temporary table, so the output is written here (modes ``table`` and
-``in_place``); a view or printed SQL would read it after the run and is refused.
+The person-level records are a temporary table when the output is written here (``table``,
+``in_place``), and a subquery of the statement for a view or printed SQL, which read them later.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlglot import exp
 
@@ -21,23 +21,20 @@ from sqlanon.errors import SpecError
 from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.persons import check_persons, persons_of
 from sqlanon.spec.schema import Spec
-from sqlanon.sql.nodes import alias, col, internal, table
+from sqlanon.sql.nodes import alias, as_expression, col, internal, table
 
 if TYPE_CHECKING:
     from sqlanon.methods.microaggregation.pipeline import Masking
 
-MODES = ("table", "in_place", "none")
+STANDALONE = ("view", "sql")
+"""Output modes read after the run: the person-level records are a subquery of their statement."""
 
 
 def check_unit(spec: Spec) -> None:
-    """The person is the key; the person-level records live as long as the run."""
+    """The person is the key of the grouped records."""
     if "key" in spec.transformation.options:
         raise SpecError("with a privacy unit the person column is the key of the grouped records: leave "
                         "transformation.key out", path="transformation.key", source=spec.path)
-    if spec.output.mode not in MODES:
-        raise SpecError(f"a microaggregation of persons groups a temporary table of person-level records, "
-                        f"so it is written here: use output mode table or in_place, not {spec.output.mode}",
-                        path="output.mode", source=spec.path)
 
 
 def person_masking(spec: Spec, ds: Dataset, prepare: Callable[[Spec, Dataset], Masking]) -> Masking:
@@ -52,26 +49,29 @@ def person_masking(spec: Spec, ds: Dataset, prepare: Callable[[Spec, Dataset], M
     wanted = [c for c in dict.fromkeys(wanted) if c != unit.column]
     persons = persons_of(spec, columns, wanted)
     assert persons is not None
-    name = staging_name(new_token(), "persons")
-    ds.engine.create_table_as(name, persons_query(ds.relation, wanted, [], persons), temporary=True)
+    records = persons_query(ds.relation, wanted, [], persons)
+    relation: exp.Expression
+    if spec.output.mode in STANDALONE:  # read after the run: the records stay a subquery
+        relation = as_expression(exp.alias_(exp.Subquery(this=records), internal("persons"), quoted=True))
+    else:
+        relation = table(staging_name(new_token(), "persons"))
+        ds.engine.create_table_as(relation.name, records, temporary=True)
     try:
         check_persons(spec, ds.engine, persons, wanted, ds.relation,
-                      table(name) if grouped([], persons) else None)
-    except BaseException:
-        ds.engine.drop(name)
-        raise
-    types = dict(ds.columns)
-    person_ds = replace(ds, relation=table(name), name=name, owns_engine=False, schema=None,
-                        columns=[(c, types[c]) for c in (unit.column, *wanted)])
-    options = {**spec.transformation.options, "key": [unit.column]}
-    person_spec = replace(spec, privacy_unit=None,
-                          transformation=replace(spec.transformation, options=options))
-    try:
+                      relation if grouped([], persons) else None)
+        types = dict(ds.columns)
+        # the pipeline reads its relation in FROM only, where an aliased subquery serves as a table
+        person_ds = replace(ds, relation=cast(exp.Table, relation), owns_engine=False, schema=None,
+                            columns=[(c, types[c]) for c in (unit.column, *wanted)])
+        options = {**spec.transformation.options, "key": [unit.column]}
+        person_spec = replace(spec, privacy_unit=None,
+                              transformation=replace(spec.transformation, options=options))
         m = prepare(person_spec, person_ds)
     except BaseException:
-        ds.engine.drop(name)
+        if isinstance(relation, exp.Table):
+            ds.engine.drop(relation.name)
         raise
-    m.persons_table = name
+    m.persons_table = relation
     rows, rel = internal("rows"), internal("p")
     masked = set(settings.attributes)
     m.output_source = exp.select(*[alias(col(c, rel if c in masked else rows), c) for c in columns]).from_(
@@ -88,5 +88,5 @@ def persons_figures(ds: Dataset, m: Masking) -> dict[str, Any] | None:
     if m.persons_table is None:
         return None
     rows = ds.engine.fetch_one(exp.select(alias(exp.Sum(this=col(ROWS_OF)), "n")).from_(
-        table(m.persons_table)))["n"]
+        m.persons_table.copy()))["n"]
     return {"column": m.key.columns[0], "persons": m.rows, "rows": int(rows or 0)}

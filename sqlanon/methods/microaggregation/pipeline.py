@@ -83,8 +83,8 @@ class Masking:
     warnings: list[str] = field(default_factory=list)
     types: dict[str, exp.DataType] = field(default_factory=dict)
     """The source columns' types (identifiers are hashed in their type's canonical text)."""
-    persons_table: str | None = None
-    """With a privacy unit: the temporary table of person-level records that were grouped."""
+    persons_table: exp.Expression | None = None
+    """With a privacy unit: the person-level records grouped (a temporary table, or inline)."""
 
     def summary(self) -> dict[str, Any]:
         s = self.settings
@@ -358,8 +358,8 @@ def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings,
 def drop_group_table(ds: Dataset, m: Masking) -> None:
     if m.group_table:
         ds.engine.drop(m.group_table, schema=m.group_schema)
-    if m.persons_table:
-        ds.engine.drop(m.persons_table)
+    if isinstance(m.persons_table, exp.Table):
+        ds.engine.drop(m.persons_table.name)
 
 
 @contextmanager

@@ -57,9 +57,21 @@ def test_groups_hold_k_persons(visits, algorithm):
     assert not [t for (t,) in visits.con.execute("SHOW TABLES").fetchall() if t.startswith("__sa")]
 
 
-def test_views_and_a_declared_key_are_refused(visits):
-    with pytest.raises(SpecError, match="output mode table or in_place, not view"):
-        api.apply(spec("mdav", mode="view", name="v"), engine=visits)
+@pytest.mark.parametrize("algorithm", ["mdav", "projection"])
+def test_views_and_printed_sql_release_the_same_rows(visits, algorithm, tmp_path):
+    api.apply(spec(algorithm), engine=visits)
+    expected = sorted(visits.con.execute("SELECT * FROM out").fetchall())
+    api.apply(spec(algorithm, mode="view", name="out_view"), engine=visits)
+    assert sorted(visits.con.execute("SELECT * FROM out_view").fetchall()) == expected
+    path = tmp_path / "out.sql"
+    api.apply(spec(algorithm, mode="sql", path=str(path), name="printed"), engine=visits)
+    text = path.read_text()
+    statement = text[text.index("SELECT"):].strip().rstrip(";")
+    visits.con.execute(f"CREATE TABLE from_sql AS {statement}")
+    assert sorted(visits.con.execute("SELECT * FROM from_sql").fetchall()) == expected
+
+
+def test_a_declared_key_is_refused(visits):
     s = spec("mdav")
     s["transformation"]["key"] = ["visit"]
     with pytest.raises(SpecError, match="person column is the key"):
