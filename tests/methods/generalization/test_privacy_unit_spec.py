@@ -147,3 +147,14 @@ def test_sql_compiled_without_a_connection_releases_the_same_persons(visits):
     from sqlanon.spec import spec_from_dict
     with pytest.raises(UnsupportedError, match="privacy unit"):
         gates(spec_from_dict(dbt), ["duckdb"])
+
+
+@pytest.mark.parametrize("method", [{"method": "mondrian", "k": 2}, {"method": "local_suppression", "k": 2}])
+def test_methods_that_count_rows_refuse_a_privacy_unit(method):
+    from sqlanon.spec import spec_from_dict
+
+    s = spec({"column": "pid", "varying": "min"})
+    s["transformation"] = method
+    with pytest.raises(SpecError, match="counts rows and cannot treat a person's rows together") as e:
+        spec_from_dict(s)
+    assert e.value.path == "privacy_unit"
