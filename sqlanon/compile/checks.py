@@ -35,19 +35,30 @@ __all__ = ["CheckContext", "KEEP", "N", "SIZE", "frequency_query", "generalized_
            "ok_column", "stats_query", "summary_query", "verdict_query"]
 
 
+WEIGHT = internal("w")
+"""A person-level relation's weight column: 1 on one row of each person (its class size counts persons)."""
+PAIRS = internal("pairs")
+"""With :data:`WEIGHT`, the frequency table's row count (each sensitive value a person has, once),
+which the histograms count while :data:`N` sums the weight."""
+
+
 def ok_column(index: int) -> str:
     return internal(f"ok{index}")
 
 
-def frequency_query(source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str]) -> exp.Select:
+def frequency_query(source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str], *,
+                    weighted: bool = False) -> exp.Select:
+    """``weighted``: the source has :data:`WEIGHT`; N sums it and :data:`PAIRS` counts the rows."""
     cols = [*qis, *sensitive]
-    return exp.select(*[col(c) for c in cols], alias(count_star(), N)).from_(source.copy()).group_by(
+    counts = [alias(exp.Sum(this=col(WEIGHT)), N), alias(count_star(), PAIRS)] if weighted else \
+        [alias(count_star(), N)]
+    return exp.select(*[col(c) for c in cols], *counts).from_(source.copy()).group_by(
         *[col(c) for c in cols])
 
 
 def generalized_query(freq: exp.Table, generalizer: Generalizer, levels: Mapping[str, int],
-                      sensitive: Sequence[str]) -> exp.Select:
-    return generalizer.select(freq, levels, keep=[*sensitive, N])
+                      sensitive: Sequence[str], *, weighted: bool = False) -> exp.Select:
+    return generalizer.select(freq, levels, keep=[*sensitive, N, *([PAIRS] if weighted else [])])
 
 
 def value_rank_expression(value: exp.Expression, order: Sequence[object] | None) -> exp.Expression:
@@ -60,12 +71,13 @@ def value_rank_expression(value: exp.Expression, order: Sequence[object] | None)
     return case
 
 
-def histogram_query(gen: exp.Table, qis: Sequence[str], attribute: str,
-                    order: Sequence[object] | None = None) -> exp.Select:
+def histogram_query(gen: exp.Table, qis: Sequence[str], attribute: str, order: Sequence[object] | None = None,
+                    *, weighted: bool = False) -> exp.Select:
+    """``weighted``: count :data:`PAIRS` (each value a person has, once), not the weight."""
     part = [col(q) for q in qis]
-    inner = exp.select(*part, alias(col(attribute), H.value),
-                       alias(exp.Sum(this=col(N)), H.count)).from_(gen.copy()).group_by(
-        *[col(q) for q in qis], col(attribute))
+    count = exp.Sum(this=col(PAIRS if weighted else N))
+    inner = exp.select(*part, alias(col(attribute), H.value), alias(count, H.count)).from_(
+        gen.copy()).group_by(*[col(q) for q in qis], col(attribute))
     v = col(H.value)
     windows = [
         alias(exp.Window(this=exp.Sum(this=col(H.count)), partition_by=[col(q) for q in qis] or None),

@@ -160,6 +160,13 @@ class Method(abc.ABC):
         default there is nothing to check."""
         return None
 
+    def check_privacy_unit(self, spec: Spec) -> None:
+        """Refuse a ``privacy_unit`` the method cannot honour (by default: every method that does not
+        override this, so that no method counts rows where the spec asks for persons)."""
+        raise SpecError(f"method {self.name} counts rows and cannot treat a person's rows together yet; "
+                        "use method generalization or microaggregation with a privacy unit, or remove "
+                        "privacy_unit", path="privacy_unit", source=spec.path)
+
     def transformation_keys(self) -> tuple[str, ...]:
         """The ``transformation`` keys the method reads besides ``method`` (for messages that say
         which method a misplaced key belongs to)."""

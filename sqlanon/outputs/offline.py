@@ -24,6 +24,7 @@ from sqlanon.methods.dataset import check_source_names
 from sqlanon.methods.generalization.evaluator import Problem
 from sqlanon.methods.generalization.output_query import output_query
 from sqlanon.methods.generalization.problem import qi_hierarchies
+from sqlanon.methods.persons import declared_persons
 from sqlanon.outputs import writer
 from sqlanon.outputs.preflight import check_name, check_output_relation, output_name
 from sqlanon.spec.schema import Spec
@@ -98,7 +99,8 @@ def offline_problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
         sensitive_hierarchies={a: x.hierarchy for a in sensitive if (x := spec.attributes[a]).hierarchy},
         # the column's SQL type is unknown: every value is cast as its declared type says (as for
         # a text column), which is right whatever the column really is
-        column_types={a: "VARCHAR" for a in declared}, attribute_types=declared)
+        column_types={a: "VARCHAR" for a in declared}, attribute_types=declared,
+        persons=declared_persons(spec, list(qis)))
     refuse_database_statistics(spec, problem)
     return problem, levels
 

@@ -23,6 +23,10 @@ def format_text(r: dict[str, Any]) -> str:
     lim = r["transformation"]
     lines.append(f"suppressed rows: {r['suppressed_rows']} (outliers {r['outlier_rows']}, limit "
                  f"{lim['max_suppressed_rows']} = {lim['suppression_limit']:g} of rows)")
+    if unit := r.get("privacy_unit"):
+        lines.append(f"privacy unit {unit['column']}: rows above count persons: {unit['persons']} persons "
+                     f"in {unit['rows']} rows; suppressed {unit['suppressed_persons']} persons "
+                     f"({unit['suppressed_rows']} rows)")
     lines.append("anonymous: " + ("yes" if r["anonymous"] else
                                   "NO: more rows would need suppression than the limit allows"))
     if r["privacy"]:

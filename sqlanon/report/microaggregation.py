@@ -17,6 +17,9 @@ def format_text(r: dict[str, Any]) -> str:
              f"{r['max_group_size']}",
              "k-anonymous on the microaggregated attributes: " + ("yes" if r["anonymous"] else
                                                                    f"NO (achieved k = {r['achieved_k']})")]
+    if unit := r.get("privacy_unit"):
+        lines.append(f"privacy unit {unit['column']}: rows and groups above count persons: "
+                     f"{unit['persons']} persons in {unit['rows']} rows")
     lines += metric_lines(r["metrics"])
     lines += closing_lines(r)
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ from sqlanon.spec.hierarchies import hierarchy_from_dict
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
 from sqlanon.spec.publishing import Publishing, publishing_from_dict
+from sqlanon.spec.privacy_unit import PrivacyUnit
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.source import Source
 from sqlanon.spec.targets import file_path, target_kind
@@ -26,7 +27,8 @@ from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
 from sqlanon.spec.yaml_text import parse_yaml
 
-TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics", "publishing")
+TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics", "publishing",
+            "privacy_unit")
 SOURCE_KEYS = ("table", "file", "format", "database", "connection", "schema", "delimiter", "header",
                "all_text")
 ATTRIBUTE_KEYS = ("role", "type", "hierarchy", "weight", "action", "salt", "order")
@@ -97,7 +99,9 @@ def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathL
                     _privacy(c, data.get("privacy")),
                     _transformation(c, data.get("transformation"), publishing),
                     _output(c, data.get("output")), metrics, path=source, metric_options=metric_options,
-                    publishing=publishing)
+                    publishing=publishing,
+                    privacy_unit=PrivacyUnit.from_yaml(data["privacy_unit"])
+                    if data.get("privacy_unit") is not None else None)
 
 
 def _database_file(c: Context, value: Any, path: str) -> Any:

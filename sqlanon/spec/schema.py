@@ -26,6 +26,7 @@ from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
 from sqlanon.spec.publishing import Publishing
+from sqlanon.spec.privacy_unit import PrivacyUnit
 from sqlanon.spec.source import Source
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
@@ -50,6 +51,8 @@ class Spec:
     """Settings some metrics read (``target``, ``population``, ...), from ``metrics.options``."""
     publishing: Publishing | None = None
     """How successive releases relate (:mod:`~sqlanon.spec.publishing`); None: each on its own."""
+    privacy_unit: PrivacyUnit | None = None
+    """The column identifying a person (``privacy_unit``): models count persons, not rows."""
 
     def __post_init__(self) -> None:
         try:
@@ -98,6 +101,9 @@ class Spec:
                                 path="publishing")
             self.publishing.check_attributes(attrs)
         method.check_spec(self)
+        if self.privacy_unit is not None:
+            self.privacy_unit.check_attributes(self.attributes)
+            method.check_privacy_unit(self)
         self._check_levels()
         self._check_privacy()
         self._check_metrics()

@@ -152,7 +152,7 @@ def change(old: float, new: float, scale: float = 0.0) -> float:
 
 def _relation(rel: str | exp.Expression, name: str) -> exp.Expression:
     source = table(rel) if isinstance(rel, str) else rel.copy()
-    if isinstance(source, exp.Table):
+    if isinstance(source, (exp.Table, exp.Subquery)):  # an aliased subquery takes the new alias
         return as_expression(exp.alias_(source, name, table=True, quoted=True))
     return as_expression(exp.alias_(exp.Subquery(this=source), name, quoted=True))
 

@@ -10,7 +10,7 @@ also what the privacy models' statistics build their own relations from
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +18,12 @@ from sqlglot import exp
 
 from sqlanon.compile import checks
 from sqlanon.compile.generalize import Generalizer
+from sqlanon.compile.persons import Persons, grouped, persons_query
 from sqlanon.compile.plan import Plan
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
 from sqlanon.domain.models.base import PrivacyModel
 from sqlanon.engines.base import Engine
+from sqlanon.errors import InternalError
 from sqlanon.methods.generalization.hierarchy_tables import HierarchyTables
 from sqlanon.methods.generalization.node_check import NodeCheck, check_node, suppression_budget
 from sqlanon.methods.generalization.scans import SourceScans
@@ -47,12 +49,40 @@ class Problem:
     """SQL types of the source's columns (empty when unknown)."""
     attribute_types: dict[str, str] = field(default_factory=dict)
     """Types declared in the spec (``type:``), by attribute."""
+    persons: Persons | None = None
+    """The privacy unit: ``source`` is then the table of rows, and the checks read its person-level
+    records (:mod:`sqlanon.compile.persons`), one scan that the evaluator materializes."""
+    check_persons: Callable[[exp.Expression | None], None] | None = None
+    """Refuses NULL persons and ``constant`` QIs that vary, given the materialized records when they
+    hold the checks' flags (:func:`~sqlanon.compile.persons.grouped`), else None (it reads the rows)."""
+
+    @property
+    def weighted(self) -> bool:
+        """The person-level records carry a weight (a person may have several sensitive values)."""
+        return self.persons is not None and bool(self.check_sensitive)
+
+    @property
+    def check_sensitive(self) -> list[str]:
+        """The sensitive columns the checks read: the spec's and the models'; with a privacy unit the
+        models' alone (a person's values are counted only where a model reads them, so that a table
+        without them keeps one record a person and the in-memory search)."""
+        cols = list(self.sensitive) if self.persons is None else []
+        for m in self.models:
+            cols += [a for a in m.sensitive_attributes() if a not in cols and a not in self.qis]
+        return cols
+
+    def persons_source(self) -> exp.Select:
+        """The person-level records the checks count (with a privacy unit)."""
+        if self.persons is None:
+            raise InternalError("persons_source needs a privacy unit")
+        return persons_query(self.source, self.qis, self.check_sensitive, self.persons)
 
 
 class Evaluator:
     """Checks nodes of one problem on one engine, reading the source once."""
 
-    def __init__(self, problem: Problem, *, scan_levels: Mapping[str, int] | None = None) -> None:
+    def __init__(self, problem: Problem, *, scan_levels: Mapping[str, int] | None = None,
+                 persons: exp.Expression | None = None) -> None:
         """Read the source once.
 
         Without ``scan_levels`` the scan is the frequency table of the raw quasi-identifiers and
@@ -61,15 +91,29 @@ class Evaluator:
         on its own, never builds it. With ``scan_levels`` the scan generalizes while it reads
         (hierarchy look-ups return integer codes, decoded on the small result), which is cheaper
         when one node is checked; the raw frequency table is again built only if something asks.
+        ``persons``: the person-level records another open evaluator of the problem built and checked.
         """
         self.p = problem
         self.engine = problem.engine
         self.temporaries = Temporaries(problem.engine)
+        self.counted: exp.Expression = problem.source
+        """What the checks count: the source, or its person-level records (materialized once)."""
+        if persons is not None:
+            self.counted = persons
+        elif problem.persons is not None:
+            self.counted = self.temporaries.lasting("persons", problem.persons_source())
+            if problem.check_persons is not None:
+                try:
+                    problem.check_persons(self.counted if grouped(problem.check_sensitive, problem.persons)
+                                          else None)
+                except BaseException:
+                    self.close()
+                    raise
         self.hierarchies = HierarchyTables(problem.qis, problem.hierarchies, self.temporaries,
                                            lambda: self.freq, source=problem.source,
                                            raw_built=lambda: self.scans.raw is not None)
-        self.scans = SourceScans(problem.source, problem.qis, self._sensitive_columns(), self.hierarchies,
-                                 self.temporaries)
+        self.scans = SourceScans(self.counted, problem.qis, self._sensitive_columns(), self.hierarchies,
+                                 self.temporaries, weighted=problem.weighted)
         self._rows: int | None = None
         self.scan_levels: dict[str, int] | None = None
         if scan_levels is not None:
@@ -85,12 +129,7 @@ class Evaluator:
             raise
 
     def _sensitive_columns(self) -> list[str]:
-        cols = list(self.p.sensitive)
-        for m in self.p.models:
-            for a in m.sensitive_attributes():
-                if a not in cols and a not in self.p.qis:
-                    cols.append(a)
-        return cols
+        return self.p.check_sensitive
 
     # -- the source, read once --------------------------------------------------------------------
     @property
@@ -180,9 +219,9 @@ class Evaluator:
             grouped = not self.scans.sensitive  # grouped on the generalized QIs alone: one row a class
         else:
             gen = self.temporaries.node("gen", checks.generalized_query(
-                self.freq, self.generalizer, levels, self.scans.sensitive))
+                self.freq, self.generalizer, levels, self.scans.sensitive, weighted=self.p.weighted))
         return check_node(self, self.temporaries, self.p.models, gen, levels, self.rows, suppression_limit,
-                          grouped=grouped)
+                          grouped=grouped, weighted=self.p.weighted)
 
     def drop_node_temps(self) -> None:
         self.temporaries.drop_node()

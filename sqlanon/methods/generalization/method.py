@@ -111,6 +111,17 @@ class Generalization(Method):
 
         local_recoding(o)
 
+    def check_privacy_unit(self, spec: Spec) -> None:
+        """Persons are generalized and suppressed whole; a local recoding works on rows."""
+        from sqlanon.methods.generalization.local.settings import recoding_of
+
+        if recoding_of(spec.transformation.options) == "local":
+            from sqlanon.errors import SpecError
+
+            raise SpecError("recoding: local recodes rows, not persons; use the global recoding "
+                            "(the default) with a privacy unit", path="transformation.recoding",
+                            source=spec.path)
+
     def keeps_table(self, spec: Spec) -> bool:
         """A local recoding written as a view or SQL text reads its steps table later."""
         from sqlanon.methods.generalization.local.settings import recoding_of
@@ -195,6 +206,11 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
                 recoded = recode(spec, local, ev, nodes, levels, found, time_limit=plan.option("time_limit"))
         if found["evaluated_in"] == "sql":  # the raw frequency table is there: reuse it
             return finish(ev, levels, found)
+        if problem.persons is not None:  # the person-level records are there: scan them
+            with ds.engine.purpose("class statistics"):
+                checked = Evaluator(problem, scan_levels=levels, persons=ev.counted)
+            with checked:
+                return finish(checked, levels, found, recoded)
     # searched in memory: one generalizing scan checks the chosen node, as `check` does
     with ds.engine.purpose("class statistics"):
         ev = Evaluator(problem, scan_levels=levels)

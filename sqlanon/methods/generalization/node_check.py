@@ -58,7 +58,7 @@ class NodeCheck:
 
 def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequence[PrivacyModel],
                gen: exp.Table, levels: dict[str, int], rows: int, suppression_limit: float, *,
-               grouped: bool = False) -> NodeCheck:
+               grouped: bool = False, weighted: bool = False) -> NodeCheck:
     """Materialize the node's histograms, statistics and verdict from ``gen`` (the source's frequency
     table at the node's levels) and read their totals; ``rows`` is the table's row count;
     ``grouped``: ``gen`` has one row per class."""
@@ -66,7 +66,8 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
     statistics = checks.statistics_of(models)
     hist_attrs = sorted({a for s in statistics if (a := stat_attribute(s))})
     histograms = {
-        a: temporaries.node(f"hist{i}", checks.histogram_query(gen, qis, a, inputs.value_order.get(a)))
+        a: temporaries.node(f"hist{i}", checks.histogram_query(gen, qis, a, inputs.value_order.get(a),
+                                                               weighted=weighted))
         for i, a in enumerate(hist_attrs)
     }
     ctx = CheckContext(temporaries.plan, qis, gen, histograms, inputs.value_order,

@@ -19,6 +19,7 @@ from sqlglot import exp
 from sqlanon.compile import checks
 from sqlanon.compile.generalize import Generalizer, lookup_values
 from sqlanon.compile.hash_text import declared_types, parse_types
+from sqlanon.compile.persons import aligned_rows
 from sqlanon.compile.plan import Plan, nullsafe_join
 from sqlanon.compile.released import OutputQuery
 from sqlanon.domain.hierarchy.base import TOP
@@ -58,14 +59,15 @@ def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, leve
     connection (a view, printed SQL), so it may read no temporary relation of the evaluator.
     """
     p = problem
-    sensitive = list(p.sensitive)
-    for m in p.models:
-        sensitive += [a for a in m.sensitive_attributes() if a not in sensitive and a not in p.qis]
-    freq = plan.add("freq", checks.frequency_query(p.source, p.qis, sensitive))
-    gen = plan.add("gen", checks.generalized_query(freq, generalizer, levels, sensitive))
+    sensitive = p.check_sensitive
+    counted = p.source if p.persons is None else plan.add("persons", p.persons_source())
+    freq = plan.add("freq", checks.frequency_query(counted, p.qis, sensitive, weighted=p.weighted))
+    gen = plan.add("gen", checks.generalized_query(freq, generalizer, levels, sensitive,
+                                                   weighted=p.weighted))
     statistics = checks.statistics_of(p.models)
     attributes = sorted({a for s in statistics if (a := stat_attribute(s))})
-    histograms = {a: plan.add(f"hist{i}", checks.histogram_query(gen, p.qis, a, p.value_order.get(a)))
+    histograms = {a: plan.add(f"hist{i}", checks.histogram_query(gen, p.qis, a, p.value_order.get(a),
+                                                                 weighted=p.weighted))
                   for i, a in enumerate(attributes)}
     ctx = checks.CheckContext(plan, list(p.qis), gen, histograms, p.value_order, p.sensitive_hierarchies,
                               levels, p.column_types, p.attribute_types,
@@ -154,7 +156,9 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
         enforce_limit = False
 
     others = [c for c in columns if c not in p.qis]
-    rows = generalizer.select(p.source, levels, keep=others)
+    # with a privacy unit every row carries its person's QI values: one class, one verdict a person
+    rows = generalizer.select(p.source if p.persons is None else
+                              aligned_rows(p.source, columns, p.qis, p.persons), levels, keep=others)
     keep = col(checks.KEEP, CLASS)
     mask = spec.transformation.suppressed == "mask"
     types = {**declared_types(p.attribute_types),

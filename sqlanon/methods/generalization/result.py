@@ -37,6 +37,9 @@ class Report:
     metric_details: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per metric: the rows it counts (``rows``; ``population`` ``table`` or, for ARX's quality models
     under δ-presence, ``research subset``) and, for metrics with two ARX variants, which one."""
+    privacy_unit: dict[str, Any] | None = None
+    """With a privacy unit: the column, persons and rows, and the persons and rows suppressed (the
+    node's figures count persons)."""
 
     @property
     def anonymous(self) -> bool:
@@ -87,6 +90,7 @@ class Report:
             **({"search": self.search} if self.search is not None else {}),
             **({"written_spec": self.written_spec} if self.written_spec is not None else {}),
             **({"local_recoding": self.local_recoding} if self.local_recoding is not None else {}),
+            **({"privacy_unit": self.privacy_unit} if self.privacy_unit is not None else {}),
         }
 
 
@@ -121,4 +125,9 @@ def measured(node: NodeCheck, names: tuple[str, ...], ev: Evaluator, spec: Spec,
     """The report of a checked node with its metrics and which rows each counts."""
     details: dict[str, dict[str, Any]] = {}
     metrics = evaluate_metrics(names, ev, node, spec, details)
-    return Report(node, metrics, qis, metric_details=details, **extra)
+    report = Report(node, metrics, qis, metric_details=details, **extra)
+    if ev.p.persons is not None:
+        from sqlanon.methods.generalization.persons import persons_report
+
+        report.privacy_unit = persons_report(ev, node)
+    return report

@@ -25,8 +25,10 @@ class SourceScans:
     """
 
     def __init__(self, source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str],
-                 hierarchies: HierarchyTables, temporaries: Temporaries) -> None:
+                 hierarchies: HierarchyTables, temporaries: Temporaries, *, weighted: bool = False) -> None:
         self.source = source
+        self.weighted = weighted
+        """The source carries a person weight (:data:`~sqlanon.compile.checks.WEIGHT`)."""
         self.qis = list(qis)
         self.sensitive = list(sensitive)
         self.hierarchies = hierarchies
@@ -41,7 +43,8 @@ class SourceScans:
         """The frequency table of the raw QIs and sensitive attributes (built on first use)."""
         if self.raw is None:
             self.raw = self.temporaries.lasting(
-                "freq", checks.frequency_query(self.source, self.qis, self.sensitive))
+                "freq", checks.frequency_query(self.source, self.qis, self.sensitive,
+                                                weighted=self.weighted))
             self.hierarchies.validate_coverage(self.raw, self.qis)
         return self.raw
 
@@ -75,8 +78,10 @@ class SourceScans:
             else:
                 projections.append(alias(h.expression(col(a, src), level), a))
         sensitive = self.sensitive
-        q = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive],
-                       alias(exp.Count(this=exp.Star()), checks.N)).from_(
+        counts = [alias(exp.Sum(this=col(checks.WEIGHT, src)), checks.N),
+                  alias(exp.Count(this=exp.Star()), checks.PAIRS)] if self.weighted else \
+            [alias(exp.Count(this=exp.Star()), checks.N)]
+        q = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *counts).from_(
             exp.alias_(self.source.copy(), src, table=True, quoted=True))
         for rel, on in joins:
             q = q.join(rel, on=on, join_type="left", copy=False)
@@ -132,7 +137,8 @@ class SourceScans:
                 out.append(alias(col("label", f"d{self.qis.index(a)}"), a))
             else:
                 out.append(alias(col(a, "s"), a))
-        g = exp.select(*out, *[col(s_, "s") for s_ in self.sensitive], col(checks.N, "s")).from_(
+        counts = [col(checks.N, "s"), *([col(checks.PAIRS, "s")] if self.weighted else [])]
+        g = exp.select(*out, *[col(s_, "s") for s_ in self.sensitive], *counts).from_(
             exp.alias_(exp.Subquery(this=grouped), "s", quoted=True))
         for a, d in decode.items():
             name = f"d{self.qis.index(a)}"

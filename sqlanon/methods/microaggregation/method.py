@@ -75,11 +75,13 @@ class MaskingRelease(Release):
 
 def _report(ds: Dataset, m: Masking, with_metrics: bool) -> MicroaggregationReport:
     from sqlanon.methods.microaggregation import pipeline
+    from sqlanon.methods.microaggregation.persons import persons_figures
     from sqlanon.methods.microaggregation.result import MicroaggregationReport
 
     metrics = pipeline.quality(ds, m) if with_metrics else {}
     return MicroaggregationReport(m.summary(), m.rows, m.settings.k, m.groups, m.min_group_size,
-                                  m.max_group_size, metrics, warnings=list(m.warnings))
+                                  m.max_group_size, metrics, warnings=list(m.warnings),
+                                  privacy_unit=persons_figures(ds, m))
 
 
 @register
@@ -100,6 +102,11 @@ class Microaggregation(Method):
 
     def check_spec(self, spec: Spec) -> None:
         self.settings(spec)  # levels are refused first
+
+    def check_privacy_unit(self, spec: Spec) -> None:
+        from sqlanon.methods.microaggregation.persons import check_unit
+
+        check_unit(spec)
 
     def keeps_table(self, spec: Spec) -> bool:
         """A microaggregation pulled into memory (not one SQL query), written as a view or SQL text,

@@ -83,6 +83,8 @@ class Masking:
     warnings: list[str] = field(default_factory=list)
     types: dict[str, exp.DataType] = field(default_factory=dict)
     """The source columns' types (identifiers are hashed in their type's canonical text)."""
+    persons_table: exp.Expression | None = None
+    """With a privacy unit: the person-level records grouped (a temporary table, or inline)."""
 
     def summary(self) -> dict[str, Any]:
         s = self.settings
@@ -123,6 +125,12 @@ def prepare(spec: Spec, ds: Dataset, *, group_table: str | None = None, group_sc
         SpecError: an attribute is not numeric (and not ordinal or nominal with a hierarchy where the
             algorithm allows it), holds NULLs, the key is not unique, k exceeds the rows, ...
     """
+    if spec.privacy_unit is not None:
+        from sqlanon.methods.microaggregation.persons import person_masking
+
+        return person_masking(spec, ds, lambda s, d: prepare(
+            s, d, group_table=group_table, group_schema=group_schema, temporary=temporary,
+            progress=progress, standalone=standalone))
     settings: MicroaggregationSettings = spec.microaggregation
     engine = ds.engine
     columns = ds.column_names
@@ -350,6 +358,8 @@ def _pulled_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings,
 def drop_group_table(ds: Dataset, m: Masking) -> None:
     if m.group_table:
         ds.engine.drop(m.group_table, schema=m.group_schema)
+    if isinstance(m.persons_table, exp.Table):
+        ds.engine.drop(m.persons_table.name)
 
 
 @contextmanager

@@ -21,6 +21,8 @@ class MicroaggregationReport:
     metrics: dict[str, float]
     outputs: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    privacy_unit: dict[str, Any] | None = None
+    """With a privacy unit: the column, and the persons (what ``rows`` and the groups count) and rows."""
 
     @property
     def anonymous(self) -> bool:
@@ -31,4 +33,5 @@ class MicroaggregationReport:
         return {"rows": self.rows, "anonymous": self.anonymous, "transformation": self.transformation,
                 "k": self.k, "achieved_k": self.min_group_size, "groups": self.groups,
                 "min_group_size": self.min_group_size, "max_group_size": self.max_group_size,
-                "metrics": self.metrics, "outputs": self.outputs, "warnings": self.warnings}
+                "metrics": self.metrics, "outputs": self.outputs, "warnings": self.warnings,
+                **({"privacy_unit": self.privacy_unit} if self.privacy_unit is not None else {})}

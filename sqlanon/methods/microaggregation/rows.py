@@ -57,7 +57,7 @@ def keyed_source(relation: exp.Expression, columns: Sequence[str], key: RowKey) 
 
 def as_relation(query: exp.Expression, name: str) -> exp.Expression:
     """``query`` usable in FROM under the alias ``name``."""
-    if isinstance(query, exp.Table):
+    if isinstance(query, (exp.Table, exp.Subquery)):  # a subquery (aliased) takes the new alias
         return as_expression(exp.alias_(query.copy(), name, table=True, quoted=True))
     return as_expression(exp.alias_(exp.Subquery(this=query.copy()), name, quoted=True))
 

@@ -38,6 +38,12 @@ class Noise(Method):
     def check_spec(self, spec: Spec) -> None:
         self.settings(spec)
 
+    def check_privacy_unit(self, spec: Spec) -> None:
+        raise refusal(spec, "noise and differentially private microdata treat each row as the unit: "
+                      "bounding a person's contribution over many rows is not available, so the "
+                      "guarantee would not hold per person; remove privacy_unit, or anonymize persons "
+                      "with method generalization or microaggregation", "privacy_unit")
+
     def refuse(self, plan: Plan) -> None:
         spec = plan.spec
         if plan.verb == "check":

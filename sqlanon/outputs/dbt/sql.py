@@ -254,6 +254,12 @@ def gates(spec: Spec, dialects: list[str], *, view: bool = False, one: bool = Fa
     """A gate for each privacy model of the spec and one for its suppression limit, per dialect
     (``one``: a single gate for all of them, :func:`privacy_gate_sql`); ``view``: and the
     rare-value gate, for a model that re-reads its live source on every query."""
+    if spec.privacy_unit is not None:
+        from sqlanon.errors import UnsupportedError
+
+        raise UnsupportedError("the dbt privacy gates count the released model's rows, and with a privacy "
+                               "unit a person has many: write the output with `sqlanon apply` (modes table, "
+                               "view, in_place or sql) instead")
     problem, levels = _problem(spec)
     out: list[Gate] = []
     limit = spec.transformation.suppression_limit

@@ -35,7 +35,7 @@ from sqlanon.domain.factorize import factorize
 from sqlanon.domain.metrics import get_metric
 from sqlanon.domain.metrics.entropy import first_appearance
 from sqlanon.domain.models.base import PrivacyModel
-from sqlanon.errors import HierarchyError
+from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
 from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, objects, sensitive_tree
@@ -113,6 +113,9 @@ class FastEvaluator:
         self.rolled_up = 0
         """Nodes grouped from a finer node's classes rather than from every row."""
         self.qis = list(p.qis)
+        if p.weighted:
+            raise UnsupportedError("the in-memory node check counts one row a person; persons with "
+                                   "sensitive attributes are checked in SQL")
         check_supported(models, self.qis, p.sensitive_hierarchies, metric_name)
         self.models = list(models)
         self.statistics = statistics_of(self.models)

@@ -111,7 +111,7 @@ def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set
                       exp.EQ(this=col("leaf", name), expression=h.key(col(a, src)))))
         proj.append(alias(col("code", name), f"q{i}"))
     q = loading_query(ev, proj, sens, ordered, hierarchical, src, exp.Count(this=exp.Star()),
-                             as_expression(exp.alias_(p.source.copy(), src, table=True, quoted=True)))
+                             as_expression(exp.alias_(ev.counted.copy(), src, table=True, quoted=True)))
     for rel, on in joins:
         q = q.join(rel, on=on, join_type="left", copy=False)
     data = ev.engine.fetch_numpy(q)

@@ -98,7 +98,7 @@ def projection_axis(engine: Engine, source: exp.Expression, attributes: Sequence
 def _relation(source: exp.Expression | str) -> exp.Expression:
     if isinstance(source, str):
         source = table(source)
-    if isinstance(source, exp.Table):
+    if isinstance(source, (exp.Table, exp.Subquery)):
         return as_expression(exp.alias_(source.copy(), internal("src"), table=True, quoted=True))
     return as_expression(exp.alias_(exp.Subquery(this=source.copy()), internal("src"), quoted=True))
 

@@ -79,7 +79,7 @@ def _check(columns: Sequence[str], attributes: Sequence[str], k: object, key: Se
 def _relation(source: str | exp.Expression) -> exp.Expression:
     if isinstance(source, str):
         source = table(source)
-    if isinstance(source, exp.Table):
+    if isinstance(source, (exp.Table, exp.Subquery)):
         return as_expression(exp.alias_(source.copy(), _SOURCE, table=True, quoted=True))
     return as_expression(exp.alias_(exp.Subquery(this=source.copy()), _SOURCE, quoted=True))
 
