@@ -18,8 +18,8 @@ from sqlanon.spec.context import Context, kind_of
 from sqlanon.spec.hierarchies import hierarchy_from_dict
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
-from sqlanon.spec.publishing import Publishing, publishing_from_dict
 from sqlanon.spec.privacy_unit import PrivacyUnit
+from sqlanon.spec.publishing import Publishing, publishing_from_dict
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.source import Source
 from sqlanon.spec.targets import file_path, target_kind

@@ -25,8 +25,8 @@ from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.methods import METHODS
 from sqlanon.spec.output import Output
-from sqlanon.spec.publishing import Publishing
 from sqlanon.spec.privacy_unit import PrivacyUnit
+from sqlanon.spec.publishing import Publishing
 from sqlanon.spec.source import Source
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
