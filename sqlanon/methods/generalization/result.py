@@ -54,7 +54,7 @@ class Report:
         d = self.as_dict()
         summary = {k: d[k] for k in ("rows", "suppressed_rows", "classes", "min_class_size", "privacy",
                                      "metrics")}
-        search = {k: v for k, v in self.search.items() if k != "ranked"}
+        search = {k: v for k, v in self.search.items() if k not in ("ranked", "explored")}
         written = write_chosen_spec(self.spec, self.node.levels, {"search": search, "result": summary},
                                     path)
         self.written_spec = str(written)
