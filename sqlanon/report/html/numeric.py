@@ -42,14 +42,11 @@ def _metrics(r: Mapping[str, Any]) -> list[str]:
         first = next(iter(value.values()))
         header = ("", *(first.keys() if isinstance(first, Mapping) else (name,)))
         parts += [f"<h3>{name}</h3>", table(header, [(str(row[0]), *row[1:]) for row in rows])]
-        series: dict[str, list[dict[str, Any]]] = {}
-        for k, v in value.items():
-            for inner, x in (v.items() if isinstance(v, Mapping) else ((name, v),)):
-                if isinstance(x, (int, float)) and not isinstance(x, bool):
-                    series.setdefault(inner, []).append({"attribute": str(k), "value": float(x)})
-        parts.append(charts_row(*[chart(f"metric-{name}-{inner}", charts.bars(
-            f"{inner} per attribute", points, x="attribute", y="value", x_title="attribute",
-            y_title=inner)) for inner, points in series.items()]))
+        if name == "per_attribute":
+            points = [{"attribute": str(k), "value": float(v["il1s"])} for k, v in value.items()]
+            parts.append(chart("il1s-per-attribute", charts.bars(
+                "IL1s per attribute", points, x="attribute", y="value", x_title="attribute",
+                y_title="IL1s (mean scaled absolute error)")))
     return [section("Information loss and risk", *parts, anchor="metrics")] if parts else []
 
 

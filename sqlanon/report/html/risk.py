@@ -13,11 +13,7 @@ HIGH = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 
 each is the one before it (0 for the first). A risk equal to a bound falls in the interval it closes."""
 
 
-def _bound(v: float) -> str:
-    return f"{v:.0e}" if v < 0.01 else f"{v:g}"
-
-
-LABELS = tuple(f"]{_bound(lo)}, {_bound(hi)}]" for lo, hi in zip((0.0, *HIGH[:-1]), HIGH))
+LABELS = tuple(f"]{lo:g}, {hi:g}]" for lo, hi in zip((0.0, *HIGH[:-1]), HIGH))
 
 
 def distribution(histogram: Sequence[Mapping[str, int]]) -> list[float]:
