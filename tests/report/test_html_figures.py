@@ -4,6 +4,7 @@ report is asked for (API, command line) or refused."""
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections import Counter
 
@@ -173,3 +174,20 @@ def test_refusals(engine, monkeypatch):
     monkeypatch.setitem(sys.modules, "vl_convert", None)
     with pytest.raises(UnsupportedError, match=r"sqlanon\[report\]"):
         api.check(spec_from_dict(spec), engine=engine, html=True)
+
+
+def charts_of(page: str) -> list[str]:
+    return re.findall(r'data-chart="([^"]+)"', page)
+
+
+def test_a_notebook_shows_the_same_charts_as_the_page(engine):
+    report = api.check(spec_from_dict(people.generalization(levels=LEVELS, suppression_limit=1.0)),
+                       engine=engine, html=True)
+    cell = report._repr_html_()
+    assert cell.startswith('<div class="sqlanon-report">')
+    assert charts_of(cell) == charts_of(document_of(report)) and "class-sizes" in charts_of(cell)
+    frame = engine.con.execute("SELECT * FROM people").df()
+    spec = people.microaggregation()
+    spec["output"] = {"mode": "table"}
+    result = api.apply(spec_from_dict({**spec, "source": {"table": "people"}}), data=frame, html=True)
+    assert "histogram-income" in charts_of(result._repr_html_())

@@ -10,6 +10,7 @@ report shows what the JSON report holds (levels, privacy models, metrics, the se
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,7 +33,8 @@ def _figures(report: Report, population: Mapping[str, Any] | None) -> dict[str, 
 def _parts(report: Report, population: Mapping[str, Any] | None) -> tuple[str, str, list[str]]:
     r = report.as_dict()
     f = _figures(report, population)
-    method = method_of(r)
+    # a report of a verb names its method; others (a DP microdata release) are shown as they are
+    method = method_of(r) if "transformation" in r else str(r.get("method", ""))
     if method == "generalization":
         body = generalization.sections(r, f)
     elif method in ("microaggregation", "noise"):
@@ -41,7 +43,8 @@ def _parts(report: Report, population: Mapping[str, Any] | None) -> tuple[str, s
         scalars = {k: v for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         body = [section("Summary", cards(scalars), anchor="summary")]
     body += common.population(f.get("population"))
-    body += common.closing(r, format_report(r))
+    text = format_report(r) if "transformation" in r else json.dumps(r, indent=2, default=str)
+    body += common.closing(r, text)
     subtitle = f"method {method}, {r.get('rows', 0):,} rows"
     return "sqlanon report", subtitle, body
 
