@@ -29,6 +29,11 @@ def _vlc() -> Any:
     return vl_convert
 
 
+def short(label: str, limit: int = 48) -> str:
+    """A label cut to ``limit`` characters (with an ellipsis)."""
+    return label if len(label) <= limit else label[:limit - 1] + "…"
+
+
 def require_renderer() -> None:
     """Refuse, before any work, when the charts cannot be drawn."""
     _vlc()
@@ -45,8 +50,11 @@ def _base(title: str, values: Sequence[Mapping[str, Any]], *, width: int = WIDTH
           height: int = HEIGHT) -> dict[str, Any]:
     return {"$schema": SCHEMA, "title": {"text": title, "anchor": "start", "fontSize": 13},
             "width": width, "height": height, "data": {"values": [dict(v) for v in values]},
+            # labelLimit 0: labels are not measured for truncation (costly in the renderer); long
+            # labels are shortened before they get here (:func:`short`)
             "config": {"font": "sans-serif", "view": {"stroke": None},
-                       "axis": {"labelFontSize": 10, "titleFontSize": 11}}}
+                       "axis": {"labelFontSize": 10, "titleFontSize": 11, "labelLimit": 0},
+                       "legend": {"labelLimit": 0}}}
 
 
 def _phase_color() -> dict[str, Any]:
@@ -90,7 +98,7 @@ def bars(title: str, values: Sequence[Mapping[str, Any]], *, x: str, y: str, x_t
     spec = _base(title, values)
     encoding: dict[str, Any] = {
         "x": {"field": x, "type": "nominal", "title": x_title, "sort": list(sort) if sort else None,
-              "axis": {"labelAngle": -45, "labelLimit": 120}},
+              "axis": {"labelAngle": -45}},
         "y": {"field": y, "type": "quantitative", "title": y_title,
               **({"axis": {"format": "%"}} if percent else {})},
         "tooltip": [{"field": x}, {"field": y, **({"format": ".2%"} if percent else {})}]}
@@ -109,7 +117,7 @@ def shares_by_class(title: str, values: Sequence[Mapping[str, Any]], order: Sequ
     spec = _base(title, values, width=WIDTH + 120, height=max(HEIGHT, 14 * len(order)))
     spec.update(mark={"type": "bar"},
                 encoding={"y": {"field": "class", "type": "nominal", "sort": list(order), "title": None,
-                                "axis": {"labelLimit": 220}},
+                                "axis": {"labelLimit": 0}},
                           "x": {"field": "share", "type": "quantitative", "stack": "normalize",
                                 "title": "share of the class's records", "axis": {"format": "%"}},
                           "color": {"field": "value", "type": "nominal", "title": "value",

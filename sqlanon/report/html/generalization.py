@@ -144,7 +144,7 @@ def _top_values(counts: Sequence[Sequence[Any]]) -> list[str]:
 
 
 def esc_value(v: Any) -> str:
-    return "NULL" if v is None else str(v)
+    return "NULL" if v is None else charts.short(str(v), 30)
 
 
 def _sensitive(f: Mapping[str, Any]) -> list[str]:
@@ -168,7 +168,7 @@ def _sensitive(f: Mapping[str, Any]) -> list[str]:
             stacked.append({"class": "released table", "value": _bucket(v, top), "share": c / total})
         labels = ["released table"]
         for c in d.get("classes") or []:
-            label = f"{c['class']} ({c['size']})"
+            label = f"{charts.short(c['class'], 60)} ({c['size']})"
             labels.append(label)
             stacked += [{"class": label, "value": _bucket(v, top), "share": n / c["size"]}
                         for v, n in c["values"]]
