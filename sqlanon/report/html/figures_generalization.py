@@ -88,5 +88,7 @@ def _sensitive(ev: Evaluator, node: NodeCheck, levels: dict[str, int], attribute
     for r in rows:
         c = classes.setdefault(_label(qis, r), {"size": int(r["size"]), "values": []})
         c["values"].append((r["value"], int(r["count"])))
+    for c in classes.values():
+        c["values"].sort(key=lambda vc: ("" if vc[0] is None else str(vc[0])))
     ordered = sorted(classes.items(), key=lambda kv: (kv[1]["size"], kv[0]))
     return {"after": overall, "classes": [{"class": k, **v} for k, v in ordered]}
