@@ -15,8 +15,27 @@ VALUES_SHOWN = 12
 
 
 def sections(r: Mapping[str, Any], f: Mapping[str, Any]) -> list[str]:
-    return [*_summary(r), *_transformation(r, f), *_privacy(r), *_risk(f), *_loss(r, f), *_lattice(r),
-            *_sensitive(f)]
+    return [*_summary(r), *_transformation(r, f), *_privacy(r), *_risk(f), *_local(r), *_loss(r, f),
+            *_lattice(r), *_sensitive(f)]
+
+
+def _local(r: Mapping[str, Any]) -> list[str]:
+    """A local recoding's steps: the figures above describe its first step's node only."""
+    local = r.get("local_recoding")
+    if not local:
+        return []
+    rows = [(s["step"], ", ".join(f"{a}={lv}" for a, lv in s["levels"].items()), s["records"],
+             s["released_rows"]) for s in local["steps"]]
+    out = local["output"]
+    return [section("Local recoding",
+                    paragraph("The released rows carry the levels of the step that released them; the "
+                              "figures above describe the first step's node, the output's are below."),
+                    table(("step", "levels", "records", "released"), rows),
+                    table(("output", "value"), [("rows", out["rows"]), ("suppressed", out["suppressed_rows"]),
+                                                ("classes", out["classes"]),
+                                                ("smallest class", out["min_class_size"]),
+                                                *out["metrics"].items()]),
+                    anchor="local-recoding")]
 
 
 def _summary(r: Mapping[str, Any]) -> list[str]:
