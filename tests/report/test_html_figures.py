@@ -191,3 +191,19 @@ def test_a_notebook_shows_the_same_charts_as_the_page(engine):
     spec["output"] = {"mode": "table"}
     result = api.apply(spec_from_dict({**spec, "source": {"table": "people"}}), data=frame, html=True)
     assert "histogram-income" in charts_of(result._repr_html_())
+
+
+def test_a_numeric_sensitive_attribute_is_shown_in_bins(engine):
+    spec = people.generalization(levels=LEVELS, suppression_limit=1.0)
+    spec["attributes"] = {**spec["attributes"], "income": {"role": "sensitive"}}
+    report = api.check(spec_from_dict(spec), engine=engine, html=True)
+    income = report.figures["sensitive"]["income"]
+    lo, hi = engine.con.execute("SELECT min(income), max(income) FROM people").fetchone()
+    assert [label for label, _ in income["before"]] == [label for label, _ in income["after"]]
+    assert len(income["after"]) == 10 and income["after"][0][0].startswith(f"[{lo:.6g}, ")
+    assert sum(n for _, n in income["before"]) == people.ROWS
+    assert sum(n for _, n in income["after"]) == report.node.rows - report.node.suppressed_rows
+    top = engine.con.execute("SELECT count(*) FROM people WHERE income >= ?",
+                             [lo + 9 * (hi - lo) / 10]).fetchone()[0]
+    assert income["before"][-1][1] == top  # the maximum falls in the last bin
+    assert all(sum(n for _, n in c["values"]) == c["size"] for c in income["classes"])

@@ -111,9 +111,10 @@ def bars(title: str, values: Sequence[Mapping[str, Any]], *, x: str, y: str, x_t
     return spec
 
 
-def shares_by_class(title: str, values: Sequence[Mapping[str, Any]], order: Sequence[str]) -> dict[str, Any]:
+def shares_by_class(title: str, values: Sequence[Mapping[str, Any]], order: Sequence[str],
+                    value_order: Sequence[str]) -> dict[str, Any]:
     """Stacked shares of a sensitive attribute's values per class (records ``class``, ``value``,
-    ``share``), the overall distribution as the first bar."""
+    ``share``), the overall distribution as the first bar; values stacked in ``value_order``."""
     spec = _base(title, values, width=WIDTH + 120, height=max(HEIGHT, 14 * len(order)))
     spec.update(mark={"type": "bar"},
                 encoding={"y": {"field": "class", "type": "nominal", "sort": list(order), "title": None,
@@ -121,7 +122,8 @@ def shares_by_class(title: str, values: Sequence[Mapping[str, Any]], order: Sequ
                           "x": {"field": "share", "type": "quantitative", "stack": "normalize",
                                 "title": "share of the class's records", "axis": {"format": "%"}},
                           "color": {"field": "value", "type": "nominal", "title": "value",
-                                    "scale": {"scheme": "tableau20"}},
+                                    "scale": {"scheme": "tableau20", "domain": list(value_order)}},
+                          "order": {"field": "rank", "type": "quantitative"},
                           "tooltip": [{"field": "class"}, {"field": "value"},
                                       {"field": "share", "format": ".1%"}]})
     return spec

@@ -41,7 +41,8 @@ class Figures:
 
     def finished(self, ds: Dataset, result: Any) -> None:
         if self.method == "generalization" and hasattr(result, "node"):
-            found = figures_generalization.after(self.spec, ds, result)
+            found = figures_generalization.after(self.spec, ds, result,
+                                                 self.data.pop("sensitive_ranges", {}))
             self.data["class_sizes"].update(found.pop("class_sizes"))
             sensitive = found.pop("sensitive")
             for a, before in self.data.pop("sensitive_before", {}).items():

@@ -25,7 +25,7 @@ def candidates(spec: Spec) -> list[str]:
     return names[:ATTRIBUTES_SHOWN]
 
 
-def _numeric(ds: Dataset, attributes: list[str]) -> list[str]:
+def numeric_attributes(ds: Dataset, attributes: list[str]) -> list[str]:
     types = {name: str(t).upper() for name, t in ds.columns}
     return [a for a in attributes if any(t in types.get(a, "") for t in NUMERIC)]
 
@@ -34,7 +34,7 @@ def describe(ds: Dataset, relation: exp.Expression, attributes: list[str],
              bounds: dict[str, tuple[float, float]] | None = None) -> dict[str, Any]:
     """Histograms (on ``bounds``, else the relation's own ranges), value counts of the other
     attributes, and the numeric attributes' correlations."""
-    numeric = _numeric(ds, attributes)
+    numeric = numeric_attributes(ds, attributes)
     with ds.engine.purpose("report figures"):
         ranges = bounds if bounds is not None else sql.ranges(ds.engine, relation, numeric)
         return {

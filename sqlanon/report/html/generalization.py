@@ -191,6 +191,8 @@ def _sensitive(f: Mapping[str, Any]) -> list[str]:
             labels.append(label)
             stacked += [{"class": label, "value": _bucket(v, top), "share": n / c["size"]}
                         for v, n in c["values"]]
+        for point in stacked:
+            point["rank"] = order.index(point["value"])
         out.append(section(
             f"Sensitive attribute {attribute}",
             paragraph("Its distribution in the source and in the released table, then within the smallest "
@@ -200,7 +202,7 @@ def _sensitive(f: Mapping[str, Any]) -> list[str]:
                 f"{attribute}: distribution", bars, x="value", y="share", x_title=attribute,
                 y_title="share of records", percent=True, by_phase=True, sort=order)),
                 chart(f"sensitive-classes-{attribute}", charts.shares_by_class(
-                    f"{attribute} within classes (class size in brackets)", stacked, labels))),
+                    f"{attribute} within classes (class size in brackets)", stacked, labels, order))),
             anchor=f"sensitive-{esc(attribute)}"))
     return out
 

@@ -54,22 +54,33 @@ def ranges(engine: Engine, relation: exp.Expression, attributes: Sequence[str]
             if row[f"lo{i}"] is not None}
 
 
-def histogram(engine: Engine, relation: exp.Expression, attribute: str, lo: float, hi: float
-              ) -> list[dict[str, float]]:
-    """Counts of ``attribute`` in :data:`BINS` equal bins over ``[lo, hi]``; values outside fall in
-    the first or last bin (noise may leave the source's range)."""
-    width = (hi - lo) / BINS if hi > lo else 1.0
-    value = exp.cast(col(attribute), exp.DataType.build("double"))
+def bin_of(column: exp.Expression, lo: float, hi: float, bins: int = BINS) -> exp.Expression:
+    """The bin (0 .. bins-1) of a value among ``bins`` equal bins over ``[lo, hi]``; values outside
+    fall in the first or last bin (noise may leave the source's range)."""
+    width = (hi - lo) / bins if hi > lo else 1.0
+    value = exp.cast(column, exp.DataType.build("double"))
     raw = exp.Floor(this=exp.Div(this=exp.Paren(this=exp.Sub(this=value, expression=lit(lo))),
                                  expression=lit(width)))
-    clamped = (exp.Case().when(exp.LT(this=raw, expression=lit(0)), lit(0))
-               .when(exp.GTE(this=raw.copy(), expression=lit(BINS - 1)), lit(BINS - 1)).else_(raw.copy()))
-    query = (exp.select(alias(clamped, "bin"), alias(count_star(), "count")).from_(relation.copy())
+    return (exp.Case().when(exp.LT(this=raw, expression=lit(0)), lit(0))
+            .when(exp.GTE(this=raw.copy(), expression=lit(bins - 1)), lit(bins - 1)).else_(raw.copy()))
+
+
+def bin_bounds(lo: float, hi: float, bins: int = BINS) -> list[tuple[float, float]]:
+    width = (hi - lo) / bins if hi > lo else 1.0
+    return [(lo + b * width, lo + (b + 1) * width) for b in range(bins)]
+
+
+def histogram(engine: Engine, relation: exp.Expression, attribute: str, lo: float, hi: float, *,
+              bins: int = BINS, weight: str | None = None) -> list[dict[str, float]]:
+    """Counts (rows, or the sum of ``weight``) of ``attribute`` in ``bins`` equal bins (:func:`bin_of`)."""
+    amount = exp.Sum(this=col(weight)) if weight else count_star()
+    query = (exp.select(alias(bin_of(col(attribute), lo, hi, bins), "bin"), alias(amount, "count"))
+             .from_(relation.copy())
              .where(exp.Not(this=exp.Is(this=col(attribute), expression=exp.Null())))
              .group_by(exp.Literal.number(1)))
     counts = {int(r["bin"]): int(r["count"]) for r in engine.fetch_dicts(query)}
-    return [{"lo": lo + b * width, "hi": lo + (b + 1) * width, "count": counts.get(b, 0)}
-            for b in range(BINS)]
+    return [{"lo": a, "hi": b, "count": counts.get(i, 0)}
+            for i, (a, b) in enumerate(bin_bounds(lo, hi, bins))]
 
 
 def correlations(engine: Engine, relation: exp.Expression, attributes: Sequence[str]) -> list[dict[str, Any]]:
