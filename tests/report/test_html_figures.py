@@ -207,3 +207,16 @@ def test_a_numeric_sensitive_attribute_is_shown_in_bins(engine):
                              [lo + 9 * (hi - lo) / 10]).fetchone()[0]
     assert income["before"][-1][1] == top  # the maximum falls in the last bin
     assert all(sum(n for _, n in c["values"]) == c["size"] for c in income["classes"])
+
+
+def test_other_methods_show_their_figures_and_text(engine, tmp_path):
+    attributes = {"id": {"role": "identifier"}, "age": {"role": "quasi_identifier", "type": "integer"},
+                  "income": {"role": "quasi_identifier"}, "zip": {"role": "insensitive"},
+                  "sex": {"role": "insensitive"}, "disease": {"role": "sensitive"}}
+    spec = {"source": {"table": "people"}, "attributes": attributes,
+            "transformation": {"method": "mondrian", "k": 5}, "output": {"mode": "table", "name": "boxes"}}
+    page = tmp_path / "mondrian.html"
+    report = api.apply(spec_from_dict(spec), engine=engine, html=page)
+    text = page.read_text()
+    assert "Transformation" in text and "Metrics" in text and "transformation: mondrian" in text
+    assert report._repr_html_().startswith('<div class="sqlanon-report">')

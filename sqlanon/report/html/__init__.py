@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlanon.report.base import Report, format_report, method_of
 from sqlanon.report.html import common, generalization, numeric
-from sqlanon.report.html.page import cards, document, fragment, section
+from sqlanon.report.html.page import cards, document, fragment, pairs, section
 
 __all__ = ["document_of", "fragment_of", "write"]
 
@@ -42,6 +42,11 @@ def _parts(report: Report, population: Mapping[str, Any] | None) -> tuple[str, s
     else:
         scalars = {k: v for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         body = [section("Summary", cards(scalars), anchor="summary")]
+        if isinstance(r.get("transformation"), Mapping):
+            body.append(section("Transformation", pairs(r["transformation"]), anchor="transformation"))
+        metrics = {k: v for k, v in (r.get("metrics") or {}).items() if not isinstance(v, Mapping)}
+        if metrics:
+            body.append(section("Metrics", pairs(metrics), anchor="metrics"))
     body += common.population(f.get("population"))
     text = format_report(r) if "transformation" in r else json.dumps(r, indent=2, default=str)
     body += common.closing(r, text)
