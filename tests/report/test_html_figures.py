@@ -220,3 +220,21 @@ def test_other_methods_show_their_figures_and_text(engine, tmp_path):
     text = page.read_text()
     assert "Transformation" in text and "Metrics" in text and "transformation: mondrian" in text
     assert report._repr_html_().startswith('<div class="sqlanon-report">')
+
+
+def test_population_estimates_from_risk_analyses(engine):
+    report = api.check(spec_from_dict(people.generalization(levels=LEVELS, suppression_limit=1.0)),
+                       engine=engine)
+
+    def analysis(pitman: float) -> dict:
+        return {"sample": {"average_risk": 0.5}, "class_sizes": {"1": 3},
+                "population": {"population": 3_016_200, "sampling_fraction": 0.01,
+                               "zayatz": {"uniques": 8e5, "fraction": 0.27, "converged": True},
+                               "pitman": {"uniques": 4e5, "fraction": pitman, "converged": True},
+                               "snb": {"uniques": 0.0, "fraction": 0.0, "converged": False},
+                               "dankar": {"uniques": 4e5, "fraction": pitman, "converged": True},
+                               "dankar_model": "pitman"}}
+
+    page = document_of(report, population={"before": analysis(0.1446), "after": analysis(0.0021)})
+    assert "3,016,200" in page and "0.1446" in page and "0.0021" in page
+    assert page.count(">pitman<") >= 3  # the estimator rows of both phases and Dankar's choice

@@ -21,16 +21,22 @@ def population(data: Mapping[str, Any] | None) -> list[str]:
     * ``before`` and ``after``: per estimator (``zayatz``, ``pitman``, ``snb``, ``dankar``, ...) either
       the fraction of population uniques, or a mapping with ``fraction`` and optionally ``uniques``
       (the estimated number of population uniques), ``converged`` and ``estimator`` (the one Dankar's
-      rule chose).
+      rule chose); or a whole risk analysis's ``as_dict()``, whose ``population`` holds the
+      estimators (and ``population``, ``sampling_fraction``, ``dankar_model``).
     """
     if not data:
         return []
     parts = []
-    if data.get("model"):
-        parts.append(pairs(dict(data["model"])))
+    model = dict(data.get("model") or {})
+    phases = {}
+    for phase in PHASES:
+        phases[phase], found = _estimates(data.get(phase))
+        model = model or found
+    if model:
+        parts.append(pairs(model))
     rows, points = [], []
     for phase in PHASES:
-        for name, value in (data.get(phase) or {}).items():
+        for name, value in phases[phase].items():
             entry = value if isinstance(value, Mapping) else {"fraction": value}
             fraction = entry.get("fraction")
             rows.append((phase, name, fraction, entry.get("uniques"),
@@ -44,6 +50,22 @@ def population(data: Mapping[str, Any] | None) -> list[str]:
             "Estimated population uniques", points, x="estimator", y="fraction", x_title="estimator",
             y_title="fraction of records", percent=True, by_phase=True)))
     return [section("Population uniqueness", *parts, anchor="population")]
+
+
+def _estimates(value: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The estimators of one phase, and the population model a risk analysis names."""
+    if not isinstance(value, Mapping):
+        return {}, {}
+    population = value.get("population")
+    if not isinstance(population, Mapping):
+        return dict(value), {}
+    estimates = {name: dict(population[name]) for name in ("zayatz", "pitman", "snb", "dankar")
+                 if isinstance(population.get(name), Mapping)}
+    if "dankar" in estimates and population.get("dankar_model"):
+        estimates["dankar"]["estimator"] = population["dankar_model"]
+    model = {"population_size": population.get("population"),
+             "sampling_fraction": population.get("sampling_fraction")}
+    return estimates, {k: v for k, v in model.items() if v is not None}
 
 
 def closing(r: Mapping[str, Any], text: str) -> list[str]:
