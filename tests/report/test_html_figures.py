@@ -238,3 +238,20 @@ def test_population_estimates_from_risk_analyses(engine):
     page = document_of(report, population={"before": analysis(0.1446), "after": analysis(0.0021)})
     assert "3,016,200" in page and "0.1446" in page and "0.0021" in page
     assert page.count(">pitman<") >= 3  # the estimator rows of both phases and Dankar's choice
+
+
+def test_a_small_lattice_is_drawn_whole():
+    from sqlanon.report.html.generalization import lattice_points
+
+    search = {"explored": {"attributes": ["a", "b"], "heights": [1, 2],
+                           "nodes": [[[0, 0], False, None], [[1, 1], True, 0.5], [[0, 2], True, 0.5]]},
+              "chosen": [1, 1], "alternatives": [{"a": 0, "b": 2}], "value": 0.5}
+    points, top = lattice_points(search)
+    states = {p["node"]: p["state"] for p in points}
+    assert top == 3 and len(points) == 6
+    assert states == {"a=0, b=0": "not anonymous", "a=1, b=1": "optimum", "a=0, b=2": "tie",
+                      "a=1, b=0": "not checked", "a=0, b=1": "not checked", "a=1, b=2": "not checked"}
+    by_height = {}
+    for p in points:
+        by_height.setdefault(p["height"], []).append(p["position"])
+    assert all(sorted(v) == list(range(len(v))) for v in by_height.values())

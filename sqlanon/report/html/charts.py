@@ -171,7 +171,7 @@ def correlations(title: str, values: Sequence[Mapping[str, Any]], attributes: Se
 def lattice(values: Sequence[Mapping[str, Any]], height_max: int) -> dict[str, Any]:
     """The lattice the search explored (records ``height``, ``position``, ``node``, ``state``), one
     point per node, by height (sum of levels) as ARX's lattice view draws it."""
-    states = ["optimum", "tie", "anonymous", "not anonymous"]
+    states = ["optimum", "tie", "anonymous", "not anonymous", "not checked"]
     spec = _base("Lattice explored by the search (nodes by height)", values, width=WIDTH + 120,
                  height=max(HEIGHT, 18 * (height_max + 1)))
     spec.update(mark={"type": "point", "filled": True, "size": 60},
@@ -181,11 +181,13 @@ def lattice(values: Sequence[Mapping[str, Any]], height_max: int) -> dict[str, A
                                 "axis": None},
                           "color": {"field": "state", "type": "nominal", "title": None,
                                     "scale": {"domain": states,
-                                              "range": ["#d62728", "#ff9f1c", "#2ca02c", "#9aa5b1"]},
+                                              "range": ["#d62728", "#ff9f1c", "#2ca02c", "#9aa5b1",
+                                                        "#e4e8ec"]},
                                     "legend": {"orient": "top"}},
                           "shape": {"field": "state", "type": "nominal", "legend": None,
                                     "scale": {"domain": states,
-                                              "range": ["diamond", "diamond", "circle", "circle"]}},
+                                              "range": ["diamond", "diamond", "circle", "circle",
+                                                        "circle"]}},
                           "tooltip": [{"field": "node"}, {"field": "state"}, {"field": "value"}]})
     return spec
 

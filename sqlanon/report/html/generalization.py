@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,6 +12,8 @@ from sqlanon.report.html.common import PHASES
 from sqlanon.report.html.page import cards, chart, charts_row, esc, paragraph, section, table
 
 OTHER = "other"
+WHOLE_LATTICE = 2000
+"""A lattice of at most this many nodes is drawn whole (the nodes the search never checked too)."""
 VALUES_SHOWN = 12
 """Values of a sensitive attribute shown by name; the others are summed as ``other``."""
 
@@ -125,10 +129,23 @@ def lattice_points(search: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int
                        "node": ", ".join(f"{a}={lv}" for a, lv in zip(attributes, node))})
     if best and not any(p["state"] == "optimum" for p in points):
         height = sum(best)
-        points.append({"height": height, "position": per_height.get(height, 0), "state": "optimum",
+        per_height[height] = per_height.get(height, 0) + 1
+        points.append({"height": height, "position": per_height[height] - 1, "state": "optimum",
                        "value": search.get("value"),
                        "node": ", ".join(f"{a}={lv}" for a, lv in zip(attributes, best))})
-    return points, sum(explored.get("heights") or [0])
+    heights = explored.get("heights") or []
+    if heights and math.prod(h + 1 for h in heights) <= WHOLE_LATTICE:
+        # a small lattice is drawn whole, as ARX does: the nodes never checked (pruned or tagged) too
+        drawn = {p["node"] for p in points}
+        for node in itertools.product(*[range(h + 1) for h in heights]):
+            name = ", ".join(f"{a}={lv}" for a, lv in zip(attributes, node))
+            if name in drawn:
+                continue
+            height = sum(node)
+            per_height[height] = per_height.get(height, 0) + 1
+            points.append({"height": height, "position": per_height[height] - 1, "state": "not checked",
+                           "value": None, "node": name})
+    return points, sum(heights or [0])
 
 
 def _lattice(r: Mapping[str, Any]) -> list[str]:
