@@ -24,3 +24,6 @@ java_major() { java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | he
 if ! command -v java >/dev/null || [ "$(java_major)" -lt 17 ]; then
   apt_install openjdk-17-jre-headless "the Spark tests (Java 17)"
 fi
+if ! command -v chromium >/dev/null; then
+  apt_install chromium "the HTML report's browser tests (headless Chromium)"
+fi

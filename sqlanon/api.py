@@ -47,6 +47,24 @@ def _plan(spec: Spec, verb: str, *, writes: bool = False, dialect: str | None = 
     return plan
 
 
+def _html_options(spec: Spec, html: Any, *, writes: bool) -> dict[str, Any]:
+    """The run's observer that computes the HTML report's figures, when one is asked for."""
+    if html is None or html is False:
+        return {}
+    from sqlanon.report.html.collect import Figures
+
+    return {"observer": Figures(spec, writes=writes)}
+
+
+def _with_html(report: Any, html: Any) -> Any:
+    """The report, once its HTML page is written to ``html`` (a path)."""
+    if html is not None and not isinstance(html, bool):
+        from sqlanon.report.html import write
+
+        write(report, html)
+    return report
+
+
 def _before_opening(spec: Spec, engine: Engine | None, database: str | None) -> None:
     """The checks of a verb that writes, before the source is opened: where a file source's output
     would go, a writable ``output.path``, and a research subset that outlives the session."""
@@ -57,19 +75,25 @@ def _before_opening(spec: Spec, engine: Engine | None, database: str | None) -> 
 
 
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
-          metrics: tuple[str, ...] | None = None, data: Any = None, against: str | None = None) -> Any:
+          metrics: tuple[str, ...] | None = None, data: Any = None, against: str | None = None,
+          html: str | os.PathLike[str] | bool | None = None) -> Any:
     """What the spec's source achieves under its transformation (levels and suppression limit; for
     microaggregation the groups, achieved k and information loss: a ``MicroaggregationReport``).
 
     ``data``: a table in memory (pandas or polars DataFrame, Arrow table or record batch reader) to
-    check instead of the spec's source (docs/spec.md, in-memory data). ``against``: a previous release
-    (a table or view): what intersecting the release the spec would publish now with it reveals (an
-    ``IntersectionReport``, docs/republishing.md); nothing is written."""
+    check instead of the spec's source (docs/spec.md, in-memory data). ``html``: a file to write the
+    HTML report to, or True to compute its figures for the report object's ``_repr_html_`` only
+    (docs/report.md). ``against``: a previous release (a table or view): what intersecting the release
+    the spec would publish now with it reveals (an ``IntersectionReport``, docs/republishing.md);
+    nothing is written."""
     if against is not None:
         from sqlanon.methods.republication.against import check_against, refuse_data
 
         refuse_data(data)
+        if html:
+            from sqlanon.errors import UnsupportedError
 
+            raise UnsupportedError("check --against writes no HTML report; leave out --html")
         spec = _spec(spec)
         plan = _plan(spec, "apply", writes=True, metrics=metrics, against=against)
         return check_against(plan, against, OutputSink(spec), engine=engine, database=database)
@@ -77,15 +101,15 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         from sqlanon.outputs.in_memory import run_on_data
 
         return run_on_data(check, spec, data, engine=engine, database=database, writes=False,
-                           metrics=metrics)
+                           metrics=metrics, html=html)
     spec = _spec(spec)
-    plan = _plan(spec, "check", metrics=metrics)
-    return run_plan(plan, OutputSink(spec), engine=engine, database=database)
+    plan = _plan(spec, "check", metrics=metrics, **_html_options(spec, html, writes=False))
+    return _with_html(run_plan(plan, OutputSink(spec), engine=engine, database=database), html)
 
 
 def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
           metrics: tuple[str, ...] | None = None, dry_run: bool = False, progress: bool = False,
-          data: Any = None) -> Any:
+          data: Any = None, html: str | os.PathLike[str] | bool | None = None) -> Any:
     """Check the transformation and write the spec's output (table, view, in place, or SQL).
 
     ``progress`` draws a progress line on a terminal for long microaggregations. With ``data`` (a
@@ -95,12 +119,13 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         from sqlanon.outputs.in_memory import run_on_data
 
         return run_on_data(apply, spec, data, engine=engine, database=database, metrics=metrics,
-                           dry_run=dry_run, progress=progress)
+                           dry_run=dry_run, progress=progress, html=html)
     spec = _spec(spec)
     if not dry_run:
         _before_opening(spec, engine, database)
-    plan = _plan(spec, "apply", writes=not dry_run, metrics=metrics, progress=progress)
-    return run_plan(plan, OutputSink(spec), engine=engine, database=database)
+    plan = _plan(spec, "apply", writes=not dry_run, metrics=metrics, progress=progress,
+                 **_html_options(spec, html, writes=not dry_run))
+    return _with_html(run_plan(plan, OutputSink(spec), engine=engine, database=database), html)
 
 
 def open_source(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None
@@ -143,7 +168,7 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
               metrics: tuple[str, ...] | None = None, dry_run: bool = False,
               time_limit: float | None = None, progress: bool = False,
               write_spec: str | os.PathLike[str] | None = None,
-              data: Any = None) -> Report | Result:
+              data: Any = None, html: str | os.PathLike[str] | bool | None = None) -> Report | Result:
     """Search the lattice for the transformation of least information loss, then write the output.
 
     ``strategy`` and ``metric`` default to ``transformation.search`` (``optimal``) and
@@ -159,10 +184,11 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
 
         return run_on_data(anonymize, spec, data, engine=engine, database=database, strategy=strategy,
                            metric=metric, metrics=metrics, dry_run=dry_run, time_limit=time_limit,
-                           progress=progress, write_spec=write_spec)
+                           progress=progress, write_spec=write_spec, html=html)
     spec = _spec(spec)
     plan = _plan(spec, "anonymize", writes=not dry_run, metrics=metrics, strategy=strategy,
-                 metric=metric, time_limit=time_limit, progress=progress)
+                 metric=metric, time_limit=time_limit, progress=progress,
+                 **_html_options(spec, html, writes=not dry_run))
     if not dry_run:
         _before_opening(spec, engine, database)
     if write_spec is not None:
@@ -171,37 +197,19 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
         destination(spec, write_spec)  # a bad path is found before the search
     sink = OutputSink(spec, before_write=None if write_spec is None
                       else lambda report: report.write_spec(write_spec))
-    return run_plan(plan, sink, engine=engine, database=database)
+    check instead of the spec's source (docs/spec.md, in-memory data). ``html``: a file to write the
+    HTML report to, or True to compute its figures for the report object's ``_repr_html_`` only
+    (docs/report.md). ``against``: a previous release (a table or view): what intersecting the release
+    the spec would publish now with it reveals (an ``IntersectionReport``, docs/republishing.md);
+    nothing is written."""
+    if against is not None:
+        from sqlanon.methods.republication.against import check_against, refuse_data
 
+        refuse_data(data)
+        if html:
+            from sqlanon.errors import UnsupportedError
 
-def risk(spec: Spec | Mapping[str, Any] | str, *, engine: Engine | None = None,
-         database: str | None = None, population: int | str | None = None,
-         sampling_fraction: float | None = None, threshold: float | None = None,
-         search: bool = False, sdcmicro: bool = False, weight: str | None = None, suda2: bool = False,
-         suda2_max_size: int | None = None) -> Any:
-    """The re-identification risk of the spec's table (all QIs at level 0) and, when the spec fixes
-    levels (or ``search`` finds them, as ``anonymize`` without writing), of its release: ARX's
-    sample figures and, given a population (a size, ``"usa"``, or a sampling fraction; default
-    ``metrics.options``), the population-uniqueness estimates; with ``sdcmicro`` (or ``weight`` or
-    ``suda2``), sdcMicro's individual and global risk (``weight``: the sampling-weight column,
-    default ``metrics.options.sampling_weight``) and, with ``suda2``, SUDA2's special uniques up to
-    ``suda2_max_size`` quasi-identifiers (default all)
-    (a :class:`~sqlanon.report.risk.RiskReport`; docs/risk.md)."""
-    import dataclasses
-
-    from sqlanon.report.risk import risk_report
-    from sqlanon.report.risk_sdc import SdcSettings
-
-    spec = _spec(spec)
-    if search:
-        found = anonymize(spec, engine=engine, database=database, dry_run=True)
-        if not isinstance(found, Report):  # a Result comes back only for a table in memory
-            from sqlanon.errors import InternalError
-
-            raise InternalError(f"anonymize returned a {type(found).__name__}, not a Report")
-        chosen = dataclasses.replace(spec.transformation, levels=dict(found.node.levels))
-        spec = dataclasses.replace(spec, transformation=chosen)
-    return risk_report(spec, engine=engine, database=database, population=population,
-                       sampling_fraction=sampling_fraction, threshold=threshold, release=search,
-                       sdc=SdcSettings(weight, (suda2_max_size or 0) if suda2 else None)
-                       if sdcmicro or weight or suda2 else None)
+            raise UnsupportedError("check --against writes no HTML report; leave out --html")
+        spec = _spec(spec)
+        plan = _plan(spec, "apply", writes=True, metrics=metrics, against=against)
+        return check_against(plan, against, OutputSink(spec), engine=engine, database=database)

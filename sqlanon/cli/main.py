@@ -89,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version())
     _add_common(parser, top=True)
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    from sqlanon.cli import report as report_cli
 
     def verb(name: str, text: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=text, description=text, epilog=EXIT_CODES,
@@ -98,13 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(p)
     p.add_argument("--against", metavar="PREVIOUS_RELEASE", help="a previous release (table or view): "
                    "fail if intersecting it with this release shrinks classes or pins values down")
+    report_cli.add_html(p)
     p = verb("apply", "check the transformation and write the spec's output")
     _add_source_options(p)
     _add_output_overrides(p)
+    report_cli.add_html(p)
     p.add_argument("--dry-run", action="store_true", help="check only; write nothing")
     p = verb("anonymize", "search for the best transformation and write the output")
     _add_source_options(p)
     _add_output_overrides(p)
+    report_cli.add_html(p)
     p.add_argument("--strategy", help="optimal, binary, incognito, exhaustive or heuristic "
                    "(default: transformation.search, else optimal)")
     p.add_argument("--metric", help="the metric to minimise (default: transformation.metric, else loss)")
@@ -128,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     from sqlanon.cli import risk as risk_cli
 
     risk_cli.add_arguments(p)
+
+    p = verb("report", "an HTML report of what the spec's transformation achieves (writes no output)")
+    report_cli.add_arguments(p)
+    _add_source_options(p)
 
     p = verb("query", "one differentially private aggregate, charged to a budget")
     from sqlanon.cli import dp as dp_cli
@@ -330,18 +338,19 @@ def run(args: argparse.Namespace) -> int:
     from sqlanon import api
 
     if args.verb == "check":
-        report = api.check(args.spec, database=args.database, against=args.against)
+        report = api.check(args.spec, database=args.database, against=args.against, html=args.html)
         _print_report(report.as_dict(), args.json)
         return EXIT_OK if report.anonymous else EXIT_NOT_ANONYMOUS
     if args.verb == "apply":
         report = api.apply(_spec_with_overrides(args), database=args.database, dry_run=args.dry_run,
-                           progress=True)
+                           progress=True, html=args.html)
         _print_report(report.as_dict(), args.json)
         return EXIT_OK
     if args.verb == "anonymize":
         report = api.anonymize(_spec_with_overrides(args), database=args.database,
                                strategy=args.strategy, metric=args.metric, dry_run=args.dry_run,
-                               time_limit=args.time_limit, progress=True, write_spec=args.write_spec)
+                               time_limit=args.time_limit, progress=True, write_spec=args.write_spec,
+                               html=args.html)
         if not isinstance(report, api.Report):  # a Result comes back only for a table in memory
             raise InternalError(f"anonymize returned a {type(report).__name__}, not a Report")
         _print_report(report.as_dict(), args.json)
@@ -363,6 +372,11 @@ def run(args: argparse.Namespace) -> int:
         from sqlanon.cli import risk as risk_cli
 
         return risk_cli.run(args)
+
+    if args.verb == "report":
+        from sqlanon.cli import report as report_cli
+
+        return report_cli.run(args, _print_report)
     if args.verb == "query":
         from sqlanon.cli import dp as dp_cli
 

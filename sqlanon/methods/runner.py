@@ -7,7 +7,7 @@ runs the method; the source (and an engine it opened) is closed after.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from sqlglot import exp
 
@@ -16,6 +16,15 @@ from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.methods.base import Plan, Sink
 from sqlanon.methods.dataset import Dataset, open_dataset
 from sqlanon.spec.schema import Spec
+
+
+class RunObserver(Protocol):
+    """Reads the source before the method runs and the method's result (and output) after it, on the
+    same connection: the HTML report's figures (``Plan.options["observer"]``)."""
+
+    def opened(self, ds: Dataset) -> None: ...
+
+    def finished(self, ds: Dataset, result: Any) -> None: ...
 
 
 def run_plan(plan: Plan, sink: Sink, *, engine: Engine | None = None, database: str | None = None
@@ -29,7 +38,13 @@ def run_plan(plan: Plan, sink: Sink, *, engine: Engine | None = None, database: 
             sink.check(ds)  # the output is checked before the source is read
         if plan.method.requires_rows:
             require_rows(spec, ds)
-        return plan.method.run(plan, ds, sink)
+        observer: RunObserver | None = plan.option("observer")
+        if observer is not None:
+            observer.opened(ds)
+        result = plan.method.run(plan, ds, sink)
+        if observer is not None:
+            observer.finished(ds, result)
+        return result
     finally:
         ds.close()
 

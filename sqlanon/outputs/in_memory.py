@@ -28,6 +28,10 @@ class Result:
     def __iter__(self) -> Iterator[Any]:
         return iter((self.data, self.report))
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the report's HTML report."""
+        return str(self.report._repr_html_())
+
 
 def run_on_data(verb: Callable[..., Any], spec: Any, data: Any, *, engine: Any = None,
                 database: str | None = None, writes: bool = True, **options: Any) -> Any:

@@ -30,12 +30,14 @@ def plain(value: Any, *, nested: bool = False) -> str:
     return str(value)
 
 
-def metric_lines(metrics: dict[str, float]) -> list[str]:
-    """``metrics:`` and one aligned line per metric (none without metrics)."""
+def metric_lines(metrics: dict[str, Any]) -> list[str]:
+    """``metrics:`` and one aligned line per metric (none without metrics); figures per attribute
+    as ``name=value`` pairs."""
     if not metrics:
         return []
     width = max(len(k) for k in metrics)
-    return ["metrics:", *(f"  {name:<{width}}  {v:.10g}" for name, v in metrics.items())]
+    return ["metrics:", *(f"  {name:<{width}}  {plain(v) if isinstance(v, dict) else format(v, '.10g')}"
+                          for name, v in metrics.items())]
 
 
 def output_lines(label: str, output: dict[str, Any]) -> list[str]:

@@ -97,6 +97,15 @@ class NumericComparison:
                  for j, e in enumerate(self.abs_error_by_column) if self.covariance(j, j) > 0]
         return math.fsum(terms) / (self.n * m) if self.n and m else 0.0
 
+    def per_attribute(self) -> dict[str, dict[str, float]]:
+        """Each column's SSE and IL1s (its term of :attr:`il1s`, times m: the IL1s of that column alone)."""
+        out = {}
+        for j, c in enumerate(self.columns):
+            sd = math.sqrt(self.covariance(j, j)) if self.covariance(j, j) > 0 else 0.0
+            il1s = self.abs_error_by_column[j] / (math.sqrt(2) * sd) / self.n if sd and self.n else 0.0
+            out[c] = {"sse": self.sse_by_column[j], "il1s": il1s}
+        return out
+
     def _pairs(self) -> list[tuple[int, int]]:
         m = len(self.columns)
         return [(i, j) for i in range(m) for j in range(i + 1, m)]

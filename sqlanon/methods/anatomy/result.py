@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlanon.methods.notebook import NotebookReport
+
 
 @dataclass
-class AnatomyReport:
+class AnatomyReport(NotebookReport):
     """The report of ``method: anatomy`` (a :class:`~sqlanon.report.base.Report`)."""
 
     transformation: dict[str, Any]

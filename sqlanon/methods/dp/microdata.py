@@ -58,6 +58,7 @@ from sqlanon.methods.dp.order import METHODS, group_column, grouped_rows, label_
 from sqlanon.methods.dp.release_budget import ReleaseBudget
 from sqlanon.methods.dp.taxonomy import NominalDomain
 from sqlanon.methods.microaggregation.quality import numeric_quality
+from sqlanon.methods.notebook import NotebookReport
 from sqlanon.methods.rng import make_rng
 from sqlanon.sql.nodes import (
     INTERNAL_PREFIX,
@@ -98,7 +99,7 @@ class AttributeRelease:
 
 
 @dataclass(frozen=True)
-class MicrodataReport:
+class MicrodataReport(NotebookReport):
     method: str
     k: int
     rows: int

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
+from sqlanon.methods.notebook import NotebookReport
 
 if TYPE_CHECKING:
     from sqlanon.spec.schema import Spec
@@ -18,7 +19,7 @@ DEFAULT_METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibi
 
 
 @dataclass
-class Report:
+class Report(NotebookReport):
     """What a table achieves under a spec's transformation."""
 
     node: NodeCheck
@@ -57,7 +58,7 @@ class Report:
         d = self.as_dict()
         summary = {k: d[k] for k in ("rows", "suppressed_rows", "classes", "min_class_size", "privacy",
                                      "metrics")}
-        search = {k: v for k, v in self.search.items() if k != "ranked"}
+        search = {k: v for k, v in self.search.items() if k not in ("ranked", "explored")}
         written = write_chosen_spec(self.spec, self.node.levels, {"search": search, "result": summary},
                                     path)
         self.written_spec = str(written)

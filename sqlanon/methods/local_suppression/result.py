@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlanon.methods.notebook import NotebookReport
+
 
 @dataclass
-class LocalSuppressionReport:
+class LocalSuppressionReport(NotebookReport):
     transformation: dict[str, Any]
     rows: int
     k: int

@@ -69,7 +69,7 @@ def information_loss(engine: Engine, original: exp.Expression, released: exp.Exp
     c = compare_pairs(engine, pairs, attributes)
     out: dict[str, Any] = {"sse": c.sse, "sst": c.sst,
                            "sse_sst_percent": 100.0 * c.sse / c.sst if c.sst > 0 else 0.0,
-                           "il1s": c.il1s}
+                           "il1s": c.il1s, "per_attribute": c.per_attribute()}
     if linkage:
         data = engine.fetch_numpy(pairs)
         m = len(attributes)
@@ -104,7 +104,8 @@ def numeric_quality(engine: Engine, pairs: exp.Select, columns: Sequence[str], r
         comparison = compare_pairs(engine, pairs, columns)
     except NoNumericRecords:
         return {}
-    out: dict[str, Any] = {"sse": comparison.sse, "sst": comparison.sst, "il1s": comparison.il1s}
+    out: dict[str, Any] = {"sse": comparison.sse, "sst": comparison.sst, "il1s": comparison.il1s,
+                           "per_attribute": comparison.per_attribute()}
     moments = comparison.as_dict()
     for key in ("mean_change", "variance_change", "covariance_change", "correlation_change"):
         if key in moments:

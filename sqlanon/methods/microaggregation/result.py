@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlanon.methods.notebook import NotebookReport
+
 
 @dataclass
-class MicroaggregationReport:
+class MicroaggregationReport(NotebookReport):
     """The report of ``method: microaggregation`` (a :class:`~sqlanon.report.base.Report`)."""
 
     transformation: dict[str, Any]

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlanon.methods.notebook import NotebookReport
+
 
 @dataclass
-class NoiseReport:
+class NoiseReport(NotebookReport):
     """What a noise transformation did: parameters, guarantee, utility and risk, the output (a
     :class:`~sqlanon.report.base.Report`; its text section: :mod:`sqlanon.report.noise`)."""
 

@@ -475,7 +475,8 @@ def test_command_line_apply_and_check(tmp_path):
     out = json.loads(done.stdout)
     assert out["k"] == 3 and out["achieved_k"] == 3 and out["groups"] == 13
     assert out["transformation"]["algorithm"] == "mdav"
-    assert set(out["metrics"]) == {"sse", "sst", "sse_sst_percent", "il1s", "record_linkage"}
+    assert set(out["metrics"]) == {"sse", "sst", "sse_sst_percent", "il1s", "record_linkage",
+                                   "per_attribute"}
     assert out["outputs"]["relation"] == "released"
     done = sqlanon("check", str(spec), "--database", str(db))
     assert done.returncode == 0, done.stderr

@@ -15,7 +15,7 @@ import numpy as np
 
 from sqlanon.methods.generalization.search.lattice import Lattice, Node
 from sqlanon.methods.generalization.search.nodes import NodeEvaluator, NodeResult
-from sqlanon.methods.generalization.search.result import SearchResult
+from sqlanon.methods.generalization.search.result import EXPLORED, SearchResult
 from sqlanon.methods.generalization.search.strategies import search
 
 Progress = Callable[[int, "Node | None", "float | None"], None]
@@ -43,6 +43,8 @@ class Budgeted(NodeEvaluator):
         self.progress = progress
         self.max_checks = max_checks
         self.best: tuple[Node, float | None] | None = None
+        self.explored: list[tuple[Node, bool, float | None]] = []
+        """The first :data:`EXPLORED` nodes checked, with their verdict and metric."""
 
     def prior_bounds(self, lattice: Lattice) -> np.ndarray | None:
         return self.inner.prior_bounds(lattice)
@@ -60,6 +62,8 @@ class Budgeted(NodeEvaluator):
                 self.max_checks is not None and self.checked >= self.max_checks):
             raise TimeLimitReached
         r = self.inner.evaluate(node)
+        if len(self.explored) < EXPLORED:
+            self.explored.append((tuple(r.node), r.anonymous, r.metric))
         if r.anonymous and (self.best is None or (
                 r.metric is not None and (self.best[1] is None or r.metric < self.best[1]))):
             self.best = (r.node, r.metric)
@@ -76,12 +80,14 @@ def search_within(lattice: Lattice, evaluator: NodeEvaluator, strategy: str = "o
     budget = Budgeted(evaluator, time_limit, progress, max_checks)
     start = time.perf_counter()
     try:
-        return search(lattice, budget, strategy)
+        result = search(lattice, budget, strategy)
     except TimeLimitReached:
         node, metric = budget.best if budget.best is not None else (None, None)
         found = [node] if node is not None else []
-        return SearchResult(strategy, node, metric, found, found, budget.checked, 0, 0,
-                            time.perf_counter() - start, complete=False)
+        result = SearchResult(strategy, node, metric, found, found, budget.checked, 0, 0,
+                              time.perf_counter() - start, complete=False)
+    result.explored = budget.explored
+    return result
 
 
 class TerminalProgress:

@@ -22,6 +22,8 @@ TOLERANCE = 1e-12
 """Relative tolerance under which two metric values count as tied."""
 
 RANKED = 10
+EXPLORED = 1000
+"""How many checked nodes a search records (:attr:`SearchResult.explored`)."""
 """How many of the best checked anonymous nodes a result lists."""
 
 
@@ -73,6 +75,9 @@ class SearchResult:
     ranked: list[tuple[Node, float]] = field(default_factory=list)
     """The best anonymous nodes the search checked, with their metric, best first (at most
     :data:`RANKED`): alternatives a user may prefer to the chosen node."""
+    explored: list[tuple[Node, bool, float | None]] = field(default_factory=list)
+    """The nodes the search checked, in order, with whether each is anonymous and its metric (the
+    first :data:`EXPLORED` of them): the lattice view of the HTML report."""
 
     @property
     def height(self) -> int | None:

@@ -100,6 +100,9 @@ def search_nodes(spec: Spec, ev: Evaluator, *, strategy: str | None = None, metr
         "optimal": strategy in ("optimal", "exhaustive", "heuristic") and result.complete,
         "alternatives": alternatives[:20],
         "ranked": [{"levels": dict(zip(ev.p.qis, n)), "value": v} for n, v in result.ranked],
+        "explored": {"attributes": list(ev.p.qis), "heights": list(lattice_of(ev.p).heights),
+                     "nodes": [[[int(x) for x in n], bool(a), None if v is None else float(v)]
+                               for n, a, v in result.explored]},
     }
     return levels, report, nodes
 

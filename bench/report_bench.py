@@ -1,0 +1,105 @@
+"""The HTML report of Adult, end to end: ``sqlanon report`` in a new process (interpreter start,
+imports, the check or the search, the figures, the charts, the file), and in-process the same verb
+with and without the report, alternated, so that the report's own cost shows; for the spec with the
+optimum's levels fixed (``check``) and for the spec that searches (``anonymize --dry-run``).
+
+Adult (30,162 rows) in a DuckDB file; 8 quasi-identifiers with ARX's hierarchies, salary-class
+sensitive; k-anonymity (k = 5) and t-closeness (t = 0.2, equal distance) of salary-class, 2 %
+suppression, optimal search by Loss.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
+
+
+def spec_dict(adult: Path, database: Path) -> dict[str, Any]:
+    attributes: dict[str, Any] = {q: {"role": "quasi_identifier",
+                                      "hierarchy": {"csv": str(adult / f"adult_hierarchy_{q}.csv")}}
+                                  for q in QIS}
+    attributes["salary-class"] = {"role": "sensitive"}
+    return {"source": {"table": "adult", "database": str(database)}, "attributes": attributes,
+            "privacy": [{"k_anonymity": {"k": 5}},
+                        {"t_closeness": {"attribute": "salary-class", "t": 0.2, "distance": "equal"}}],
+            "transformation": {"search": "optimal", "suppression_limit": 0.02},
+            "output": {"mode": "table", "name": "adult_anon"}}
+
+
+def main() -> None:
+    root = Path(__file__).resolve().parents[1]
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--adult-dir", default=str(root.parent / "shared" / "data" / "adult"))
+    a = p.parse_args()
+    adult = Path(a.adult_dir)
+    from sqlanon import api
+    from sqlanon.engines.duckdb import DuckDBEngine
+    from sqlanon.spec.load import spec_from_dict
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        database = work / "adult.duckdb"
+        with DuckDBEngine(str(database)) as e:
+            e.con.execute("CREATE TABLE adult AS SELECT * FROM read_csv(?, delim=';', header=true, "
+                          "all_varchar=true)", [str(adult / "adult.csv")])
+        searched = spec_dict(adult, database)
+        fixed = spec_dict(adult, database)
+        found = api.anonymize(spec_from_dict(searched), dry_run=True)
+        fixed["transformation"] = {"levels": dict(found.node.levels), "suppression_limit": 0.02}
+        print(f"levels {dict(found.node.levels)}")
+        page = work / "report.html"
+        runs: dict[str, list[float]] = {}
+
+        def timed(name: str, work: Any) -> None:
+            t = time.perf_counter()
+            work()
+            runs.setdefault(name, []).append(time.perf_counter() - t)
+
+        def child_cpu() -> float:
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return usage.ru_utime + usage.ru_stime
+
+        def in_new_process(command: list[str]) -> None:
+            before = child_cpu()
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            cpu.setdefault(tuple(command), []).append(child_cpu() - before)
+
+        cpu: dict[tuple[str, ...], list[float]] = {}
+
+        for kind, d in (("fixed levels", fixed), ("search", searched)):
+            spec_file = work / f"{kind.replace(' ', '_')}.yml"
+            spec_file.write_text(yaml.safe_dump(d))
+            spec = spec_from_dict(d)
+            command = [sys.executable, "-m", "sqlanon", "report", str(spec_file), "-o", str(page)]
+            verb = api.check if kind == "fixed levels" else functools.partial(api.anonymize, dry_run=True)
+            for _ in range(a.runs + 1):  # the first round warms up
+                timed(f"{kind}: sqlanon report (new process)", functools.partial(in_new_process, command))
+                timed(f"{kind}: verb without the report", functools.partial(verb, spec))
+                timed(f"{kind}: verb with the report", functools.partial(verb, spec, html=page))
+            print(f"{kind}: sqlanon report, CPU time of the new process (user + system): "
+                  + " ".join(f"{x:.2f}" for x in cpu[tuple(command)][1:])
+                  + f"   median {statistics.median(cpu[tuple(command)][1:]):.2f} s")
+        for name, times in runs.items():
+            print(f"{name:<48} " + " ".join(f"{x:.2f}" for x in times[1:])
+                  + f"   median {statistics.median(times[1:]):.2f} s")
+        for kind in ("fixed levels", "search"):
+            cost = (statistics.median(runs[f"{kind}: verb with the report"][1:])
+                    - statistics.median(runs[f"{kind}: verb without the report"][1:]))
+            print(f"{kind}: the report's own cost (difference of medians) {cost:.2f} s")
+        print(f"page: {page.stat().st_size / 1024:.0f} KiB")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Collecting the report's figures during a run: the source before the method runs, the result and
+the written output after, on the same connection (a :class:`~sqlanon.methods.runner.RunObserver`).
+
+Only a run asked for an HTML report pays for these queries; each is a small aggregate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlanon.errors import UnsupportedError
+from sqlanon.methods.dataset import Dataset
+from sqlanon.report.html import figures_generalization, figures_numeric
+from sqlanon.report.html.charts import require_renderer
+from sqlanon.spec.schema import Spec
+
+NUMERIC_METHODS = ("microaggregation", "noise")
+
+
+class Figures:
+    """The observer of one run; its figures end up on the result as ``result.figures``."""
+
+    def __init__(self, spec: Spec, *, writes: bool, population: Mapping[str, Any] | None = None) -> None:
+        require_renderer()
+        self.spec = spec
+        self.method = spec.method.name
+        if self.method == "generalization" and writes and spec.output.mode == "in_place":
+            raise UnsupportedError("an HTML report of a generalization reads the source after the run, and "
+                                   "output.mode in_place replaces it: write a table (output.mode: table) "
+                                   "or run `sqlanon check SPEC --html FILE` first")
+        self.data: dict[str, Any] = {"method": self.method}
+        if population is not None:
+            self.data["population"] = dict(population)
+
+    def opened(self, ds: Dataset) -> None:
+        if self.method == "generalization":
+            self.data.update(figures_generalization.before(self.spec, ds))
+        elif self.method in NUMERIC_METHODS:
+            self.data.update(figures_numeric.before(self.spec, ds))
+
+    def finished(self, ds: Dataset, result: Any) -> None:
+        if self.method == "generalization" and hasattr(result, "node"):
+            found = figures_generalization.after(self.spec, ds, result,
+                                                 self.data.pop("sensitive_ranges", {}))
+            self.data["class_sizes"].update(found.pop("class_sizes"))
+            sensitive = found.pop("sensitive")
+            for a, before in self.data.pop("sensitive_before", {}).items():
+                sensitive.setdefault(a, {})["before"] = before
+            self.data["sensitive"] = sensitive
+            self.data.update(found)
+        elif self.method in NUMERIC_METHODS:
+            self.data.update(figures_numeric.after(self.spec, ds, result, self.data))
+        result.figures = self.data
