@@ -197,19 +197,37 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
         destination(spec, write_spec)  # a bad path is found before the search
     sink = OutputSink(spec, before_write=None if write_spec is None
                       else lambda report: report.write_spec(write_spec))
-    check instead of the spec's source (docs/spec.md, in-memory data). ``html``: a file to write the
-    HTML report to, or True to compute its figures for the report object's ``_repr_html_`` only
-    (docs/report.md). ``against``: a previous release (a table or view): what intersecting the release
-    the spec would publish now with it reveals (an ``IntersectionReport``, docs/republishing.md);
-    nothing is written."""
-    if against is not None:
-        from sqlanon.methods.republication.against import check_against, refuse_data
+    return _with_html(run_plan(plan, sink, engine=engine, database=database), html)
 
-        refuse_data(data)
-        if html:
-            from sqlanon.errors import UnsupportedError
 
-            raise UnsupportedError("check --against writes no HTML report; leave out --html")
-        spec = _spec(spec)
-        plan = _plan(spec, "apply", writes=True, metrics=metrics, against=against)
-        return check_against(plan, against, OutputSink(spec), engine=engine, database=database)
+def risk(spec: Spec | Mapping[str, Any] | str, *, engine: Engine | None = None,
+         database: str | None = None, population: int | str | None = None,
+         sampling_fraction: float | None = None, threshold: float | None = None,
+         search: bool = False, sdcmicro: bool = False, weight: str | None = None, suda2: bool = False,
+         suda2_max_size: int | None = None) -> Any:
+    """The re-identification risk of the spec's table (all QIs at level 0) and, when the spec fixes
+    levels (or ``search`` finds them, as ``anonymize`` without writing), of its release: ARX's
+    sample figures and, given a population (a size, ``"usa"``, or a sampling fraction; default
+    ``metrics.options``), the population-uniqueness estimates; with ``sdcmicro`` (or ``weight`` or
+    ``suda2``), sdcMicro's individual and global risk (``weight``: the sampling-weight column,
+    default ``metrics.options.sampling_weight``) and, with ``suda2``, SUDA2's special uniques up to
+    ``suda2_max_size`` quasi-identifiers (default all)
+    (a :class:`~sqlanon.report.risk.RiskReport`; docs/risk.md)."""
+    import dataclasses
+
+    from sqlanon.report.risk import risk_report
+    from sqlanon.report.risk_sdc import SdcSettings
+
+    spec = _spec(spec)
+    if search:
+        found = anonymize(spec, engine=engine, database=database, dry_run=True)
+        if not isinstance(found, Report):  # a Result comes back only for a table in memory
+            from sqlanon.errors import InternalError
+
+            raise InternalError(f"anonymize returned a {type(found).__name__}, not a Report")
+        chosen = dataclasses.replace(spec.transformation, levels=dict(found.node.levels))
+        spec = dataclasses.replace(spec, transformation=chosen)
+    return risk_report(spec, engine=engine, database=database, population=population,
+                       sampling_fraction=sampling_fraction, threshold=threshold, release=search,
+                       sdc=SdcSettings(weight, (suda2_max_size or 0) if suda2 else None)
+                       if sdcmicro or weight or suda2 else None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,15 @@ def _flow(mapping: dict[str, list[str]]) -> str:
     import json
 
     return "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in mapping.items()) + "}"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--database", default=DEFAULT_DATABASE,
+                   help=f"the DuckDB file to create; the spec is written beside it "
+                        f"(default: ./{DEFAULT_DATABASE})")
+    p.add_argument("--rows", type=int, default=100_000, help="rows to generate (default 100000)")
+    p.add_argument("--seed", type=int, default=7, help="generator seed (default 7)")
+    p.add_argument("--json", action="store_true", help="print the JSON report")
 
 
 def run_demo(database: str, *, rows: int = 100_000, seed: int = 7) -> dict[str, Any]:

@@ -160,14 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = verb("demo", "generate a table of people in a DuckDB file and anonymize it")
-    from sqlanon.cli.demo import DEFAULT_DATABASE
+    from sqlanon.cli import demo
 
-    p.add_argument("--database", default=DEFAULT_DATABASE,
-                   help=f"the DuckDB file to create; the spec is written beside it "
-                        f"(default: ./{DEFAULT_DATABASE})")
-    p.add_argument("--rows", type=int, default=100_000, help="rows to generate (default 100000)")
-    p.add_argument("--seed", type=int, default=7, help="generator seed (default 7)")
-    p.add_argument("--json", action="store_true", help="print the JSON report")
+    demo.add_arguments(p)
     _add_common(p)
     return parser
 
@@ -333,6 +328,11 @@ def _spec_with_overrides(args: argparse.Namespace) -> Any:
     return dataclasses.replace(spec, output=output)
 
 
+DELEGATED = {"risk": ("risk", "run"), "query": ("dp", "run"), "budget": ("dp", "run_budget"),
+             "hierarchy": ("hierarchy", "run"), "dbt": ("dbt", "run")}
+"""Verb -> (module of :mod:`sqlanon.cli`, its function that runs the parsed arguments)."""
+
+
 def run(args: argparse.Namespace) -> int:
     """Run a parsed command; every exception propagates (:func:`main` reports them)."""
     from sqlanon import api
@@ -368,31 +368,15 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(sql)
         return EXIT_OK
-    if args.verb == "risk":
-        from sqlanon.cli import risk as risk_cli
+    if args.verb in DELEGATED:  # verbs whose module parses and runs them whole
+        import importlib
 
-        return risk_cli.run(args)
-
+        module, function = DELEGATED[args.verb]
+        return int(getattr(importlib.import_module(f"sqlanon.cli.{module}"), function)(args))
     if args.verb == "report":
         from sqlanon.cli import report as report_cli
 
         return report_cli.run(args, _print_report)
-    if args.verb == "query":
-        from sqlanon.cli import dp as dp_cli
-
-        return dp_cli.run(args)
-    if args.verb == "budget":
-        from sqlanon.cli import dp as dp_cli
-
-        return dp_cli.run_budget(args)
-    if args.verb == "hierarchy":
-        from sqlanon.cli import hierarchy as hierarchy_cli
-
-        return hierarchy_cli.run(args)
-    if args.verb == "dbt":
-        from sqlanon.cli import dbt as dbt_cli
-
-        return dbt_cli.run(args)
     if args.verb == "demo":
         from sqlanon.cli.demo import run_demo
 
