@@ -255,3 +255,18 @@ def test_a_small_lattice_is_drawn_whole():
     for p in points:
         by_height.setdefault(p["height"], []).append(p["position"])
     assert all(sorted(v) == list(range(len(v))) for v in by_height.values())
+
+
+def test_a_population_model_in_the_spec_draws_the_risk_analysis_before_and_after(engine):
+    """``metrics.options.sampling_fraction``: the page's population estimates are the risk analysis's
+    (``api.risk``) of the source and of the release, read from the class sizes already collected."""
+    spec = people.generalization(levels=LEVELS, suppression_limit=1.0)
+    spec["metrics"] = {"options": {"sampling_fraction": 0.05}}
+    report = api.check(spec_from_dict(spec), engine=engine, html=True)
+    risk_report = api.risk(spec, engine=engine)
+    population = report.figures["population"]
+    assert risk_report.release is not None and population["before"]["population"]["population"] > 0
+    assert population["before"] == risk_report.original.as_dict()
+    assert population["after"] == risk_report.release.as_dict()
+    page = document_of(report)
+    assert 'data-chart="population-uniqueness"' in page and "zayatz" in page

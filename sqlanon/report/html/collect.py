@@ -49,6 +49,29 @@ class Figures:
                 sensitive.setdefault(a, {})["before"] = before
             self.data["sensitive"] = sensitive
             self.data.update(found)
+            if "population" not in self.data:
+                estimates = population_estimates(self.spec, self.data["class_sizes"])
+                if estimates is not None:
+                    self.data["population"] = estimates
         elif self.method in NUMERIC_METHODS:
             self.data.update(figures_numeric.after(self.spec, ds, result, self.data))
         result.figures = self.data
+
+
+def population_estimates(spec: Spec, class_sizes: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The population-uniqueness estimates before and after, from the class-size histograms already
+    collected (no query), under the spec's population model (``metrics.options.population_size``
+    or ``sampling_fraction``); None without one."""
+    from sqlanon.domain.metrics.population_risk import population_model
+    from sqlanon.domain.risk.analysis import of_histogram
+    from sqlanon.domain.risk.histogram import SizeHistogram
+
+    histograms = {phase: SizeHistogram.of({int(r["size"]): int(r["classes"]) for r in class_sizes[phase]})
+                  for phase in ("before", "after") if class_sizes.get(phase) is not None}
+    if "before" not in histograms:
+        return None
+    model = population_model(spec.metric_options, histograms["before"].records)
+    if model is None:
+        return None
+    return {"model": {"population_size": model.size},
+            **{phase: of_histogram(h, population=model.size).as_dict() for phase, h in histograms.items()}}
