@@ -103,6 +103,10 @@ class Spec:
         method.check_spec(self)
         if self.privacy_unit is not None:
             self.privacy_unit.check_attributes(self.attributes)
+            named = self.publishing.key if self.publishing is not None else None
+            if named is not None and named != self.privacy_unit.column:
+                raise SpecError(f"names {named!r} but the privacy unit is {self.privacy_unit.column!r}: a "
+                                "person is one column (leave publishing.key out)", path="publishing.key")
             method.check_privacy_unit(self)
         self._check_levels()
         self._check_privacy()

@@ -45,11 +45,14 @@ class Linked(Protocol):
 
 
 def key_of(spec: Spec) -> str:
-    if spec.publishing is None or spec.publishing.key is None:
-        raise SpecError("check --against links the persons of two releases by a key: set "
-                        "`publishing: {key: COLUMN}` to the column naming a person", path="publishing.key",
-                        source=spec.path)
-    return spec.publishing.key
+    """``publishing.key``, else the privacy unit's column."""
+    if spec.publishing is not None and spec.publishing.key is not None:
+        return spec.publishing.key
+    if spec.privacy_unit is not None:
+        return spec.privacy_unit.column
+    raise SpecError("check --against links the persons of two releases by a key: set "
+                    "`publishing: {key: COLUMN}` (or `privacy_unit`) to the column naming a person",
+                    path="publishing.key", source=spec.path)
 
 
 def thresholds(spec: Spec) -> tuple[int | None, int, str]:

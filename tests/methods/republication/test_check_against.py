@@ -88,3 +88,16 @@ def test_missing_key_and_previous_release_are_one_line_errors(engine):
     hidden["attributes"]["id"] = "identifier"  # dropped from the release
     with pytest.raises(SpecError, match="leaves out the key 'id'"):
         api.check(hidden, engine=engine, against="previous")
+
+
+def test_the_privacy_unit_is_the_key_when_publishing_names_none(engine):
+    by_key = api.check(spec(k=3), engine=engine, against="previous")
+    by_unit = spec(k=3)
+    del by_unit["publishing"]
+    by_unit["privacy_unit"] = "id"
+    report = api.check(by_unit, engine=engine, against="previous")
+    assert report.as_dict() == by_key.as_dict()
+    two = {**spec(k=3), "privacy_unit": "pid"}
+    two["attributes"] = {**two["attributes"], "pid": "insensitive"}
+    with pytest.raises(SpecError, match="publishing.key: names 'id' but the privacy unit is 'pid'"):
+        api.check(two, engine=engine, against="previous")
