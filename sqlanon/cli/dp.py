@@ -155,7 +155,7 @@ def run_budget(args: argparse.Namespace) -> int:
 
 def _entry(row: dict[str, Any]) -> dict[str, Any]:
     return {"id": row["id"], "spent": {"epsilon": float(row["epsilon"]), "delta": float(row["delta"])},
-            "neighbours": row["neighbours"],
+            "neighbours": row["neighbours"], "privacy_unit": row["privacy_unit"],
             "charged": {"epsilon": float(row["epsilon_charged"]),
                         "delta": float(row["delta_charged"])},
             "description": row["description"], "spent_at": str(row["spent_at"]),

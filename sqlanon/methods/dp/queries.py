@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sqlglot import exp
+
 from sqlanon.errors import EngineError, SpecError, UnsupportedError
 from sqlanon.methods.dp.aggregate_noise import Noise, check_mechanism
 from sqlanon.methods.dp.aggregates import Aggregate, Grouped, Histogram
@@ -231,15 +233,9 @@ def _run(engine: Engine, books: Engine, table: str, aggregate: Aggregate, epsilo
         ledger.set_budget(name, budget_epsilon, budget_delta, neighbours=budget_neighbours,
                           privacy_unit=unit)
     description = f"{aggregate.describe()} on table {table!r} ({mechanism})"
-    if bound is None:
-        query = aggregate.query(table)
-    else:
+    if bound is not None:
         description += f" per person ({unit!r}, {_bounds_text(bound)})"
-        keys = (aggregate.group_by, aggregate.keys) if isinstance(aggregate, (Histogram, Grouped)) \
-            else None
-        rows_kept = bounded(table, bound, aggregate.columns(), rng.bytes(16).hex(), engine.dialect,
-                            keys)
-        query = with_bounded(aggregate.query(BOUNDED), rows_kept)
+    query = exact_query(engine, table, aggregate, bound, rng.bytes(16).hex() if bound else "")
     rows, state = ledger.spend(name, epsilon, delta, neighbours=ADD_REMOVE, description=description,
                                then=lambda: engine.fetch(query)[1], release_key=release_key,
                                privacy_unit=unit)
@@ -248,6 +244,18 @@ def _run(engine: Engine, books: Engine, table: str, aggregate: Aggregate, epsilo
     value = aggregate.release(rows, noise)
     return DPResult(aggregate.kind, description, value, eps, float(delta), mechanism, state,
                     aggregate.noise_parameters(noise), None if bound is None else bound.describe())
+
+
+def exact_query(engine: Engine, table: str, aggregate: Aggregate, bound: Contribution | None,
+                key: str) -> exp.Select:
+    """The exact aggregate's query: over ``table``, or at a privacy unit over its rows after
+    bounding each person's contribution, chosen by the secret ``key``
+    (:func:`~sqlanon.methods.dp.contribution.bounded`)."""
+    if bound is None:
+        return aggregate.query(table)
+    keys = (aggregate.group_by, aggregate.keys) if isinstance(aggregate, (Histogram, Grouped)) else None
+    rows = bounded(table, bound, aggregate.columns(), key, engine.dialect, keys)
+    return with_bounded(aggregate.query(BOUNDED), rows)
 
 
 def _bounds_text(bound: Contribution) -> str:
