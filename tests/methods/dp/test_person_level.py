@@ -275,3 +275,54 @@ def test_cli_query_at_a_privacy_unit(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["noise"][0]["sensitivity"] == 4
     assert out["budget"]["privacy_unit"] == PERSON
+
+
+# -- DP microdata: one record per person -----------------------------------------------------------
+
+def test_person_level_microdata_releases_one_bounded_record_per_person(duck):
+    from sqlanon.methods.dp.person_microdata import dp_microaggregate_persons
+
+    rows = _rows()
+    _load(duck, rows)
+    args = dict(privacy_unit=PERSON, k=5, epsilon=1.0, bounds={"cost": (0, 100)}, seed=5,
+                quality=False, trust_bounds=True)
+    report = dp_microaggregate_persons(duck, TABLE, "out", dataset="clinic", budget_epsilon=3, **args)
+    released = duck.fetch(exp_select_all("out"))[1]
+    assert len(released) == 40 == report.rows                      # one record per person
+    assert all(0 <= v <= 100 for (v,) in released)
+    assert PrivacyLedger(duck).state("clinic").privacy_unit == PERSON
+    assert PrivacyLedger(duck).state("clinic").neighbours == "substitution"
+    # a person's number of rows does not show: ten more copies of person 0's rows, same output
+    duck.insert_rows(TABLE, [r for r in rows if r[0] == 0] * 10)
+    dp_microaggregate_persons(duck, TABLE, "out2", dataset="clinic", **args)
+    assert sorted(duck.fetch(exp_select_all("out2"))[1]) == sorted(released)
+    with pytest.raises(PrivacyBudgetError, match="kept for persons"):   # a row-level release
+        from sqlanon.methods.dp.microdata import dp_microaggregate
+        dp_microaggregate(duck, TABLE, "out3", k=5, epsilon=0.5, bounds={"cost": (0, 100)},
+                          dataset="clinic", trust_bounds=True, quality=False)
+    assert not duck.relation_exists("out3")
+
+
+def test_person_level_microdata_refuses_a_nominal_value_that_varies(duck):
+    from sqlanon.methods.dp.person_microdata import dp_microaggregate_persons
+
+    _load(duck, _rows())
+    with pytest.raises(SpecError, match=r"'ward' differs between the rows of person\(s\) 0, 1"):
+        dp_microaggregate_persons(duck, TABLE, "out", privacy_unit=PERSON, k=5, epsilon=1.0,
+                                  categorical={"ward": _wards()})
+    with pytest.raises(SpecError, match="unknown column 'nobody'"):
+        dp_microaggregate_persons(duck, TABLE, "out", privacy_unit="nobody", k=5, epsilon=1.0,
+                                  bounds={"cost": (0, 100)})
+
+
+def _wards():
+    from sqlanon.domain.hierarchy import MapHierarchy
+
+    return MapHierarchy({w: ["ward", "*"] for w in ("a", "b", "c", "d")})
+
+
+def exp_select_all(name: str):
+    from sqlglot import exp
+
+    from sqlanon.sql.nodes import table
+    return exp.select("*").from_(table(name))
