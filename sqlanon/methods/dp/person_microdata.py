@@ -65,12 +65,12 @@ def dp_microaggregate_persons(engine: Engine, source: str, output: str, *, priva
         *[alias(exp.Min(this=col(c)), c) for c in nominal],
     ).from_(table(source, schema)).group_by(person)
     work = staging_name(new_token(), "dpp")
-    engine.create_table_as(work, records, temporary=True)
+    engine.create_table_as(work, records, temporary=schema is None, schema=schema)
     try:
         return dp_microaggregate(engine, work, output, bounds=bounds, categorical=categorical,
-                                 privacy_unit=privacy_unit, **options)
+                                 privacy_unit=privacy_unit, schema=schema, **options)
     finally:
-        engine.drop(work)
+        engine.drop(work, schema=schema)
 
 
 def _check_persons(engine: Engine, source: str, unit: str, nominal: list[str],

@@ -326,3 +326,30 @@ def exp_select_all(name: str):
 
     from sqlanon.sql.nodes import table
     return exp.select("*").from_(table(name))
+
+
+def _spec(transformation: dict) -> object:
+    from sqlanon.spec.load import spec_from_dict
+
+    return spec_from_dict({
+        "source": {"table": TABLE}, "privacy_unit": PERSON,
+        "attributes": {PERSON: {"role": "identifier"}, "cost": {"role": "sensitive"}},
+        "transformation": transformation, "output": {"mode": "table", "name": "out"}})
+
+
+def test_spec_releases_dp_microdata_per_person(duck):
+    from sqlanon import api
+
+    _load(duck, _rows())
+    report = api.apply(_spec({"method": "noise", "mechanism": "dp_microaggregation",
+                              "attributes": ["cost"], "k": 5, "epsilon": 1.0, "seed": 2,
+                              "bounds": {"cost": [0, 100]}, "trust_bounds": True,
+                              "dataset": "clinic", "budget_epsilon": 2.0}), engine=duck).as_dict()
+    assert duck.row_count("out") == 40
+    assert report["guarantee"]["neighbours"].startswith("substitution of one person")
+    assert report["guarantee"]["ledger"]["privacy_unit"] == PERSON
+    with pytest.raises(SpecError) as e:
+        api.apply(_spec({"method": "noise", "mechanism": "laplace", "attributes": ["cost"],
+                         "epsilon": 1.0, "bounds": {"cost": [0, 100]}, "sensitivity": 100}),
+                  engine=duck)
+    assert e.value.path == "privacy_unit" and "dp_microaggregation" in str(e.value)
