@@ -73,6 +73,21 @@ def dp_microaggregate_persons(engine: Engine, source: str, output: str, *, priva
         engine.drop(work, schema=schema)
 
 
+def release_microdata(engine: Engine, source: str, output: str, privacy_unit: str | None,
+                      **options: Any) -> MicrodataReport:
+    """Row-level DP microdata without a privacy unit, else one record per person."""
+    if privacy_unit is None:
+        return dp_microaggregate(engine, source, output, **options)
+    return dp_microaggregate_persons(engine, source, output, privacy_unit=privacy_unit, **options)
+
+
+def neighbours(privacy_unit: str | None) -> str:
+    """The neighbouring relation of a DP microdata release, as the report states it."""
+    if privacy_unit is None:
+        return "substitution of one record"
+    return f"substitution of one person ({privacy_unit!r}): one record per person"
+
+
 def _check_persons(engine: Engine, source: str, unit: str, nominal: list[str],
                    schema: str | None) -> None:
     """No row without a person; every nominal attribute constant per person."""

@@ -12,7 +12,6 @@ removes the staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,8 +26,7 @@ from sqlanon.engines.staging import StagingArea, remove_leftovers
 from sqlanon.errors import InternalError, SpecError
 from sqlanon.methods.base import Sink, TableWriter
 from sqlanon.methods.dataset import Dataset
-from sqlanon.methods.dp.microdata import dp_microaggregate
-from sqlanon.methods.dp.person_microdata import dp_microaggregate_persons
+from sqlanon.methods.dp.person_microdata import neighbours, release_microdata
 from sqlanon.methods.dp.release_budget import ReleaseBudget, open_ledger
 from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality
 from sqlanon.methods.perturbation.categorical import (
@@ -160,9 +158,8 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
         return report
     name = spec.output.name or f"{ds.name}_anon"
     ledger = opts.ledger
-    release = dp_microaggregate if spec.privacy_unit is None else functools.partial(
-        dp_microaggregate_persons, privacy_unit=spec.privacy_unit.column)
-    released = release(ds.engine, ds.name, name, k=p["k"], epsilon=p["epsilon"],
+    unit = None if spec.privacy_unit is None else spec.privacy_unit.column
+    released = release_microdata(ds.engine, ds.name, name, unit, k=p["k"], epsilon=p["epsilon"],
                                  bounds=p["bounds"], categorical=categorical, method=p["order"],
                                  seed=opts.seed, trust_bounds=p["trust_bounds"],
                                  replace=spec.output.replace, quality=quality,
@@ -175,8 +172,7 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
     report.guarantee = {key: v for key, v in released.as_dict().items()
                         if key not in ("output", "metrics")}
     report.metrics = released.metrics
-    report.guarantee["neighbours"] = "substitution of one record" if spec.privacy_unit is None \
-        else f"substitution of one person ({spec.privacy_unit.column!r}): one record per person"
+    report.guarantee["neighbours"] = neighbours(unit)
     report.outputs = {"mode": "table", "relation": name, "rows": released.rows}
     return report
 
