@@ -38,16 +38,16 @@ def _rows(persons: int = 40, seed: int = 1) -> list[tuple[int, str, float]]:
     return out
 
 
-def _load(engine, rows) -> None:
+def _load(engine, rows, name: str = TABLE, person: str = PERSON) -> None:
     from sqlglot import exp
 
     from sqlanon.sql.nodes import ident, table
 
-    engine.execute(exp.Create(this=exp.Schema(this=table(TABLE), expressions=[
-        exp.ColumnDef(this=ident(PERSON), kind=exp.DataType.build("int")),
+    engine.execute(exp.Create(this=exp.Schema(this=table(name), expressions=[
+        exp.ColumnDef(this=ident(person), kind=exp.DataType.build("int")),
         exp.ColumnDef(this=ident("ward"), kind=exp.DataType.build("varchar")),
         exp.ColumnDef(this=ident("cost"), kind=exp.DataType.build("double"))]), kind="TABLE"))
-    engine.insert_rows(TABLE, rows)
+    engine.insert_rows(name, rows)
 
 
 @pytest.fixture()
