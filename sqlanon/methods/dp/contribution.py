@@ -14,7 +14,8 @@ person, the values read and a copy number (the ``ROW_NUMBER`` among identical ro
 the keys by a keyed SHA-256 of the person and the key; ``ROW_NUMBER`` (``DENSE_RANK`` for keys) per
 person in that order keeps the first ones. The key is 128 bits drawn from the query's generator, so a
 seed makes the choice reproducible. The choice depends on the person's own rows only, which is what
-the sensitivities below need.
+the sensitivities below need. Rows whose person is NULL belong to no person and count nowhere
+(no bound could hold for them; refusing them instead would tell whether they exist).
 
 Sensitivities (the factor by which a row-level sensitivity Δ is multiplied):
 
@@ -109,7 +110,8 @@ def bounded(relation: str, bound: Contribution, columns: Sequence[str], key: str
     carried = list(dict.fromkeys([person, *read]))
     t, n, r, g, c = (internal(x) for x in ("t", "numbered", "r", "g", "copy"))
     source = exp.select(*[col(x, t) for x in carried]).from_(
-        exp.alias_(table(relation), t, table=True, quoted=True))
+        exp.alias_(table(relation), t, table=True, quoted=True)).where(
+        exp.not_(exp.Is(this=col(person, t), expression=exp.Null())))
     if keys is not None:
         group_by, listed = keys
         names = [internal(f"k{i}") for i in range(len(group_by))]

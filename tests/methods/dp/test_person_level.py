@@ -92,6 +92,9 @@ def test_bounding_keeps_at_most_max_rows_per_person_duckdb(duck):
     rows = _rows()
     _load(duck, rows)
     _check_bounding(duck, rows)
+    duck.insert_rows(TABLE, [(None, "a", 1.0)] * 5)      # rows of no person count nowhere
+    q = bounded(TABLE, Contribution(PERSON, 100), ["ward"], "k", duck.dialect)
+    assert len(duck.fetch(q)[1]) == len(rows)
 
 
 def test_bounding_keeps_at_most_max_rows_per_person_postgres(pg):  # noqa: F811
