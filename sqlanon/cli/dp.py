@@ -64,6 +64,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="reproducible noise (NOT private against whoever knows the seed)")
     p.add_argument("--trust-bounds", action="store_true",
                    help="accept --bounds equal to the data's minimum and maximum (they are public)")
+    p.add_argument("--privacy-unit", metavar="COLUMN",
+                   help="the column identifying a person: neighbours differ by a whole person, "
+                        "whose rows are bounded by --max-rows-per-person")
+    p.add_argument("--max-rows-per-person", type=int, metavar="N",
+                   help="rows kept per person (per person and key with keys), chosen at random")
+    p.add_argument("--max-groups-per-person", type=int, metavar="N",
+                   help="keys a person contributes to, for --histogram and --group-by")
 
 
 def _aggregate(args: argparse.Namespace) -> Any:
@@ -100,7 +107,9 @@ def run(args: argparse.Namespace) -> int:
                       delta=args.delta, dataset=args.dataset, budget_epsilon=args.budget_epsilon,
                       budget_delta=args.budget_delta, budget_neighbours=args.budget_neighbours,
                       mechanism=args.mechanism, seed=args.seed, trust_bounds=args.trust_bounds,
-                      ledger=args.ledger)
+                      ledger=args.ledger, privacy_unit=args.privacy_unit,
+                      max_rows_per_person=args.max_rows_per_person,
+                      max_groups_per_person=args.max_groups_per_person)
     json.dump(result.as_dict(), sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
@@ -146,7 +155,7 @@ def run_budget(args: argparse.Namespace) -> int:
 
 def _entry(row: dict[str, Any]) -> dict[str, Any]:
     return {"id": row["id"], "spent": {"epsilon": float(row["epsilon"]), "delta": float(row["delta"])},
-            "neighbours": row["neighbours"],
+            "neighbours": row["neighbours"], "privacy_unit": row["privacy_unit"],
             "charged": {"epsilon": float(row["epsilon_charged"]),
                         "delta": float(row["delta_charged"])},
             "description": row["description"], "spent_at": str(row["spent_at"]),

@@ -101,8 +101,8 @@ def make_world(where: Path) -> None:
 
     wards, sexes = ["north", "south", "east"], ["F", "M"]
     con = duckdb.connect(str(where / "visits.duckdb"))
-    _table(con, "visits", "age INTEGER, ward VARCHAR, sex VARCHAR, cost DOUBLE",
-           [(18 + i % 70, wards[i % 3], sexes[i % 2], float(i * 37 % 5000)) for i in range(300)])
+    _table(con, "visits", "age INTEGER, ward VARCHAR, sex VARCHAR, cost DOUBLE, patient_id INTEGER",
+           [(18 + i % 70, wards[i % 3], sexes[i % 2], float(i * 37 % 5000), i % 60) for i in range(300)])
     con.close()
 
     diagnoses = {"flu": "respiratory", "cold": "respiratory", "asthma": "respiratory",

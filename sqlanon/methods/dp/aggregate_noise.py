@@ -22,6 +22,9 @@ table of fewer than 2^40 rows); the guarantee of snapping needs such a bound."""
 class AggregateMechanism:
     """How one mechanism noises the values of aggregates: integer ones (counts) and real ones (sums)."""
 
+    norm: int = 1
+    """The norm its sensitivities are measured in (1: Laplace, 2: Gaussian)."""
+
     def check_delta(self, delta: float) -> None:
         """Raise unless the mechanism can spend ``delta``."""
 
@@ -71,6 +74,8 @@ class _Laplace(AggregateMechanism):
 class _Gaussian(AggregateMechanism):
     """The analytic Gaussian mechanism on a grid: (ε, δ)-DP."""
 
+    norm = 2
+
     def check_delta(self, delta: float) -> None:
         if not 0 < delta < 1:
             raise SpecError(f"the Gaussian mechanism needs 0 < delta < 1, got {delta!r}", path="delta")
@@ -102,23 +107,33 @@ class Noise:
     epsilon: float
     delta: float
     rng: np.random.Generator
+    factors: tuple[float, float] = (1.0, 1.0)
+    """The l1 and l2 factors of a person's contribution over a row's (1 at row level;
+    :meth:`~sqlanon.methods.dp.contribution.Contribution.factors`)."""
 
     def split(self, parts: int) -> Noise:
-        return Noise(self.mechanism, self.epsilon / parts, self.delta / parts, self.rng)
+        return Noise(self.mechanism, self.epsilon / parts, self.delta / parts, self.rng, self.factors)
+
+    def scaled(self, sensitivity: float) -> float:
+        """A row's sensitivity times the contribution factor in the mechanism's norm."""
+        factor = self.factors[AGGREGATE_MECHANISMS.get(self.mechanism).norm - 1]
+        out = sensitivity * factor
+        return int(out) if float(out).is_integer() and isinstance(sensitivity, int) else out
 
     def integer(self, values: np.ndarray, sensitivity: int) -> np.ndarray:
-        return AGGREGATE_MECHANISMS.get(self.mechanism).integer(self, values, sensitivity)
+        return AGGREGATE_MECHANISMS.get(self.mechanism).integer(self, values, self.scaled(sensitivity))  # type: ignore[arg-type]
 
     def describe(self, part: str, sensitivity: float, *, integer: bool, coordinates: int = 1
                  ) -> dict[str, Any]:
         """The public parameters of one noisy value: what a user needs to judge its accuracy."""
+        sensitivity = self.scaled(sensitivity)
         out: dict[str, Any] = {"part": part, "sensitivity": sensitivity, "epsilon": self.epsilon}
         out.update(AGGREGATE_MECHANISMS.get(self.mechanism).describe(
             self, sensitivity, integer=integer, coordinates=coordinates))
         return out
 
     def real(self, values: np.ndarray, sensitivity: float) -> np.ndarray:
-        return AGGREGATE_MECHANISMS.get(self.mechanism).real(self, values, sensitivity)
+        return AGGREGATE_MECHANISMS.get(self.mechanism).real(self, values, self.scaled(sensitivity))
 
 
 def check_mechanism(mechanism: str, delta: float) -> None:

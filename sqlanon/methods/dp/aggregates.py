@@ -3,7 +3,9 @@
 Each aggregate builds one sqlglot query for its exact value (identifiers quoted by sqlglot, values
 as literals) and turns that value into a noisy release with a mechanism of
 :mod:`sqlanon.methods.dp.mechanisms`. Neighbouring tables differ by **adding or removing one row**
-(unbounded DP); the row count is therefore private too.
+(unbounded DP); the row count is therefore private too. At a privacy unit they differ by one
+person's rows, bounded first (:mod:`sqlanon.methods.dp.contribution`), and the sensitivities below
+are multiplied by the bounds (:attr:`~sqlanon.methods.dp.aggregate_noise.Noise.factors`).
 
 ============  ============================================  ==========================================
 aggregate     exact SQL                                     release (sensitivity Δ)

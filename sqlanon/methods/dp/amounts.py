@@ -29,6 +29,8 @@ ADD_REMOVE = "add/remove"
 SUBSTITUTION = "substitution"
 """Neighbouring tables differ by one substituted record (releases of whole tables)."""
 NEIGHBOURS = (ADD_REMOVE, SUBSTITUTION)
+ROW = "row"
+"""The privacy unit of a spend or budget without a person column: neighbours differ by rows."""
 _QUANTUM = Decimal("1e-18")
 AMOUNT_TYPE = "decimal(38, 18)"
 _LIMIT = Decimal(10) ** 20
@@ -83,6 +85,8 @@ class LedgerState:
     spent: Budget
     neighbours: str = ADD_REMOVE
     """The neighbouring relation the budget is kept under (:data:`ADD_REMOVE`, :data:`SUBSTITUTION`)."""
+    privacy_unit: str = ROW
+    """What the budget protects: :data:`ROW`, or the column identifying a person."""
     charged: Budget | None = None
     """After a spend: what that spend was charged under the budget's relation."""
     spend_id: str | None = None
@@ -94,6 +98,7 @@ class LedgerState:
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dataset": self.dataset, "neighbours": self.neighbours,
+                               "privacy_unit": self.privacy_unit,
                                "total": self.total.as_dict(), "spent": self.spent.as_dict(),
                                "remaining": self.remaining.as_dict()}
         if self.charged is not None:
@@ -210,6 +215,16 @@ def no_budget(dataset: str) -> PrivacyBudgetError:
         f"no privacy budget is set for dataset {dataset!r}; set it once with budget_epsilon= "
         f"(CLI: --budget-epsilon; spec: transformation.budget_epsilon) before the first query or "
         f"release")
+
+
+def other_unit(dataset: str, kept: str, unit: str) -> PrivacyBudgetError:
+    """A spend at a privacy unit the dataset's budget is not kept for."""
+    def name(u: str) -> str:
+        return "rows (no privacy unit)" if u == ROW else f"persons ({u!r})"
+    return PrivacyBudgetError(
+        f"the budget of dataset {dataset!r} is kept for {name(kept)}, and this spend is at "
+        f"{name(unit)}: a budget protects one unit, and spends at another do not compose with it; "
+        f"spend at {name(kept)}, or keep a budget for {name(unit)} under another dataset name")
 
 
 def exceeded(dataset: str, cost: Budget, relation: str, charged: Budget,

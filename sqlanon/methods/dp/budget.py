@@ -2,10 +2,11 @@
 
 Two tables, created on first use in the connection's current schema:
 
-- ``sqlanon_privacy_budget``: one row per dataset with its total budget (ε, δ) and the neighbouring
-  relation it is kept under, set once, and the running totals spent so far;
-- ``sqlanon_privacy_ledger``: one row per spend (dataset, ε, δ and the relation they hold under,
-  the amounts charged to the budget, a description of the query or release, when).
+- ``sqlanon_privacy_budget``: one row per dataset with its total budget (ε, δ), the neighbouring
+  relation and privacy unit it is kept under, set once, and the running totals spent so far;
+- ``sqlanon_privacy_ledger``: one row per spend (dataset, ε, δ and the relation and unit they hold
+  under, the amounts charged, a description of the query or release, when). A spend at another
+  privacy unit than the budget's is refused.
 
 What a spend costs under each neighbouring relation, and how spends compose:
 :mod:`sqlanon.methods.dp.amounts`.
@@ -21,9 +22,9 @@ retries it. A DuckDB *file* admits one writing process at a time: another proces
 until the first closes it, so :func:`sqlanon.methods.dp.queries.open_database` retries the open (see
 docs/dp.md). A refused spend rolls back and leaves no trace.
 
-Tables made before the relation existed are migrated on first use: the missing columns are added
-(``ALTER TABLE ... ADD COLUMN IF NOT EXISTS``), old budgets and spends count as add/remove, and old
-spends as charged what they spent.
+Tables of earlier versions are migrated on first use: the missing columns are added (``ALTER TABLE
+... ADD COLUMN IF NOT EXISTS``); old budgets and spends count as add/remove at row level, charged
+what they spent.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from sqlglot import exp
 from sqlanon.errors import EngineError, SqlanonError
 from sqlanon.methods.dp.amounts import (
     ADD_REMOVE,
+    ROW,
     Budget,
     LedgerState,
     PrivacyBudgetError,
@@ -53,6 +55,7 @@ from sqlanon.methods.dp.amounts import (
     exceeded,
     format_amount,
     no_budget,
+    other_unit,
 )
 from sqlanon.methods.dp.ledger_tables import (
     BUDGET_TABLE,
@@ -63,6 +66,7 @@ from sqlanon.methods.dp.ledger_tables import (
     migration,
     now_literal,
     release_id,
+    spend_update,
 )
 from sqlanon.sql.nodes import as_expression, as_text, col, lit, table
 
@@ -142,14 +146,14 @@ class PrivacyLedger:
         q = (exp.select(col("dataset"),
                         *[exp.alias_(as_text(col(c)), c, quoted=True)
                           for c in ("epsilon_total", "delta_total", "epsilon_spent", "delta_spent")],
-                        col("neighbours"))
+                        col("neighbours"), col("privacy_unit"))
              .from_(table(BUDGET_TABLE)).order_by(col("dataset")))
         if dataset is not None:
             q = q.where(exp.EQ(this=col("dataset"), expression=lit(dataset)))
         return {r["dataset"]: LedgerState(
                     r["dataset"], Budget(Decimal(r["epsilon_total"]), Decimal(r["delta_total"])),
                     Budget(Decimal(r["epsilon_spent"]), Decimal(r["delta_spent"])),
-                    r["neighbours"] or ADD_REMOVE)
+                    r["neighbours"] or ADD_REMOVE, r["privacy_unit"] or ROW)
                 for r in self.engine.fetch_dicts(q)}
 
     def entries(self, dataset: str) -> list[dict[str, Any]]:
@@ -168,19 +172,21 @@ class PrivacyLedger:
                             "epsilon_charged"),
                        text(exp.Coalesce(this=col("delta_charged"), expressions=[col("delta")]),
                             "delta_charged"),
-                       col("description"), col("spent_at"), col("release_key"))
+                       col("description"), col("spent_at"), col("release_key"), col("privacy_unit"))
             .from_(table(LEDGER_TABLE)).where(exp.EQ(this=col("dataset"), expression=lit(dataset)))
             .order_by(col("spent_at"), col("id")))
         for r in rows:
             for key in ("epsilon", "delta", "epsilon_charged", "delta_charged"):
                 r[key] = Decimal(r[key])
             r["neighbours"] = r["neighbours"] or ADD_REMOVE
+            r["privacy_unit"] = r["privacy_unit"] or ROW
         return rows
 
     # -- setting the budget -------------------------------------------------------------------------
     def set_budget(self, dataset: str, epsilon: object, delta: object = 0, *,
-                   neighbours: str = ADD_REMOVE) -> LedgerState:
-        """Set a dataset's total budget and the neighbouring relation it is kept under, once.
+                   neighbours: str = ADD_REMOVE, privacy_unit: str = ROW) -> LedgerState:
+        """Set a dataset's total budget, the neighbouring relation and privacy unit it is kept
+        under (:data:`ROW`, or the column identifying a person), once.
 
         Setting the same budget again is a no-op; a different one (or relation) is refused, because
         raising a budget after answers were released would void the guarantee it stood for.
@@ -205,14 +211,16 @@ class PrivacyLedger:
             zero = amount_literal(Decimal(0))
             self.engine.execute(exp.insert(
                 exp.values([(lit(dataset), amount_literal(total.epsilon), amount_literal(total.delta),
-                             zero, zero.copy(), now_literal(), lit(relation))]),
+                             zero, zero.copy(), now_literal(), lit(relation), lit(privacy_unit))]),
                 table(BUDGET_TABLE),
                 columns=["dataset", "epsilon_total", "delta_total", "epsilon_spent", "delta_spent",
-                         "created_at", "neighbours"]))
+                         "created_at", "neighbours", "privacy_unit"]))
 
         self._retry(insert)
         state = self.state(dataset)
         assert state is not None
+        if state.privacy_unit != privacy_unit:
+            raise other_unit(dataset, state.privacy_unit, privacy_unit)
         if state.total != total or state.neighbours != relation:
             raise PrivacyBudgetError(
                 f"dataset {dataset!r} already has the budget epsilon={format_amount(state.total.epsilon)}, "
@@ -223,7 +231,7 @@ class PrivacyLedger:
 
     # -- spending ---------------------------------------------------------------------------------
     def check(self, dataset: str, epsilon: object, delta: object = 0, *,
-              neighbours: str = ADD_REMOVE) -> Budget:
+              neighbours: str = ADD_REMOVE, privacy_unit: str = ROW) -> Budget:
         """What :meth:`spend` would charge now, without spending: refuses as it would.
 
         A check promises nothing: the budget may be spent by someone else before the spend, which
@@ -232,7 +240,8 @@ class PrivacyLedger:
         Raises:
             PrivacyBudgetError: as :meth:`spend`.
         """
-        cost, relation, state, charged = self._prepare(dataset, epsilon, delta, neighbours)
+        cost, relation, state, charged = self._prepare(dataset, epsilon, delta, neighbours,
+                                                       privacy_unit)
         if not charged.fits_in(state.remaining):
             raise exceeded(dataset, cost, relation, charged, state)
         return charged
@@ -240,7 +249,8 @@ class PrivacyLedger:
     def spend(self, dataset: str, epsilon: object, delta: object = 0, *,
               neighbours: str = ADD_REMOVE, description: str = "",
               then: Callable[[], T] | None = None, once: bool = False,
-              release_key: str | None = None) -> tuple[T | None, LedgerState]:
+              release_key: str | None = None, privacy_unit: str = ROW
+              ) -> tuple[T | None, LedgerState]:
         """Record a spend of (ε, δ) on ``dataset`` and run ``then`` in the same transaction.
 
         ``neighbours`` is the relation under which the spend is (ε, δ)-DP; the budget is charged
@@ -250,7 +260,8 @@ class PrivacyLedger:
         more than once (its statements were rolled back); with ``once`` a conflict after ``then``
         started is raised instead (for work that consumes its input). ``release_key`` charges the
         spend at most once per key and dataset: the ledger row's id follows from the key, and a
-        key charged before (by any process) is refused with :class:`ReleaseAlreadyCharged`.
+        key charged before (by any process) is refused with :class:`ReleaseAlreadyCharged`. A spend
+        at another ``privacy_unit`` than the budget's is refused.
 
         Returns:
             ``then()``'s result (None without ``then``) and the ledger state after the spend, with
@@ -263,7 +274,8 @@ class PrivacyLedger:
             ReleaseAlreadyCharged: ``release_key`` was charged before; nothing is spent.
         """
         self.refuse_charged_key(dataset, release_key)
-        cost, relation, state, charged = self._prepare(dataset, epsilon, delta, neighbours)
+        cost, relation, state, charged = self._prepare(dataset, epsilon, delta, neighbours,
+                                                       privacy_unit)
         if not charged.fits_in(state.total):  # never fits; also keeps the SQL amounts in range
             raise exceeded(dataset, cost, relation, charged, state)
         started = False
@@ -276,11 +288,12 @@ class PrivacyLedger:
                 row = self._raise_spent(dataset, charged)
                 if row is None:
                     raise _Refused
-                self._record(spend_id, dataset, cost, relation, charged, description, release_key)
+                self._record(spend_id, dataset, cost, relation, charged, description, release_key,
+                             privacy_unit)
                 started = True
                 result = then() if then is not None else None
             return result, replace(row, neighbours=state.neighbours, charged=charged,
-                                   spend_id=spend_id)
+                                   spend_id=spend_id, privacy_unit=state.privacy_unit)
 
         try:
             return self._retry(attempt, again=lambda: not (once and started))
@@ -290,10 +303,10 @@ class PrivacyLedger:
                 raise no_budget(dataset) from None
             raise exceeded(dataset, cost, relation, charged, now) from None
 
-    def _prepare(self, dataset: str, epsilon: object, delta: object, neighbours: str
-                 ) -> tuple[Budget, str, LedgerState, Budget]:
+    def _prepare(self, dataset: str, epsilon: object, delta: object, neighbours: str,
+                 unit: str = ROW) -> tuple[Budget, str, LedgerState, Budget]:
         """The spend's amounts and relation, the budget's state, and the charge; refuses a spend
-        without a budget or under a relation the budget cannot take."""
+        without a budget, at another privacy unit, or under a relation the budget cannot take."""
         check_dataset(dataset)
         relation = check_neighbours(neighbours)
         cost = Budget(amount(epsilon, "epsilon"), amount(delta, "delta"))
@@ -303,24 +316,13 @@ class PrivacyLedger:
         state = self.state(dataset)
         if state is None:
             raise no_budget(dataset)
+        if state.privacy_unit != unit:
+            raise other_unit(dataset, state.privacy_unit, unit)
         return cost, relation, state, charge(cost, relation, state.neighbours, dataset)
 
     def _raise_spent(self, dataset: str, cost: Budget) -> LedgerState | None:
         """The conditional update of the budget row; None when it would exceed the budget."""
-        new_eps = exp.Add(this=col("epsilon_spent"), expression=amount_literal(cost.epsilon))
-        new_delta = exp.Add(this=col("delta_spent"), expression=amount_literal(cost.delta))
-        condition = exp.and_(
-            exp.EQ(this=col("dataset"), expression=lit(dataset)),
-            exp.LTE(this=new_eps.copy(), expression=col("epsilon_total")),
-            exp.LTE(this=new_delta.copy(), expression=col("delta_total")))
-        update = exp.Update(
-            this=table(BUDGET_TABLE),
-            expressions=[exp.EQ(this=col("epsilon_spent"), expression=new_eps),
-                         exp.EQ(this=col("delta_spent"), expression=new_delta)],
-            where=exp.Where(this=condition),
-            returning=exp.Returning(expressions=[
-                as_text(col(c)) for c in ("epsilon_total", "delta_total", "epsilon_spent",
-                                          "delta_spent")]))
+        update = spend_update(dataset, cost.epsilon, cost.delta)
         _, rows = self.engine.fetch(update)
         if not rows:
             return None
@@ -346,14 +348,7 @@ class PrivacyLedger:
         if not rows:
             return False
         epsilon, delta = (Decimal(v) for v in rows[0])
-        self.engine.execute(exp.Update(
-            this=table(BUDGET_TABLE),
-            expressions=[
-                exp.EQ(this=col("epsilon_spent"),
-                       expression=exp.Sub(this=col("epsilon_spent"), expression=amount_literal(epsilon))),
-                exp.EQ(this=col("delta_spent"),
-                       expression=exp.Sub(this=col("delta_spent"), expression=amount_literal(delta)))],
-            where=exp.Where(this=exp.EQ(this=col("dataset"), expression=lit(dataset)))))
+        self.engine.execute(spend_update(dataset, -epsilon, -delta, checked=False))
         return True
 
     def refuse_charged_key(self, dataset: str, release_key: str | None) -> None:
@@ -373,15 +368,15 @@ class PrivacyLedger:
             raise ReleaseAlreadyCharged(dataset, release_key, spend_id)
 
     def _record(self, spend_id: str, dataset: str, cost: Budget, relation: str, charged: Budget,
-                description: str, release_key: str | None = None) -> None:
+                description: str, release_key: str | None = None, unit: str = ROW) -> None:
         self.engine.execute(exp.insert(
             exp.values([(lit(spend_id), lit(dataset), amount_literal(cost.epsilon),
                          amount_literal(cost.delta), lit(description), now_literal(), lit(relation),
                          amount_literal(charged.epsilon), amount_literal(charged.delta),
-                         exp.null() if release_key is None else lit(release_key))]),
+                         exp.null() if release_key is None else lit(release_key), lit(unit))]),
             table(LEDGER_TABLE),
             columns=["id", "dataset", "epsilon", "delta", "description", "spent_at", "neighbours",
-                     "epsilon_charged", "delta_charged", "release_key"]))
+                     "epsilon_charged", "delta_charged", "release_key", "privacy_unit"]))
 
     def _retry(self, fn: Callable[[], T], again: Callable[[], bool] = lambda: True) -> T:
         for attempt in range(self.retries + 1):

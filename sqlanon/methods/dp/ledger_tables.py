@@ -9,8 +9,8 @@ from decimal import Decimal
 
 from sqlglot import exp
 
-from sqlanon.methods.dp.amounts import ADD_REMOVE, AMOUNT_TYPE
-from sqlanon.sql.nodes import col, ident, lit, table
+from sqlanon.methods.dp.amounts import ADD_REMOVE, AMOUNT_TYPE, ROW
+from sqlanon.sql.nodes import as_expression, col, ident, lit, table
 
 BUDGET_TABLE = "sqlanon_privacy_budget"
 LEDGER_TABLE = "sqlanon_privacy_ledger"
@@ -45,11 +45,13 @@ def added_columns() -> dict[str, list[exp.ColumnDef]]:
     """The columns added since the first version of the tables, per table (nullable, so that
     ``ALTER TABLE ... ADD COLUMN`` can add them to tables holding rows; old rows get the default)."""
     return {
-        BUDGET_TABLE: [column_def("neighbours", "varchar", not_null=False, default=ADD_REMOVE)],
+        BUDGET_TABLE: [column_def("neighbours", "varchar", not_null=False, default=ADD_REMOVE),
+                       column_def("privacy_unit", "varchar", not_null=False, default=ROW)],
         LEDGER_TABLE: [column_def("neighbours", "varchar", not_null=False, default=ADD_REMOVE),
                        column_def("epsilon_charged", AMOUNT_TYPE, not_null=False),
                        column_def("delta_charged", AMOUNT_TYPE, not_null=False),
-                       column_def("release_key", "varchar", not_null=False)]}
+                       column_def("release_key", "varchar", not_null=False),
+                       column_def("privacy_unit", "varchar", not_null=False, default=ROW)]}
 
 
 def release_id(dataset: str, release_key: str) -> str:
@@ -92,3 +94,29 @@ def migration(missing: dict[str, list[exp.ColumnDef]]) -> list[exp.Expression]:
                      exp.EQ(this=col("delta_charged"), expression=col("delta"))],
         where=exp.Where(this=exp.Is(this=col("epsilon_charged"), expression=exp.Null()))))
     return out
+
+
+def spend_update(dataset: str, epsilon: Decimal, delta: Decimal, *, checked: bool = True
+                 ) -> exp.Update:
+    """``UPDATE`` of the dataset's budget row adding (ε, δ) to its spending (negative: a refund);
+    ``checked``: only if the totals stay within the budget, returning them as text."""
+    def added(c: str, x: Decimal) -> exp.Expression:
+        if x < 0:
+            return exp.Sub(this=col(c), expression=amount_literal(-x))
+        return exp.Add(this=col(c), expression=amount_literal(x))
+
+    new_eps, new_delta = added("epsilon_spent", epsilon), added("delta_spent", delta)
+    condition: exp.Expression = exp.EQ(this=col("dataset"), expression=lit(dataset))
+    if checked:
+        condition = as_expression(exp.and_(
+            condition, exp.LTE(this=new_eps.copy(), expression=col("epsilon_total")),
+            exp.LTE(this=new_delta.copy(), expression=col("delta_total"))))
+    return exp.Update(
+        this=table(BUDGET_TABLE),
+        expressions=[exp.EQ(this=col("epsilon_spent"), expression=new_eps),
+                     exp.EQ(this=col("delta_spent"), expression=new_delta)],
+        where=exp.Where(this=condition),
+        returning=exp.Returning(expressions=[
+            exp.cast(col(c), exp.DataType.build("varchar"))
+            for c in ("epsilon_total", "delta_total", "epsilon_spent", "delta_spent")])
+        if checked else None)

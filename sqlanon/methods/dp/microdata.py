@@ -53,6 +53,7 @@ from sqlanon.domain.metrics.numeric import W, original_column, released_column
 from sqlanon.engines.staging import new_token, staging_name
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.methods.dp import mechanisms
+from sqlanon.methods.dp.amounts import ROW
 from sqlanon.methods.dp.bounds import check_not_data_range, parse_all_bounds, require_columns
 from sqlanon.methods.dp.order import METHODS, group_column, grouped_rows, label_column, value_column
 from sqlanon.methods.dp.release_budget import ReleaseBudget
@@ -129,8 +130,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
                       linkage: bool = True, dataset: str | None = None,
                       budget_epsilon: float | None = None, budget_delta: float = 0.0,
                       schema: str | None = None, tables: TableWriter | None = None,
-                      ledger: Engine | None = None, release_key: str | None = None
-                      ) -> MicrodataReport:
+                      ledger: Engine | None = None, release_key: str | None = None,
+                      privacy_unit: str = ROW) -> MicrodataReport:
     """Write an ε-DP version of ``source``'s attributes to the table ``output``.
 
     Args:
@@ -156,6 +157,8 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
             charging the release once (:class:`~sqlanon.methods.dp.release_budget.ReleaseBudget`).
         schema: the schema of ``source``, where ``output`` is written too (default: the
             connection's current one).
+        privacy_unit: the unit the ledger records (a person column when ``source`` holds one
+            record per person: :func:`~sqlanon.methods.dp.person_microdata.dp_microaggregate_persons`).
         tables: the output writer's table skeletons (``method: noise`` writes through them; the
             ``sqlanon dp`` command without, with ``CREATE OR REPLACE``).
 
@@ -183,7 +186,7 @@ def dp_microaggregate(engine: Engine, source: str, output: str, *, k: int, epsil
     budget = ReleaseBudget(engine, dataset, epsilon, budget_epsilon=budget_epsilon,
                            budget_delta=budget_delta, ledger=ledger, release_key=release_key,
                            description=f"dp_microaggregation ({method}, k={k}) of table {source!r} "
-                                       f"into {output!r}")
+                                       f"into {output!r}", privacy_unit=privacy_unit)
     budget.check()
     rng = make_rng(seed)
 

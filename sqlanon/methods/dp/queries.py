@@ -27,12 +27,15 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sqlglot import exp
+
 from sqlanon.errors import EngineError, SpecError, UnsupportedError
 from sqlanon.methods.dp.aggregate_noise import Noise, check_mechanism
-from sqlanon.methods.dp.aggregates import Aggregate
+from sqlanon.methods.dp.aggregates import Aggregate, Grouped, Histogram
 from sqlanon.methods.dp.amounts import ADD_REMOVE, LedgerState, amount, check_neighbours
 from sqlanon.methods.dp.bounds import check_not_data_range, require_columns
 from sqlanon.methods.dp.budget import PrivacyLedger
+from sqlanon.methods.dp.contribution import BOUNDED, ROW, Contribution, bounded, with_bounded
 from sqlanon.methods.rng import make_rng
 
 if TYPE_CHECKING:
@@ -54,14 +57,19 @@ class DPResult:
     ledger: LedgerState
     noise: list[dict[str, Any]]
     """Per noisy part: mechanism, sensitivity, ε (and δ) and the scale (or σ) of the noise."""
+    contribution: dict[str, Any] | None = None
+    """At a privacy unit: the person column and the contribution bounds (None at row level)."""
 
     def as_dict(self) -> dict[str, Any]:
         """``spent`` is the answer's (ε, δ) under add/remove neighbours; ``budget.charged`` what
         the budget was charged under its own relation (the same, or the substitution conversion)."""
-        return {"aggregate": self.aggregate, "query": self.description, "value": self.value,
-                "mechanism": self.mechanism, "noise": self.noise,
-                "spent": {"epsilon": self.epsilon, "delta": self.delta},
-                "budget": self.ledger.as_dict()}
+        out = {"aggregate": self.aggregate, "query": self.description, "value": self.value,
+               "mechanism": self.mechanism, "noise": self.noise,
+               "spent": {"epsilon": self.epsilon, "delta": self.delta},
+               "budget": self.ledger.as_dict()}
+        if self.contribution is not None:
+            out["contribution"] = self.contribution
+        return out
 
 
 def open_database(target: str, *, timeout: float = 30.0, create: bool = True) -> Engine:
@@ -97,7 +105,9 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
              budget_delta: float = 0.0, budget_neighbours: str = ADD_REMOVE,
              mechanism: str = "laplace", seed: int | None = None, trust_bounds: bool = False,
              lock_timeout: float = 30.0, ledger: Engine | str | None = None,
-             release_key: str | None = None) -> DPResult:
+             release_key: str | None = None, privacy_unit: str | None = None,
+             max_rows_per_person: int | None = None, max_groups_per_person: int | None = None
+             ) -> DPResult:
     """Answer one aggregate of ``table`` with (ε, δ)-differential privacy, charged to ``dataset``.
 
     Args:
@@ -126,6 +136,13 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
         release_key: charge this answer once per key: a key the dataset was charged for before
             is refused with :class:`~sqlanon.methods.dp.amounts.ReleaseAlreadyCharged` (the caller
             keeps the answer it was given then; docs/dp.md, release keys).
+        privacy_unit: the column identifying a person: neighbours then differ by all the rows of
+            one person, each person's contribution is bounded in SQL and the sensitivities scaled
+            (:mod:`~sqlanon.methods.dp.contribution`); the spend is recorded at that unit.
+        max_rows_per_person: with ``privacy_unit`` (required there): rows kept per person (per
+            person and key for a histogram or an aggregate per key), chosen at random.
+        max_groups_per_person: with ``privacy_unit``, for a histogram or an aggregate per key
+            (required there): keys kept per person, chosen at random among the listed ones.
 
     Raises:
         SpecError: unknown table or column, bad bounds, mechanism or parameters.
@@ -136,6 +153,7 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
     """
     check_mechanism(mechanism, float(delta))
     check_neighbours(budget_neighbours, "budget_neighbours")
+    bound = _contribution(aggregate, privacy_unit, max_rows_per_person, max_groups_per_person)
     with contextlib.ExitStack() as opened:
         engine = _opened(opened, database, lock_timeout, create=False)
         if ledger is None:
@@ -145,8 +163,27 @@ def dp_query(database: Engine | str, table: str, aggregate: Aggregate, *, epsilo
             books = _opened(opened, ledger, lock_timeout, create=True)
             _check_ledger(books, ledger)
         return _run(engine, books, table, aggregate, epsilon, delta, dataset, budget_epsilon,
-                    budget_delta, budget_neighbours, mechanism, seed, trust_bounds, release_key)
+                    budget_delta, budget_neighbours, mechanism, seed, trust_bounds, release_key,
+                    bound)
     raise AssertionError("unreachable")  # pragma: no cover - mypy cannot see the with returns
+
+
+def _contribution(aggregate: Aggregate, unit: str | None, max_rows: int | None,
+                  max_groups: int | None) -> Contribution | None:
+    """The contribution bounds at a privacy unit; None at row level (where bounds are refused)."""
+    if unit is None:
+        if max_rows is not None or max_groups is not None:
+            raise SpecError("max_rows_per_person and max_groups_per_person bound a person's rows: "
+                            "they need privacy_unit (the column identifying a person)",
+                            path="privacy_unit")
+        return None
+    if max_rows is None:
+        raise SpecError("a query at a privacy unit needs max_rows_per_person: the public number "
+                        "of rows kept per person (CLI --max-rows-per-person)",
+                        path="max_rows_per_person")
+    bound = Contribution(unit, max_rows, max_groups)
+    bound.check_grouping(isinstance(aggregate, (Histogram, Grouped)))
+    return bound
 
 
 def _opened(stack: contextlib.ExitStack, target: Engine | str, timeout: float, *, create: bool
@@ -176,7 +213,7 @@ def _check_ledger(books: Engine, ledger: Engine | str | None) -> None:
 def _run(engine: Engine, books: Engine, table: str, aggregate: Aggregate, epsilon: float,
          delta: float, dataset: str | None, budget_epsilon: float | None, budget_delta: float,
          budget_neighbours: str, mechanism: str, seed: int | None, trust_bounds: bool,
-         release_key: str | None) -> DPResult:
+         release_key: str | None, bound: Contribution | None = None) -> DPResult:
     if not isinstance(aggregate, Aggregate):
         raise SpecError(f"aggregate must be Count, Sum, Mean, Histogram or Grouped, got {aggregate!r}",
                         path="aggregate")
@@ -184,18 +221,43 @@ def _run(engine: Engine, books: Engine, table: str, aggregate: Aggregate, epsilo
     if eps <= 0:
         raise SpecError(f"epsilon must be > 0, got {epsilon!r}", path="epsilon")
     require_columns(engine, table, aggregate.columns(), relation_path="table", column_path="column")
+    if bound is not None:
+        require_columns(engine, table, (bound.column,), relation_path="table",
+                        column_path="privacy_unit")
     check_not_data_range(engine, table, aggregate.bounds(), trust_bounds=trust_bounds)
     rng = make_rng(seed)
     ledger = PrivacyLedger(books)
     name = dataset if dataset is not None else table
+    unit = ROW if bound is None else bound.column
     if budget_epsilon is not None:
-        ledger.set_budget(name, budget_epsilon, budget_delta, neighbours=budget_neighbours)
+        ledger.set_budget(name, budget_epsilon, budget_delta, neighbours=budget_neighbours,
+                          privacy_unit=unit)
     description = f"{aggregate.describe()} on table {table!r} ({mechanism})"
-    query = aggregate.query(table)
+    if bound is not None:
+        description += f" per person ({unit!r}, {_bounds_text(bound)})"
+    query = exact_query(engine, table, aggregate, bound, rng.bytes(16).hex() if bound else "")
     rows, state = ledger.spend(name, epsilon, delta, neighbours=ADD_REMOVE, description=description,
-                               then=lambda: engine.fetch(query)[1], release_key=release_key)
+                               then=lambda: engine.fetch(query)[1], release_key=release_key,
+                               privacy_unit=unit)
     assert rows is not None  # spend ran ``then``
-    noise = Noise(mechanism, eps, float(delta), rng)
+    noise = Noise(mechanism, eps, float(delta), rng, (1.0, 1.0) if bound is None else bound.factors())
     value = aggregate.release(rows, noise)
     return DPResult(aggregate.kind, description, value, eps, float(delta), mechanism, state,
-                    aggregate.noise_parameters(noise))
+                    aggregate.noise_parameters(noise), None if bound is None else bound.describe())
+
+
+def exact_query(engine: Engine, table: str, aggregate: Aggregate, bound: Contribution | None,
+                key: str) -> exp.Select:
+    """The exact aggregate's query: over ``table``, or at a privacy unit over its rows after
+    bounding each person's contribution, chosen by the secret ``key``
+    (:func:`~sqlanon.methods.dp.contribution.bounded`)."""
+    if bound is None:
+        return aggregate.query(table)
+    keys = (aggregate.group_by, aggregate.keys) if isinstance(aggregate, (Histogram, Grouped)) else None
+    rows = bounded(table, bound, aggregate.columns(), key, engine.dialect, keys)
+    return with_bounded(aggregate.query(BOUNDED), rows)
+
+
+def _bounds_text(bound: Contribution) -> str:
+    groups = "" if bound.max_groups is None else f", at most {bound.max_groups} keys"
+    return f"at most {bound.max_rows} rows{groups}"

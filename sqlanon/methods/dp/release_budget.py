@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlanon.errors import UnsupportedError
-from sqlanon.methods.dp.amounts import SUBSTITUTION, LedgerState, PrivacyBudgetError
+from sqlanon.methods.dp.amounts import ROW, SUBSTITUTION, LedgerState, PrivacyBudgetError
 from sqlanon.methods.dp.budget import PrivacyLedger
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class ReleaseBudget:
     def __init__(self, engine: Engine, dataset: str | None, epsilon: object, delta: object = 0, *,
                  budget_epsilon: object | None = None, budget_delta: object = 0,
                  description: str = "", ledger: Engine | None = None,
-                 release_key: str | None = None) -> None:
+                 release_key: str | None = None, privacy_unit: str = ROW) -> None:
         if dataset is None and (budget_epsilon is not None or release_key is not None):
             raise PrivacyBudgetError("a budget or a release key needs the dataset it is kept under")
         self.engine = engine
@@ -63,6 +63,8 @@ class ReleaseBudget:
         self.budget_epsilon, self.budget_delta = budget_epsilon, budget_delta
         self.description = description
         self.release_key = release_key
+        self.unit = privacy_unit
+        """What the release protects (:data:`~sqlanon.methods.dp.amounts.ROW`, or a person column)."""
         self.state: LedgerState | None = None
         """The ledger state after the release's spend (None before, or without a dataset)."""
 
@@ -82,8 +84,9 @@ class ReleaseBudget:
         ledger.refuse_charged_key(self.dataset, self.release_key)  # paid for: no budget needed
         if self.budget_epsilon is not None:
             ledger.set_budget(self.dataset, self.budget_epsilon, self.budget_delta,
-                              neighbours=SUBSTITUTION)
-        ledger.check(self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION)
+                              neighbours=SUBSTITUTION, privacy_unit=self.unit)
+        ledger.check(self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION,
+                     privacy_unit=self.unit)
 
     def write(self, work: Callable[[], T], *, once: bool = False) -> T:
         """``work()`` in one transaction, with the spend when a dataset is given.
@@ -106,7 +109,8 @@ class ReleaseBudget:
             return self.charged_ahead(in_transaction, discard=lambda: None)
         result, self.state = PrivacyLedger(self.engine).spend(
             self.dataset, self.epsilon, self.delta, neighbours=SUBSTITUTION,
-            description=self.description, then=work, once=once, release_key=self.release_key)
+            description=self.description, then=work, once=once, release_key=self.release_key,
+            privacy_unit=self.unit)
         return result  # type: ignore[return-value]
 
     def charged_ahead(self, work: Callable[[], T], *, discard: Callable[[], None]) -> T:
@@ -125,7 +129,7 @@ class ReleaseBudget:
         if self.dataset is not None:
             _, self.state = ledger.spend(self.dataset, self.epsilon, self.delta,
                                          neighbours=SUBSTITUTION, description=self.description,
-                                         release_key=self.release_key)
+                                         release_key=self.release_key, privacy_unit=self.unit)
         apart = self.books is not self.engine
         try:
             return work()

@@ -26,7 +26,7 @@ from sqlanon.engines.staging import StagingArea, remove_leftovers
 from sqlanon.errors import InternalError, SpecError
 from sqlanon.methods.base import Sink, TableWriter
 from sqlanon.methods.dataset import Dataset
-from sqlanon.methods.dp.microdata import dp_microaggregate
+from sqlanon.methods.dp.person_microdata import neighbours, release_microdata
 from sqlanon.methods.dp.release_budget import ReleaseBudget, open_ledger
 from sqlanon.methods.microaggregation.quality import ORIGINAL, RELEASED, numeric_quality
 from sqlanon.methods.perturbation.categorical import (
@@ -158,7 +158,8 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
         return report
     name = spec.output.name or f"{ds.name}_anon"
     ledger = opts.ledger
-    released = dp_microaggregate(ds.engine, ds.name, name, k=p["k"], epsilon=p["epsilon"],
+    unit = None if spec.privacy_unit is None else spec.privacy_unit.column
+    released = release_microdata(ds.engine, ds.name, name, unit, k=p["k"], epsilon=p["epsilon"],
                                  bounds=p["bounds"], categorical=categorical, method=p["order"],
                                  seed=opts.seed, trust_bounds=p["trust_bounds"],
                                  replace=spec.output.replace, quality=quality,
@@ -171,7 +172,7 @@ def _dp_microdata(spec: Spec, ds: Dataset, opts: NoiseOptions, dry_run: bool,
     report.guarantee = {key: v for key, v in released.as_dict().items()
                         if key not in ("output", "metrics")}
     report.metrics = released.metrics
-    report.guarantee["neighbours"] = "substitution of one record"
+    report.guarantee["neighbours"] = neighbours(unit)
     report.outputs = {"mode": "table", "relation": name, "rows": released.rows}
     return report
 

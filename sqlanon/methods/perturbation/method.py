@@ -39,10 +39,19 @@ class Noise(Method):
         self.settings(spec)
 
     def check_privacy_unit(self, spec: Spec) -> None:
-        raise refusal(spec, "noise and differentially private microdata treat each row as the unit: "
-                      "bounding a person's contribution over many rows is not available, so the "
-                      "guarantee would not hold per person; remove privacy_unit, or anonymize persons "
-                      "with method generalization or microaggregation", "privacy_unit")
+        options = spec.transformation.options
+        if options.get("mechanism") == "dp_microaggregation":
+            unit = spec.privacy_unit
+            if unit is not None and (unit.attributes or unit.order_by or unit.varying != "constant"):
+                raise refusal(spec, "DP microdata builds each person's record by its own rule (the "
+                              "mean of the clamped values; nominal values constant per person): give "
+                              "privacy_unit as the column only", "privacy_unit")
+            return
+        raise refusal(spec, f"mechanism {options.get('mechanism')!r} treats each row as the unit: "
+                      "bounding a person's contribution over many rows is not available for it, so "
+                      "the guarantee would not hold per person; use mechanism dp_microaggregation "
+                      "(one record per person), DP queries (sqlanon query --privacy-unit), or "
+                      "method generalization or microaggregation", "privacy_unit")
 
     def refuse(self, plan: Plan) -> None:
         spec = plan.spec

@@ -464,7 +464,8 @@ def test_ledger_tables_of_the_first_version_are_migrated(tmp_path):
     with DuckDBEngine(path) as engine:
         _check_migrated(engine)
         columns = [c for c, _ in engine.columns("sqlanon_privacy_ledger")]
-        assert columns[-4:] == ["neighbours", "epsilon_charged", "delta_charged", "release_key"]
+        assert columns[-5:] == ["neighbours", "epsilon_charged", "delta_charged", "release_key",
+                                "privacy_unit"]
 
 
 @pytest.mark.postgres
