@@ -28,6 +28,7 @@ from sqlanon.spec.output import Output
 from sqlanon.spec.privacy_unit import PrivacyUnit
 from sqlanon.spec.publishing import Publishing
 from sqlanon.spec.source import Source
+from sqlanon.spec.tables import EventTable, check_tables
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
 
@@ -53,6 +54,8 @@ class Spec:
     """How successive releases relate (:mod:`~sqlanon.spec.publishing`); None: each on its own."""
     privacy_unit: PrivacyUnit | None = None
     """The column identifying a person (``privacy_unit``): models count persons, not rows."""
+    tables: tuple[EventTable, ...] = ()
+    """Event tables joined to the person table (``tables``), released with it."""
 
     def __post_init__(self) -> None:
         try:
@@ -104,6 +107,9 @@ class Spec:
         if self.privacy_unit is not None:
             self.privacy_unit.check_attributes(self.attributes)
             method.check_privacy_unit(self)
+        object.__setattr__(self, "tables", tuple(self.tables))
+        check_tables(self.tables, attrs, self.privacy_unit is not None, self.output.name,
+                     self.source.relation_name)
         self._check_levels()
         self._check_privacy()
         self._check_metrics()
