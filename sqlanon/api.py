@@ -56,6 +56,15 @@ def _before_opening(spec: Spec, engine: Engine | None, database: str | None) -> 
     require_lasting_subset(spec.privacy, portable=spec.output.mode in ("view", "sql"))
 
 
+def _tables(spec: Spec, verb: Any, engine: Engine | None, database: str | None, dry_run: bool,
+            **options: Any) -> Any:
+    """A spec with several tables: one person-level release written to every table."""
+    from sqlanon.outputs.tables import release_tables
+
+    return release_tables(spec, verb, engine=engine, database=database, writes=not dry_run,
+                          dry_run=dry_run, **options)
+
+
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
           metrics: tuple[str, ...] | None = None, data: Any = None, against: str | None = None) -> Any:
     """What the spec's source achieves under its transformation (levels and suppression limit; for
@@ -97,6 +106,8 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         return run_on_data(apply, spec, data, engine=engine, database=database, metrics=metrics,
                            dry_run=dry_run, progress=progress)
     spec = _spec(spec)
+    if spec.tables:
+        return _tables(spec, apply, engine, database, dry_run, metrics=metrics)
     if not dry_run:
         _before_opening(spec, engine, database)
     plan = _plan(spec, "apply", writes=not dry_run, metrics=metrics, progress=progress)
@@ -161,6 +172,9 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
                            metric=metric, metrics=metrics, dry_run=dry_run, time_limit=time_limit,
                            progress=progress, write_spec=write_spec)
     spec = _spec(spec)
+    if spec.tables:
+        return _tables(spec, anonymize, engine, database, dry_run, strategy=strategy, metric=metric,
+                       metrics=metrics, time_limit=time_limit, progress=progress)
     plan = _plan(spec, "anonymize", writes=not dry_run, metrics=metrics, strategy=strategy,
                  metric=metric, time_limit=time_limit, progress=progress)
     if not dry_run:
