@@ -61,8 +61,9 @@ def _tables(spec: Spec, verb: Any, engine: Engine | None, database: str | None, 
     """A spec with several tables: one person-level release written to every table."""
     from sqlanon.outputs.tables import release_tables
 
-    return release_tables(spec, verb, engine=engine, database=database, writes=not dry_run,
-                          dry_run=dry_run, **options)
+    if verb is not check:
+        options["dry_run"] = dry_run
+    return release_tables(spec, verb, engine=engine, database=database, writes=not dry_run, **options)
 
 
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -88,6 +89,8 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         return run_on_data(check, spec, data, engine=engine, database=database, writes=False,
                            metrics=metrics)
     spec = _spec(spec)
+    if spec.tables:
+        return _tables(spec, check, engine, database, True, metrics=metrics)
     plan = _plan(spec, "check", metrics=metrics)
     return run_plan(plan, OutputSink(spec), engine=engine, database=database)
 

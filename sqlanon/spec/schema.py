@@ -28,7 +28,7 @@ from sqlanon.spec.output import Output
 from sqlanon.spec.privacy_unit import PrivacyUnit
 from sqlanon.spec.publishing import Publishing
 from sqlanon.spec.source import Source
-from sqlanon.spec.tables import EventTable, check_tables
+from sqlanon.spec.tables import EventTable, check_tables, event_attribute
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
 
@@ -133,10 +133,10 @@ class Spec:
     def _check_levels(self) -> None:
         for name, level in self.transformation.levels.items():
             path = f"transformation.levels.{name}"
-            if name not in self.attributes:
+            a = self.attributes.get(name) or event_attribute(self.tables, name)
+            if a is None:
                 raise SpecError(f"unknown attribute {name!r}." + did_you_mean(str(name), self.attributes),
                                 path=path)
-            a = self.attributes[name]
             if a.role != "quasi_identifier":
                 raise SpecError(f"{name!r} is not a quasi_identifier (role {a.role})", path=path)
             assert a.hierarchy is not None

@@ -133,6 +133,14 @@ def check_tables(tables: tuple[EventTable, ...], attributes: Mapping[str, Attrib
             seen[q] = path
 
 
+def event_attribute(tables: tuple[EventTable, ...], name: str) -> Attribute | None:
+    """The event tables' quasi-identifier ``name`` (a person-level attribute), if any."""
+    for t in tables:
+        if name in t.quasi_identifiers:
+            return t.attributes[name]
+    return None
+
+
 def tables_from_yaml(value: Any, parse_attributes: Any) -> tuple[EventTable, ...]:
     """``tables:`` as written in a spec; ``parse_attributes(mapping, path)`` reads an ``attributes``
     section as the spec's own is read."""
