@@ -32,15 +32,19 @@ from sqlanon.engines.base import Engine
 from sqlanon.engines.connect import connect
 from sqlanon.engines.staging import StagingArea, remove_leftovers
 from sqlanon.errors import SpecError, UnsupportedError, did_you_mean
+from sqlanon.outputs.tables_sql import printed, stable_token
 from sqlanon.outputs.writer import Target, run, script
 from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.output import Output
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.source import Source
 from sqlanon.spec.tables import EventTable
+from sqlanon.sql.dialects import DialectProfile, profile
 from sqlanon.sql.nodes import table
 from sqlanon.sql.render import render
 
+Written = tuple[str, str, exp.Select, dict[str, Any]]
+"""An output: the key path naming it, its relation, its rows, and notes for the report."""
 Verb = Callable[..., Any]
 """``api.anonymize`` or ``api.apply``: runs a spec on an engine and returns its report."""
 
@@ -78,48 +82,62 @@ def _release(spec: Spec, verb: Verb, engine: Engine, writes: bool, options: dict
         raise SpecError(f"unknown column {unit!r}." + did_you_mean(unit, person_columns),
                         path="privacy_unit.column", source=spec.path)
     joined = joined_query(person, schema, person_columns, unit, spec.tables, spec.privacy_unit.varying)
-    with StagingArea(engine) as area:
+    area = StagingArea(engine)
+    if mode == "sql":  # printed: stable names (the statement reads them as its own relations)
+        area.token = stable_token(spec.output.name or f"{person}_anon")
+    with area:
         names = [area.name("j"), area.name("r")]
         if mode == "view":
             names = [_lasting(spec, person, "joined"), _lasting(spec, person, "released")]
+        where = None if mode == "sql" else schema
         try:
             return _release_joined(spec, verb, engine, joined, names, events, writes, options)
         finally:
             if mode != "view" or not writes:
-                engine.drop(names[1], schema=schema)
-                engine.drop(names[0], schema=schema)
+                engine.drop(names[1], schema=where)
+                engine.drop(names[0], schema=where)
 
 
 def _release_joined(spec: Spec, verb: Verb, engine: Engine, joined: exp.Select, names: list[str],
                     events: dict[str, list[tuple[str, str]]], writes: bool, options: dict[str, Any]
                     ) -> Any:
-    schema = spec.source.schema
     mode = spec.output.mode
+    # printed SQL reads the joined persons as a relation of its own statement, unqualified
+    schema = None if mode == "sql" else spec.source.schema
     joined_name, released = names
     dialect = engine.dialect
+    target = profile(spec.output.dialect) if mode == "sql" else dialect
     if mode == "view" and writes:
         _run_view(engine, joined_name, schema, render(joined, dialect, pretty=True), spec.output.replace)
     else:
         engine.create_table_as(joined_name, joined, schema=schema)
-    derived = _derived(spec, joined_name, dialect.name if writes else None)
+    derived = _derived(spec, joined_name, schema, target.name if writes else None)
     report = verb(derived, engine=engine, **options)
     if not writes:
         return report
     select = report.outputs["sql"]
     key = spec.attributes.get(spec.privacy_unit.column) if spec.privacy_unit else None
+    if mode == "sql":
+        dropped = set(report.outputs.get("dropped_columns", ()))
+        columns = [c for c in engine.columns(joined_name) if c[0] not in dropped]
+        outputs = _outputs(spec, target, released, None, columns, key, events, engine)
+        report.outputs = printed(spec, target, outputs, [
+            (joined_name, render(joined, target, pretty=True)), (released, select)])
+        return report
     if mode == "view":
         _run_view(engine, released, schema, select, spec.output.replace)
     else:
-        target = Target(released, schema, dialect)
-        run(engine, script("table", select, target, replace=False, transaction=False).statements)
-    outputs = _outputs(spec, engine, released, key, events)
+        run(engine, script("table", select, Target(released, schema, dialect), replace=False,
+                           transaction=False).statements)
+    outputs = _outputs(spec, dialect, released, schema, engine.columns(released, schema), key, events,
+                       engine)
     report.outputs = _write(spec, engine, outputs, mode)
     if mode == "view":
         report.outputs["relations_read"] = [joined_name, released]
     return report
 
 
-def _derived(spec: Spec, joined: str, dialect: str | None) -> Spec:
+def _derived(spec: Spec, joined: str, schema: str | None, dialect: str | None) -> Spec:
     """The person-level release as one table's spec: the joined relation, the event tables'
     quasi-identifiers as attributes, the person column kept (the outputs release it), the rows as a
     SELECT (``dialect``) or not written (None)."""
@@ -130,7 +148,7 @@ def _derived(spec: Spec, joined: str, dialect: str | None) -> Spec:
     for t in spec.tables:
         attributes.update({q: t.attributes[q] for q in t.quasi_identifiers})
     output = Output("sql", dialect=dialect) if dialect is not None else Output("none")
-    return dataclasses.replace(spec, source=Source(table=joined, schema=spec.source.schema),
+    return dataclasses.replace(spec, source=Source(table=joined, schema=schema),
                                attributes=attributes, output=output, tables=(), path=spec.path)
 
 
@@ -182,26 +200,27 @@ def _run_view(engine: Engine, name: str, schema: str | None, select: str, replac
         together=True)
 
 
-def _outputs(spec: Spec, engine: Engine, released: str, key: Attribute | None,
-             events: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, exp.Select, dict[str, Any]]]:
-    """``(path, name, query, notes)`` of every output: the person table's, then each event table's."""
-    schema = spec.source.schema
-    dialect = engine.dialect
+def _outputs(spec: Spec, dialect: DialectProfile, released: str, schema: str | None,
+             released_columns: list[tuple[str, str]], key: Attribute | None,
+             events: dict[str, list[tuple[str, str]]], engine: Engine) -> list[Written]:
+    """``(path, name, query, notes)`` of every output for ``dialect``: the person table's, then each
+    event table's, reading the released persons ``released`` (in ``schema``) with
+    ``released_columns`` (typed as ``engine`` reports them)."""
     assert spec.privacy_unit is not None
     unit = spec.privacy_unit.column
-    released_columns = engine.columns(released, schema)
-    types = parse_types(released_columns, dialect.sqlglot)
+    types = parse_types(released_columns, engine.dialect.sqlglot)
     event_qis = [q for t in spec.tables for q in t.quasi_identifiers]
     person = spec.source.table or ""
-    out = [("output.name", spec.output.name or f"{person}_anon",
-            person_output(released, schema, [c for c, _ in released_columns], unit, event_qis, key, dialect,
-                          types.get(unit)), {})]
+    out: list[Written] = [("output.name", spec.output.name or f"{person}_anon", person_output(
+        released, schema, [c for c, _ in released_columns], unit, event_qis, key, dialect,
+        types.get(unit)), {})]
     keeps_key = key is None or key.role != "identifier" or key.action != "drop"
     for t in spec.tables:
         columns = events[t.entry]
         persons = released_persons(released, schema, unit, t, key, dialect, types.get(unit))
-        query, dropped, undeclared = event_output(t, schema, [c for c, _ in columns], persons, keeps_key,
-                                                  dialect, parse_types(columns, dialect.sqlglot))
+        query, dropped, undeclared = event_output(t, spec.source.schema, [c for c, _ in columns], persons,
+                                                  keeps_key, dialect,
+                                                  parse_types(columns, engine.dialect.sqlglot))
         notes: dict[str, Any] = {"dropped_columns": dropped} if dropped else {}
         if undeclared:
             notes["warnings"] = [f"columns not declared in the spec were copied unchanged: "
@@ -218,8 +237,7 @@ def _refuse(spec: Spec, engine: Engine, mode: str) -> None:
     """What cannot be written: modes without a place, outputs that exist (without ``replace``), and
     replacing several tables on an engine that cannot do it in one transaction."""
     if mode == "sql":
-        raise UnsupportedError("output.mode: sql prints one statement; several tables are written "
-                               "together by an engine: use mode table, view or in_place")
+        return
     together = engine.capabilities.transactional_ddl and engine.capabilities.atomic_rename
     if not together and (mode == "in_place" or spec.output.replace):
         raise UnsupportedError(
@@ -240,7 +258,7 @@ def _refuse(spec: Spec, engine: Engine, mode: str) -> None:
                             "another name", path=path, source=spec.path)
 
 
-def _write(spec: Spec, engine: Engine, outputs: list[tuple[str, str, exp.Select, dict[str, Any]]],
+def _write(spec: Spec, engine: Engine, outputs: list[Written],
            mode: str) -> dict[str, Any]:
     """Create (or replace) every output, in one transaction where the engine has one."""
     schema = spec.source.schema
@@ -256,7 +274,7 @@ def _write(spec: Spec, engine: Engine, outputs: list[tuple[str, str, exp.Select,
             "together": together}
 
 
-def _create_all(engine: Engine, outputs: list[tuple[str, str, exp.Select, dict[str, Any]]], mode: str,
+def _create_all(engine: Engine, outputs: list[Written], mode: str,
                 schema: str | None, replace: bool) -> None:
     if mode == "in_place":
         with StagingArea(engine) as area:  # every new table first, then the drops and renames

@@ -171,3 +171,20 @@ def test_in_place_survives_sigkill_with_every_table_intact(adult_dir, tmp_path):
             check_release(e, source, "persons", "visits")
         assert sorted(r[0] for r in e.fetch_script(
             "SELECT table_name FROM information_schema.tables")[1]) == ["persons", "visits"]
+
+
+def test_printed_sql_gives_the_rows_mode_table_writes(two, adult_dir, tmp_path):
+    api.anonymize(spec(adult_dir), engine=two)
+    path = tmp_path / "release.sql"
+    report = api.anonymize(spec(adult_dir, output={"mode": "sql", "path": str(path)}), engine=two)
+    assert [r["relation"] for r in report.outputs["relations"]] == ["persons_anon", "visits_anon"]
+    statements = [s for s in path.read_text().split(";\n") if s.strip()]
+    assert len(statements) == 2
+    for statement, written in zip(statements, ("persons_anon", "visits_anon")):
+        assert sorted(two.fetch_script(statement)[1]) == sorted(two.fetch_script(
+            f"SELECT * FROM {written}")[1])
+    assert not [r for r in two.fetch_script("SELECT table_name FROM information_schema.tables")[1]
+                if r[0].startswith("__sa_")]
+    assert report.outputs["path"] == str(path)
+    again = api.anonymize(spec(adult_dir, output={"mode": "sql"}), engine=two)
+    assert "".join(again.outputs["sql"]) == path.read_text().replace(";\n\n", ";\n")
