@@ -70,11 +70,12 @@ def _release(spec: Spec, verb: Verb, engine: Engine, writes: bool, options: dict
     person = spec.source.table or ""
     if not engine.relation_exists(person, schema):
         raise SpecError(f"no table or view named {person!r}", path="source.table", source=spec.path)
-    person_columns = [c for c, _ in engine.columns(person, schema)]
-    events = {t.entry: _event_columns(spec, engine, t, person_columns) for t in spec.tables}
     mode = spec.output.mode
     if writes:
         _refuse(spec, engine, mode)
+    person_columns = [c for c, _ in engine.columns(person, schema)]
+    events = {t.entry: _event_columns(spec, engine, t, person_columns) for t in spec.tables}
+    if writes:
         remove_leftovers(engine)
     assert spec.privacy_unit is not None
     unit = spec.privacy_unit.column

@@ -11,7 +11,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from sqlglot import exp
+
 from sqlanon.engines.duckdb import DuckDBEngine
+from sqlanon.sql.nodes import col, table
 
 QIS = ["sex", "age", "race", "marital-status"]
 SALT = "Zq4-rT9x!mW2vLp7"
@@ -58,8 +61,7 @@ def quoted(name: str) -> str:
 
 
 def rows(engine: Any, relation: str, columns: list[str]) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in engine.fetch_script(
-        f"SELECT {', '.join(quoted(c) for c in columns)} FROM {quoted(relation)}")[1]]
+    return [tuple(r) for r in engine.fetch(exp.select(*[col(c) for c in columns]).from_(table(relation)))[1]]
 
 
 def check_release(engine: Any, source: DuckDBEngine, persons_out: str, visits_out: str, k: int = 5,
