@@ -66,6 +66,13 @@ def _tables(spec: Spec, verb: Any, engine: Engine | None, database: str | None, 
     return release_tables(spec, verb, engine=engine, database=database, writes=not dry_run, **options)
 
 
+def _one_table(spec: Spec, what: str) -> None:
+    if spec.tables:
+        from sqlanon.errors import UnsupportedError
+
+        raise UnsupportedError(f"{what} reads one table; remove `tables` to use it on the person table")
+
+
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
           metrics: tuple[str, ...] | None = None, data: Any = None, against: str | None = None) -> Any:
     """What the spec's source achieves under its transformation (levels and suppression limit; for
@@ -81,6 +88,7 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         refuse_data(data)
 
         spec = _spec(spec)
+        _one_table(spec, "check --against")
         plan = _plan(spec, "apply", writes=True, metrics=metrics, against=against)
         return check_against(plan, against, OutputSink(spec), engine=engine, database=database)
     if data is not None:

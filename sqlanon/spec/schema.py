@@ -108,6 +108,9 @@ class Spec:
             self.privacy_unit.check_attributes(self.attributes)
             method.check_privacy_unit(self)
         object.__setattr__(self, "tables", tuple(self.tables))
+        if self.tables and not method.releases_several_tables:
+            raise SpecError(f"method {method.name} releases one table; several tables are released by "
+                            "method generalization", path="tables")
         check_tables(self.tables, attrs, self.privacy_unit is not None, self.output.name,
                      self.source.relation_name)
         self._check_levels()

@@ -9,7 +9,7 @@ import pytest
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import SpecError
+from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.spec import spec_from_dict
 from tests.outputs.several_tables import PERSONS, build, check_release, rows, spec
 from tests.processes import kill_when_marked
@@ -122,6 +122,9 @@ def test_data_errors_name_the_key_path_table_and_column(two, adult_dir, change, 
      r"^tables\.visits\.attributes\.clinic\.role:"),
     (lambda s: s["tables"]["visits"].update(name="persons_anon"),
      r"^tables\.visits\.name: output 'persons_anon' is also output.name's"),
+    (lambda s: s.update(transformation={"method": "microaggregation", "k": 5}),
+     r"^tables: method microaggregation releases one table; several tables are released by method "
+     r"generalization"),
 ])
 def test_spec_errors_are_one_line_naming_the_key_path(adult_dir, change, message):
     s = spec(adult_dir)
@@ -129,6 +132,11 @@ def test_spec_errors_are_one_line_naming_the_key_path(adult_dir, change, message
     with pytest.raises(SpecError, match=message) as e:
         spec_from_dict(s)
     assert "\n" not in str(e.value)
+
+
+def test_one_table_verbs_refuse_several(two, adult_dir):
+    with pytest.raises(UnsupportedError, match=r"check --against reads one table; remove `tables`"):
+        api.check(spec(adult_dir), engine=two, against="visits")
 
 
 CHILD = textwrap.dedent("""
