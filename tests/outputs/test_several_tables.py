@@ -53,6 +53,23 @@ def test_the_admission_date_is_a_quasi_identifier_of_the_person(two, adult_dir):
     assert joined.node.outlier_rows > person_table.node.outlier_rows
 
 
+def test_rule_first_and_an_event_table_without_quasi_identifiers(two, adult_dir):
+    two.con.execute("CREATE TABLE notes AS SELECT pid AS who, 'note ' || pid AS text FROM visits "
+                    "UNION ALL SELECT 99999, 'nobody'")
+    s = spec(adult_dir)
+    s["tables"]["visits"].update(rules={"admitted": "first"}, order_by="visit")
+    s["tables"]["notes"] = {"table": "notes", "key": "who", "attributes": {"text": "insensitive"}}
+    report = api.anonymize(s, engine=two)
+    check_release(two, two, "persons_anon", "visits_anon")
+    released = {r[0] for r in rows(two, "persons_anon", ["pid"])}
+    notes = rows(two, "notes_anon", ["who", "text"])
+    assert {who for who, _ in notes} == released, "the notes of released persons, and none other"
+    assert len(notes) == report.outputs["relations"][1]["rows"] == report.outputs["relations"][2]["rows"]
+    # `first` by visit: the first visit's admission is the earliest here, as `min`
+    by_min = api.anonymize(spec(adult_dir, output={"mode": "sql"}), engine=two)
+    assert by_min.node.levels == report.node.levels
+
+
 @pytest.mark.parametrize("mode", ["view", "in_place"])
 def test_views_and_in_place(two, adult_dir, mode):
     api.anonymize(spec(adult_dir, output={"mode": mode}), engine=two)
@@ -60,6 +77,12 @@ def test_views_and_in_place(two, adult_dir, mode):
         check_release(two, two, "persons_anon", "visits_anon")
         kinds = dict(two.fetch_script("SELECT table_name, table_type FROM information_schema.tables")[1])
         assert kinds["visits_anon"] == kinds["persons_anon"] == "VIEW"
+        # a view reads the tables again: a later visit of a released person is released with it
+        before = len(rows(two, "visits_anon", ["pid"]))
+        two.con.execute("INSERT INTO visits SELECT pid, 9, admitted + 1, clinic, ref_v FROM visits "
+                        "WHERE visit = 0 AND pid IN (SELECT ref / 7 FROM persons_anon) LIMIT 1")
+        assert len(rows(two, "visits_anon", ["pid"])) == before + 1
+        check_release(two, two, "persons_anon", "visits_anon")
     else:
         with build(adult_dir / "adult.csv") as source:
             check_release(two, source, "persons", "visits")
