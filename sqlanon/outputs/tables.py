@@ -14,6 +14,7 @@ and ``replace``, which would leave some tables replaced and others not.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,7 @@ from sqlanon.compile.tables import (
 from sqlanon.engines.base import Engine
 from sqlanon.engines.connect import connect
 from sqlanon.engines.staging import StagingArea, remove_leftovers
-from sqlanon.errors import SpecError, UnsupportedError, did_you_mean
+from sqlanon.errors import EngineError, SpecError, UnsupportedError, did_you_mean
 from sqlanon.outputs.tables_sql import printed, stable_token
 from sqlanon.outputs.writer import Target, run, script
 from sqlanon.spec.attribute import Attribute
@@ -87,14 +88,21 @@ def _release(spec: Spec, verb: Verb, engine: Engine, writes: bool, options: dict
     if mode == "sql":  # printed: stable names (the statement reads them as its own relations)
         area.token = stable_token(spec.output.name or f"{person}_anon")
     with area:
-        names = [area.name("j"), area.name("r")]
-        if mode == "view":
-            names = [_lasting(spec, person, "joined"), _lasting(spec, person, "released")]
+        lasting = mode == "view" and writes
+        names = [_lasting(spec, person, "joined"), _lasting(spec, person, "released")] if lasting \
+            else [area.name("j"), area.name("r")]
         where = None if mode == "sql" else schema
+        new = [n for n in names if not (lasting and engine.relation_exists(n, where))]
         try:
             return _release_joined(spec, verb, engine, joined, names, events, writes, options)
+        except BaseException:
+            if lasting:  # a view mode that failed leaves none of the views it created
+                for name in reversed(new):
+                    with contextlib.suppress(EngineError):
+                        engine.drop(name, kind="VIEW", schema=where)
+            raise
         finally:
-            if mode != "view" or not writes:
+            if not lasting:
                 engine.drop(names[1], schema=where)
                 engine.drop(names[0], schema=where)
 

@@ -9,7 +9,7 @@ import pytest
 
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
-from sqlanon.errors import SpecError, UnsupportedError
+from sqlanon.errors import InfeasibleError, SpecError, UnsupportedError
 from sqlanon.spec import spec_from_dict
 from tests.outputs.several_tables import PERSONS, build, check_release, rows, spec
 from tests.processes import kill_when_marked
@@ -88,6 +88,15 @@ def test_views_and_in_place(two, adult_dir, mode):
             check_release(two, source, "persons", "visits")
         names = sorted(r[0] for r in two.fetch_script("SELECT table_name FROM information_schema.tables")[1])
         assert names == ["persons", "visits"]
+
+
+def test_a_view_release_that_fails_leaves_no_view(two, adult_dir):
+    s = spec(adult_dir, output={"mode": "view"}, suppression_limit=0.0)
+    s["privacy"] = [{"k_anonymity": {"k": PERSONS + 1}}]
+    with pytest.raises(InfeasibleError):
+        api.anonymize(s, engine=two)
+    assert sorted(r[0] for r in two.fetch_script("SELECT table_name FROM information_schema.tables")[1]) \
+        == ["persons", "visits"]
 
 
 def test_hostile_names(adult_dir):
