@@ -66,11 +66,12 @@ def _tables(spec: Spec, verb: Any, engine: Engine | None, database: str | None, 
     return release_tables(spec, verb, engine=engine, database=database, writes=not dry_run, **options)
 
 
-def _one_table(spec: Spec, what: str) -> None:
+def _one_table(spec: Spec, what: str, instead: str = "remove `tables` to use it on the person table"
+               ) -> None:
     if spec.tables:
         from sqlanon.errors import UnsupportedError
 
-        raise UnsupportedError(f"{what} reads one table; remove `tables` to use it on the person table")
+        raise UnsupportedError(f"{what} reads one table; {instead}")
 
 
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -150,6 +151,7 @@ def compile_spec(spec: Spec | str, *, engine: Engine | None = None, database: st
     from sqlanon.outputs.offline import CompiledSQL, compile_offline
 
     spec = _spec(spec)
+    _one_table(spec, "compile", "apply or anonymize with output.mode sql print every table's SQL")
     dialect = dialect or spec.output.dialect
     if offline is None:
         offline = engine is None and not (database or spec.source.database or spec.source.file)
@@ -218,6 +220,7 @@ def risk(spec: Spec | Mapping[str, Any] | str, *, engine: Engine | None = None,
     from sqlanon.report.risk_sdc import SdcSettings
 
     spec = _spec(spec)
+    _one_table(spec, "risk", "the person-level release's figures are in the report of anonymize")
     if search:
         found = anonymize(spec, engine=engine, database=database, dry_run=True)
         if not isinstance(found, Report):  # a Result comes back only for a table in memory

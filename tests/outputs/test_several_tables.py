@@ -169,6 +169,11 @@ def test_spec_errors_are_one_line_naming_the_key_path(adult_dir, change, message
 def test_one_table_verbs_refuse_several(two, adult_dir):
     with pytest.raises(UnsupportedError, match=r"check --against reads one table; remove `tables`"):
         api.check(spec(adult_dir), engine=two, against="visits")
+    with pytest.raises(UnsupportedError, match=r"compile reads one table; apply or anonymize with "
+                                                r"output.mode sql print every table's SQL"):
+        api.compile_sql(spec(adult_dir), engine=two)
+    with pytest.raises(UnsupportedError, match=r"risk reads one table"):
+        api.risk(spec(adult_dir), engine=two)
 
 
 CHILD = textwrap.dedent("""
