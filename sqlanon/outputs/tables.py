@@ -121,7 +121,10 @@ def _release_joined(spec: Spec, verb: Verb, engine: Engine, joined: exp.Select, 
     else:
         engine.create_table_as(joined_name, joined, schema=schema)
     derived = _derived(spec, joined_name, schema, target.name if writes else None)
-    report = verb(derived, engine=engine, **options)
+    try:
+        report = verb(derived, engine=engine, **options)
+    except SpecError as e:  # an event table's attribute is named where the spec declares it
+        raise _located(spec, e) from None
     if not writes:
         return report
     select = report.outputs["sql"]
@@ -146,6 +149,16 @@ def _release_joined(spec: Spec, verb: Verb, engine: Engine, joined: exp.Select, 
     return report
 
 
+def _located(spec: Spec, error: SpecError) -> SpecError:
+    for t in spec.tables:
+        for q in t.quasi_identifiers:
+            if error.path == f"attributes.{q}" or error.path.startswith(f"attributes.{q}."):
+                return type(error)(error.rule, path=f"tables.{t.entry}.{error.path}", source=spec.path)
+            if error.path == f"privacy_unit.attributes.{q}":
+                return type(error)(error.rule, path=f"tables.{t.entry}.rules.{q}", source=spec.path)
+    return error
+
+
 def _derived(spec: Spec, joined: str, schema: str | None, dialect: str | None) -> Spec:
     """The person-level release as one table's spec: the joined relation, the event tables'
     quasi-identifiers as attributes, the person column kept (the outputs release it), the rows as a
@@ -163,8 +176,8 @@ def _derived(spec: Spec, joined: str, schema: str | None, dialect: str | None) -
 
 def _event_columns(spec: Spec, engine: Engine, t: EventTable, person_columns: list[str]
                    ) -> list[tuple[str, str]]:
-    """The event table's columns, after checking what the spec names exists and the person values
-    are settled (every row has a person; ``constant`` attributes agree)."""
+    """The event table's columns, after checking that what the spec names exists and that the
+    ``constant`` attributes agree between a person's rows (rows without a person are not released)."""
     path = f"tables.{t.entry}"
     schema = spec.source.schema
     if not engine.relation_exists(t.table, schema):

@@ -125,6 +125,10 @@ def test_an_existing_output_is_refused_before_anything_is_written(two, adult_dir
      r"tables\.visits\.key: table 'visits' has no column 'pi'\. Did you mean 'pid'\?"),
     (lambda s: s["tables"]["visits"]["attributes"].update(admited="insensitive"),
      r"tables\.visits\.attributes\.admited: table 'visits' has no column 'admited'"),
+    (lambda s: s["tables"]["visits"]["attributes"]["admitted"].update(
+        hierarchy={"intervals": {"widths": [5]}}),
+     r"^tables\.visits\.attributes\.admitted\.hierarchy: the intervals hierarchy reads numbers, but "
+     r"column 'admitted' is DATE"),
     (lambda s: s["tables"]["visits"].update(rules={}),
      r"tables\.visits\.rules\.admitted: 'admitted' differs between the rows of person 1 \(pid\)"),
 ])
