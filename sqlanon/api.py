@@ -65,6 +65,14 @@ def _with_html(report: Any, html: Any) -> Any:
     return report
 
 
+def _no_html(html: Any) -> None:
+    if html is not None and html is not False:
+        from sqlanon.errors import UnsupportedError
+
+        raise UnsupportedError("the HTML report describes one table; a spec with `tables` writes none "
+                               "(leave out --html)")
+
+
 def _before_opening(spec: Spec, engine: Engine | None, database: str | None) -> None:
     """The checks of a verb that writes, before the source is opened: where a file source's output
     would go, a writable ``output.path``, and a research subset that outlives the session."""
@@ -72,6 +80,24 @@ def _before_opening(spec: Spec, engine: Engine | None, database: str | None) -> 
 
     OutputSink.check_before_opening(spec, engine, database)
     require_lasting_subset(spec.privacy, portable=spec.output.mode in ("view", "sql"))
+
+
+def _tables(spec: Spec, verb: Any, engine: Engine | None, database: str | None, dry_run: bool,
+            **options: Any) -> Any:
+    """A spec with several tables: one person-level release written to every table."""
+    from sqlanon.outputs.tables import release_tables
+
+    if verb is not check:
+        options["dry_run"] = dry_run
+    return release_tables(spec, verb, engine=engine, database=database, writes=not dry_run, **options)
+
+
+def _one_table(spec: Spec, what: str, instead: str = "remove `tables` to use it on the person table"
+               ) -> None:
+    if spec.tables:
+        from sqlanon.errors import UnsupportedError
+
+        raise UnsupportedError(f"{what} reads one table; {instead}")
 
 
 def check(spec: Spec | str, *, engine: Engine | None = None, database: str | None = None,
@@ -95,6 +121,7 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
 
             raise UnsupportedError("check --against writes no HTML report; leave out --html")
         spec = _spec(spec)
+        _one_table(spec, "check --against")
         plan = _plan(spec, "apply", writes=True, metrics=metrics, against=against)
         return check_against(plan, against, OutputSink(spec), engine=engine, database=database)
     if data is not None:
@@ -103,6 +130,9 @@ def check(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         return run_on_data(check, spec, data, engine=engine, database=database, writes=False,
                            metrics=metrics, html=html)
     spec = _spec(spec)
+    if spec.tables:
+        _no_html(html)
+        return _tables(spec, check, engine, database, True, metrics=metrics)
     plan = _plan(spec, "check", metrics=metrics, **_html_options(spec, html, writes=False))
     return _with_html(run_plan(plan, OutputSink(spec), engine=engine, database=database), html)
 
@@ -121,6 +151,9 @@ def apply(spec: Spec | str, *, engine: Engine | None = None, database: str | Non
         return run_on_data(apply, spec, data, engine=engine, database=database, metrics=metrics,
                            dry_run=dry_run, progress=progress, html=html)
     spec = _spec(spec)
+    if spec.tables:
+        _no_html(html)
+        return _tables(spec, apply, engine, database, dry_run, metrics=metrics)
     if not dry_run:
         _before_opening(spec, engine, database)
     plan = _plan(spec, "apply", writes=not dry_run, metrics=metrics, progress=progress,
@@ -153,6 +186,7 @@ def compile_spec(spec: Spec | str, *, engine: Engine | None = None, database: st
     from sqlanon.outputs.offline import CompiledSQL, compile_offline
 
     spec = _spec(spec)
+    _one_table(spec, "compile", "apply or anonymize with output.mode sql print every table's SQL")
     dialect = dialect or spec.output.dialect
     if offline is None:
         offline = engine is None and not (database or spec.source.database or spec.source.file)
@@ -186,6 +220,10 @@ def anonymize(spec: Spec | str, *, engine: Engine | None = None, database: str |
                            metric=metric, metrics=metrics, dry_run=dry_run, time_limit=time_limit,
                            progress=progress, write_spec=write_spec, html=html)
     spec = _spec(spec)
+    if spec.tables:
+        _no_html(html)
+        return _tables(spec, anonymize, engine, database, dry_run, strategy=strategy, metric=metric,
+                       metrics=metrics, time_limit=time_limit, progress=progress)
     plan = _plan(spec, "anonymize", writes=not dry_run, metrics=metrics, strategy=strategy,
                  metric=metric, time_limit=time_limit, progress=progress,
                  **_html_options(spec, html, writes=not dry_run))
@@ -219,6 +257,7 @@ def risk(spec: Spec | Mapping[str, Any] | str, *, engine: Engine | None = None,
     from sqlanon.report.risk_sdc import SdcSettings
 
     spec = _spec(spec)
+    _one_table(spec, "risk", "the person-level release's figures are in the report of anonymize")
     if search:
         found = anonymize(spec, engine=engine, database=database, dry_run=True)
         if not isinstance(found, Report):  # a Result comes back only for a table in memory

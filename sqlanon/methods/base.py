@@ -136,6 +136,8 @@ class Method(abc.ABC):
     """Every quasi-identifier needs a hierarchy (generalization); else hierarchies are optional."""
     perturbs_any_attribute: ClassVar[bool] = False
     """The method works on any attribute, so a spec without quasi-identifiers is valid."""
+    releases_several_tables: ClassVar[bool] = False
+    """Its release of persons can be applied to event tables (the spec's ``tables``)."""
     output_modes: ClassVar[tuple[str, ...]] = OUTPUT_MODES
     """The output modes the method can have."""
     refused_modes: ClassVar[str] = ""

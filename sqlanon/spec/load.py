@@ -22,13 +22,14 @@ from sqlanon.spec.privacy_unit import PrivacyUnit
 from sqlanon.spec.publishing import Publishing, publishing_from_dict
 from sqlanon.spec.schema import Spec
 from sqlanon.spec.source import Source
+from sqlanon.spec.tables import tables_from_yaml
 from sqlanon.spec.targets import file_path, target_kind
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
 from sqlanon.spec.yaml_text import parse_yaml
 
 TOP_KEYS = ("source", "attributes", "privacy", "transformation", "output", "metrics", "publishing",
-            "privacy_unit")
+            "privacy_unit", "tables")
 SOURCE_KEYS = ("table", "file", "format", "database", "connection", "schema", "delimiter", "header",
                "all_text")
 ATTRIBUTE_KEYS = ("role", "type", "hierarchy", "weight", "action", "salt", "order")
@@ -101,7 +102,8 @@ def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathL
                     _output(c, data.get("output")), metrics, path=source, metric_options=metric_options,
                     publishing=publishing,
                     privacy_unit=PrivacyUnit.from_yaml(data["privacy_unit"])
-                    if data.get("privacy_unit") is not None else None)
+                    if data.get("privacy_unit") is not None else None,
+                    tables=tables_from_yaml(data.get("tables"), lambda v, p: _attributes(c, v, p)))
 
 
 def _database_file(c: Context, value: Any, path: str) -> Any:
@@ -130,12 +132,12 @@ def _source(c: Context, value: Any) -> Source:
                   all_text=v.get("all_text", False))
 
 
-def _attributes(c: Context, value: Any) -> dict[str, Attribute]:
-    v = c.mapping(value, "attributes")
+def _attributes(c: Context, value: Any, section: str = "attributes") -> dict[str, Attribute]:
+    v = c.mapping(value, section)
     out = {}
     for name, spec in v.items():
-        name = _name_key(c, name, "attributes", "an attribute name")
-        path = f"attributes.{name}"
+        name = _name_key(c, name, section, "an attribute name")
+        path = f"{section}.{name}"
         if isinstance(spec, str):
             spec = {"role": spec}
         spec = c.mapping(spec, path)

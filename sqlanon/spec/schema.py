@@ -28,6 +28,7 @@ from sqlanon.spec.output import Output
 from sqlanon.spec.privacy_unit import PrivacyUnit
 from sqlanon.spec.publishing import Publishing
 from sqlanon.spec.source import Source
+from sqlanon.spec.tables import EventTable, check_tables, event_attribute
 from sqlanon.spec.transformation import Transformation
 from sqlanon.spec.values import check_metric_name
 
@@ -53,6 +54,8 @@ class Spec:
     """How successive releases relate (:mod:`~sqlanon.spec.publishing`); None: each on its own."""
     privacy_unit: PrivacyUnit | None = None
     """The column identifying a person (``privacy_unit``): models count persons, not rows."""
+    tables: tuple[EventTable, ...] = ()
+    """Event tables joined to the person table (``tables``), released with it."""
 
     def __post_init__(self) -> None:
         try:
@@ -108,6 +111,12 @@ class Spec:
                 raise SpecError(f"names {named!r} but the privacy unit is {self.privacy_unit.column!r}: a "
                                 "person is one column (leave publishing.key out)", path="publishing.key")
             method.check_privacy_unit(self)
+        object.__setattr__(self, "tables", tuple(self.tables))
+        if self.tables and not method.releases_several_tables:
+            raise SpecError(f"method {method.name} releases one table; several tables are released by "
+                            "method generalization", path="tables")
+        check_tables(self.tables, attrs, self.privacy_unit is not None, self.output.name,
+                     self.source.relation_name)
         self._check_levels()
         self._check_privacy()
         self._check_metrics()
@@ -131,10 +140,10 @@ class Spec:
     def _check_levels(self) -> None:
         for name, level in self.transformation.levels.items():
             path = f"transformation.levels.{name}"
-            if name not in self.attributes:
+            a = self.attributes.get(name) or event_attribute(self.tables, name)
+            if a is None:
                 raise SpecError(f"unknown attribute {name!r}." + did_you_mean(str(name), self.attributes),
                                 path=path)
-            a = self.attributes[name]
             if a.role != "quasi_identifier":
                 raise SpecError(f"{name!r} is not a quasi_identifier (role {a.role})", path=path)
             assert a.hierarchy is not None

@@ -77,6 +77,7 @@ def checked_node(spec: Spec, ds: Dataset) -> Iterator[CheckedNode]:
 class Generalization(Method):
     name = "generalization"
     needs_hierarchies = True
+    releases_several_tables = True
     compiles_offline = True
 
     def transformation_keys(self) -> tuple[str, ...]:
