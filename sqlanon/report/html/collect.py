@@ -13,7 +13,7 @@ from typing import Any
 from sqlanon.errors import InternalError, UnsupportedError
 from sqlanon.methods.dataset import Dataset
 from sqlanon.report.html import figures_generalization, figures_numeric
-from sqlanon.report.html.charts import require_renderer
+from sqlanon.report.html.charts import start_renderer
 from sqlanon.spec.schema import Spec
 
 NUMERIC_METHODS = ("microaggregation", "noise")
@@ -23,7 +23,7 @@ class Figures:
     """The observer of one run; its figures end up on the result as ``result.figures``."""
 
     def __init__(self, spec: Spec, *, writes: bool, population: Mapping[str, Any] | None = None) -> None:
-        require_renderer()
+        start_renderer()
         self.spec = spec
         self.method = spec.method.name
         if self.method == "generalization" and writes and spec.output.mode == "in_place":
