@@ -13,6 +13,7 @@ drawing in this process, which gives the same SVG or raises vl-convert's own err
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import json
 import subprocess
 import sys
@@ -33,8 +34,13 @@ def start() -> None:
     with _lock:
         if _child is not None and _child.poll() is None:
             return
+        found = importlib.util.find_spec("vl_convert")
+        if found is None or found.origin is None:
+            return
+        # -S: no site initialization (a tenth of a second); vl_convert's folder is on the path
+        command = [sys.executable, "-S", str(WORKER), str(Path(found.origin).parent.parent)]
         try:
-            _child = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE,
+            _child = subprocess.Popen(command, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                       encoding="utf-8", bufsize=1)
         except OSError:
