@@ -43,6 +43,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--adult-dir", default=str(root.parent / "shared" / "data" / "adult"))
+    p.add_argument("--against", metavar="DIR",
+                   help="an older tree (`git archive <commit> | tar -x -C DIR`): its `sqlanon report` runs "
+                        "in a new process alternately with this tree's, and the ratios are printed")
     a = p.parse_args()
     adult = Path(a.adult_dir)
     from sqlanon import api
@@ -72,10 +75,10 @@ def main() -> None:
             usage = resource.getrusage(resource.RUSAGE_CHILDREN)
             return usage.ru_utime + usage.ru_stime
 
-        def in_new_process(command: list[str]) -> None:
+        def in_new_process(command: list[str], cwd: str | None = None) -> None:
             before = child_cpu()
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-            cpu.setdefault(tuple(command), []).append(child_cpu() - before)
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=cwd)
+            cpu.setdefault((cwd or "",) + tuple(command), []).append(child_cpu() - before)
 
         cpu: dict[tuple[str, ...], list[float]] = {}
 
@@ -87,14 +90,28 @@ def main() -> None:
             verb = api.check if kind == "fixed levels" else functools.partial(api.anonymize, dry_run=True)
             for _ in range(a.runs + 1):  # the first round warms up
                 timed(f"{kind}: sqlanon report (new process)", functools.partial(in_new_process, command))
+                if a.against:  # `-m` puts the working directory first on the path: the older tree
+                    timed(f"{kind}: sqlanon report (new process, older tree)",
+                          functools.partial(in_new_process, command, a.against))
                 timed(f"{kind}: verb without the report", functools.partial(verb, spec))
                 timed(f"{kind}: verb with the report", functools.partial(verb, spec, html=page))
-            print(f"{kind}: sqlanon report, CPU time of the new process (user + system): "
-                  + " ".join(f"{x:.2f}" for x in cpu[tuple(command)][1:])
-                  + f"   median {statistics.median(cpu[tuple(command)][1:]):.2f} s")
+            for tree in ("", a.against) if a.against else ("",):
+                x = cpu[(tree,) + tuple(command)][1:]
+                print(f"{kind}: sqlanon report{' (older tree)' if tree else ''}, CPU time of the new "
+                      f"process (user + system): " + " ".join(f"{v:.2f}" for v in x)
+                      + f"   median {statistics.median(x):.2f} s")
+            if a.against:
+                new, old = (cpu[(t,) + tuple(command)][1:] for t in ("", a.against))
+                print(f"{kind}: CPU time, this tree / older tree: "
+                      f"{statistics.median(new) / statistics.median(old):.2f}")
         for name, times in runs.items():
-            print(f"{name:<48} " + " ".join(f"{x:.2f}" for x in times[1:])
+            print(f"{name:<56} " + " ".join(f"{x:.2f}" for x in times[1:])
                   + f"   median {statistics.median(times[1:]):.2f} s")
+        if a.against:
+            for kind in ("fixed levels", "search"):
+                new, old = (statistics.median(runs[f"{kind}: sqlanon report (new process{t})"][1:])
+                            for t in ("", ", older tree"))
+                print(f"{kind}: wall time of the new process, this tree / older tree: {new / old:.2f}")
         for kind in ("fixed levels", "search"):
             cost = (statistics.median(runs[f"{kind}: verb with the report"][1:])
                     - statistics.median(runs[f"{kind}: verb without the report"][1:]))
