@@ -42,3 +42,20 @@ def test_a_spec_the_renderer_refuses_raises_vl_converts_error_here():
     with pytest.raises(ValueError, match="conversion failed"):
         charts.svg(bad)
     assert renderer.draw(charts.class_sizes(SIZES)) is not None  # the child goes on after a refusal
+
+
+def test_a_forked_process_draws_its_charts_itself():
+    import os
+
+    spec = charts.class_sizes(SIZES)
+    renderer.start()
+    expected = charts.svg(spec)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child process: the renderer's pipes belong to its parent
+        code = 0 if renderer.draw(spec) is None else 1
+        os.write(write, bytes([code]))
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == bytes([0])
+    assert charts.svg(spec) == expected  # the parent's renderer is untouched

@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -26,20 +27,23 @@ WORKER = Path(__file__).with_name("render_worker.py")
 
 _lock = threading.Lock()
 _child: subprocess.Popen[str] | None = None
+_owner = 0
+"""The process that started the child: a process forked from it does not share its pipes."""
 
 
 def start() -> None:
     """Start the child (once per process); does nothing if it runs already or cannot start."""
-    global _child
+    global _child, _owner
     with _lock:
-        if _child is not None and _child.poll() is None:
+        if _child is not None and _owner == os.getpid() and _child.poll() is None:
             return
         found = importlib.util.find_spec("vl_convert")
         if found is None or found.origin is None:
             return
-        # -S: no site initialization (a tenth of a second); vl_convert's folder is on the path
+        # -S: no site initialization (its .pth files and imports); vl_convert's folder is on the path
         command = [sys.executable, "-S", str(WORKER), str(Path(found.origin).parent.parent)]
         try:
+            _owner = os.getpid()
             _child = subprocess.Popen(command, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                       encoding="utf-8", bufsize=1)
@@ -54,7 +58,7 @@ def draw(spec: Mapping[str, Any]) -> str | None:
     global _child
     with _lock:
         child = _child
-        if child is None:
+        if child is None or _owner != os.getpid():
             return None
         stdin, stdout = child.stdin, child.stdout
         try:
@@ -78,7 +82,7 @@ def stop() -> None:
     global _child
     with _lock:
         child, _child = _child, None
-    if child is not None:
+    if child is not None and _owner == os.getpid():  # a forked process leaves its parent's child be
         _close(child)
 
 
