@@ -19,10 +19,16 @@ from sqlanon.spec.schema import Spec
 
 
 class RunObserver(Protocol):
-    """Reads the source before the method runs and the method's result (and output) after it, on the
-    same connection: the HTML report's figures (``Plan.options["observer"]``)."""
+    """Reads the source before the method runs, what the method checked while its working state is
+    open, and the method's result (and output) after it, on the same connection: the HTML report's
+    figures (``Plan.options["observer"]``)."""
 
     def opened(self, ds: Dataset) -> None: ...
+
+    def checked(self, ds: Dataset, checked: Any) -> None:
+        """Called by a method that checks a transformation, once, with the checked result while its
+        evaluator is open (a generalization: its
+        :class:`~sqlanon.methods.generalization.method.CheckedNode`), before the output is written."""
 
     def finished(self, ds: Dataset, result: Any) -> None: ...
 

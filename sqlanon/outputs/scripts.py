@@ -15,15 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateNotFound, pass_context
-from jinja2.runtime import Context
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from sqlanon.errors import InternalError
 from sqlanon.sql.dialects import DialectProfile
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 _STATEMENTS = "sqlanon_statements"
 """The context variable the ``statement`` filter appends each rendered statement to."""
@@ -37,16 +38,19 @@ class Script:
     statements: tuple[str, ...]
 
 
-@pass_context
-def _statement(context: Context, body: str) -> str:
-    statement = body.strip()  # the same string when the block has no surrounding whitespace
-    if statement:
-        context[_STATEMENTS].append(statement)
-    return body
-
-
 @lru_cache(maxsize=1)
 def environment() -> Environment:
+    # jinja2 is imported here, not with the module: a run that writes no script does not pay for it
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
+    from jinja2.runtime import Context
+
+    @pass_context
+    def _statement(context: Context, body: str) -> str:
+        statement = body.strip()  # the same string when the block has no surrounding whitespace
+        if statement:
+            context[_STATEMENTS].append(statement)
+        return body
+
     # sql_templates/ at the top of the repository, shipped inside the package (sqlanon/sql_templates)
     folder = resources.files("sqlanon") / "sql_templates"
     env = Environment(loader=FileSystemLoader(str(folder)), undefined=StrictUndefined, autoescape=False,
@@ -57,6 +61,8 @@ def environment() -> Environment:
 
 def template_name(name: str, target: DialectProfile) -> str:
     """The template that renders ``name`` for ``target`` (its own variant, else the default)."""
+    from jinja2 import TemplateNotFound
+
     try:
         return environment().select_template(
             [f"{target.name}__{name}.sql.j2", f"default__{name}.sql.j2"]).name or ""

@@ -156,6 +156,7 @@ class Generalization(Method):
                 return sink.compile(ds, NodeRelease(spec, c, portable=True))
             report = measured(c.node, metric_names(spec, plan.option("metrics")), c.evaluator, spec,
                               c.evaluator.p.qis)
+            _observe(plan, c)
             if plan.writes:
                 with ds.engine.purpose("write the output"):
                     report.outputs = sink.write(ds, NodeRelease(spec, c))
@@ -185,6 +186,7 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
         report.spec = spec
         if recoded is not None:
             report.local_recoding = recoded.report
+        _observe(plan, CheckedNode(ds, ev, node))
         sink.before_write(report)
         if plan.writes:
             release = _release(chosen, ds, ev, node, recoded)
@@ -217,6 +219,13 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
         ev = Evaluator(problem, scan_levels=levels)
     with ev:
         return finish(ev, levels, found, recoded)
+
+
+def _observe(plan: Plan, checked: CheckedNode) -> None:
+    """Show the run's observer (the HTML report's figures) the checked node while it is open."""
+    observer = plan.option("observer")
+    if observer is not None:
+        observer.checked(checked.ds, checked)
 
 
 def _release(spec: Spec, ds: Dataset, ev: Evaluator, node: NodeCheck, recoded: Any) -> Release:

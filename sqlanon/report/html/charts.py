@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlanon.errors import UnsupportedError
+from sqlanon.report.html import renderer
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 EXTRA = "report"
@@ -39,9 +40,17 @@ def require_renderer() -> None:
     _vlc()
 
 
+def start_renderer() -> None:
+    """Refuse when the charts cannot be drawn; else start their renderer's process, which gets
+    ready while the run works (:mod:`sqlanon.report.html.renderer`)."""
+    require_renderer()
+    renderer.start()
+
+
 def svg(spec: Mapping[str, Any]) -> str:
     """The chart as one ``<svg>`` element (fonts as text, no external reference)."""
-    text = str(_vlc().vegalite_to_svg(dict(spec)))
+    drawn = renderer.draw(spec)
+    text = drawn if drawn is not None else str(_vlc().vegalite_to_svg(dict(spec)))
     start = text.find("<svg")
     return text[start:] if start >= 0 else text
 

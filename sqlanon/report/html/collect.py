@@ -1,5 +1,6 @@
-"""Collecting the report's figures during a run: the source before the method runs, the result and
-the written output after, on the same connection (a :class:`~sqlanon.methods.runner.RunObserver`).
+"""Collecting the report's figures during a run: the source before the method runs, the released
+node while the method's evaluator is still open (a generalization), the result and the written output
+after, on the same connection (a :class:`~sqlanon.methods.runner.RunObserver`).
 
 Only a run asked for an HTML report pays for these queries; each is a small aggregate.
 """
@@ -9,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlanon.errors import UnsupportedError
+from sqlanon.errors import InternalError, UnsupportedError
 from sqlanon.methods.dataset import Dataset
 from sqlanon.report.html import figures_generalization, figures_numeric
-from sqlanon.report.html.charts import require_renderer
+from sqlanon.report.html.charts import start_renderer
 from sqlanon.spec.schema import Spec
 
 NUMERIC_METHODS = ("microaggregation", "noise")
@@ -22,7 +23,7 @@ class Figures:
     """The observer of one run; its figures end up on the result as ``result.figures``."""
 
     def __init__(self, spec: Spec, *, writes: bool, population: Mapping[str, Any] | None = None) -> None:
-        require_renderer()
+        start_renderer()
         self.spec = spec
         self.method = spec.method.name
         if self.method == "generalization" and writes and spec.output.mode == "in_place":
@@ -30,6 +31,7 @@ class Figures:
                                    "output.mode in_place replaces it: write a table (output.mode: table) "
                                    "or run `sqlanon check SPEC --html FILE` first")
         self.data: dict[str, Any] = {"method": self.method}
+        self._released: dict[str, Any] | None = None
         if population is not None:
             self.data["population"] = dict(population)
 
@@ -39,10 +41,18 @@ class Figures:
         elif self.method in NUMERIC_METHODS:
             self.data.update(figures_numeric.before(self.spec, ds))
 
+    def checked(self, ds: Dataset, checked: Any) -> None:
+        """The released node's figures, from the method's open evaluator (``checked.evaluator``) and
+        the node it checked (``checked.node``)."""
+        if self.method == "generalization":
+            self._released = figures_generalization.after(self.spec, checked.evaluator, checked.node,
+                                                          self.data.pop("sensitive_ranges", {}))
+
     def finished(self, ds: Dataset, result: Any) -> None:
         if self.method == "generalization" and hasattr(result, "node"):
-            found = figures_generalization.after(self.spec, ds, result,
-                                                 self.data.pop("sensitive_ranges", {}))
+            if self._released is None:
+                raise InternalError("the generalization did not show the report its checked node")
+            found, self._released = self._released, None
             self.data["class_sizes"].update(found.pop("class_sizes"))
             sensitive = found.pop("sensitive")
             for a, before in self.data.pop("sensitive_before", {}).items():

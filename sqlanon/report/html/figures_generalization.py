@@ -14,8 +14,6 @@ from sqlanon.domain.metrics.arx import per_attribute_loss
 from sqlanon.domain.models.base import KEEP, SIZE, N
 from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
-from sqlanon.methods.generalization.problem import problem_for
-from sqlanon.methods.generalization.search.run import with_levels
 from sqlanon.report.html import figures_numeric, sql
 from sqlanon.report.html.levels import meaning
 from sqlanon.spec.schema import Spec
@@ -45,27 +43,36 @@ def _labelled(bins: list[dict[str, float]]) -> list[tuple[str, int]]:
     return [(f"[{b['lo']:.6g}, {b['hi']:.6g})", int(b["count"])) for b in bins]
 
 
-def after(spec: Spec, ds: Dataset, report: Any, bounds: dict[str, tuple[float, float]]) -> dict[str, Any]:
-    """The released node's figures: one more check of the node, on a frequency table of the source;
-    numeric sensitive attributes in bins over ``bounds`` (their ranges in the source)."""
-    levels = dict(report.node.levels)
-    chosen = with_levels(spec, levels)
-    problem = problem_for(chosen, ds)
+def after(spec: Spec, ev: Evaluator, node: NodeCheck, bounds: dict[str, tuple[float, float]]
+          ) -> dict[str, Any]:
+    """The released node's figures, read from the run's own evaluator while it is open (``node``: the
+    node it checked last, whose verdict is still there; no second scan); numeric sensitive
+    attributes in bins over ``bounds`` (their ranges in the source)."""
+    levels = dict(node.levels)
+    hierarchies = ev.p.hierarchies
     figures: dict[str, Any] = {"levels": {
-        a: {"level": lv, "height": problem.hierarchies[a].height,
-            "meaning": meaning(problem.hierarchies[a], lv)} for a, lv in levels.items()}}
-    with ds.engine.purpose("report figures"), Evaluator(problem) as ev:
-        node = ev.check(levels, spec.transformation.suppression_limit)
+        a: {"level": lv, "height": hierarchies[a].height,
+            "meaning": meaning(hierarchies[a], lv)} for a, lv in levels.items()}}
+    with ev.engine.purpose("report figures"):
         kept = _kept_classes(node)
         figures["class_sizes"] = {"after": [
             {"size": int(r["size"]), "classes": int(r["classes"])} for r in ev.engine.fetch_dicts(
                 exp.select(alias(col(SIZE), "size"), alias(exp.Count(this=exp.Star()), "classes"))
                 .from_(sql.sub(kept, "k")).group_by(col(SIZE)).order_by(col(SIZE)))]}
-        weights = {a: spec.attributes[a].weight for a in problem.qis}
+        weights = {a: spec.attributes[a].weight for a in ev.p.qis}
         losses = per_attribute_loss(MetricContext(ev, node, weights, spec.metric_options))
-        figures["loss_per_attribute"] = dict(zip(problem.qis, losses))
-        figures["sensitive"] = {a: _sensitive(ev, node, levels, a, bounds.get(a)) for a in problem.sensitive}
+        figures["loss_per_attribute"] = dict(zip(ev.p.qis, losses))
+        figures["sensitive"] = {a: _sensitive(ev, node, levels, a, bounds.get(a)) for a in ev.p.sensitive}
     return figures
+
+
+def _generalized(ev: Evaluator, levels: dict[str, int], attribute: str) -> exp.Select:
+    """The counted rows at the node's levels with ``attribute`` raw: the evaluator's scan at these
+    levels when it made one that kept the attribute, else its frequency table generalized."""
+    scan = ev.scans.node_scan
+    if scan is not None and ev.scan_levels == levels and attribute in ev.scans.sensitive:
+        return exp.select(*[col(q) for q in ev.p.qis], col(attribute), col(N)).from_(scan.copy())
+    return checks.generalized_query(ev.freq, ev.generalizer, levels, [attribute])
 
 
 def _kept_classes(node: NodeCheck) -> exp.Select:
@@ -84,7 +91,7 @@ def _sensitive(ev: Evaluator, node: NodeCheck, levels: dict[str, int], attribute
     """The attribute's released distribution and its distribution in the smallest released classes
     (a numeric attribute's in bins over ``bounds``)."""
     qis = list(ev.p.qis)
-    gen = checks.generalized_query(ev.freq, ev.generalizer, levels, [attribute])
+    gen = _generalized(ev, levels, attribute)
     released = (exp.select(*[col(q, "g") for q in qis], col(attribute, "g"), col(N, "g"))
                 .from_(sql.sub(gen, "g")).join(sql.sub(_kept_classes(node), "v"),
                                                on=nullsafe_join("g", "v", qis)))
