@@ -4,8 +4,8 @@
 {{ sqlanon.generic_gate(model, 'alpha_k_anonymity', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'alpha': alpha, 'k': k}, none) }}
 {% endtest %}
 
-{% test average_risk(model, quasi_identifiers, threshold) %}
-{{ sqlanon.generic_gate(model, 'average_risk', {'quasi_identifiers': quasi_identifiers, 'threshold': threshold}, none) }}
+{% test average_risk(model, quasi_identifiers, threshold, highest_risk=none, records_at_risk=none) %}
+{{ sqlanon.generic_gate(model, 'average_risk', {'quasi_identifiers': quasi_identifiers, 'threshold': threshold, 'highest_risk': highest_risk, 'records_at_risk': records_at_risk}, none) }}
 {% endtest %}
 
 {% test beta_likeness(model, quasi_identifiers, attribute, beta, variant=none) %}
@@ -24,6 +24,10 @@
 {{ sqlanon.generic_gate(model, 'k_e_anonymity', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'k': k, 'e': e}, none) }}
 {% endtest %}
 
+{% test k_map(model, quasi_identifiers, k, population=none, estimator=none, significance=none, population_size=none, sampling_fraction=none) %}
+{{ sqlanon.generic_gate(model, 'k_map', {'quasi_identifiers': quasi_identifiers, 'k': k, 'population': population, 'estimator': estimator, 'significance': significance, 'population_size': population_size, 'sampling_fraction': sampling_fraction}, none) }}
+{% endtest %}
+
 {% test kpqr_anonymity(model, quasi_identifiers, attribute, k, p, q, r) %}
 {{ sqlanon.generic_gate(model, 'kpqr_anonymity', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'k': k, 'p': p, 'q': q, 'r': r}, none) }}
 {% endtest %}
@@ -34,6 +38,14 @@
 
 {% test p_sensitive_k_anonymity(model, quasi_identifiers, attribute, k, p) %}
 {{ sqlanon.generic_gate(model, 'p_sensitive_k_anonymity', {'quasi_identifiers': quasi_identifiers, 'attribute': attribute, 'k': k, 'p': p}, none) }}
+{% endtest %}
+
+{% test population_uniqueness(model, quasi_identifiers, threshold, population_size=none, sampling_fraction=none, estimator=none) %}
+{{ sqlanon.generic_gate(model, 'population_uniqueness', {'quasi_identifiers': quasi_identifiers, 'threshold': threshold, 'population_size': population_size, 'sampling_fraction': sampling_fraction, 'estimator': estimator}, none) }}
+{% endtest %}
+
+{% test sample_uniqueness(model, quasi_identifiers, threshold) %}
+{{ sqlanon.generic_gate(model, 'sample_uniqueness', {'quasi_identifiers': quasi_identifiers, 'threshold': threshold}, none) }}
 {% endtest %}
 
 {% test t_closeness(model, quasi_identifiers, attribute, t, distance=none, order=none) %}
