@@ -83,8 +83,9 @@ def risk_report(spec: Spec, *, engine: Engine | None = None, database: str | Non
         raise SpecError("the risk analysis needs quasi-identifiers", path="attributes")
     ds = open_dataset(spec, engine, database=database)
     try:
+        relation = _records(spec, ds, qis)
         with ds.engine.purpose("risk analysis"):
-            histogram = class_histogram(ds.engine, ds.relation, qis)
+            histogram = class_histogram(ds.engine, _aliased(relation), qis)
         # N = round(n/f) with n the table's rows, which level 0's classes hold
         model = _population(spec, histogram.records, population, sampling_fraction)
         size = model.size if model else None
@@ -94,8 +95,11 @@ def risk_report(spec: Spec, *, engine: Engine | None = None, database: str | Non
             weight = sdc.weight or spec.metric_options.get("sampling_weight")
             fraction = histogram.records / size if size and histogram.records < size else None
             settings = dataclasses.replace(sdc, weight=weight, dis_fraction=sdc.dis_fraction or fraction)
+            if weight and spec.privacy_unit is not None:
+                raise UnsupportedError("a sampling weight describes rows; with a privacy unit sdcMicro's "
+                                       "measures count persons: leave out the weight")
             with ds.engine.purpose("risk analysis"):
-                report.sdc_original = measure(ds.engine, ds.relation, qis, settings)
+                report.sdc_original = measure(ds.engine, relation, qis, settings)
         if release or any(spec.transformation.levels.values()):
             _add_release(report, spec, ds, size, float(t), settings)
         return report
@@ -117,6 +121,7 @@ def _population(spec: Spec, rows: int, population: int | str | None,
 
 def _add_release(report: RiskReport, spec: Spec, ds: Any, population: int | None, threshold: float,
                  sdc: SdcSettings | None) -> None:
+    from sqlanon.compile.persons import Persons, persons_query
     from sqlanon.methods.generalization.method import Generalization, NodeRelease, checked_node
 
     if not isinstance(spec.method, Generalization):
@@ -131,9 +136,44 @@ def _add_release(report: RiskReport, spec: Spec, ds: Any, population: int | None
         report.levels = dict(node.levels)
         report.suppressed_rows = node.suppressed_rows if node.anonymous else 0
         if node.anonymous and sdc is not None:  # the rows as written: sdcMicro measures a released file
-            rows = NodeRelease(spec, checked, portable=False).query(ds.engine.dialect).query
-            with ds.engine.purpose("risk analysis"):
-                report.sdc_release = measure(ds.engine, rows, report.qis, sdc)
+            oq = NodeRelease(spec, checked, portable=False).query(ds.engine.dialect)
+            unit = spec.privacy_unit.column if spec.privacy_unit is not None else None
+            if unit is not None and unit in oq.dropped:
+                report.warnings.append(f"sdcMicro's measures of the release count persons, and the release "
+                                       f"drops the person column {unit!r}: not measured")
+            else:
+                released = oq.query if unit is None else persons_query(oq.query, report.qis, [],
+                                                                        Persons(unit))
+                with ds.engine.purpose("risk analysis"):
+                    report.sdc_release = measure(ds.engine, released, report.qis, sdc)
         if not node.anonymous:
             report.warnings.append("the transformation is not anonymous under the spec's privacy models "
                                    "(nothing is suppressed): the release's figures are of every class")
+
+
+def _records(spec: Spec, ds: Any, qis: list[str]) -> Any:
+    """The records whose classes carry the risk: the rows, or with a privacy unit one record per
+    person (its quasi-identifiers by the unit's rules; docs/privacy-units.md), so that a class's
+    size counts persons."""
+    from sqlanon.methods.persons import check_persons, persons_of
+
+    persons = persons_of(spec, ds.column_names, qis)
+    if persons is None:
+        return ds.relation
+    from sqlanon.compile.persons import persons_query
+
+    records = persons_query(ds.relation, qis, [], persons)
+    with ds.engine.purpose("privacy unit"):
+        check_persons(spec, ds.engine, persons, qis, ds.relation)
+    return records
+
+
+def _aliased(relation: Any) -> Any:
+    """A query as a relation a FROM can name (a table stays as it is)."""
+    from sqlglot import exp
+
+    from sqlanon.sql.nodes import internal
+
+    if isinstance(relation, exp.Select):
+        return exp.alias_(exp.Subquery(this=relation), internal("persons"), quoted=True)
+    return relation

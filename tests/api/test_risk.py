@@ -150,3 +150,44 @@ def test_sdcmicro_measures_of_the_table_and_of_the_written_release(duck, tmp_pat
     d = report.as_dict()
     assert d["release"]["sdcmicro"]["suda2"]["max_size"] == 2
     assert "sdcMicro individual risk (weights w)" in report.text()
+
+
+def test_a_privacy_unit_makes_the_classes_count_persons(duck):
+    """With ``privacy_unit``, the risk figures (ARX's and sdcMicro's) are those of one record per
+    person, before and after, checked against counts of persons in plain Python."""
+    from collections import Counter
+
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(11)
+    persons = 300
+    ages, zips = rng.integers(20, 60, persons), rng.choice([f"130{i:02d}" for i in range(8)], persons)
+    visits = rng.integers(1, 5, persons)
+    pid = np.repeat(np.arange(persons), visits)
+    duck.create_table_from_arrow("visits", pa.table({
+        "pid": pid, "age": ages[pid], "zip": zips[pid], "ward": rng.choice(["a", "b"], len(pid))}))
+    spec = {"source": {"table": "visits"}, "privacy_unit": "pid",
+            "attributes": {"pid": "insensitive", "ward": "insensitive",
+                           "age": {"role": "quasi_identifier",
+                                   "hierarchy": {"intervals": {"widths": [10, 20]}}},
+                           "zip": {"role": "quasi_identifier", "hierarchy": {"mask": {"levels": 2}}}},
+            "privacy": [{"k_anonymity": {"k": 8}}],
+            "transformation": {"levels": {"age": 1, "zip": 0}, "suppression_limit": 0.5}}
+    report = api.risk(spec, engine=duck, sdcmicro=True)
+    before = Counter(Counter(zip(ages.tolist(), zips.tolist())).values())
+    assert report.original.histogram.records == persons < len(pid)
+    assert dict(zip(report.original.histogram.sizes.tolist(), report.original.histogram.counts.tolist())) \
+        == dict(before)
+    decade = Counter(zip((ages // 10).tolist(), zips.tolist()))
+    kept = {c: n for c, n in decade.items() if n >= 8}
+    assert report.release is not None
+    assert report.suppressed_rows == persons - sum(kept.values()) > 0  # persons
+    assert report.release.histogram.records == sum(kept.values())
+    assert report.release.sample.average_risk == pytest.approx(len(kept) / sum(kept.values()))
+    assert report.sdc_original is not None and report.sdc_original.individual.records == persons
+    assert report.sdc_release is not None and report.sdc_release.individual.records == sum(kept.values())
+    assert report.sdc_release.individual.classes == len(kept)
+    rows = dict(spec)
+    del rows["privacy_unit"]
+    assert api.risk(rows, engine=duck).original.histogram.records == len(pid)
