@@ -19,6 +19,12 @@ def class_rows(engine, node: NodeCheck, qis: list[str]) -> dict[tuple, dict]:
 
 
 @pytest.fixture()
+def engine(duck):
+    """The test's DuckDB (the suite's ``duck``) under the name the model tests use."""
+    return duck
+
+
+@pytest.fixture()
 def load_csv(duck):
     """Load a fixtures/ CSV into table ``name`` of the test's DuckDB."""
 

@@ -16,7 +16,6 @@ from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.models import build_model
 from sqlanon.domain.models.average_risk import AverageRisk
 from sqlanon.domain.models.k_anonymity import KAnonymity
-from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search
@@ -24,13 +23,6 @@ from sqlanon.methods.generalization.search.fast import FastEvaluator, FastNodeEv
 from sqlanon.sql.nodes import table
 
 LETTERS = TableHierarchy([[v, "*"] for v in "abcdef"])
-
-
-@pytest.fixture()
-def engine():
-    e = DuckDBEngine()
-    yield e
-    e.close()
 
 
 def _problem(engine, rows, models, hierarchies=None):

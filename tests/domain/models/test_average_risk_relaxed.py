@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from sqlanon.domain.models import build_model
 from sqlanon.domain.models.average_risk import AverageRisk, size_threshold
 from sqlanon.domain.models.k_anonymity import KAnonymity
-from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.methods.generalization.search.fast import FastEvaluator
@@ -23,13 +22,6 @@ from tests.domain.models.risk_cases import (
     problem,
     search_matches_exhaustive,
 )
-
-
-@pytest.fixture()
-def engine():
-    e = DuckDBEngine()
-    yield e
-    e.close()
 
 
 def test_size_threshold_is_arxs():

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from sqlanon.domain.models import build_model
 from sqlanon.domain.models.k_map import DerivedK, KMap, poisson_k, zero_truncated_poisson_k
-from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.methods.generalization.search.fast import FastEvaluator
@@ -27,14 +26,6 @@ from tests.domain.models.risk_cases import (
     problem,
     search_matches_exhaustive,
 )
-
-
-@pytest.fixture()
-def engine():
-    e = DuckDBEngine()
-    yield e
-    e.close()
-
 
 # k, α, sampling fraction f, then the values ARX's KMap.calculateKPoisson and calculateKZeroPoisson
 # return for the mean f·k (before the bounds by k and n): ARX's code run with commons-math 3.6.1.

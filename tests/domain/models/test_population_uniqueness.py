@@ -18,7 +18,6 @@ from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.population_uniqueness import NO_ESTIMATE, PopulationUniqueness
 from sqlanon.domain.risk.histogram import SizeHistogram
 from sqlanon.domain.risk.population import estimate
-from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search
@@ -29,13 +28,6 @@ TREE = TableHierarchy([[v, "x" if v in "abc" else "y", "*"] for v in "abcdef"])
 NUMBERS = TableHierarchy([[str(v), str(v // 2), str(v // 4), "*"] for v in range(8)])
 ROWS = st.lists(st.tuples(st.sampled_from("abcdef"), st.sampled_from([str(v) for v in range(8)])),
                 min_size=1, max_size=40)
-
-
-@pytest.fixture()
-def engine():
-    e = DuckDBEngine()
-    yield e
-    e.close()
 
 
 def _problem(engine, rows, models):

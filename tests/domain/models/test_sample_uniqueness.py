@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from sqlanon.domain.models import build_model
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.sample_uniqueness import SampleUniqueness
-from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.methods.generalization.search.fast import FastEvaluator
@@ -22,13 +21,6 @@ from tests.domain.models.risk_cases import (
     problem,
     search_matches_exhaustive,
 )
-
-
-@pytest.fixture()
-def engine():
-    e = DuckDBEngine()
-    yield e
-    e.close()
 
 
 def test_hand_computed_uniques(engine):
