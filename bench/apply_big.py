@@ -22,7 +22,7 @@ import duckdb
 import yaml
 
 from bench.end_to_end import ADULT_QIS, DATA, HERE, environment, quoted, timed_process
-from bench.grow_adult import grow
+from bench.grow_adult import ensure_grown
 
 LEVELS = dict(zip(ADULT_QIS, [0, 3, 0, 2, 2, 1, 1, 2, 0]))
 
@@ -35,10 +35,7 @@ def main() -> None:
     parser.add_argument("--against", metavar="DIR", help="also time the sqlanon tree in DIR, alternately")
     args = parser.parse_args()
     con = duckdb.connect(str(args.database))
-    have = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'adult_big'"
-                       ).fetchone()[0]
-    if not have or con.execute("SELECT count(*) FROM adult_big").fetchone()[0] != args.rows:
-        grow(con, str(DATA / "adult" / "adult.csv"), args.rows)
+    ensure_grown(con, str(DATA / "adult" / "adult.csv"), args.rows)
     columns = [r[0] for r in con.execute('DESCRIBE "adult_big"').fetchall()]
     con.close()
     attributes: dict[str, object] = {c: "insensitive" for c in columns}

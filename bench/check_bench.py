@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench.grow_adult import grow
+from bench.grow_adult import ensure_grown
 from sqlanon import api
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.spec import spec_from_dict
@@ -59,10 +59,7 @@ def main() -> None:
     a = p.parse_args()
     Path(a.database).parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(a.database)
-    have = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'adult_big'"
-                       ).fetchone()[0]
-    if not have or con.execute("SELECT count(*) FROM adult_big").fetchone()[0] != a.rows:
-        grow(con, str(Path(a.adult_dir) / "adult.csv"), a.rows)
+    ensure_grown(con, str(Path(a.adult_dir) / "adult.csv"), a.rows)
     engine = DuckDBEngine(connection=con, database=a.database)
     s = spec_from_dict(spec(Path(a.adult_dir)))
     cols = ", ".join(f'"{q}"' for q in QIS)

@@ -73,6 +73,17 @@ def grow(con: duckdb.DuckDBPyConnection, adult_csv: str, rows: int, name: str = 
                 f"FROM range({int(rows)}) r {' '.join(joins)} ORDER BY r.range")
 
 
+def ensure_grown(con: duckdb.DuckDBPyConnection, adult_csv: str, rows: int, name: str = "adult_big",
+                 scheme: str = "pairs") -> bool:
+    """Grow table ``name`` (:func:`grow`) unless it already holds ``rows`` rows; True when grown."""
+    have = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]
+                       ).fetchone()[0]
+    if have and con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] == rows:
+        return False
+    grow(con, adult_csv, rows, name, scheme)
+    return True
+
+
 def distinct_combinations(con: duckdb.DuckDBPyConnection, name: str = "adult_big") -> tuple[int, int]:
     """Rows and distinct combinations of the 9 attributes in table ``name``."""
     cols = ", ".join(f'"{c}"' for c in QIS)

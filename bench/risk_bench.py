@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench.grow_adult import QIS, grow
+from bench.grow_adult import QIS, ensure_grown
 from sqlanon.domain.metrics.risk_analysis import analyze
 from sqlanon.domain.risk.analysis import of_histogram
 from sqlanon.domain.risk.population import USA
@@ -37,10 +37,7 @@ def main() -> None:
     a = p.parse_args()
     Path(a.database).parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(a.database)
-    have = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'adult_big'"
-                       ).fetchone()[0]
-    if not have or con.execute("SELECT count(*) FROM adult_big").fetchone()[0] != a.rows:
-        grow(con, str(Path(a.adult_dir) / "adult.csv"), a.rows)
+    ensure_grown(con, str(Path(a.adult_dir) / "adult.csv"), a.rows)
     engine = DuckDBEngine(connection=con, database=a.database)
     cols = ", ".join(f'"{q}"' for q in QIS)
     baseline_sql = (f"CREATE OR REPLACE TEMP TABLE scan AS SELECT {cols}, count(*) AS n "

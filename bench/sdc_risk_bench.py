@@ -44,7 +44,7 @@ from pathlib import Path
 
 import duckdb
 
-from bench.grow_adult import QIS, distinct_combinations, grow
+from bench.grow_adult import QIS, distinct_combinations, ensure_grown
 from sqlanon.domain.risk.individual import individual_risk
 from sqlanon.domain.risk.suda2 import suda2
 from sqlanon.engines.duckdb import DuckDBEngine
@@ -61,10 +61,7 @@ def main() -> None:
     a = p.parse_args()
     Path(a.database).parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(a.database)
-    have = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'adult_big'"
-                       ).fetchone()[0]
-    if not have or con.execute("SELECT count(*) FROM adult_big").fetchone()[0] != a.rows:
-        grow(con, str(Path(a.adult_dir) / "adult.csv"), a.rows)
+    if ensure_grown(con, str(Path(a.adult_dir) / "adult.csv"), a.rows):
         con.execute("CREATE OR REPLACE TABLE adult_big_w AS SELECT *, 8.0 * CAST(age AS DOUBLE) AS w "
                     "FROM adult_big")
     rows, distinct = distinct_combinations(con)
