@@ -112,7 +112,7 @@ class Rounds:
 
     def run(self, keep_work: bool = False, allowed: Allowed | None = None) -> Partitioning:
         self._keep_final = keep_work
-        with _no_collection():
+        with no_collection():
             return self._run_rounds(keep_work, allowed)
 
     def _run_rounds(self, keep_work: bool, allowed: Allowed | None) -> Partitioning:
@@ -240,7 +240,7 @@ class Rounds:
             for (pid, a), counts in per.items():
                 h = self.hierarchies[a]
                 assert h is not None
-                out[pid][a] = _hierarchy_stats(h, open_parts[pid].nodes[a], counts)
+                out[pid][a] = hierarchy_stats(h, open_parts[pid].nodes[a], counts)
         return out
 
     @contextlib.contextmanager
@@ -321,7 +321,7 @@ class Rounds:
 
 
 @contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
+def no_collection() -> Iterator[None]:
     """Garbage collection paused while the partitions are made: each collection would walk every
     partition made so far, for nothing (they form no cycles: reference counting frees them)."""
     enabled = gc.isenabled()
@@ -333,7 +333,7 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _hierarchy_stats(h: Hierarchical, node: int | None, counts: dict[int, int]) -> AttributeStats:
+def hierarchy_stats(h: Hierarchical, node: int | None, counts: dict[int, int]) -> AttributeStats:
     assert node is not None
     children = h.children(node)
     per_child: dict[int, int] = {}

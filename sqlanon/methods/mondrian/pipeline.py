@@ -23,7 +23,7 @@ from sqlanon.domain.metrics.numeric import is_numeric_type
 from sqlanon.engines.base import internal_name
 from sqlanon.errors import SpecError
 from sqlanon.methods.dataset import Dataset
-from sqlanon.methods.mondrian import rounds
+from sqlanon.methods.mondrian import paths, rounds
 from sqlanon.methods.mondrian.cuts import Cut, Partition, normalized_width
 from sqlanon.methods.mondrian.partitioning import Options, Partitioning, Rounds
 from sqlanon.methods.mondrian.privacy import CutJudge, sensitive_column
@@ -33,7 +33,7 @@ from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
 from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit, table, values_table
 
-KEY = internal("key")
+KEY = rounds.KEY
 ORDER = internal("order")
 BOXES = internal("boxes")
 
@@ -170,6 +170,11 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
         values = [col(rounds.q(i), src) for i in range(len(attributes))]
         extra = [alias(col(KEY, src), KEY)] if needs_key else []
         extra += [alias(col(sensitive_column(j), src), sensitive_column(j)) for j in range(len(sensitive))]
+        result = paths.in_memory(engine, frm, settings, [a.tree for a in attributes],
+                                 order=None if settings.strict else col(ORDER, src),
+                                 key=col(KEY, src) if needs_key else None)
+        if result is not None:
+            return _finish(settings, attributes, result)
         runner = Rounds(engine, frm, values, Options(settings.k, settings.strict, settings.exact),
                         order=None if settings.strict else col(ORDER, src), extra=extra,
                         hierarchies=[a.tree for a in attributes])
@@ -180,6 +185,10 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
     finally:
         for name in code_tables:
             engine.drop(name)
+    return _finish(settings, attributes, result)
+
+
+def _finish(settings: MondrianSettings, attributes: list[Attribute], result: Partitioning) -> Mondrian:
     labels = [_labels(p, attributes, settings) for p in result.partitions]
     return Mondrian(settings, attributes, result, labels)
 

@@ -17,6 +17,8 @@ from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, 
 
 PID = internal("pid")
 POS = internal("pos")
+KEY = internal("key")
+"""The engine's row key, in a relaxed run's kept work table."""
 A = internal("a")
 V = internal("v")
 C = internal("c")

@@ -8,10 +8,11 @@ from typing import Any
 
 from sqlanon.errors import SpecError, did_you_mean
 
-MONDRIAN_KEYS = ("mode", "width", "k", "intervals")
+MONDRIAN_KEYS = ("mode", "width", "k", "intervals", "path")
 MODES = ("strict", "relaxed")
 WIDTHS = ("exact", "inherited")
 INTERVALS = ("text", "columns")
+PATHS = ("auto", "memory", "database")
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class MondrianSettings:
     """``text``: a numeric box as ``[lo-hi]``; ``columns``: two columns ``<name>_lo``, ``<name>_hi``."""
     models: tuple[Any, ...] = ()
     """Privacy models besides k-anonymity that every cut's two sides must satisfy."""
+    path: str = "auto"
+    """Where the cuts are computed: ``memory``, ``database``, or ``auto`` (memory when the data a
+    run reads fits :data:`~sqlanon.methods.mondrian.paths.MEMORY_LIMIT`)."""
 
     @property
     def strict(self) -> bool:
@@ -59,6 +63,7 @@ def mondrian_settings(options: Mapping[str, Any], privacy: Sequence[Any],
     mode = _choice(options, "mode", MODES, "strict")
     width = _choice(options, "width", WIDTHS, "exact")
     intervals = _choice(options, "intervals", INTERVALS, "text")
+    where = _choice(options, "path", PATHS, "auto")
     ks = [m.k for m in privacy if getattr(m, "name", None) == "k_anonymity"]
     if "k" in options:
         k = options["k"]
@@ -84,7 +89,10 @@ def mondrian_settings(options: Mapping[str, Any], privacy: Sequence[Any],
     if k < 2 and not models:
         raise SpecError("mondrian needs k >= 2: set transformation.k or a k_anonymity model",
                         path="transformation.k")
-    return MondrianSettings(k, mode, width, intervals, tuple(models))
+    if where == "memory" and models:
+        raise SpecError("the in-memory path judges cuts by k alone; with other privacy models use path: "
+                        "database (or auto)", path="transformation.path")
+    return MondrianSettings(k, mode, width, intervals, tuple(models), where)
 
 
 def _in_memory(model: Any) -> bool:

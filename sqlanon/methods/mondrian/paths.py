@@ -1,0 +1,80 @@
+"""Which path computes a Mondrian run's cuts, and the in-memory path's reads and writes.
+
+The database path (:mod:`sqlanon.methods.mondrian.partitioning`) sends two or three statements per
+round, whatever the table's size; on a small table those fixed costs are the whole run. The
+in-memory path (:mod:`sqlanon.methods.mondrian.memory`) reads the table once (a strict run its
+frequency set, a relaxed run its rows in stored order) and makes the same cuts in numpy. ``path:
+auto`` takes it when what it reads has at most :data:`MEMORY_LIMIT` rows and no privacy model besides
+k judges the cuts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlanon.engines.base import Engine, internal_name
+from sqlanon.methods.mondrian import rounds
+from sqlanon.methods.mondrian.cuts import Hierarchical
+from sqlanon.methods.mondrian.memory import MemoryRounds
+from sqlanon.methods.mondrian.partitioning import Options, Partitioning
+from sqlanon.methods.mondrian.settings import MondrianSettings
+from sqlanon.sql.nodes import alias, col, count_star, internal
+
+MEMORY_LIMIT = 1_000_000
+"""``path: auto`` partitions in memory when the frequency set (strict) or the table (relaxed) has at
+most this many rows: about 100 MB of numpy arrays for eight quasi-identifiers."""
+
+COUNT = internal("count")
+
+
+def in_memory(engine: Engine, source: exp.Expression, settings: MondrianSettings,
+              hierarchies: Sequence[Hierarchical | None], *, order: exp.Expression | None = None,
+              key: exp.Expression | None = None) -> Partitioning | None:
+    """The partitioning computed in memory, or None when ``path: auto`` leaves it to the database.
+
+    ``source`` is the relation of coded quasi-identifiers (``__sa_q0``, ...); a relaxed run also
+    needs its stored ``order`` and, when its work is kept for the release, the row ``key`` (the
+    kept work table then maps each key to its partition).
+    """
+    if settings.path == "database" or (settings.path == "auto" and settings.models):
+        return None
+    limit = None if settings.path == "memory" else MEMORY_LIMIT
+    names = [rounds.q(i) for i in range(len(hierarchies))]
+    queries = 0
+    if settings.strict:
+        query = exp.select(*[col(n) for n in names], alias(count_star(), COUNT)).from_(source.copy())
+        if names:
+            query = query.group_by(*[col(n) for n in names])
+    else:
+        assert order is not None
+        if limit is not None:
+            queries += 1
+            if engine.fetch(exp.select(count_star()).from_(source.copy()))[1][0][0] > limit:
+                return None
+        keys = [alias(key, rounds.KEY)] if key is not None else []
+        query = exp.select(*[col(n) for n in names], *keys).from_(source.copy()) \
+            .order_by(exp.Ordered(this=order))
+    if limit is not None and settings.strict:
+        query = query.limit(limit + 1)
+    data = engine.fetch_arrow(query)
+    queries += 1
+    if limit is not None and data.num_rows > limit:
+        return None
+    values = np.column_stack([data.column(n).to_numpy(zero_copy_only=False).astype(np.float64)
+                              for n in names]) if names else np.zeros((data.num_rows, 0))
+    counts = data.column(COUNT).to_numpy(zero_copy_only=False) if settings.strict \
+        else np.ones(data.num_rows, dtype=np.int64)
+    runner = MemoryRounds(values, counts, Options(settings.k, settings.strict, settings.exact), hierarchies)
+    result = runner.run()
+    if key is not None:
+        result.work = internal_name("mondrian_work")
+        engine.create_table_from_arrow(result.work, pa.table({
+            rounds.KEY: data.column(rounds.KEY),
+            rounds.PID: pa.array(runner.assignment, pa.int64())}), temporary=True)
+        queries += 1
+    result.queries = queries
+    return result
