@@ -4,9 +4,13 @@
 and relaxed, inherited box widths) recomputed and compared (partitions, NCP % to 1e-12 relative,
 discernibility, smallest partition).
 
-``--adult``: strict k = 10 end to end, load included (read ``adult.data`` as the figures were
-computed, into an in-memory DuckDB, then ``sqlanon.api.check``), ``--runs`` times; the median against
-the reference implementation's 0.16 s (pure Python, in memory; quoted, not measured here).
+``--adult``: strict k = 10 end to end, load included, ``--runs`` times, on each path (``auto``: in
+memory at this size, and ``database``): the load (``adult.data`` read by pyarrow's CSV reader as the
+figures were computed, into an in-memory DuckDB), the partitioning (``sqlanon.api.check``) and the
+release (``sqlanon.api.apply``, the partitioning and the released table); medians. With
+``--reference-repo DIR`` (a checkout of qiyuangong/Mondrian, run from a copy outside this project)
+the reference implementation is timed in the same run the same way (its read of the file and
+``mondrian()``, which returns the generalized rows); else against its quoted 0.16 s.
 
 ``--rows N``: the coded Adult grown to N rows (three blocks of each row from three Adult rows chosen by
 Park–Miller steps, as ``bench/grow_adult.py`` grows the ARX file), strict Mondrian at ``--k``; prints
@@ -30,7 +34,7 @@ from sqlanon.methods.mondrian.result import MondrianReport
 from sqlanon.spec import spec_from_dict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.methods.mondrian.adult_uci import QIS, REFERENCE, load, spec_dict  # noqa: E402
+from tests.methods.mondrian.adult_uci import QIS, REFERENCE, load, read, spec_dict  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult-uci" / "adult.data"
 PRIME = 2_147_483_647
@@ -57,20 +61,66 @@ def reference() -> int:
     return bad
 
 
-def adult(runs: int) -> None:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        engine = DuckDBEngine()
-        engine.create_table_from_arrow("adult_uci", load(DATA))
-        r = api.check(spec_from_dict(spec_dict(10, "strict", width="exact")), engine=engine)
-        times.append(time.perf_counter() - t)
-        engine.close()
-    m = statistics.median(times)
-    runs_text = ", ".join(f"{x:.3f}" for x in times)
-    print(f"strict k=10 on Adult, end to end: runs {runs_text} s; median {m:.3f} s; "
-          f"{r.partitions} partitions, {r.rounds} rounds, {r.queries} queries; reference implementation "
-          f"{REFERENCE_SECONDS} s (ratio {m / REFERENCE_SECONDS:.2f})")
+def _median(times: list[float]) -> str:
+    return f"{statistics.median(times):.3f} s"
+
+
+def adult(runs: int, reference_repo: str | None, mode: str = "strict") -> None:
+    reference_time = measure_reference(reference_repo, runs, mode) if reference_repo else REFERENCE_SECONDS
+    for path in ("auto", "database"):
+        loads, checks, applies = [], [], []
+        for _ in range(runs):
+            t = time.perf_counter()
+            engine = DuckDBEngine()
+            engine.create_table_from_arrow("adult_uci", read(DATA))
+            loads.append(time.perf_counter() - t)
+            d = spec_dict(10, mode, width="exact")
+            d["transformation"]["path"] = path
+            t = time.perf_counter()
+            r = api.check(spec_from_dict(d), engine=engine)
+            checks.append(time.perf_counter() - t)
+            d["output"] = {"mode": "table", "name": "adult_mondrian"}
+            t = time.perf_counter()
+            api.apply(spec_from_dict(d), engine=engine)
+            applies.append(time.perf_counter() - t)
+            engine.close()
+        whole = [lo + a for lo, a in zip(loads, applies)]
+        m = statistics.median(whole)
+        print(f"{mode} k=10 on Adult, path {path}: load {_median(loads)}, partitioning (check) "
+              f"{_median(checks)}, partitioning and released table (apply) {_median(applies)}; end to end "
+              f"(load + apply) {m:.3f} s (runs {', '.join(f'{x:.3f}' for x in whole)}); {r.partitions} "
+              f"partitions, {r.rounds} rounds, {r.queries} queries; reference implementation "
+              f"{reference_time:.3f} s (ratio {m / reference_time:.2f})")
+
+
+REFERENCE_SCRIPT = """
+import statistics, sys, time
+sys.setrecursionlimit(100000)
+from utils.read_adult_data import read_data
+from mondrian import mondrian
+runs, relax = int(sys.argv[1]), sys.argv[2] == "relaxed"
+whole, own = [], []
+for _ in range(runs):
+    t = time.perf_counter()
+    data, _ = read_data()
+    result, (ncp, rtime) = mondrian(data, 10, relax)
+    whole.append(time.perf_counter() - t)
+    own.append(rtime)
+print(statistics.median(whole), statistics.median(own), ncp)
+"""
+
+
+def measure_reference(repo: str, runs: int, mode: str) -> float:
+    """The reference implementation's median time, read and ``mondrian()`` (it reads
+    ``data/adult.data`` below its directory, so it runs there)."""
+    import subprocess
+
+    got = subprocess.run([sys.executable, "-c", REFERENCE_SCRIPT, str(runs), mode], cwd=repo, check=True,
+                         capture_output=True, text=True).stdout.split()
+    whole, own, ncp = (float(x) for x in got[-3:])
+    print(f"reference implementation, {mode} k=10 on Adult: end to end (read + mondrian()) {whole:.3f} s, "
+          f"its own running time {own:.3f} s, NCP {ncp:.4f} % (median of {runs})")
+    return whole
 
 
 def grow(engine: DuckDBEngine, rows: int) -> None:
@@ -138,10 +188,12 @@ def main() -> int:
     p.add_argument("--rows", type=int, default=0)
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--mode", choices=("strict", "relaxed"), default="strict")
+    p.add_argument("--reference-repo", help="a copy of qiyuangong/Mondrian to time in the same run")
     a = p.parse_args()
     bad = reference() if a.reference else 0
     if a.adult:
-        adult(a.runs)
+        adult(a.runs, a.reference_repo, a.mode)
     if a.rows:
         grown(a.rows, a.k, a.runs)
     return 1 if bad else 0

@@ -110,8 +110,9 @@ def choose_cut(p: Partition, stats: Sequence[AttributeStats], *, k: int, strict:
             return None  # no median cut leaves k rows on both sides
     # Trying an attribute changes only its own box, so the others' widths stay as they are: the
     # order of the repeated choice (widest first, ties to the earlier attribute) is known at once.
-    order = sorted((a for a in range(n_attributes) if a not in skip),
-                   key=lambda a: (-_width(p, a, ranges, hierarchies), a))
+    widths = [_width(p, a, ranges, hierarchies) for a in range(n_attributes)]
+    # widest first; a reversed sort keeps equal widths in attribute order (sorting is stable)
+    order = sorted((a for a in range(n_attributes) if a not in skip), key=widths.__getitem__, reverse=True)
     for d in order:
         st = stats[d]
         h = hierarchies[d]

@@ -142,7 +142,7 @@ class MemoryRounds:
         a = attribute[pids[numeric]]
         value = self.values[rows_open[numeric], a]
         cut_at = s[pids[numeric]]
-        if self.options.strict:
+        if self.options.strict or not len(value):
             goes_left = value <= cut_at
         else:
             at_s = value == cut_at

@@ -26,28 +26,43 @@ class MondrianRelease(Release):
 
     suppression = False  # no row is suppressed
 
-    def __init__(self, spec: Spec, before: Any = None) -> None:
+    def __init__(self, spec: Spec, before: Any = None, *, standalone: bool = False) -> None:
         self.spec = spec
+        self.standalone = standalone
+        """The SQL is printed (``compile``): it reads nothing the run makes."""
         self.before = before or (lambda m: None)
         self.mondrian: Mondrian | None = None
         self.ds: Dataset | None = None
+        self.labelled: str | None = None
+        """A temporary table of the tuples' boxes (a strict partitioning made in memory, written here)."""
 
     def prepare(self, ds: Dataset, *, keep: str | None = None) -> None:
-        from sqlanon.methods.mondrian import pipeline
+        from sqlanon.engines.base import internal_name
+        from sqlanon.methods.mondrian import pipeline, released
 
         self.ds = ds
         self.mondrian = pipeline.partition(self.spec, ds, self.spec.settings, keep_work=True)
         self.before(self.mondrian)
+        if self.mondrian.result.tuples is not None and not self.standalone and \
+                self.spec.output.mode in ("table", "in_place"):
+            self.labelled = internal_name("mondrian_boxes")
+            ds.engine.create_table_from_arrow(self.labelled, released.labelled_tuples(self.mondrian),
+                                              temporary=True)
 
     def query(self, target: DialectProfile) -> OutputQuery:
         from sqlanon.methods.mondrian import pipeline
+        from sqlanon.sql.nodes import table
 
         assert self.mondrian is not None and self.ds is not None
-        return pipeline.output_query(self.spec, self.ds, self.mondrian, target)
+        return pipeline.output_query(self.spec, self.ds, self.mondrian, target,
+                                     labelled=table(self.labelled) if self.labelled else None)
 
     def close(self, ds: Dataset) -> None:
         if self.mondrian is not None and self.mondrian.result.work:
             ds.engine.drop(self.mondrian.result.work)
+        if self.labelled is not None:
+            ds.engine.drop(self.labelled)
+            self.labelled = None
 
 
 def _report(m: Mondrian) -> MondrianReport:
@@ -118,7 +133,7 @@ def _apply(plan: Plan, ds: Dataset, sink: Sink) -> MondrianReport:
 
 
 def _compile(plan: Plan, ds: Dataset, sink: Sink) -> str:
-    release = MondrianRelease(plan.spec)
+    release = MondrianRelease(plan.spec, standalone=True)
     release.prepare(ds)
     try:
         return sink.compile(ds, release)

@@ -49,6 +49,9 @@ class Partitioning:
     """The work table (relaxed: the rows' partitions), when kept."""
     rounds: int = 0
     queries: int = 0
+    tuples: pa.Table | None = None
+    """A strict partitioning made in memory: each distinct tuple of the quasi-identifiers (columns
+    ``__sa_q0``, ... as read: numbers, or codes of coded attributes) and its partition (``__sa_pid``)."""
 
 
 class Allowed(Protocol):

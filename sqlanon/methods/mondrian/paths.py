@@ -64,12 +64,15 @@ def in_memory(engine: Engine, source: exp.Expression, settings: MondrianSettings
     queries += 1
     if limit is not None and data.num_rows > limit:
         return None
-    values = np.column_stack([data.column(n).to_numpy(zero_copy_only=False).astype(np.float64)
-                              for n in names]) if names else np.zeros((data.num_rows, 0))
-    counts = data.column(COUNT).to_numpy(zero_copy_only=False) if settings.strict \
+    data = data.combine_chunks()
+    values = np.column_stack([_numbers(data.column(n)) for n in names]) if names \
+        else np.zeros((data.num_rows, 0))
+    counts = _numbers(data.column(COUNT)).astype(np.int64) if settings.strict \
         else np.ones(data.num_rows, dtype=np.int64)
     runner = MemoryRounds(values, counts, Options(settings.k, settings.strict, settings.exact), hierarchies)
     result = runner.run()
+    if settings.strict:
+        result.tuples = data.drop_columns([COUNT]).append_column(rounds.PID, pa.array(runner.assignment))
     if key is not None:
         result.work = internal_name("mondrian_work")
         engine.create_table_from_arrow(result.work, pa.table({
@@ -78,3 +81,8 @@ def in_memory(engine: Engine, source: exp.Expression, settings: MondrianSettings
         queries += 1
     result.queries = queries
     return result
+
+
+def _numbers(column: pa.ChunkedArray) -> np.ndarray:
+    """A fetched numeric column as float64 (by pyarrow's cast: decimals too; no pandas)."""
+    return np.asarray(column.cast(pa.float64()).chunk(0) if column.num_chunks else [], dtype=np.float64)

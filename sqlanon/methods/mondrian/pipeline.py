@@ -23,7 +23,7 @@ from sqlanon.domain.metrics.numeric import is_numeric_type
 from sqlanon.engines.base import internal_name
 from sqlanon.errors import SpecError
 from sqlanon.methods.dataset import Dataset
-from sqlanon.methods.mondrian import paths, rounds
+from sqlanon.methods.mondrian import paths, released, rounds
 from sqlanon.methods.mondrian.cuts import Cut, Partition, normalized_width
 from sqlanon.methods.mondrian.partitioning import Options, Partitioning, Rounds
 from sqlanon.methods.mondrian.privacy import CutJudge, sensitive_column
@@ -266,28 +266,39 @@ def partition_expression(m: Mondrian, rel: str) -> exp.Expression:
 
 
 def output_query(spec: Spec, ds: Dataset, m: Mondrian, target: DialectProfile,
-                 types: dict[str, exp.DataType] | None = None) -> OutputQuery:
-    """The released rows: every quasi-identifier replaced by its partition's box."""
+                 types: dict[str, exp.DataType] | None = None,
+                 labelled: exp.Table | None = None) -> OutputQuery:
+    """The released rows: every quasi-identifier replaced by its partition's box (read from
+    ``labelled``, a table of :func:`~sqlanon.methods.mondrian.released.labelled_tuples`, when given)."""
     s, r, b = internal("s"), internal("r"), internal("b")
     columns = label_columns(m)
     flat = [c for cs in columns.values() for c in cs]
     box_names = [internal(f"box{i}") for i in range(len(flat))]
-    boxes = values_table([(p.pid, *labels) for p, labels in zip(m.result.partitions, m.labels)],
-                         [rounds.PID, *box_names], b, dialect=target.sqlglot)
-    if m.settings.strict:
-        inner = exp.select(exp.Star(), alias(partition_expression(m, s), rounds.PID)) \
-            .from_(exp.alias_(ds.relation.copy(), s, table=True, quoted=True))
-        rows = as_expression(exp.alias_(exp.Subquery(this=inner), r, quoted=True))
-        joined = exp.select(exp.Star()).from_(rows).join(boxes, join_type="inner", on=exp.EQ(
-            this=col(rounds.PID, r), expression=col(rounds.PID, b)))
+    source = exp.alias_(ds.relation.copy(), s, table=True, quoted=True)
+    if labelled is not None:
+        joined = exp.select(exp.Star()).from_(source, copy=False).join(
+            exp.alias_(labelled, b, table=True, quoted=True), join_type="inner",
+            on=released.join_condition(m, s, b), copy=False)
+        r = s
     else:
+        boxes = values_table([(p.pid, *labels) for p, labels in zip(m.result.partitions, m.labels)],
+                             [rounds.PID, *box_names], b, dialect=target.sqlglot)
+        on = exp.EQ(this=col(rounds.PID, r), expression=col(rounds.PID, b))
+    if labelled is None and m.settings.strict:
+        inner = exp.select(exp.Star(), alias(partition_expression(m, s), rounds.PID)) \
+            .from_(source, copy=False)
+        rows = as_expression(exp.alias_(exp.Subquery(this=inner), r, quoted=True, copy=False))
+        joined = exp.select(exp.Star()).from_(rows, copy=False).join(boxes, join_type="inner", on=on,
+                                                                     copy=False)
+    elif labelled is None:
         assert m.result.work is not None
         w = internal("w")
         key_s = ds.engine.row_key(s)
-        joined = exp.select(exp.Star()).from_(exp.alias_(ds.relation.copy(), s, table=True, quoted=True)) \
+        joined = exp.select(exp.Star()).from_(source, copy=False) \
             .join(exp.alias_(table(m.result.work), w, table=True, quoted=True), join_type="inner",
-                  on=exp.EQ(this=key_s, expression=col(KEY, w))) \
-            .join(boxes, join_type="inner", on=exp.EQ(this=col(rounds.PID, w), expression=col(rounds.PID, b)))
+                  on=exp.EQ(this=key_s, expression=col(KEY, w)), copy=False) \
+            .join(boxes, join_type="inner", on=exp.EQ(this=col(rounds.PID, w), expression=col(rounds.PID, b)),
+                  copy=False)
         r = s
     out = OutputQuery(exp.select(), types=dict(types or {}))
     projections: list[exp.Expression] = []
@@ -297,5 +308,5 @@ def output_query(spec: Spec, ds: Dataset, m: Mondrian, target: DialectProfile,
             projections += [alias(col(position[name], b), name) for name in columns[c]]
         elif (column := out.released(spec, c, col(c, r), target)) is not None:
             projections.append(column)
-    out.query = joined.select(*projections, append=False)
+    out.query = joined.select(*projections, append=False, copy=False)
     return out

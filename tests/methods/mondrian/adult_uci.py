@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as csv
 
 QIS = ["age", "workclass", "education_num", "marital_status", "occupation", "race", "sex", "native_country"]
 COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
@@ -43,6 +45,30 @@ def load(path: Path) -> pa.Table:
                 data[c].append(int(v) if c in NUMERIC else codes[c].setdefault(v, len(codes[c])))
             data["income"].append(row["income"])
     return pa.table({**{c: pa.array(data[c], pa.int64()) for c in QIS}, "income": pa.array(data["income"])})
+
+
+def read(path: Path) -> pa.Table:
+    """What :func:`load` returns, read by pyarrow's CSV reader (a few times faster): categorical codes
+    by first appearance are the indices of a dictionary encoding."""
+    data = csv.read_csv(path, read_options=csv.ReadOptions(column_names=COLUMNS),
+                        parse_options=csv.ParseOptions(quote_char=False),
+                        convert_options=csv.ConvertOptions(column_types=dict.fromkeys(COLUMNS, pa.string())))
+    unknown = None
+    for c in COLUMNS:
+        has = pc.match_substring(data.column(c), "?")
+        unknown = has if unknown is None else pc.or_(unknown, has)
+    if unknown is not None:
+        data = data.filter(pc.invert(unknown))
+    out = {}
+    for c in [*QIS, "income"]:
+        values = pc.replace_substring(data.column(c), " ", "")
+        if c in NUMERIC:
+            out[c] = pc.cast(values, pa.int64())
+        elif c in QIS:
+            out[c] = pc.cast(pc.dictionary_encode(values).combine_chunks().indices, pa.int64())
+        else:
+            out[c] = values
+    return pa.table(out).combine_chunks()
 
 
 def spec_dict(k: int, mode: str, width: str = "inherited", table: str = "adult_uci") -> dict:
