@@ -2,8 +2,9 @@
 
 The partitioning runs in the database round by round (:mod:`sqlanon.methods.mondrian.partitioning`);
 the released rows are one SELECT that the writer writes like any other output: a strict
-partitioning's SQL is a CASE over the cuts (every output mode, ``compile`` included); a relaxed one
-reads the run's work table, so it is written as a table (or in place).
+partitioning's SQL is a CASE over the cuts (every output mode, ``compile`` included; a table made in
+memory joins its tuples' boxes instead); a relaxed one reads the run's work table (table, in place),
+or, as a view or printed SQL, its kept ranges of row positions (``<output name>__groups``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class MondrianRelease(Release):
         self.ds: Dataset | None = None
         self.labelled: str | None = None
         """A temporary table of the tuples' boxes (a strict partitioning made in memory, written here)."""
+        self.runs: Any = None
+        """The kept table of a relaxed partitioning's position ranges (a view or printed SQL)."""
 
     def prepare(self, ds: Dataset, *, keep: str | None = None) -> None:
         from sqlanon.engines.base import internal_name
@@ -43,7 +46,13 @@ class MondrianRelease(Release):
         self.ds = ds
         self.mondrian = pipeline.partition(self.spec, ds, self.spec.settings, keep_work=True)
         self.before(self.mondrian)
-        if self.mondrian.result.tuples is not None and not self.standalone and \
+        if keep is not None:
+            from sqlanon.methods.mondrian import positions
+            from sqlanon.sql.nodes import table
+
+            ds.engine.create_table_as(keep, positions.runs_query(ds, self.mondrian), schema=ds.schema)
+            self.runs = table(keep, ds.schema)
+        elif self.mondrian.result.tuples is not None and not self.standalone and \
                 self.spec.output.mode in ("table", "in_place"):
             self.labelled = internal_name("mondrian_boxes")
             ds.engine.create_table_from_arrow(self.labelled, released.labelled_tuples(self.mondrian),
@@ -55,7 +64,8 @@ class MondrianRelease(Release):
 
         assert self.mondrian is not None and self.ds is not None
         return pipeline.output_query(self.spec, self.ds, self.mondrian, target,
-                                     labelled=table(self.labelled) if self.labelled else None)
+                                     labelled=table(self.labelled) if self.labelled else None,
+                                     runs=self.runs)
 
     def close(self, ds: Dataset) -> None:
         if self.mondrian is not None and self.mondrian.result.work:
@@ -92,6 +102,13 @@ class MondrianMethod(Method):
     def check_spec(self, spec: Spec) -> None:
         self.settings(spec)
 
+    def keeps_table(self, spec: Spec) -> bool:
+        """A relaxed partitioning written as a view or printed SQL reads its rows' position ranges."""
+        return not spec.settings.strict and spec.output.mode in ("view", "sql")
+
+    def kept_table_reader(self, spec: Spec) -> str:
+        return "a relaxed mondrian partitioning"
+
     def refuse(self, plan: Plan) -> None:
         from sqlanon.errors import UnsupportedError
 
@@ -99,11 +116,10 @@ class MondrianMethod(Method):
             raise UnsupportedError("anonymize searches generalization levels; mondrian has none to search: "
                                    "run `apply` (or `check`)")
         settings = plan.spec.settings
-        if not settings.strict and (plan.verb == "compile" or (plan.writes and plan.spec.output.mode in
-                                                                ("view", "sql"))):
+        if not settings.strict and plan.verb == "compile":
             raise refusal(plan.spec, "a relaxed partitioning splits rows of equal values by their order, so "
-                          "its rows are released from the run's work table: write a table (output mode "
-                          "table or in_place), or use mode: strict, whose SQL stands alone",
+                          "its SQL reads the run's ranges of row positions: run `apply` with output mode "
+                          "view or sql, or use mode: strict, whose SQL stands alone",
                           "transformation.mode")
 
     def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:

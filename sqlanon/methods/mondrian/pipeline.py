@@ -23,7 +23,7 @@ from sqlanon.domain.metrics.numeric import is_numeric_type
 from sqlanon.engines.base import internal_name
 from sqlanon.errors import SpecError
 from sqlanon.methods.dataset import Dataset
-from sqlanon.methods.mondrian import paths, released, rounds
+from sqlanon.methods.mondrian import paths, positions, released, rounds
 from sqlanon.methods.mondrian.cuts import Cut, Partition, normalized_width
 from sqlanon.methods.mondrian.partitioning import Options, Partitioning, Rounds
 from sqlanon.methods.mondrian.privacy import CutJudge, sensitive_column
@@ -267,9 +267,11 @@ def partition_expression(m: Mondrian, rel: str) -> exp.Expression:
 
 def output_query(spec: Spec, ds: Dataset, m: Mondrian, target: DialectProfile,
                  types: dict[str, exp.DataType] | None = None,
-                 labelled: exp.Table | None = None) -> OutputQuery:
+                 labelled: exp.Table | None = None, runs: exp.Table | None = None) -> OutputQuery:
     """The released rows: every quasi-identifier replaced by its partition's box (read from
-    ``labelled``, a table of :func:`~sqlanon.methods.mondrian.released.labelled_tuples`, when given)."""
+    ``labelled``, a table of :func:`~sqlanon.methods.mondrian.released.labelled_tuples`, when given);
+    a relaxed partitioning's rows found by ``runs`` (a table of
+    :func:`~sqlanon.methods.mondrian.positions.runs_query`) when given, else by the work table."""
     s, r, b = internal("s"), internal("r"), internal("b")
     columns = label_columns(m)
     flat = [c for cs in columns.values() for c in cs]
@@ -290,6 +292,13 @@ def output_query(spec: Spec, ds: Dataset, m: Mondrian, target: DialectProfile,
         rows = as_expression(exp.alias_(exp.Subquery(this=inner), r, quoted=True, copy=False))
         joined = exp.select(exp.Star()).from_(rows, copy=False).join(boxes, join_type="inner", on=on,
                                                                      copy=False)
+    elif labelled is None and runs is not None:
+        g = internal("g")
+        joined = exp.select(exp.Star()).from_(positions.numbered_source(ds, r), copy=False) \
+            .join(exp.alias_(runs, g, table=True, quoted=True), join_type="inner",
+                  on=positions.join_condition(m, r, g), copy=False) \
+            .join(boxes, join_type="inner", on=exp.EQ(this=col(rounds.PID, g), expression=col(rounds.PID, b)),
+                  copy=False)
     elif labelled is None:
         assert m.result.work is not None
         w = internal("w")

@@ -44,7 +44,7 @@ def labelled_tuples(m: Mondrian) -> pa.Table:
     return pa.table(columns)
 
 
-def join_condition(m: Mondrian, source: str, boxes: str) -> exp.Expression:
+def join_condition(m: Mondrian, source: str, boxes: str) -> exp.Condition:
     """A source row meets its tuple's row of :func:`labelled_tuples`."""
     parts: list[exp.Expression] = []
     for i, a in enumerate(m.attributes):

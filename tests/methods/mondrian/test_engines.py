@@ -25,22 +25,23 @@ def sample(rows: int) -> pa.Table:
     return data.set_column(data.schema.get_field_index("workclass"), "workclass", text)
 
 
-def spec(mode: str, name: str, k: int = 10) -> object:
+def spec(mode: str, name: str, k: int = 10, output: str = "table", path: str = "auto") -> object:
     return spec_from_dict({
         "source": {"table": "adult_sample"},
         "attributes": {**{q: {"role": "quasi_identifier"} for q in QIS}, "income": {"role": "sensitive"}},
         "privacy": [{"k_anonymity": {"k": k}}, {"l_diversity": {"attribute": "income", "l": 2}}]
         if mode == "strict" else [{"k_anonymity": {"k": k}}],
-        "transformation": {"method": "mondrian", "mode": mode},
-        "output": {"mode": "table", "name": name}})
+        "transformation": {"method": "mondrian", "mode": mode, "path": path},
+        "output": {"mode": output, "name": name}})
 
 
-def released(engine, name: str, schema: str | None = None) -> list[tuple]:
+def released(engine, name: str, schema: str | None = None, columns: list[str] | None = None) -> list[tuple]:
     from sqlglot import exp
 
     from sqlanon.sql.nodes import col, table
 
-    rows = engine.fetch(exp.select(*[col(c) for c in [*QIS, "income"]]).from_(table(name, schema)))[1]
+    rows = engine.fetch(exp.select(*[col(c) for c in columns or [*QIS, "income"]])
+                        .from_(table(name, schema)))[1]
     return sorted(tuple(str(v) for v in r) for r in rows)
 
 
@@ -74,6 +75,16 @@ def test_postgres_as_duckdb(pg_server):
     engine = PostgresEngine(pg_server.create_schema("mondrian_cross"))
     try:
         _compare(engine, ["strict", "relaxed"], 1500, 10)
+        # a relaxed view (in memory) and printed SQL (database path) release the table's rows
+        table = released(engine, "out_relaxed")
+        api.apply(spec("relaxed", "view_relaxed", output="view"), engine=engine)
+        assert released(engine, "view_relaxed") == table
+        printed = api.apply(spec("relaxed", "sql_relaxed", output="sql", path="database"),
+                            engine=engine).outputs["sql"]
+        rows = engine.fetch_script(printed.rstrip().rstrip(";"))[1]
+        names = list(engine.fetch_script(printed.rstrip().rstrip(";") + " LIMIT 0")[0])
+        positions = [names.index(c) for c in [*QIS, "income"]]
+        assert sorted(tuple(str(r[i]) for i in positions) for r in rows) == table
     finally:
         engine.close()
 
