@@ -65,10 +65,16 @@ class MemoryRounds:
         rows_open = np.arange(len(self.counts))
         o = self.options
         while open_parts:
-            stats = self._statistics(rows_open, open_parts)
+            # too small to cut (and no hierarchy to specialize): final, its box exact, as choose_cut does
+            small = {pid for pid, p in open_parts.items() if p.rows // 2 < o.k} \
+                if not any(self.hierarchies) else set()
+            stats = self._statistics(rows_open, open_parts, small)
             candidates: dict[int, Cut] = {}
             for pid in sorted(open_parts):
                 p = open_parts[pid]
+                if pid in small:
+                    result.partitions.append(p)
+                    continue
                 cut = choose_cut(p, stats[pid], k=o.k, strict=o.strict, exact=o.exact, ranges=ranges,
                                  hierarchies=self.hierarchies, new_pid=self._new_pid)
                 if cut is None:
@@ -84,9 +90,10 @@ class MemoryRounds:
         result.partitions.sort(key=lambda p: p.pid)
         return result
 
-    def _statistics(self, rows_open: np.ndarray, open_parts: dict[int, Partition]
+    def _statistics(self, rows_open: np.ndarray, open_parts: dict[int, Partition], small: set[int]
                     ) -> dict[int, list[AttributeStats]]:
-        """Per open partition and attribute, what the database path's statistics query returns."""
+        """Per open partition and attribute, what the database path's statistics query returns; the
+        ``small`` partitions get their exact boxes instead."""
         out: dict[int, list[Any]] = {pid: [None] * len(self.hierarchies) for pid in open_parts}
         pids = self.assignment[rows_open]
         weights = self.counts[rows_open]
@@ -104,6 +111,11 @@ class MemoryRounds:
                 columns[0] += first_pid
             else:
                 columns = _sorted_stats(pids, self.values[rows_open, a], weights)
+            if small:
+                final = np.isin(columns[0], np.fromiter(small, dtype=np.int64, count=len(small)))
+                for pid, low, high in zip(*(c[final].tolist() for c in columns[:3])):
+                    open_parts[pid].box[a] = (low, high)
+                columns = [c[~final] for c in columns]
             for pid, low, high, distinct, ok, s, more, t, le, eq in zip(*(c.tolist() for c in columns)):
                 out[pid][a] = AttributeStats(low, high, distinct, s if ok else None,
                                              t if ok and more else None, le if ok else 0, eq if ok else 0)
