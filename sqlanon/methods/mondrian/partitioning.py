@@ -50,8 +50,9 @@ class Partitioning:
     rounds: int = 0
     queries: int = 0
     tuples: pa.Table | None = None
-    """A strict partitioning made in memory: each distinct tuple of the quasi-identifiers (columns
-    ``__sa_q0``, ... as read: numbers, or codes of coded attributes) and its partition (``__sa_pid``)."""
+    """A partitioning made in memory: each distinct tuple of the quasi-identifiers (strict: columns
+    ``__sa_q0``, ... as read: numbers, or codes of coded attributes) or each row key (relaxed:
+    ``__sa_key``), and its partition (``__sa_pid``)."""
 
 
 class Allowed(Protocol):

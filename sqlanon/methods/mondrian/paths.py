@@ -74,10 +74,10 @@ def in_memory(engine: Engine, source: exp.Expression, settings: MondrianSettings
     if settings.strict:
         result.tuples = data.drop_columns([COUNT]).append_column(rounds.PID, pa.array(runner.assignment))
     if key is not None:
+        result.tuples = pa.table({rounds.KEY: data.column(rounds.KEY),
+                                  rounds.PID: pa.array(runner.assignment, pa.int64())})
         result.work = internal_name("mondrian_work")
-        engine.create_table_from_arrow(result.work, pa.table({
-            rounds.KEY: data.column(rounds.KEY),
-            rounds.PID: pa.array(runner.assignment, pa.int64())}), temporary=True)
+        engine.create_table_from_arrow(result.work, result.tuples, temporary=True)
         queries += 1
     result.queries = queries
     return result

@@ -280,7 +280,7 @@ def output_query(spec: Spec, ds: Dataset, m: Mondrian, target: DialectProfile,
     if labelled is not None:
         joined = exp.select(exp.Star()).from_(source, copy=False).join(
             exp.alias_(labelled, b, table=True, quoted=True), join_type="inner",
-            on=released.join_condition(m, s, b), copy=False)
+            on=released.join_condition(m, s, b, ds.engine), copy=False)
         r = s
     else:
         boxes = values_table([(p.pid, *labels) for p, labels in zip(m.result.partitions, m.labels)],

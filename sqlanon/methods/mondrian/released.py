@@ -1,5 +1,5 @@
 """Released rows read from a table of boxes: the labels of every distinct quasi-identifier tuple (a
-strict partitioning made in memory), joined to the source on the tuple.
+strict partitioning made in memory) or of every row key (a relaxed one), joined to the source.
 
 A strict partitioning's SQL can stand alone as a CASE over its cuts, but the CASE of thousands of
 partitions costs more to build and render than the whole in-memory run; a table written as it
@@ -18,6 +18,7 @@ from sqlanon.methods.mondrian import rounds
 from sqlanon.sql.nodes import col, internal
 
 if TYPE_CHECKING:
+    from sqlanon.engines.base import Engine
     from sqlanon.methods.mondrian.pipeline import Mondrian
 
 
@@ -26,14 +27,16 @@ def label_column(i: int) -> str:
 
 
 def labelled_tuples(m: Mondrian) -> pa.Table:
-    """Per distinct tuple: its values as the source holds them (a coded attribute's as text) and
-    its partition's released values (``__sa_box0``, ...)."""
+    """Per distinct tuple: its values as the source holds them (a coded attribute's as text), or per
+    row its key, and its partition's released values (``__sa_box0``, ...)."""
     tuples = m.result.tuples
     assert tuples is not None
     pids = np.asarray([p.pid for p in m.result.partitions], dtype=np.int64)
     at = pa.array(np.searchsorted(pids, np.asarray(tuples.column(rounds.PID).chunk(0))))
     columns: dict[str, pa.Array] = {}
-    for i, a in enumerate(m.attributes):
+    if rounds.KEY in tuples.column_names:
+        columns[rounds.KEY] = tuples.column(rounds.KEY)
+    for i, a in enumerate(m.attributes if rounds.KEY not in columns else ()):
         values = tuples.column(rounds.q(i))
         if not a.numeric:
             values = pa.array([str(v) for v in a.domain], pa.string()).take(values.chunk(0))
@@ -44,8 +47,11 @@ def labelled_tuples(m: Mondrian) -> pa.Table:
     return pa.table(columns)
 
 
-def join_condition(m: Mondrian, source: str, boxes: str) -> exp.Condition:
-    """A source row meets its tuple's row of :func:`labelled_tuples`."""
+def join_condition(m: Mondrian, source: str, boxes: str, engine: Engine) -> exp.Condition:
+    """A source row meets its tuple's (or its key's) row of :func:`labelled_tuples`."""
+    tuples = m.result.tuples
+    if tuples is not None and rounds.KEY in tuples.column_names:
+        return exp.EQ(this=engine.row_key(source), expression=col(rounds.KEY, boxes))
     parts: list[exp.Expression] = []
     for i, a in enumerate(m.attributes):
         value: exp.Expression = col(a.name, source)
