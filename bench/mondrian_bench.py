@@ -137,12 +137,13 @@ def grow(engine: DuckDBEngine, rows: int) -> None:
                 f"{' '.join(joins)} ORDER BY r.range")
 
 
-def grown(rows: int, k: int, runs: int) -> None:
+def grown(rows: int, k: int, runs: int, path: str = "auto") -> None:
     engine = DuckDBEngine()
     t = time.perf_counter()
     grow(engine, rows)
     print(f"grown to {rows:,} rows in {time.perf_counter() - t:.1f} s")
     d = spec_dict(k, "strict", width="exact", table="adult_big")
+    d["transformation"]["path"] = path
     del d["attributes"]["income"]
     spec = spec_from_dict(d)
     columns = ", ".join(f'"{q}"' for q in QIS)
@@ -170,9 +171,9 @@ def grown(rows: int, k: int, runs: int) -> None:
     assert isinstance(r, MondrianReport)
     run = statistics.median(w for w, _ in runs_s)
     run_cpu = statistics.median(c for _, c in runs_s)
-    print(f"strict k={k} on {rows:,} rows: {r.partitions:,} partitions, depth {r.rounds} rounds, "
-          f"{r.queries} queries; runs {', '.join(f'{w:.1f}' for w, _ in runs_s)} s, median {run:.1f} s "
-          f"(CPU {run_cpu:.1f} s)")
+    print(f"strict k={k} on {rows:,} rows, path {path}: {r.partitions:,} partitions, depth {r.rounds} "
+          f"rounds, {r.queries} queries; runs {', '.join(f'{w:.1f}' for w, _ in runs_s)} s, "
+          f"median {run:.1f} s (CPU {run_cpu:.1f} s)")
     for what, times in ((f"GROUP BY of the {len(QIS)} quasi-identifiers (the frequency set)", wide),
                         ("GROUP BY age alone", narrow)):
         scan, scan_cpu = statistics.median(w for w, _ in times), statistics.median(c for _, c in times)
@@ -189,13 +190,15 @@ def main() -> int:
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--mode", choices=("strict", "relaxed"), default="strict")
+    p.add_argument("--path", choices=("auto", "memory", "database"), default="auto",
+                   help="the path of the --rows run")
     p.add_argument("--reference-repo", help="a copy of qiyuangong/Mondrian to time in the same run")
     a = p.parse_args()
     bad = reference() if a.reference else 0
     if a.adult:
         adult(a.runs, a.reference_repo, a.mode)
     if a.rows:
-        grown(a.rows, a.k, a.runs)
+        grown(a.rows, a.k, a.runs, a.path)
     return 1 if bad else 0
 
 
