@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
+from sqlanon.compile.hash_text import parse_types
 from sqlanon.compile.released import OutputQuery
 from sqlanon.domain.metrics.numeric import is_numeric_type
 from sqlanon.engines.base import internal_name
@@ -312,9 +313,12 @@ def output_query(spec: Spec, ds: Dataset, m: Mondrian, target: DialectProfile,
     out = OutputQuery(exp.select(), types=dict(types or {}))
     projections: list[exp.Expression] = []
     position = dict(zip(flat, box_names))
+    # a numeric box as two columns keeps its column's type, whichever table the labels come from
+    kept = parse_types(ds.columns, ds.engine.dialect.sqlglot) if m.settings.intervals == "columns" else {}
     for c in ds.column_names:
         if c in columns:
-            projections += [alias(col(position[name], b), name) for name in columns[c]]
+            projections += [alias(exp.cast(col(position[name], b), kept[c]) if name != c and c in kept
+                                  else col(position[name], b), name) for name in columns[c]]
         elif (column := out.released(spec, c, col(c, r), target)) is not None:
             projections.append(column)
     out.query = joined.select(*projections, append=False, copy=False)

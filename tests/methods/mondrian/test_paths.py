@@ -1,7 +1,7 @@
 """The in-memory path and the database path make the same partitions: on random tables (numeric,
-coded text and hierarchical quasi-identifiers, ties, strict and relaxed, exact and inherited widths)
-both give the same figures and release the same box for every row; ``path: auto`` follows the
-documented threshold."""
+coded text and hierarchical quasi-identifiers, ties, strict and relaxed, exact and inherited widths,
+boxes as text or as two columns) both give the same figures and release the same box, in the same
+column types, for every row; ``path: auto`` follows the documented threshold."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def tables(draw):
              draw(st.sampled_from("abcde")), draw(st.sampled_from("xyz"))) for i in range(n)]
 
 
-def _spec(mode: str, width: str, path: str, k: int, hierarchy: bool, name: str) -> object:
+def _spec(mode: str, width: str, path: str, k: int, hierarchy: bool, name: str,
+          intervals: str = "text") -> object:
     city = {"role": "quasi_identifier", **({"hierarchy": {"map": CITIES}} if hierarchy else {})}
     return spec_from_dict({
         "source": {"table": "t"},
@@ -39,7 +40,8 @@ def _spec(mode: str, width: str, path: str, k: int, hierarchy: bool, name: str) 
                        "score": {"role": "quasi_identifier"}, "city": city,
                        "tag": {"role": "quasi_identifier"}},
         "privacy": [{"k_anonymity": {"k": k}}],
-        "transformation": {"method": "mondrian", "mode": mode, "width": width, "path": path},
+        "transformation": {"method": "mondrian", "mode": mode, "width": width, "path": path,
+                           "intervals": intervals},
         "output": {"mode": "table", "name": name, "replace": True}})
 
 
@@ -48,18 +50,21 @@ def _figures(report) -> dict:
     return {k: d[k] for k in ("rows", "partitions", "classes", "smallest_partition", "rounds", "metrics")}
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=tables(), k=st.integers(2, 5), mode=st.sampled_from(["strict", "relaxed"]),
-       width=st.sampled_from(["exact", "inherited"]), hierarchy=st.booleans())
-def test_both_paths_make_the_same_partitions(engine, rows, k, mode, width, hierarchy):
+       width=st.sampled_from(["exact", "inherited"]), hierarchy=st.booleans(),
+       intervals=st.sampled_from(["text", "columns"]))
+def test_both_paths_make_the_same_partitions(engine, rows, k, mode, width, hierarchy, intervals):
     engine.con.execute("CREATE OR REPLACE TABLE t (id INTEGER, age INTEGER, score DOUBLE, city VARCHAR, "
                        "tag VARCHAR)")
     engine.con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", rows)
     got = {}
     for path in ("memory", "database"):
-        report = api.apply(_spec(mode, width, path, k, hierarchy, f"out_{path}"), engine=engine)
+        report = api.apply(_spec(mode, width, path, k, hierarchy, f"out_{path}", intervals), engine=engine)
         released = sorted(engine.con.execute(f"SELECT * FROM out_{path}").fetchall())
-        got[path] = (_figures(report), released)
+        types = engine.con.execute(f"SELECT column_name, data_type FROM information_schema.columns "
+                                   f"WHERE table_name = 'out_{path}' ORDER BY ordinal_position").fetchall()
+        got[path] = (_figures(report), released, types)
     assert got["memory"] == got["database"]
     assert len(got["memory"][1]) == len(rows)
 
