@@ -171,8 +171,11 @@ class MemoryRounds:
             group[index[at_s]] = 1
             position[index[is_moved]] *= -1  # moved rows follow in reverse order
         new[numeric] = np.where(goes_left, left[pids[numeric]], right[pids[numeric]])
+        by_pid = np.argsort(pids, kind="stable") if hierarchical else pids
+        sorted_pids = pids[by_pid] if hierarchical else pids
         for c in hierarchical:
-            mine = np.flatnonzero(pids == c.pid)
+            lo, hi = np.searchsorted(sorted_pids, [c.pid, c.pid + 1])
+            mine = by_pid[lo:hi]
             held = self.values[rows_open[mine], c.attribute]
             for child in c.children:
                 low, high = child.box[c.attribute]
