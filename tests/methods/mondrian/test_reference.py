@@ -1,6 +1,6 @@
 """Mondrian with inherited box widths reproduces the published figures on UCI Adult exactly
-(partitions, NCP to 1e-12 relative, discernibility, smallest partition); four rows here, all twelve
-in bench/mondrian_bench.py --reference."""
+(partitions, NCP to 1e-12 relative, discernibility, smallest partition); four rows here (two of them on
+both paths), all twelve in bench/mondrian_bench.py --reference."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from tests.conftest import DATA, require_data
 from tests.methods.mondrian.adult_uci import REFERENCE, load, read, spec_dict
 
 CHOSEN = [(10, "strict"), (100, "strict"), (5, "relaxed"), (100, "relaxed")]
+DATABASE = [(10, "strict"), (5, "relaxed")]
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +25,14 @@ def adult_uci():
     engine.close()
 
 
-@pytest.mark.parametrize(("k", "mode", "partitions", "ncp", "discernibility", "smallest"),
-                         [r for r in REFERENCE if (r[0], r[1]) in CHOSEN])
-def test_reference_figures(adult_uci, k, mode, partitions, ncp, discernibility, smallest):
-    report = api.check(spec_from_dict(spec_dict(k, mode)), engine=adult_uci)
+@pytest.mark.parametrize(("k", "mode", "partitions", "ncp", "discernibility", "smallest", "path"),
+                         [(*r, "auto") for r in REFERENCE if (r[0], r[1]) in CHOSEN]
+                         + [(*r, "database") for r in REFERENCE if (r[0], r[1]) in DATABASE])
+def test_reference_figures(adult_uci, k, mode, partitions, ncp, discernibility, smallest, path):
+    """On the in-memory path (auto at this size), and on the rounds in the database."""
+    d = spec_dict(k, mode)
+    d["transformation"]["path"] = path
+    report = api.check(spec_from_dict(d), engine=adult_uci)
     assert report.rows == 30162
     assert report.partitions == partitions
     assert report.metrics["ncp_percent"] == pytest.approx(ncp, rel=1e-12)
