@@ -171,11 +171,11 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
         values = [col(rounds.q(i), src) for i in range(len(attributes))]
         extra = [alias(col(KEY, src), KEY)] if needs_key else []
         extra += [alias(col(sensitive_column(j), src), sensitive_column(j)) for j in range(len(sensitive))]
-        result = paths.in_memory(engine, frm, settings, [a.tree for a in attributes],
-                                 order=None if settings.strict else col(ORDER, src),
-                                 key=col(KEY, src) if needs_key else None)
-        if result is not None:
-            return _finish(settings, attributes, result)
+        in_memory, asked = paths.in_memory(engine, frm, settings, [a.tree for a in attributes],
+                                           order=None if settings.strict else col(ORDER, src),
+                                           key=col(KEY, src) if needs_key else None)
+        if in_memory is not None:
+            return _finish(settings, attributes, in_memory)
         runner = Rounds(engine, frm, values, Options(settings.k, settings.strict, settings.exact),
                         order=None if settings.strict else col(ORDER, src), extra=extra,
                         hierarchies=[a.tree for a in attributes])
@@ -183,6 +183,7 @@ def partition(spec: Spec, ds: Dataset, settings: MondrianSettings, *, keep_work:
                          {a: spec.attributes[a].order for a in sensitive}, len(attributes)) \
             if settings.models else None
         result = runner.run(keep_work=needs_key, allowed=judge)
+        result.queries += asked
     finally:
         for name in code_tables:
             engine.drop(name)

@@ -72,24 +72,25 @@ def test_both_paths_make_the_same_partitions(engine, rows, k, mode, width, hiera
 def test_auto_takes_memory_up_to_the_threshold(engine, monkeypatch):
     from sqlanon.methods.mondrian import paths
 
+    # 120 rows, 84 distinct tuples (i mod 84 fixes age, score, city and tag)
     engine.con.execute("CREATE OR REPLACE TABLE t AS SELECT i AS id, 18 + i % 7 AS age, "
                        "(i % 3) * 1.5 AS score, chr(CAST(97 + i % 4 AS INTEGER)) AS city, "
                        "chr(CAST(120 + i % 3 AS INTEGER)) AS tag "
-                       "FROM range(60) r(i)")
-    for mode in ("strict", "relaxed"):
-        auto = api.check(_spec(mode, "exact", "auto", 3, False, "unused"), engine=engine)
+                       "FROM range(120) r(i)")
+    for mode, reads in (("strict", 84), ("relaxed", 120)):  # the frequency set, or the rows
         memory = api.check(_spec(mode, "exact", "memory", 3, False, "unused"), engine=engine)
         database = api.check(_spec(mode, "exact", "database", 3, False, "unused"), engine=engine)
-        # a relaxed run on auto counts the rows before reading them
-        assert auto.queries == memory.queries + (mode == "relaxed") < database.queries
-        assert _figures(auto) == _figures(database)
-        distinct = 60  # tuples of the frequency set (i mod 84 fixes them) and rows alike
-        monkeypatch.setattr(paths, "MEMORY_LIMIT", distinct - 1)
+        assert _figures(memory) == _figures(database)
+        assert memory.queries < database.queries
+        auto = api.check(_spec(mode, "exact", "auto", 3, False, "unused"), engine=engine)
+        assert (_figures(auto), auto.queries) == (_figures(memory), memory.queries + 1)  # the rows counted
+        monkeypatch.setattr(paths, "MEMORY_LIMIT", reads)
+        # strict: more rows than the limit, so the tuples are counted too
         assert api.check(_spec(mode, "exact", "auto", 3, False, "unused"), engine=engine).queries == \
-            database.queries
-        monkeypatch.setattr(paths, "MEMORY_LIMIT", distinct)
-        assert api.check(_spec(mode, "exact", "auto", 3, False, "unused"), engine=engine).queries == \
-            auto.queries
+            memory.queries + (2 if mode == "strict" else 1)
+        monkeypatch.setattr(paths, "MEMORY_LIMIT", reads - 1)
+        below = api.check(_spec(mode, "exact", "auto", 3, False, "unused"), engine=engine)
+        assert below.queries == database.queries + (2 if mode == "strict" else 1)
         monkeypatch.undo()
 
 
