@@ -45,10 +45,6 @@ class MInvariance(Method):
                                    "alone; run `apply` (or `check`)")
 
     def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:
-        if ds.engine.capabilities.grouped_arrow_map:
-            raise UnsupportedError(f"method m_invariance groups every row of a release in one process, "
-                                   f"which {ds.engine.name} keeps its rows out of; run it on DuckDB or "
-                                   "PostgreSQL (e.g. over the table exported as Parquet)")
         with ds.engine.purpose(f"m-invariance ({plan.verb})"):
             return _run(plan, ds, sink)
 

@@ -71,7 +71,9 @@ def read_rows(ds: Dataset, settings: MInvarianceSettings, qis: list[str], path: 
     """Every row's key, quasi-identifiers and sensitive value; one row per person."""
     columns = [settings.key, *qis, settings.sensitive]
     with ds.engine.purpose("read the rows to group"):
-        _, rows = ds.engine.fetch(exp.select(*(col(c) for c in columns)).from_(ds.relation.copy()))
+        _, fetched = ds.engine.fetch(exp.select(*(col(c) for c in columns)).from_(ds.relation.copy()))
+    # in the key's order, so that a release depends on the rows and not on the order an engine reads
+    rows = sorted(fetched, key=lambda r: _text(r[0]))
     keys = [_text(r[0]) for r in rows]
     if len(set(keys)) != len(keys):
         seen: set[str] = set()
