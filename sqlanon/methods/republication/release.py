@@ -29,8 +29,8 @@ from sqlanon.methods.dataset import Dataset
 from sqlanon.methods.persons import check_persons, persons_of
 from sqlanon.methods.republication.algorithm import COUNTERFEIT, Partition
 from sqlanon.methods.republication.settings import MInvarianceSettings
-from sqlanon.sql.dialects import DialectProfile
 from sqlanon.spec.schema import Spec
+from sqlanon.sql.dialects import DialectProfile
 from sqlanon.sql.nodes import as_expression, col, internal, table
 
 KEY_TEXT, VALUE_TEXT = internal("key"), internal("value")
