@@ -75,7 +75,8 @@ def read_rows(ds: Dataset, settings: MInvarianceSettings, qis: list[str], spec: 
     each person's record (:func:`person_records`)."""
     columns = [settings.key, *qis, settings.sensitive]
     path = spec.path
-    relation = ds.relation if spec.privacy_unit is None else person_records(ds, spec, [*qis, settings.sensitive])
+    relation = ds.relation if spec.privacy_unit is None else \
+        person_records(ds, spec, [*qis, settings.sensitive])
     with ds.engine.purpose("read the rows to group"):
         _, fetched = ds.engine.fetch(exp.select(*(col(c) for c in columns)).from_(relation.copy()))
     # in the key's order, so that a release depends on the rows and not on the order an engine reads
@@ -85,8 +86,8 @@ def read_rows(ds: Dataset, settings: MInvarianceSettings, qis: list[str], spec: 
         seen: set[str] = set()
         twice = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
         raise SpecError(f"the key {settings.key!r} names a person by one row, but {twice!r} has several "
-                        "rows (declare `privacy_unit: COLUMN` for one record per person)", path="publishing.key",
-                        source=path)
+                        "rows (declare `privacy_unit: COLUMN` for one record per person)",
+                        path="publishing.key", source=path)
     if any(r[0] is None for r in rows):
         raise SpecError(f"the key {settings.key!r} is NULL in some rows: every row needs a person",
                         path="publishing.key", source=path)
