@@ -116,6 +116,8 @@ class FastEvaluator:
         if p.weighted:
             raise UnsupportedError("the in-memory node check counts one row a person; persons with "
                                    "sensitive attributes are checked in SQL")
+        if p.fit_columns:
+            raise UnsupportedError("persons that must fit one class (rule one_class) are checked in SQL")
         check_supported(models, self.qis, p.sensitive_hierarchies, metric_name)
         self.models = list(models)
         self.statistics = statistics_of(self.models)
