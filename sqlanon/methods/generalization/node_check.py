@@ -95,7 +95,7 @@ def _node_check(s: Mapping[str, Any], models: Sequence[PrivacyModel], levels: di
     anonymous = outlier_rows <= max_sup
     results = []
     for i, m in enumerate(models):
-        bad_rows = int(s[internal(f"bad_rows{i}")])
+        bad_rows = int(s[internal(f"bad_rows{i}")]) + unfit
         bad_classes = int(s[internal(f"bad_classes{i}")])
         key = internal(f"ach_kept{i}") if anonymous else internal(f"ach_all{i}")
         achieved = s.get(key)
@@ -111,7 +111,7 @@ def _node_check(s: Mapping[str, Any], models: Sequence[PrivacyModel], levels: di
         outlier_rows=outlier_rows, outlier_classes=classes_all - kept,
         suppression_limit=suppression_limit, max_suppressed=max_sup,
         min_class_size=(int(s[internal("min_kept")]) if s[internal("min_kept")] is not None else None)
-        if anonymous else smallest,
+        if anonymous else (smallest if classes_all else None),
         min_class_size_all=smallest,
         dm_star=int(s[internal("dm_star")] or 0), dm_kept=int(s[internal("dm_kept")] or 0),
         models=results, verdict=verdict)

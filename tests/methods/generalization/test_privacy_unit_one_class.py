@@ -27,6 +27,7 @@ from sqlanon.errors import SpecError
 from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.node_check import suppression_budget
 from sqlanon.methods.generalization.search import SqlNodeEvaluator, lattice_of, search
+from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
 from sqlanon.methods.generalization.search.result import tied
 from sqlanon.spec import spec_from_dict
 from sqlanon.sql.nodes import table
@@ -121,7 +122,7 @@ def test_every_node_suppresses_the_persons_who_fit_no_class(engine, case):
 
 @SETTINGS
 @given(case=persons_table())
-def test_the_search_finds_the_exhaustive_optimum(engine, case):
+def test_the_search_in_memory_agrees_with_sql_and_finds_the_exhaustive_optimum(engine, case):
     rows, _, limit = case
     problem = load(engine, rows, [KAnonymity(2)])
     with Evaluator(problem) as ev:
@@ -129,7 +130,14 @@ def test_the_search_finds_the_exhaustive_optimum(engine, case):
         lattice = lattice_of(problem)
         ex = search(lattice, exhaustive, "exhaustive")
         values = {n: exhaustive.known(n) for n in lattice}
-        opt = search(lattice, SqlNodeEvaluator(ev, limit, "loss"), "optimal")
+        memory, in_sql = FastNodeEvaluator(ev, limit, "loss"), SqlNodeEvaluator(ev, limit, "loss")
+        for n in lattice:
+            sql, mem = ev.check(dict(zip(problem.qis, n)), limit), memory.fast.evaluate(n)
+            assert (mem.anonymous, mem.outlier_rows, mem.classes, mem.min_class_size) == \
+                (sql.anonymous, sql.outlier_rows, sql.classes, sql.min_class_size), n
+            if mem.anonymous:  # the persons who fit no class are suppressed rows for the metric too
+                assert tied(mem.metric, in_sql.evaluate(n).metric), n
+        opt = search(lattice, memory, "optimal")
     for n in lattice:
         assert oracle(rows, problem.models, limit, n)[0] == values[n].anonymous, n
     ok = [n for n, r in values.items() if r.anonymous]
