@@ -47,9 +47,10 @@ def ok_column(index: int) -> str:
 
 
 def frequency_query(source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str], *,
-                    weighted: bool = False) -> exp.Select:
-    """``weighted``: the source has :data:`WEIGHT`; N sums it and :data:`PAIRS` counts the rows."""
-    cols = [*qis, *sensitive]
+                    weighted: bool = False, extra: Sequence[str] = ()) -> exp.Select:
+    """``weighted``: the source has :data:`WEIGHT`; N sums it and :data:`PAIRS` counts the rows.
+    ``extra``: more columns grouped on and kept (persons' fit levels)."""
+    cols = [*qis, *sensitive, *extra]
     counts = [alias(exp.Sum(this=col(WEIGHT)), N), alias(count_star(), PAIRS)] if weighted else \
         [alias(count_star(), N)]
     return exp.select(*[col(c) for c in cols], *counts).from_(source.copy()).group_by(
@@ -57,8 +58,21 @@ def frequency_query(source: exp.Expression, qis: Sequence[str], sensitive: Seque
 
 
 def generalized_query(freq: exp.Table, generalizer: Generalizer, levels: Mapping[str, int],
-                      sensitive: Sequence[str], *, weighted: bool = False) -> exp.Select:
-    return generalizer.select(freq, levels, keep=[*sensitive, N, *([PAIRS] if weighted else [])])
+                      sensitive: Sequence[str], *, weighted: bool = False,
+                      where: exp.Expression | None = None) -> exp.Select:
+    """``where``: the frequency rows that form classes (persons who fit the node); the others are
+    suppressed and counted by :func:`unfit_query`."""
+    q = generalizer.select(freq, levels, keep=[*sensitive, N, *([PAIRS] if weighted else [])])
+    return q if where is None else q.where(where.copy())
+
+
+UNFIT = internal("unfit")
+
+
+def unfit_query(freq: exp.Table, where: exp.Expression) -> exp.Select:
+    """The records of ``freq`` outside ``where`` (persons who do not fit the node), as :data:`UNFIT`."""
+    return exp.select(alias(exp.Coalesce(this=exp.Sum(this=col(N)), expressions=[lit(0)]), UNFIT)).from_(
+        freq.copy()).where(exp.Not(this=exp.Paren(this=where.copy())))
 
 
 def value_rank_expression(value: exp.Expression, order: Sequence[object] | None) -> exp.Expression:

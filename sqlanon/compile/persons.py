@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from sqlanon.compile.checks import PAIRS, WEIGHT
+from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
 
 __all__ = ["PAIRS", "ROWS_OF", "WEIGHT", "Persons", "aligned_rows", "flag", "grouped", "persons_query",
@@ -33,6 +34,47 @@ class Persons:
     column: str
     rules: Mapping[str, str] = field(default_factory=dict)
     order_by: str | None = None
+    hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
+    """The hierarchies of the ``one_class`` attributes (:meth:`fit_level` generalizes with them)."""
+
+    @property
+    def one_class(self) -> list[str]:
+        """The attributes whose rows must generalize to one value for the person to be released (those
+        given a hierarchy; without one, as in a risk analysis of the original, the person's smallest
+        value stands for them)."""
+        return [a for a, r in self.rules.items() if r == "one_class" and a in self.hierarchies]
+
+    def fit_column(self, attribute: str) -> str:
+        """The record's column holding :meth:`fit_level` of a ``one_class`` attribute."""
+        return internal(f"fit{self.one_class.index(attribute)}")
+
+    def fit_level(self, attribute: str, *, window: bool) -> exp.Expression:
+        """The lowest level from which every higher level generalizes all of the person's values of
+        ``attribute`` to one value (height + 1: none does): an aggregate of the person's rows, or with
+        ``window`` a window over them. A person fits a node when the node's level is at least this,
+        so the persons who fit a node fit every node above it. NULLs take the person's value."""
+        h = self.hierarchies[attribute]
+        v = col(attribute)
+
+        def same(level: int) -> exp.Expression:
+            g = v.copy() if level == 0 else h.expression(v.copy(), level)
+            low: exp.Expression = exp.Min(this=g.copy())
+            high: exp.Expression = exp.Max(this=g)
+            if window:
+                low = exp.Window(this=low, partition_by=[col(self.column)])
+                high = exp.Window(this=high, partition_by=[col(self.column)])
+            return exp.Coalesce(this=exp.EQ(this=low, expression=high), expressions=[exp.true()])
+
+        case = exp.Case()
+        for level in range(h.height, -1, -1):
+            case = case.when(exp.Not(this=exp.Paren(this=same(level))), lit(level + 1))
+        return case.else_(lit(0))
+
+    def fits(self, levels: Mapping[str, int], relation: str | None = None) -> exp.Expression | None:
+        """Whether a record's person fits the node ``levels`` (None: no ``one_class`` attribute)."""
+        conditions = [exp.LTE(this=col(self.fit_column(a), relation), expression=lit(int(levels.get(a, 0))))
+                      for a in self.one_class]
+        return as_expression(exp.and_(*conditions)) if conditions else None
 
     def person_value(self, attribute: str, value: exp.Expression | None = None) -> exp.Expression:
         """The person's value of ``attribute`` on each of its rows (a window over the person)."""
@@ -65,8 +107,11 @@ def _from(source: exp.Expression, name: str) -> exp.Expression:
 
 def aligned_rows(source: exp.Expression, columns: Sequence[str], qis: Sequence[str],
                  persons: Persons) -> exp.Select:
-    """Every row of ``source`` with ``columns`` in order, each QI its person's value."""
+    """Every row of ``source`` with ``columns`` in order, each QI its person's value, then each
+    ``one_class`` attribute's fit level (:meth:`Persons.fit_level`)."""
     projections = [alias(persons.person_value(c), c) if c in qis else col(c) for c in columns]
+    projections += [alias(persons.fit_level(a, window=True), persons.fit_column(a))
+                    for a in persons.one_class]
     return exp.select(*projections).from_(_from(source, internal("rows")))
 
 
@@ -102,12 +147,13 @@ def persons_query(source: exp.Expression, qis: Sequence[str], sensitive: Sequenc
         constant = [q for q in qis if persons.rules.get(q, "constant") == "constant"]
         flags = [alias(exp.Case().when(_differs(q), lit(1)).else_(lit(0)), flag(i))
                  for i, q in enumerate(constant)]
-        return exp.select(col(p), *[alias(persons.person_aggregate(q), q) for q in qis],
+        fits = [alias(persons.fit_level(a, window=False), persons.fit_column(a)) for a in persons.one_class]
+        return exp.select(col(p), *[alias(persons.person_aggregate(q), q) for q in qis], *fits,
                           alias(count_star(), ROWS_OF), *flags).from_(
             _from(source, internal("rows"))).group_by(col(p))
     aligned = aligned_rows(source, [p, *qis, *sensitive], qis, persons).select(
         alias(exp.Window(this=count_star(), partition_by=[col(p)]), ROWS_OF), copy=False)
-    kept = (p, *qis, *sensitive, ROWS_OF)
+    kept = (p, *qis, *sensitive, *[persons.fit_column(a) for a in persons.one_class], ROWS_OF)
     distinct = exp.select(*[col(c) for c in kept]).distinct().from_(_from(aligned, internal("aligned")))
     if not sensitive:
         return distinct

@@ -138,6 +138,8 @@ class Method(abc.ABC):
     """The method works on any attribute, so a spec without quasi-identifiers is valid."""
     releases_several_tables: ClassVar[bool] = False
     """Its release of persons can be applied to event tables (the spec's ``tables``)."""
+    fits_persons_to_classes: ClassVar[bool] = False
+    """It honours the privacy unit's rule ``one_class`` (it generalizes classes persons must fit)."""
     output_modes: ClassVar[tuple[str, ...]] = OUTPUT_MODES
     """The output modes the method can have."""
     refused_modes: ClassVar[str] = ""

@@ -95,14 +95,14 @@ def spec_from_dict(data: Any, *, source: str | None = None, base: str | os.PathL
             raise c.error(required, "is required")
     with c.located():
         metrics, metric_options = _metrics(c, data.get("metrics"))
-        publishing = publishing_from_dict(data.get("publishing"))
+        unit = PrivacyUnit.from_yaml(data["privacy_unit"]) if data.get("privacy_unit") is not None else None
+        publishing = publishing_from_dict(data.get("publishing"), unit.column if unit is not None else None)
         return Spec(_source(c, data["source"]), _attributes(c, data["attributes"]),
                     _privacy(c, data.get("privacy")),
                     _transformation(c, data.get("transformation"), publishing),
                     _output(c, data.get("output")), metrics, path=source, metric_options=metric_options,
                     publishing=publishing,
-                    privacy_unit=PrivacyUnit.from_yaml(data["privacy_unit"])
-                    if data.get("privacy_unit") is not None else None,
+                    privacy_unit=unit,
                     tables=tables_from_yaml(data.get("tables"), lambda v, p: _attributes(c, v, p)))
 
 

@@ -13,6 +13,8 @@ quasi-identifier whose values differ between a person's rows::
 Rules: ``constant`` (the values must agree; a person whose values differ is an error naming them),
 ``min``, ``max`` and ``first`` (the value of the person's earliest row by ``order_by``). The
 person-level record carries the rule's value, and every row of the person is released with it.
+``one_class`` (quasi-identifiers of a generalization): at a node, the person's rows must generalize
+to one value, else the person is suppressed (counted against the suppression limit).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from sqlanon.errors import SpecError, did_you_mean
 
-RULES = ("constant", "min", "max", "first")
+RULES = ("constant", "min", "max", "first", "one_class")
 """How a quasi-identifier whose values vary across a person's rows becomes the person's value."""
 KEYS = ("column", "varying", "attributes", "order_by")
 
@@ -47,7 +49,7 @@ class PrivacyUnit:
                             path="privacy_unit.column")
         _rule(self.varying, "privacy_unit.varying")
         if not isinstance(self.attributes, Mapping):
-            raise SpecError("must map quasi-identifiers to rules (constant, min, max, first)",
+            raise SpecError("must map quasi-identifiers to rules (constant, min, max, first, one_class)",
                             path="privacy_unit.attributes")
         object.__setattr__(self, "attributes", {str(a): _rule(r, f"privacy_unit.attributes.{a}")
                                                 for a, r in self.attributes.items()})
@@ -72,6 +74,16 @@ class PrivacyUnit:
             if name not in ruled:
                 raise SpecError(f"{name!r} is not a quasi-identifier or sensitive attribute."
                                 + did_you_mean(name, ruled), path=f"privacy_unit.attributes.{name}")
+        for name, x in attributes.items():
+            if x.role == "sensitive" and self.rule(name) == "one_class" and name in self.attributes:
+                raise SpecError("rule one_class generalizes a quasi-identifier; a sensitive attribute's "
+                                "values are all counted (or take rule min, max or first)",
+                                path=f"privacy_unit.attributes.{name}")
+
+    @property
+    def one_class(self) -> bool:
+        """Some quasi-identifier may take rule ``one_class``."""
+        return "one_class" in (self.varying, *self.attributes.values())
 
     @classmethod
     def from_yaml(cls, value: Any) -> PrivacyUnit:

@@ -73,8 +73,9 @@ class Publishing:
                                 "name", path=f"publishing.{name}")
 
 
-def publishing_from_dict(value: Any) -> Publishing | None:
-    """The section as parsed from YAML (None when absent); one-line errors naming the key."""
+def publishing_from_dict(value: Any, person: str | None = None) -> Publishing | None:
+    """The section as parsed from YAML (None when absent); one-line errors naming the key. ``person``:
+    the privacy unit's column, the key when the section names none."""
     if value is None:
         return None
     if not isinstance(value, Mapping):
@@ -86,4 +87,7 @@ def publishing_from_dict(value: Any) -> Publishing | None:
 
             raise SpecError(f"unknown key {key!r}; use {', '.join(PUBLISHING_KEYS)}."
                             + did_you_mean(str(key), PUBLISHING_KEYS), path=f"publishing.{key}")
-    return Publishing(**{str(k): v for k, v in value.items()})
+    fields = {str(k): v for k, v in value.items()}
+    if person is not None and fields.get("key") is None:
+        fields["key"] = person
+    return Publishing(**fields)

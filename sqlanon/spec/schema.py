@@ -111,6 +111,11 @@ class Spec:
                 raise SpecError(f"names {named!r} but the privacy unit is {self.privacy_unit.column!r}: a "
                                 "person is one column (leave publishing.key out)", path="publishing.key")
             method.check_privacy_unit(self)
+            if self.privacy_unit.one_class and (not method.fits_persons_to_classes or self.tables):
+                where = f"method {method.name}" + (" with several tables" if self.tables else "")
+                raise SpecError("rule one_class suppresses the persons whose rows fall in several "
+                                f"classes, which {where} does not do: use constant, min, max or first",
+                                path="privacy_unit")
         object.__setattr__(self, "tables", tuple(self.tables))
         if self.tables and not method.releases_several_tables:
             raise SpecError(f"method {method.name} releases one table; several tables are released by "

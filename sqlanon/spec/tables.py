@@ -30,6 +30,9 @@ from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.spec.attribute import Attribute
 from sqlanon.spec.privacy_unit import RULES
 
+EVENT_RULES = tuple(r for r in RULES if r != "one_class")
+"""An event table's attribute becomes one value of its person (``one_class`` is the person table's)."""
+
 TABLE_KEYS = ("table", "key", "attributes", "rules", "order_by", "name")
 EVENT_ROLES = ("quasi_identifier", "identifier", "insensitive")
 """What an event table's column may be (a sensitive attribute belongs to the person table)."""
@@ -80,9 +83,9 @@ class EventTable:
                 raise SpecError(f"{name!r} is not a quasi-identifier of this table."
                                 + did_you_mean(str(name), self.quasi_identifiers),
                                 path=f"{path}.rules.{name}")
-            if rule not in RULES:
-                raise SpecError(f"unknown rule {rule!r}; one of {', '.join(RULES)}."
-                                + did_you_mean(str(rule), RULES), path=f"{path}.rules.{name}")
+            if rule not in EVENT_RULES:
+                raise SpecError(f"unknown rule {rule!r}; one of {', '.join(EVENT_RULES)}."
+                                + did_you_mean(str(rule), EVENT_RULES), path=f"{path}.rules.{name}")
         if self.order_by is None and "first" in self.rules.values():
             raise SpecError("rule `first` needs `order_by: COLUMN` (which event row comes first)",
                             path=f"{path}.order_by")

@@ -56,6 +56,19 @@ class Problem:
     """Refuses NULL persons and ``constant`` QIs that vary, given the materialized records when they
     hold the checks' flags (:func:`~sqlanon.compile.persons.grouped`), else None (it reads the rows)."""
 
+    def __post_init__(self) -> None:
+        if self.persons is not None:
+            self.persons = one_class_persons(self.persons, self.qis, self.hierarchies)
+
+    @property
+    def fit_columns(self) -> list[str]:
+        """The person-level records' ``one_class`` fit levels (:meth:`Persons.fit_level`)."""
+        return [] if self.persons is None else [self.persons.fit_column(a) for a in self.persons.one_class]
+
+    def fits(self, levels: Mapping[str, int]) -> exp.Expression | None:
+        """Whether a record's person fits the node (None: every person does)."""
+        return None if self.persons is None else self.persons.fits(levels)
+
     @property
     def weighted(self) -> bool:
         """The person-level records carry a weight (a person may have several sensitive values)."""
@@ -76,6 +89,31 @@ class Problem:
         if self.persons is None:
             raise InternalError("persons_source needs a privacy unit")
         return persons_query(self.source, self.qis, self.check_sensitive, self.persons)
+
+
+def one_class_persons(persons: Persons, qis: Sequence[str], hierarchies: Mapping[str, Hierarchy]) -> Persons:
+    """``persons`` with the hierarchies of its ``one_class`` quasi-identifiers, which must generalize
+    row by row (an expression, not a lookup table, window or aggregate).
+
+    Raises:
+        SpecError: naming the attribute whose hierarchy cannot.
+    """
+    from dataclasses import replace
+
+    from sqlanon.domain.hierarchy.table import TableHierarchy
+    from sqlanon.errors import SpecError
+
+    ruled = [a for a in qis if persons.rules.get(a) == "one_class"]
+    for a in ruled:
+        h = hierarchies[a]
+        built = [h.expression(col(a), level) for level in range(1, h.height + 1)] \
+            if not (isinstance(h, TableHierarchy) and h.needs_lookup()) else None
+        if built is None or any(e.find(exp.Window, exp.AggFunc) is not None for e in built):
+            raise SpecError(f"rule one_class compares a person's generalized values of {a!r} in one "
+                            "GROUP BY; its hierarchy is not computed row by row (a large table or a "
+                            "data-dependent builder): use rule min, max or first",
+                            path=f"privacy_unit.attributes.{a}")
+    return replace(persons, hierarchies={a: hierarchies[a] for a in ruled}) if ruled else persons
 
 
 class Evaluator:
@@ -113,10 +151,10 @@ class Evaluator:
                                            lambda: self.freq, source=problem.source,
                                            raw_built=lambda: self.scans.raw is not None)
         self.scans = SourceScans(self.counted, problem.qis, self._sensitive_columns(), self.hierarchies,
-                                 self.temporaries, weighted=problem.weighted)
+                                 self.temporaries, weighted=problem.weighted, extra=problem.fit_columns)
         self._rows: int | None = None
         self.scan_levels: dict[str, int] | None = None
-        if scan_levels is not None:
+        if scan_levels is not None and not problem.fit_columns:  # persons that do not fit: from freq
             levels = self.hierarchies.checked_levels(scan_levels)
             self.scan_levels = levels if self.hierarchies.row_wise(levels) else None
         try:
@@ -219,9 +257,13 @@ class Evaluator:
             grouped = not self.scans.sensitive  # grouped on the generalized QIs alone: one row a class
         else:
             gen = self.temporaries.node("gen", checks.generalized_query(
-                self.freq, self.generalizer, levels, self.scans.sensitive, weighted=self.p.weighted))
+                self.freq, self.generalizer, levels, self.scans.sensitive, weighted=self.p.weighted,
+                where=self.p.fits(levels)))
+        fits = self.p.fits(levels)
+        unfit = 0 if fits is None else \
+            int(self.engine.fetch_one(checks.unfit_query(self.freq, fits))[checks.UNFIT] or 0)
         return check_node(self, self.temporaries, self.p.models, gen, levels, self.rows, suppression_limit,
-                          grouped=grouped, weighted=self.p.weighted)
+                          grouped=grouped, weighted=self.p.weighted, unfit=unfit)
 
     def drop_node_temps(self) -> None:
         self.temporaries.drop_node()

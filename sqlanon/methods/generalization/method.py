@@ -78,6 +78,7 @@ class Generalization(Method):
     name = "generalization"
     needs_hierarchies = True
     releases_several_tables = True
+    fits_persons_to_classes = True
     compiles_offline = True
 
     def transformation_keys(self) -> tuple[str, ...]:
@@ -121,6 +122,13 @@ class Generalization(Method):
 
             raise SpecError("recoding: local recodes rows, not persons; use the global recoding "
                             "(the default) with a privacy unit", path="transformation.recoding",
+                            source=spec.path)
+        unit = spec.privacy_unit
+        if unit is not None and unit.one_class and spec.transformation.suppressed == "mask":
+            from sqlanon.errors import SpecError
+
+            raise SpecError("rule one_class suppresses whole persons; masked suppression releases their "
+                            "rows: use suppressed: remove", path="transformation.suppressed",
                             source=spec.path)
 
     def keeps_table(self, spec: Spec) -> bool:

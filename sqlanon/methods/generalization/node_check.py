@@ -58,10 +58,11 @@ class NodeCheck:
 
 def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequence[PrivacyModel],
                gen: exp.Table, levels: dict[str, int], rows: int, suppression_limit: float, *,
-               grouped: bool = False, weighted: bool = False) -> NodeCheck:
+               grouped: bool = False, weighted: bool = False, unfit: int = 0) -> NodeCheck:
     """Materialize the node's histograms, statistics and verdict from ``gen`` (the source's frequency
     table at the node's levels) and read their totals; ``rows`` is the table's row count;
-    ``grouped``: ``gen`` has one row per class."""
+    ``grouped``: ``gen`` has one row per class; ``unfit``: the persons left out of ``gen`` because
+    their rows do not fit one class at the node (rule ``one_class``), suppressed."""
     qis = list(inputs.qis)
     statistics = checks.statistics_of(models)
     hist_attrs = sorted({a for s in statistics if (a := stat_attribute(s))})
@@ -80,21 +81,21 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
     verdict = temporaries.node_reading_pending("verdict", checks.verdict_query(stats, models, statistics),
                                                view=sizes_only)
     s = inputs.engine.fetch_one(checks.summary_query(verdict, models, statistics))
-    return _node_check(s, models, levels, rows, suppression_limit, verdict)
+    return _node_check(s, models, levels, rows, suppression_limit, verdict, unfit)
 
 
 def _node_check(s: Mapping[str, Any], models: Sequence[PrivacyModel], levels: dict[str, int], table_rows: int,
-                suppression_limit: float, verdict: exp.Table) -> NodeCheck:
+                suppression_limit: float, verdict: exp.Table, unfit: int = 0) -> NodeCheck:
     """The totals of :func:`~sqlanon.compile.checks.summary_query` as a :class:`NodeCheck`."""
-    rows = int(s[internal("rows")] or 0)
+    rows = int(s[internal("rows")] or 0) + unfit
     if rows != table_rows:
         raise InternalError(f"classes hold {rows} rows but the table has {table_rows}")
-    outlier_rows = int(s[internal("outlier_rows")])
+    outlier_rows = int(s[internal("outlier_rows")]) + unfit
     max_sup = suppression_budget(suppression_limit, rows)
     anonymous = outlier_rows <= max_sup
     results = []
     for i, m in enumerate(models):
-        bad_rows = int(s[internal(f"bad_rows{i}")])
+        bad_rows = int(s[internal(f"bad_rows{i}")]) + unfit
         bad_classes = int(s[internal(f"bad_classes{i}")])
         key = internal(f"ach_kept{i}") if anonymous else internal(f"ach_all{i}")
         achieved = s.get(key)
@@ -104,12 +105,13 @@ def _node_check(s: Mapping[str, Any], models: Sequence[PrivacyModel], levels: di
         results.append(ModelResult(m.label, anonymous or bad_rows == 0, achieved, bad_classes, bad_rows))
     classes_all = int(s[internal("classes_all")])
     kept = int(s[internal("kept_classes")])
+    smallest = int(s[internal("min_all")] or 0)  # 0: no class (every person fits none, one_class)
     return NodeCheck(
         levels=levels, rows=rows, classes=kept if anonymous else classes_all,
         outlier_rows=outlier_rows, outlier_classes=classes_all - kept,
         suppression_limit=suppression_limit, max_suppressed=max_sup,
         min_class_size=(int(s[internal("min_kept")]) if s[internal("min_kept")] is not None else None)
-        if anonymous else int(s[internal("min_all")]),
-        min_class_size_all=int(s[internal("min_all")]),
-        dm_star=int(s[internal("dm_star")]), dm_kept=int(s[internal("dm_kept")]),
+        if anonymous else (smallest if classes_all else None),
+        min_class_size_all=smallest,
+        dm_star=int(s[internal("dm_star")] or 0), dm_kept=int(s[internal("dm_kept")] or 0),
         models=results, verdict=verdict)

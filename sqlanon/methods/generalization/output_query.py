@@ -29,7 +29,7 @@ from sqlanon.errors import InfeasibleError
 from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck, Problem
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile, fail
-from sqlanon.sql.nodes import alias, as_double, as_text, col, internal, lit
+from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit
 
 ROWS = internal("r")
 """Alias of the generalized source rows in the final SELECT."""
@@ -61,9 +61,10 @@ def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, leve
     p = problem
     sensitive = p.check_sensitive
     counted = p.source if p.persons is None else plan.add("persons", p.persons_source())
-    freq = plan.add("freq", checks.frequency_query(counted, p.qis, sensitive, weighted=p.weighted))
+    freq = plan.add("freq", checks.frequency_query(counted, p.qis, sensitive, weighted=p.weighted,
+                                                   extra=p.fit_columns))
     gen = plan.add("gen", checks.generalized_query(freq, generalizer, levels, sensitive,
-                                                   weighted=p.weighted))
+                                                   weighted=p.weighted, where=p.fits(levels)))
     statistics = checks.statistics_of(p.models)
     attributes = sorted({a for s in statistics if (a := stat_attribute(s))})
     histograms = {a: plan.add(f"hist{i}", checks.histogram_query(gen, p.qis, a, p.value_order.get(a),
@@ -74,19 +75,27 @@ def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, leve
                               evaluator.engine.dialect.sqlglot if evaluator is not None else "duckdb",
                               generalizer=generalizer, inputs=evaluator, portable=portable)
     stats = plan.add("stats", checks.stats_query(ctx, statistics))
+    fits = p.fits(levels)
+    if fits is not None:
+        plan.add("unfit", checks.unfit_query(freq, fits))
     return plan.add("verdict", checks.verdict_query(stats, p.models, statistics))
 
 
-def with_totals(plan: Plan, verdict: exp.Table) -> exp.Table:
+def with_totals(plan: Plan, verdict: exp.Table, unfit: exp.Table | None = None) -> exp.Table:
     """The verdict with two more columns on every class: the table's rows and the rows of classes that
-    fail. Window sums over the (small) verdict, so the verdict's CTE is read once."""
+    fail. Window sums over the (small) verdict, so the verdict's CTE is read once. ``unfit``: the
+    persons suppressed because they fit no class (one row, :data:`~sqlanon.compile.checks.UNFIT`),
+    added to both."""
     size = col(checks.SIZE)
     outliers = exp.Case().when(exp.Not(this=col(checks.KEEP)), size.copy()).else_(lit(0))
-    return plan.add("totals", exp.select(
-        exp.Star(),
-        alias(exp.Window(this=exp.Sum(this=size.copy())), LIMIT_ROWS),
-        alias(exp.Window(this=exp.Sum(this=outliers)), LIMIT_OUTLIERS),
-    ).from_(verdict.copy()))
+    rows: exp.Expression = exp.Window(this=exp.Sum(this=size.copy()))
+    failing: exp.Expression = exp.Window(this=exp.Sum(this=outliers))
+    if unfit is not None:
+        left_out = exp.Subquery(this=exp.select(col(checks.UNFIT)).from_(unfit.copy()))
+        rows = exp.Add(this=rows, expression=left_out)
+        failing = exp.Add(this=failing, expression=left_out.copy())
+    return plan.add("totals", exp.select(exp.Star(), alias(rows, LIMIT_ROWS), alias(failing, LIMIT_OUTLIERS))
+                    .from_(verdict.copy()))
 
 
 def within_limit(suppression_limit: float) -> exp.Expression:
@@ -158,7 +167,8 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
     others = [c for c in columns if c not in p.qis]
     # with a privacy unit every row carries its person's QI values: one class, one verdict a person
     rows = generalizer.select(p.source if p.persons is None else
-                              aligned_rows(p.source, columns, p.qis, p.persons), levels, keep=others)
+                              aligned_rows(p.source, columns, p.qis, p.persons), levels,
+                              keep=[*others, *p.fit_columns])
     keep = col(checks.KEEP, CLASS)
     mask = spec.transformation.suppressed == "mask"
     types = {**declared_types(p.attribute_types),
@@ -174,11 +184,15 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
             projections.append(alias(value, c))
         elif (released := out.released(spec, c, col(c, ROWS), target)) is not None:
             projections.append(released)
-    classes = with_totals(plan, verdict) if enforce_limit else verdict
+    unfit = plan.ref("unfit") if plan.has("unfit") else None
+    classes = with_totals(plan, verdict, unfit) if enforce_limit else verdict
     query = exp.select(*projections).from_(exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True)).join(
         exp.alias_(classes, CLASS, table=True, quoted=True), on=nullsafe_join(ROWS, CLASS, p.qis),
         join_type="inner")
     allowed: exp.Expression | None = None if mask else keep
+    fits = p.persons.fits(levels, ROWS) if p.persons is not None else None
+    if fits is not None:  # a person whose rows fall in several classes is suppressed
+        allowed = as_expression(exp.and_(fits, allowed)) if allowed is not None else fits
     if enforce_limit:
         allowed = exp.Case().when(within_limit(suppression_limit), allowed or exp.true()).else_(
             not_anonymous_failure(suppression_limit, target))

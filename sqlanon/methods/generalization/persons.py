@@ -10,7 +10,7 @@ from sqlanon.compile.checks import KEEP, WEIGHT
 from sqlanon.compile.persons import ROWS_OF
 from sqlanon.compile.plan import nullsafe_join
 from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
-from sqlanon.sql.nodes import alias, col, internal, lit
+from sqlanon.sql.nodes import alias, as_expression, col, internal, lit
 
 
 def persons_report(ev: Evaluator, node: NodeCheck) -> dict[str, Any]:
@@ -18,17 +18,21 @@ def persons_report(ev: Evaluator, node: NodeCheck) -> dict[str, Any]:
     persons; this adds the rows they hold, read from the person-level records)."""
     p = ev.p
     assert p.persons is not None
-    keep = [ROWS_OF, *([WEIGHT] if p.weighted else [])]
+    keep = [ROWS_OF, *([WEIGHT] if p.weighted else []), *p.fit_columns]
     gen = ev.generalizer.select(ev.counted, node.levels, keep=keep)
     out = internal("out")
     rows_of: exp.Expression = col(ROWS_OF)
     if p.weighted:  # one record of each person carries the weight
         rows_of = exp.Mul(this=rows_of, expression=col(WEIGHT))
-    suppressed = exp.Case().when(exp.Not(this=col(KEEP, "v")), rows_of.copy()).else_(lit(0))
+    kept: exp.Expression = exp.Coalesce(this=col(KEEP, "v"), expressions=[exp.false()])
+    fits = p.persons.fits(node.levels, out)
+    if fits is not None:  # a person who fits no class at the node is suppressed
+        kept = as_expression(exp.and_(fits, kept))
+    suppressed = exp.Case().when(exp.Not(this=exp.Paren(this=kept)), rows_of.copy()).else_(lit(0))
     q = exp.select(alias(exp.Sum(this=rows_of), "rows"), alias(exp.Sum(this=suppressed), "out")).from_(
         exp.alias_(exp.Subquery(this=gen), out, quoted=True)).join(
         exp.alias_(node.verdict.copy(), "v", table=True, quoted=True),
-        on=nullsafe_join(out, "v", list(p.qis)), join_type="inner")
+        on=nullsafe_join(out, "v", list(p.qis)), join_type="left")
     r = ev.engine.fetch_one(q)
     return {"column": p.persons.column, "persons": node.rows, "rows": int(r["rows"] or 0),
             "suppressed_persons": node.suppressed_rows,

@@ -25,8 +25,11 @@ class SourceScans:
     """
 
     def __init__(self, source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str],
-                 hierarchies: HierarchyTables, temporaries: Temporaries, *, weighted: bool = False) -> None:
+                 hierarchies: HierarchyTables, temporaries: Temporaries, *, weighted: bool = False,
+                 extra: Sequence[str] = ()) -> None:
         self.source = source
+        self.extra = list(extra)
+        """More columns of the source grouped on in :attr:`freq` (persons' fit levels)."""
         self.weighted = weighted
         """The source carries a person weight (:data:`~sqlanon.compile.checks.WEIGHT`)."""
         self.qis = list(qis)
@@ -44,7 +47,7 @@ class SourceScans:
         if self.raw is None:
             self.raw = self.temporaries.lasting(
                 "freq", checks.frequency_query(self.source, self.qis, self.sensitive,
-                                                weighted=self.weighted))
+                                                weighted=self.weighted, extra=self.extra))
             self.hierarchies.validate_coverage(self.raw, self.qis)
         return self.raw
 

@@ -38,6 +38,10 @@ class MInvariance(Method):
         self.settings(spec)
         self.check_output_mode(spec)
 
+    def check_privacy_unit(self, spec: Spec) -> None:
+        """A person is one record of each release, built by the unit's rules (read_rows)."""
+        return None
+
     def refuse(self, plan: Plan) -> None:
         if plan.verb in ("anonymize", "compile"):
             raise UnsupportedError(f"{plan.verb} is not possible with method m_invariance: its groups "
@@ -45,10 +49,6 @@ class MInvariance(Method):
                                    "alone; run `apply` (or `check`)")
 
     def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:
-        if ds.engine.capabilities.grouped_arrow_map:
-            raise UnsupportedError(f"method m_invariance groups every row of a release in one process, "
-                                   f"which {ds.engine.name} keeps its rows out of; run it on DuckDB or "
-                                   "PostgreSQL (e.g. over the table exported as Parquet)")
         with ds.engine.purpose(f"m-invariance ({plan.verb})"):
             return _run(plan, ds, sink)
 
@@ -69,7 +69,7 @@ def _run(plan: Plan, ds: Dataset, sink: Sink) -> MInvarianceReport:
                             else "publishing.counterfeit_column", source=spec.path)
     state = State(s.state, ds.schema) if s.state is not None else None
     earlier = state.signatures(ds.engine) if state is not None and s.invariant else {}
-    rows = read_rows(ds, s, qis, spec.path)
+    rows = read_rows(ds, s, qis, spec)
     try:
         partition = m_invariant(rows.keys, rows.values, rows.scaled, s.m, earlier)
     except ChangedValue as e:
@@ -87,6 +87,9 @@ def _run(plan: Plan, ds: Dataset, sink: Sink) -> MInvarianceReport:
         m_unique=all(len(set(g.signature)) == len(g.signature) >= s.m for g in partition.groups),
         invariant=all(partition.signatures[k] == earlier[k] for k in partition.signatures if k in earlier))
     unpublished = [c for c in ds.column_names if c not in (*qis, s.sensitive, s.key)]
+    if spec.privacy_unit is not None:
+        report.warnings.append(f"one row per person: each person's record built by the privacy unit's "
+                               f"rules from its rows ({spec.privacy_unit.column})")
     if unpublished:
         report.warnings.append(f"not published: {', '.join(unpublished)} (a release holds the group, the "
                                "quasi-identifiers, the sensitive attribute and the counterfeit count)")

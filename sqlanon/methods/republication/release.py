@@ -20,15 +20,18 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from sqlanon.compile.persons import persons_query
 from sqlanon.compile.released import OutputQuery
 from sqlanon.engines.staging import new_token, staging_name
 from sqlanon.errors import SpecError
 from sqlanon.methods.base import Release
 from sqlanon.methods.dataset import Dataset
+from sqlanon.methods.persons import check_persons, persons_of
 from sqlanon.methods.republication.algorithm import COUNTERFEIT, Partition
 from sqlanon.methods.republication.settings import MInvarianceSettings
+from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
-from sqlanon.sql.nodes import col, internal, table
+from sqlanon.sql.nodes import as_expression, col, internal, table
 
 KEY_TEXT, VALUE_TEXT = internal("key"), internal("value")
 NULL_TEXT = "\u2400NULL"
@@ -67,18 +70,24 @@ def _scaled(values: list[Any]) -> np.ndarray:
     return (x - x.min()) / span if span else np.zeros_like(x)
 
 
-def read_rows(ds: Dataset, settings: MInvarianceSettings, qis: list[str], path: str | None) -> Rows:
-    """Every row's key, quasi-identifiers and sensitive value; one row per person."""
+def read_rows(ds: Dataset, settings: MInvarianceSettings, qis: list[str], spec: Spec) -> Rows:
+    """Every row's key, quasi-identifiers and sensitive value; one row per person. With a privacy unit,
+    each person's record (:func:`person_records`)."""
     columns = [settings.key, *qis, settings.sensitive]
+    path = spec.path
+    relation = ds.relation if spec.privacy_unit is None else \
+        person_records(ds, spec, [*qis, settings.sensitive])
     with ds.engine.purpose("read the rows to group"):
-        _, rows = ds.engine.fetch(exp.select(*(col(c) for c in columns)).from_(ds.relation.copy()))
+        _, fetched = ds.engine.fetch(exp.select(*(col(c) for c in columns)).from_(relation.copy()))
+    # in the key's order, so that a release depends on the rows and not on the order an engine reads
+    rows = sorted(fetched, key=lambda r: _text(r[0]))
     keys = [_text(r[0]) for r in rows]
     if len(set(keys)) != len(keys):
         seen: set[str] = set()
         twice = next(k for k in keys if k in seen or seen.add(k))  # type: ignore[func-returns-value]
         raise SpecError(f"the key {settings.key!r} names a person by one row, but {twice!r} has several "
-                        "rows (aggregate the rows to one per person first)", path="publishing.key",
-                        source=path)
+                        "rows (declare `privacy_unit: COLUMN` for one record per person)",
+                        path="publishing.key", source=path)
     if any(r[0] is None for r in rows):
         raise SpecError(f"the key {settings.key!r} is NULL in some rows: every row needs a person",
                         path="publishing.key", source=path)
@@ -87,6 +96,17 @@ def read_rows(ds: Dataset, settings: MInvarianceSettings, qis: list[str], path: 
     scaled = np.column_stack([_scaled(v) for v in qi_values.values()]) if qis and rows \
         else np.zeros((len(rows), 0))
     return Rows(keys, qi_values, sensitive, [_text(v) for v in sensitive], scaled)
+
+
+def person_records(ds: Dataset, spec: Spec, attributes: list[str]) -> exp.Expression:
+    """One record per person: each quasi-identifier and the sensitive attribute by the privacy unit's
+    rule (``constant`` by default, checked: a person whose rows hold two sensitive values is an error
+    naming it, since the paper's person is one tuple with one value)."""
+    persons = persons_of(spec, ds.column_names, attributes)
+    assert persons is not None
+    check_persons(spec, ds.engine, persons, attributes, ds.relation)
+    records = persons_query(ds.relation, attributes, [], persons)
+    return as_expression(exp.alias_(exp.Subquery(this=records), internal("persons"), quoted=True))
 
 
 def _generalized(values: list[Any]) -> str | None:

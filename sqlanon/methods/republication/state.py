@@ -118,12 +118,24 @@ class State:
                 engine.drop(name)
 
     def remove(self, engine: Engine, release: int) -> None:
-        """Undo :meth:`append` of ``release`` (its output could not be written)."""
+        """Undo :meth:`append` of ``release`` (its output could not be written). An engine without
+        transactions may not delete rows of a table (Spark's file tables): there each state table is
+        rewritten without the release's rows."""
+        other = exp.NEQ(this=col(RELEASE), expression=lit(release))
         with engine.purpose("undo the release's record in the m-invariance state"):
             for part in (SIGNATURES, RELEASES, COUNTERFEITS):
-                if engine.relation_exists(self.name(part), self.schema):
-                    engine.execute(exp.delete(table(self.name(part), self.schema),
-                                              where=exp.EQ(this=col(RELEASE), expression=lit(release))))
+                name = self.name(part)
+                if not engine.relation_exists(name, self.schema):
+                    continue
+                if engine.capabilities.transactional_ddl:
+                    engine.execute(exp.delete(table(name, self.schema), where=exp.EQ(
+                        this=col(RELEASE), expression=lit(release))))
+                    continue
+                kept = staging_name(new_token(), "state")
+                engine.create_table_as(kept, exp.select(exp.Star()).from_(table(name, self.schema))
+                                       .where(other.copy()), schema=self.schema)
+                engine.drop(name, schema=self.schema)
+                engine.rename_table(kept, name, schema=self.schema)
 
     def _insert(self, engine: Engine, staged: dict[str, str]) -> None:
         for part, name in staged.items():

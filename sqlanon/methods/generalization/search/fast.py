@@ -38,6 +38,7 @@ from sqlanon.domain.models.base import PrivacyModel
 from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
+from sqlanon.methods.generalization.search.fast_fits import left_out, unfit_rows
 from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, objects, sensitive_tree
 from sqlanon.methods.generalization.search.fast_support import (
     attributes_needing,
@@ -106,8 +107,10 @@ class FastEvaluator:
                  rollup: bool = True, monotonic: bool = False,
                  metric_options: Mapping[str, Any] | None = None) -> None:
         p = evaluator.p
-        self.rollup = rollup
+        self.rollup = rollup and not p.fit_columns  # who fits changes with the node, not by unions
         self._cache: dict[tuple[int, ...], Classes] = {}
+        self._left_out: int | None = None
+        """The class of the last grouped node's persons who fit no class (None: there is none)."""
         self._memo: dict[Any, Any] = {}
         self._ev = evaluator
         self.rolled_up = 0
@@ -153,9 +156,11 @@ class FastEvaluator:
         self.hierarchical = attributes_needing(self.statistics, "tree")
         tables = [ev.hierarchy_table(a) for a in self.qis]  # the file's table, else built over the data
         if all(p.hierarchies[a].table() is not None for a in self.qis):
-            data, leaves, keys = fetch_coded(ev, self.qis, sens, ordered, self.hierarchical)
+            data, leaves, keys = fetch_coded(ev, self.qis, sens, ordered, self.hierarchical, p.fit_columns)
         else:
-            data, leaves, keys = fetch_keys(ev, self.qis, sens, ordered, self.hierarchical)
+            data, leaves, keys = fetch_keys(ev, self.qis, sens, ordered, self.hierarchical, p.fit_columns)
+        self.fit_levels = [(self.qis.index(a), np.asarray(data[f"f{i}"], dtype=np.int64))
+                           for i, a in enumerate(p.persons.one_class if p.persons is not None else [])]
         self.row_n = np.asarray(data["n"], dtype=np.int64)
         self.n = int(self.row_n.sum())
         self.rows = len(self.row_n)
@@ -224,7 +229,7 @@ class FastEvaluator:
 
     def _grouped(self, node: tuple[int, ...]) -> Classes:
         """The node's classes grouped from every frequency row."""
-        inv, k = self.grouping.group(node)
+        inv, k, self._left_out = left_out(*self.grouping.group(node), unfit_rows(self.fit_levels, node))
         sizes = np.bincount(inv, weights=self._row_weights, minlength=k).astype(np.int64)
         hists = {a: np.bincount(inv.astype(np.int64) * nvals + values, weights=self._row_weights,
                                 minlength=k * nvals).reshape(k, nvals)
@@ -250,10 +255,14 @@ class FastEvaluator:
         return table_
 
     def _oks(self, c: Classes) -> list[np.ndarray]:
-        """Per model: which classes satisfy it (each statistic computed once)."""
+        """Per model: which classes satisfy it (each statistic computed once); none keeps the class of
+        persons who fit no class (:mod:`.fast_fits`)."""
         view = NodeClasses(c, self.n, self.sensitive, self.trees)
         values = {s: s.in_memory(view) for s in self.statistics}
-        return [m.satisfied_in_memory(values) for m in self.models]
+        oks = [np.array(m.satisfied_in_memory(values), dtype=bool) for m in self.models]
+        for ok in oks if self._left_out is not None else []:
+            ok[self._left_out] = False
+        return oks
 
     @on_regular_pages
     def evaluate(self, node: Sequence[int], *, metric_always: bool = True,
@@ -279,7 +288,8 @@ class FastEvaluator:
             classes = len(kept_sizes)
             min_size = int(kept_sizes.min()) if classes else None
         else:
-            classes, min_size = c.k, int(c.sizes.min()) if c.k else None
+            real = c.sizes if self._left_out is None else np.delete(c.sizes, self._left_out)
+            classes, min_size = len(real), int(real.min()) if len(real) else None
         value = lower = None
         chosen = self.metric
         if chosen is not None and (anonymous or metric_always or bound):

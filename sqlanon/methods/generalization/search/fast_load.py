@@ -64,12 +64,15 @@ def sensitive_tree(ev: Evaluator, a: str, values: np.ndarray, nvals: int, keys: 
 
 
 def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
-               hierarchical: set[str]) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
-    """Read the raw frequency table with each QI as its hierarchy key (text), factorized here."""
+               hierarchical: set[str], fits: Sequence[str] = ()
+               ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
+    """Read the raw frequency table with each QI as its hierarchy key (text), factorized here;
+    ``fits``: the persons' fit levels, read as ``f0``, ``f1``, ..."""
     p = ev.p
     proj = [alias(p.hierarchies[a].key(col(a)), f"q{i}") for i, a in enumerate(qis)]
+    proj += [alias(col(f), f"f{i}") for i, f in enumerate(fits)]
     names = [f"q{i}" for i in range(len(qis))]
-    if not sens and ev.engine.capabilities.arrow_in \
+    if not sens and not fits and ev.engine.capabilities.arrow_in \
             and ev.engine.row_count(ev.freq.name) >= ARROW_LOAD_MIN_ROWS:  # coded by Arrow
         count = exp.cast(exp.Sum(this=col(N)), exp.DataType.build("bigint"))
         q = loading_query(ev, proj, sens, ordered, hierarchical, None, count, ev.freq.copy())
@@ -93,7 +96,8 @@ def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[
 
 
 def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
-                hierarchical: set[str]) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
+                hierarchical: set[str], fits: Sequence[str] = ()
+                ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
     """One GROUP BY of the source on integer leaf codes (a join per QI with its leaf list).
 
     Only integers cross to Python, and the raw frequency table is never built: on a large table
@@ -110,6 +114,7 @@ def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set
         joins.append((exp.alias_(codes.copy(), name, table=True, quoted=True),
                       exp.EQ(this=col("leaf", name), expression=h.key(col(a, src)))))
         proj.append(alias(col("code", name), f"q{i}"))
+    proj += [alias(col(f, src), f"f{i}") for i, f in enumerate(fits)]
     q = loading_query(ev, proj, sens, ordered, hierarchical, src, exp.Count(this=exp.Star()),
                              as_expression(exp.alias_(ev.counted.copy(), src, table=True, quoted=True)))
     for rel, on in joins:
