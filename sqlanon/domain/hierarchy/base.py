@@ -185,7 +185,8 @@ def check_level(h: Hierarchy, level: int, where: str = "") -> None:
 
 def null_safe(column: exp.Expression, value: exp.Expression) -> exp.Expression:
     """``value``, except that NULL stays NULL (below the top level NULL is a class of its own)."""
-    return exp.Case().when(exp.Is(this=column.copy(), expression=exp.Null()), exp.Null()).else_(value)
+    return exp.Case().when(exp.Is(this=column.copy(), expression=exp.Null()), exp.Null(), copy=False).else_(
+        value, copy=False)
 
 
 def top_or_null_safe(h: Hierarchy, column: exp.Expression, level: int,

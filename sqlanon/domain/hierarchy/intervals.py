@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from sqlanon.domain.hierarchy.base import TOP, Hierarchy, check_level, null_safe
 from sqlanon.errors import HierarchyError
-from sqlanon.sql.nodes import as_double, as_text, lit
+from sqlanon.sql.nodes import as_double, as_text, data_type, lit
 
 MAX_DECIMALS = 9
 MAX_MAGNITUDE = 10**15
@@ -141,13 +141,13 @@ class IntervalHierarchy(Hierarchy):
         scaled_x = x.copy() if scale == 1 else exp.Mul(this=x.copy(), expression=lit(scale))
         guess = exp.cast(exp.Floor(this=exp.Div(
             this=exp.Paren(this=exp.Sub(this=scaled_x, expression=lit(o))), expression=lit(w),
-            typed=False, safe=False)), exp.DataType.build("bigint"))
+            typed=False, safe=False)), data_type("bigint"), copy=False)
         # the double division may land one interval off next to a bound: compare with the bounds
         fix = (exp.Case()
-               .when(exp.LT(this=x.copy(), expression=bound(start(guess.copy()))), lit(-1))
+               .when(exp.LT(this=x.copy(), expression=bound(start(guess.copy()))), lit(-1), copy=False)
                .when(exp.GTE(this=x.copy(), expression=bound(start(exp.Add(
-                   this=guess.copy(), expression=lit(1))))), lit(1))
-               .else_(lit(0)))
+                   this=guess.copy(), expression=lit(1))))), lit(1), copy=False)
+               .else_(lit(0), copy=False))
         index = exp.Add(this=guess, expression=fix)
         lo = start(index)
         hi = exp.Add(this=start(index.copy()), expression=lit(w))
@@ -156,11 +156,11 @@ class IntervalHierarchy(Hierarchy):
         case = exp.Case()
         if self.bottom is not None:
             case = case.when(exp.LT(this=x.copy(), expression=_double_literal(self.bottom)),
-                             lit(f"<{self._label_number(self.bottom)}"))
+                             lit(f"<{self._label_number(self.bottom)}"), copy=False)
         if self.top is not None:
             case = case.when(exp.GTE(this=x.copy(), expression=_double_literal(self.top)),
-                             lit(f">={self._label_number(self.top)}"))
-        value = case.else_(label) if case.args.get("ifs") else label
+                             lit(f">={self._label_number(self.top)}"), copy=False)
+        value = case.else_(label, copy=False) if case.args.get("ifs") else label
         return null_safe(column, value)
 
     def _format(self, k: exp.Expression) -> exp.Expression:
@@ -171,9 +171,10 @@ class IntervalHierarchy(Hierarchy):
         magnitude = exp.Abs(this=k.copy())
         whole = exp.cast(exp.Floor(this=exp.Div(this=as_double(magnitude.copy()), expression=lit(scale),
                                                 typed=False, safe=False)),
-                         exp.DataType.build("bigint"))
+                         data_type("bigint"), copy=False)
         fraction = exp.Mod(this=magnitude.copy(), expression=lit(scale))
-        sign = exp.Case().when(exp.LT(this=k.copy(), expression=lit(0)), lit("-")).else_(lit(""))
+        sign = exp.Case().when(exp.LT(this=k.copy(), expression=lit(0)), lit("-"), copy=False).else_(
+            lit(""), copy=False)
         return _concat(sign, as_text(whole), lit("."),
                        exp.Pad(this=as_text(fraction), expression=lit(self.decimals),
                                fill_pattern=lit("0"), is_left=True))

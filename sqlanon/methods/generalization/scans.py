@@ -72,21 +72,25 @@ class SourceScans:
                 else:
                     lk, decode[a] = small[a]
                 alias_ = f"k{i}"
-                joins.append((as_expression(exp.alias_(lk, alias_, table=True, quoted=True)),
+                joins.append((as_expression(exp.alias_(lk, alias_, table=True, quoted=True, copy=False)),
                               exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
                 projections.append(alias(col("code", alias_), a))
             else:
                 projections.append(alias(h.expression(col(a, src), level), a))
         sensitive = self.sensitive
-        counts = [alias(exp.Sum(this=col(checks.WEIGHT, src)), checks.N),
+        weight = [alias(col(checks.WEIGHT, src), checks.WEIGHT)] if self.weighted else []
+        rows = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *weight).from_(
+            exp.alias_(self.source.copy(), src, table=True, quoted=True, copy=False), copy=False)
+        for rel, on in joins:
+            rows = rows.join(rel, on=on, join_type="left", copy=False)
+        # grouped by name over the generalized rows: each expression is built and rendered once
+        counts = [alias(exp.Sum(this=col(checks.WEIGHT)), checks.N),
                   alias(exp.Count(this=exp.Star()), checks.PAIRS)] if self.weighted else \
             [alias(exp.Count(this=exp.Star()), checks.N)]
-        q = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *counts).from_(
-            exp.alias_(self.source.copy(), src, table=True, quoted=True))
-        for rel, on in joins:
-            q = q.join(rel, on=on, join_type="left", copy=False)
-        q = q.group_by(*[e.this.copy() for e in projections],
-                       *[col(s_, src) for s_ in sensitive])
+        keys = [*self.qis, *sensitive]
+        q = exp.select(*map(col, keys), *counts).from_(
+            exp.alias_(exp.Subquery(this=rows), internal("g"), quoted=True, copy=False), copy=False
+        ).group_by(*map(col, keys), copy=False)
         if decode:  # integer codes decoded on the grouped rows, in the same statement
             q = self._decoded(q, decode)
         scan = temps.lasting("nodescan", q)
@@ -139,10 +143,10 @@ class SourceScans:
                 out.append(alias(col(a, "s"), a))
         counts = [col(checks.N, "s"), *([col(checks.PAIRS, "s")] if self.weighted else [])]
         g = exp.select(*out, *[col(s_, "s") for s_ in self.sensitive], *counts).from_(
-            exp.alias_(exp.Subquery(this=grouped), "s", quoted=True))
+            exp.alias_(exp.Subquery(this=grouped), "s", quoted=True, copy=False), copy=False)
         for a, d in decode.items():
             name = f"d{self.qis.index(a)}"
-            g = g.join(exp.alias_(d.copy(), name, table=True, quoted=True),
+            g = g.join(exp.alias_(d.copy(), name, table=True, quoted=True, copy=False),
                        on=exp.EQ(this=col("code", name), expression=col(a, "s")), join_type="left",
                        copy=False)
         return g
