@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from sqlanon.compile.released import OutputQuery
     from sqlanon.methods.dataset import Dataset
     from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
+    from sqlanon.methods.generalization.local.run import Recoded
     from sqlanon.methods.generalization.result import Report
     from sqlanon.spec.schema import Spec, Transformation
     from sqlanon.sql.dialects import DialectProfile
@@ -167,7 +168,6 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     """Search the lattice, check the chosen node in SQL, measure it, and write the output (with
     ``recoding: local``, the rows of ARX's local recoding from that node)."""
     from sqlanon.methods.generalization.evaluator import Evaluator
-    from sqlanon.methods.generalization.local.run import Recoded, recode
     from sqlanon.methods.generalization.local.settings import local_recoding
     from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import measured, metric_names
@@ -205,7 +205,9 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
                                                 metric=plan.option("metric"),
                                                 time_limit=plan.option("time_limit"),
                                                 progress=plan.option("progress", False))
-            if local is not None:
+            if local is not None:  # imported here: the local recoding's modules cost start-up time
+                from sqlanon.methods.generalization.local.run import recode
+
                 recoded = recode(spec, local, ev, nodes, levels, found, time_limit=plan.option("time_limit"))
         if found["evaluated_in"] == "sql":  # the raw frequency table is there: reuse it
             return finish(ev, levels, found)
