@@ -155,6 +155,12 @@ class Hierarchy(abc.ABC):
     def expression(self, column: exp.Expression, level: int) -> exp.Expression:
         """SQL for the generalization of ``column`` at ``level`` (level 0 returns it unchanged)."""
 
+    def class_key(self, column: exp.Expression, level: int) -> exp.Expression:
+        """SQL for a value that is equal for two data values exactly when their labels at ``level``
+        are (what a check groups by when it needs the classes, not their labels); the label itself
+        unless a hierarchy has something cheaper."""
+        return self.expression(column, level)
+
     def key(self, column: exp.Expression) -> exp.Expression:
         """The data value as the text a materialized table of this hierarchy lists as its leaf."""
         return as_text(column)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -119,15 +120,19 @@ class IntervalHierarchy(Hierarchy):
     def _label_number(self, value: float) -> str:
         return format_fixed(_decimal(value, ""), self.decimals)
 
-    def expression(self, column: exp.Expression, level: int) -> exp.Expression:
+    def class_key(self, column: exp.Expression, level: int) -> exp.Expression:
+        """The interval's index (an integer, NULL for NULL) where no tail is coded: one index per label."""
         check_level(self, level)
-        if level == 0:
-            return column
-        if level == self.height:
-            return lit(TOP)
+        if level in (0, self.height) or self.bottom is not None or self.top is not None:
+            return self.expression(column, level)
+        return self._index(as_double(column), level)[0]
+
+    def _index(self, x: exp.Expression, level: int
+               ) -> tuple[exp.Expression, Callable[[exp.Expression], exp.Expression], int]:
+        """The index of the interval of ``x`` (a double) at ``level``, the start of an interval of a
+        given index (in units of 10**-decimals) and the width in those units."""
         scale = 10 ** self.decimals
         w, o = self._scaled(self.widths[level - 1]), self._scaled(self.origin)
-        x = as_double(column)
 
         def bound(k: exp.Expression) -> exp.Expression:
             """The double nearest to the decimal k / scale (correctly rounded division)."""
@@ -148,7 +153,16 @@ class IntervalHierarchy(Hierarchy):
                .when(exp.GTE(this=x.copy(), expression=bound(start(exp.Add(
                    this=guess.copy(), expression=lit(1))))), lit(1), copy=False)
                .else_(lit(0), copy=False))
-        index = exp.Add(this=guess, expression=fix)
+        return exp.Add(this=guess, expression=fix), start, w
+
+    def expression(self, column: exp.Expression, level: int) -> exp.Expression:
+        check_level(self, level)
+        if level == 0:
+            return column
+        if level == self.height:
+            return lit(TOP)
+        x = as_double(column)
+        index, start, w = self._index(x, level)
         lo = start(index)
         hi = exp.Add(this=start(index.copy()), expression=lit(w))
         label: exp.Expression = _concat(lit("["), self._format(lo), lit(", "), self._format(hi),

@@ -58,8 +58,11 @@ class NodeRelease(Release):
 
 
 @contextlib.contextmanager
-def checked_node(spec: Spec, ds: Dataset) -> Iterator[CheckedNode]:
-    """Check the spec's node with one generalizing scan; the evaluator stays open inside."""
+def checked_node(spec: Spec, ds: Dataset, *, labels: bool = True) -> Iterator[CheckedNode]:
+    """Check the spec's node with one generalizing scan; the evaluator stays open inside.
+
+    ``labels``: the caller reads the checked classes' labels (a written output, metrics, a report's
+    figures); without, the scan may group by cheaper class keys (:class:`Evaluator`)."""
     from sqlanon.methods.generalization.evaluator import Evaluator
     from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import levels_of
@@ -67,7 +70,7 @@ def checked_node(spec: Spec, ds: Dataset) -> Iterator[CheckedNode]:
     problem = problem_for(spec, ds)
     levels = levels_of(spec, problem.qis)
     with ds.engine.purpose("class statistics"):
-        ev = Evaluator(problem, scan_levels=levels)
+        ev = Evaluator(problem, scan_levels=levels, scan_labels=labels)
     with ev:
         with ds.engine.purpose("class statistics"):
             node = ev.check(levels, spec.transformation.suppression_limit)
@@ -152,7 +155,8 @@ class Generalization(Method):
         spec = plan.spec
         if plan.verb == "anonymize":
             return _anonymize(plan, ds, sink)
-        with checked_node(spec, ds) as c:
+        # compile prints a statement that decides the classes itself: it reads only the node's counts
+        with checked_node(spec, ds, labels=plan.verb != "compile") as c:
             if plan.verb == "compile":
                 return sink.compile(ds, NodeRelease(spec, c, portable=True))
             report = measured(c.node, metric_names(spec, plan.option("metrics")), c.evaluator, spec,

@@ -48,12 +48,16 @@ class SourceScans:
             self.hierarchies.validate_coverage(self.raw, self.qis)
         return self.raw
 
-    def scan_node(self, levels: Mapping[str, int]) -> exp.Table:
-        """One GROUP BY of the source at the node's levels; table hierarchies go through integer codes."""
-        self.node_scan = self._node_scan(levels)
+    def scan_node(self, levels: Mapping[str, int], *, labels: bool = True) -> exp.Table:
+        """One GROUP BY of the source at the node's levels; table hierarchies go through integer codes.
+
+        ``labels``: each generalized QI holds its label; else a value equal exactly when the labels are
+        (a code, an interval's index: :meth:`~sqlanon.domain.hierarchy.base.Hierarchy.class_key`),
+        enough for checks that count classes and cheaper to build and group by."""
+        self.node_scan = self._node_scan(levels, labels)
         return self.node_scan
 
-    def _node_scan(self, levels: Mapping[str, int]) -> exp.Table:
+    def _node_scan(self, levels: Mapping[str, int], labels: bool) -> exp.Table:
         hierarchies = self.hierarchies.hierarchies
         temps = self.temporaries
         src = internal("src")
@@ -76,7 +80,8 @@ class SourceScans:
                               exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
                 projections.append(alias(col("code", alias_), a))
             else:
-                projections.append(alias(h.expression(col(a, src), level), a))
+                value = h.expression(col(a, src), level) if labels else h.class_key(col(a, src), level)
+                projections.append(alias(value, a))
         sensitive = self.sensitive
         weight = [alias(col(checks.WEIGHT, src), checks.WEIGHT)] if self.weighted else []
         rows = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *weight).from_(
@@ -91,10 +96,10 @@ class SourceScans:
         q = exp.select(*map(col, keys), *counts).from_(
             exp.alias_(exp.Subquery(this=rows), internal("g"), quoted=True, copy=False), copy=False
         ).group_by(*map(col, keys), copy=False)
-        if decode:  # integer codes decoded on the grouped rows, in the same statement
+        if decode and labels:  # integer codes decoded on the grouped rows, in the same statement
             q = self._decoded(q, decode)
         scan = temps.lasting("nodescan", q)
-        if decode:  # a NULL label: a value (or NULL) the hierarchy lacks; one query for all attributes
+        if decode:  # a NULL label or code: a value (or NULL) the hierarchy lacks; one query for all
             nulls = temps.engine.fetch(exp.select(*[
                 exp.alias_(exp.Count(this=exp.Case().when(exp.Is(this=col(a), expression=exp.Null()),
                                                           lit(1))), f"n{i}", quoted=True)
