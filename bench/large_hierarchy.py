@@ -10,7 +10,9 @@ checked first). ``--mask`` uses the mask builder for ``zip`` instead of the CSV.
 Baseline, measured in the same run on the same connection: one ``GROUP BY`` of the 8 quasi-identifiers
 (``CREATE TEMP TABLE … AS``) plus the hierarchy's load (reading the CSV into a ``TableHierarchy`` and
 creating its lookup table in DuckDB; nothing to load with ``--mask``). Runs alternate (baseline, apply,
-compile, ...); the script prints every run, the medians, the ratios and the peak RSS of the process.
+compile, ...); the script prints every run, the medians, the ratios and the peak RSS of the process,
+and the same ratios of CPU seconds (the process's, DuckDB's threads included), which vary less than
+wall time on a machine shared with other work.
 """
 
 from __future__ import annotations
@@ -121,11 +123,13 @@ def main() -> None:
     if args.only:
         subjects = {args.only: subjects[args.only]}
     times: dict[str, list[float]] = {"baseline": [], **{k: [] for k in subjects}}
+    cpu: dict[str, list[float]] = {k: [] for k in times}
     for _ in range(args.runs):
         for name, run in [("baseline", baseline), *subjects.items()]:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             out = run()
             times[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
             if name == "compile":
                 size = len(out)
     print(f"rows={args.rows:,} zip leaves={args.leaves:,} zip hierarchy="
@@ -136,6 +140,9 @@ def main() -> None:
     base = statistics.median(times["baseline"])
     for name in subjects:
         print(f"  {name}/baseline = {statistics.median(times[name]) / base:.2f} (goal <= 2)")
+    base_cpu = statistics.median(cpu["baseline"])
+    print("  CPU seconds (medians): " + ", ".join(f"{k} {statistics.median(v):.3f}" for k, v in cpu.items())
+          + "; " + ", ".join(f"{k}/baseline {statistics.median(cpu[k]) / base_cpu:.2f}" for k in subjects))
     if "compile" in subjects:
         print(f"  compiled script: {size:,} characters")
     if "apply" in subjects:

@@ -56,7 +56,7 @@ class Generalizer:
             a = self.alias_for(attribute)
             rel = self.lookups[attribute].copy()
             if isinstance(rel, exp.Table):
-                rel = as_expression(exp.alias_(rel, a, table=True, quoted=True))
+                rel = as_expression(exp.alias_(rel, a, table=True, quoted=True, copy=False))
             on = exp.EQ(this=col(internal("leaf"), a), expression=h.key(col(attribute, relation)))
             out.append((rel, on))
         return out
@@ -66,12 +66,12 @@ class Generalizer:
         """SELECT generalized QIs (named as the QIs), then ``keep`` columns unchanged, then ``extra``."""
         src = source.copy()
         if isinstance(src, exp.Table):
-            src = as_expression(exp.alias_(src, relation, table=True, quoted=True))
+            src = as_expression(exp.alias_(src, relation, table=True, quoted=True, copy=False))
         elif isinstance(src, exp.Select):
-            src = as_expression(exp.alias_(exp.Subquery(this=src), relation, quoted=True))
+            src = as_expression(exp.alias_(exp.Subquery(this=src), relation, quoted=True, copy=False))
         projections = [alias(self.expression(a, levels.get(a, 0), relation), a) for a in self.qis]
         projections += [alias(col(c, relation), c) for c in keep]
-        q = exp.select(*projections, *extra).from_(src)
+        q = exp.select(*projections, *extra).from_(src, copy=False)
         for rel, on in self.joins(levels, relation):
             q = q.join(rel, on=on, join_type="left", copy=False)
         return q

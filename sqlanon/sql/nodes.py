@@ -57,16 +57,30 @@ def as_expression(node: object) -> exp.Expression:
 
 
 def alias(expression: exp.Expression, name: str) -> exp.Expression:
-    """``expression AS "name"`` (a subquery or table takes the alias itself, as sqlglot's ``alias_``)."""
-    return as_expression(exp.alias_(expression, name, quoted=True))
+    """``expression AS "name"`` (a subquery or table takes the alias itself, as sqlglot's ``alias_``);
+    takes ``expression`` itself (no copy)."""
+    return as_expression(exp.alias_(expression, name, quoted=True, copy=False))
+
+
+_PARSED_TYPES: dict[str, exp.DataType] = {}
+
+
+def data_type(name: str) -> exp.DataType:
+    """``exp.DataType.build(name)``, parsed once per name (a fresh copy each call)."""
+    parsed = _PARSED_TYPES.get(name)
+    if parsed is None:
+        parsed = _PARSED_TYPES[name] = exp.DataType.build(name)
+    return parsed.copy()
 
 
 def as_double(expression: exp.Expression) -> exp.Expression:
-    return exp.cast(expression, exp.DataType.build("double"))
+    """``CAST(expression AS DOUBLE)``; takes ``expression`` itself (no copy)."""
+    return exp.cast(expression, data_type("double"), copy=False)
 
 
 def as_text(expression: exp.Expression) -> exp.Expression:
-    return exp.cast(expression, exp.DataType.build("varchar"))
+    """``CAST(expression AS TEXT)``; takes ``expression`` itself (no copy)."""
+    return exp.cast(expression, data_type("varchar"), copy=False)
 
 
 def count_star() -> exp.Expression:

@@ -155,6 +155,12 @@ class Hierarchy(abc.ABC):
     def expression(self, column: exp.Expression, level: int) -> exp.Expression:
         """SQL for the generalization of ``column`` at ``level`` (level 0 returns it unchanged)."""
 
+    def class_key(self, column: exp.Expression, level: int) -> exp.Expression:
+        """SQL for a value that is equal for two data values exactly when their labels at ``level``
+        are (what a check groups by when it needs the classes, not their labels); the label itself
+        unless a hierarchy has something cheaper."""
+        return self.expression(column, level)
+
     def key(self, column: exp.Expression) -> exp.Expression:
         """The data value as the text a materialized table of this hierarchy lists as its leaf."""
         return as_text(column)
@@ -185,7 +191,8 @@ def check_level(h: Hierarchy, level: int, where: str = "") -> None:
 
 def null_safe(column: exp.Expression, value: exp.Expression) -> exp.Expression:
     """``value``, except that NULL stays NULL (below the top level NULL is a class of its own)."""
-    return exp.Case().when(exp.Is(this=column.copy(), expression=exp.Null()), exp.Null()).else_(value)
+    return exp.Case().when(exp.Is(this=column.copy(), expression=exp.Null()), exp.Null(), copy=False).else_(
+        value, copy=False)
 
 
 def top_or_null_safe(h: Hierarchy, column: exp.Expression, level: int,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -10,7 +11,7 @@ from sqlglot import exp
 
 from sqlanon.domain.hierarchy.base import TOP, Hierarchy, check_level, null_safe
 from sqlanon.errors import HierarchyError
-from sqlanon.sql.nodes import as_double, as_text, lit
+from sqlanon.sql.nodes import as_double, as_text, data_type, lit
 
 MAX_DECIMALS = 9
 MAX_MAGNITUDE = 10**15
@@ -119,15 +120,19 @@ class IntervalHierarchy(Hierarchy):
     def _label_number(self, value: float) -> str:
         return format_fixed(_decimal(value, ""), self.decimals)
 
-    def expression(self, column: exp.Expression, level: int) -> exp.Expression:
+    def class_key(self, column: exp.Expression, level: int) -> exp.Expression:
+        """The interval's index (an integer, NULL for NULL) where no tail is coded: one index per label."""
         check_level(self, level)
-        if level == 0:
-            return column
-        if level == self.height:
-            return lit(TOP)
+        if level in (0, self.height) or self.bottom is not None or self.top is not None:
+            return self.expression(column, level)
+        return self._index(as_double(column), level)[0]
+
+    def _index(self, x: exp.Expression, level: int
+               ) -> tuple[exp.Expression, Callable[[exp.Expression], exp.Expression], int]:
+        """The index of the interval of ``x`` (a double) at ``level``, the start of an interval of a
+        given index (in units of 10**-decimals) and the width in those units."""
         scale = 10 ** self.decimals
         w, o = self._scaled(self.widths[level - 1]), self._scaled(self.origin)
-        x = as_double(column)
 
         def bound(k: exp.Expression) -> exp.Expression:
             """The double nearest to the decimal k / scale (correctly rounded division)."""
@@ -141,14 +146,23 @@ class IntervalHierarchy(Hierarchy):
         scaled_x = x.copy() if scale == 1 else exp.Mul(this=x.copy(), expression=lit(scale))
         guess = exp.cast(exp.Floor(this=exp.Div(
             this=exp.Paren(this=exp.Sub(this=scaled_x, expression=lit(o))), expression=lit(w),
-            typed=False, safe=False)), exp.DataType.build("bigint"))
+            typed=False, safe=False)), data_type("bigint"), copy=False)
         # the double division may land one interval off next to a bound: compare with the bounds
         fix = (exp.Case()
-               .when(exp.LT(this=x.copy(), expression=bound(start(guess.copy()))), lit(-1))
+               .when(exp.LT(this=x.copy(), expression=bound(start(guess.copy()))), lit(-1), copy=False)
                .when(exp.GTE(this=x.copy(), expression=bound(start(exp.Add(
-                   this=guess.copy(), expression=lit(1))))), lit(1))
-               .else_(lit(0)))
-        index = exp.Add(this=guess, expression=fix)
+                   this=guess.copy(), expression=lit(1))))), lit(1), copy=False)
+               .else_(lit(0), copy=False))
+        return exp.Add(this=guess, expression=fix), start, w
+
+    def expression(self, column: exp.Expression, level: int) -> exp.Expression:
+        check_level(self, level)
+        if level == 0:
+            return column
+        if level == self.height:
+            return lit(TOP)
+        x = as_double(column)
+        index, start, w = self._index(x, level)
         lo = start(index)
         hi = exp.Add(this=start(index.copy()), expression=lit(w))
         label: exp.Expression = _concat(lit("["), self._format(lo), lit(", "), self._format(hi),
@@ -156,11 +170,11 @@ class IntervalHierarchy(Hierarchy):
         case = exp.Case()
         if self.bottom is not None:
             case = case.when(exp.LT(this=x.copy(), expression=_double_literal(self.bottom)),
-                             lit(f"<{self._label_number(self.bottom)}"))
+                             lit(f"<{self._label_number(self.bottom)}"), copy=False)
         if self.top is not None:
             case = case.when(exp.GTE(this=x.copy(), expression=_double_literal(self.top)),
-                             lit(f">={self._label_number(self.top)}"))
-        value = case.else_(label) if case.args.get("ifs") else label
+                             lit(f">={self._label_number(self.top)}"), copy=False)
+        value = case.else_(label, copy=False) if case.args.get("ifs") else label
         return null_safe(column, value)
 
     def _format(self, k: exp.Expression) -> exp.Expression:
@@ -171,9 +185,10 @@ class IntervalHierarchy(Hierarchy):
         magnitude = exp.Abs(this=k.copy())
         whole = exp.cast(exp.Floor(this=exp.Div(this=as_double(magnitude.copy()), expression=lit(scale),
                                                 typed=False, safe=False)),
-                         exp.DataType.build("bigint"))
+                         data_type("bigint"), copy=False)
         fraction = exp.Mod(this=magnitude.copy(), expression=lit(scale))
-        sign = exp.Case().when(exp.LT(this=k.copy(), expression=lit(0)), lit("-")).else_(lit(""))
+        sign = exp.Case().when(exp.LT(this=k.copy(), expression=lit(0)), lit("-"), copy=False).else_(
+            lit(""), copy=False)
         return _concat(sign, as_text(whole), lit("."),
                        exp.Pad(this=as_text(fraction), expression=lit(self.decimals),
                                fill_pattern=lit("0"), is_left=True))

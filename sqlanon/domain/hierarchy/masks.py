@@ -56,10 +56,11 @@ class MaskHierarchy(Hierarchy):
             kept = exp.Substring(this=text.copy(), start=lit(level + 1))
             masked = exp.Concat(expressions=[stars.copy(), kept], safe=False, coalesce=False)
         short = exp.Substring(this=stars.copy(), start=lit(1), length=length.copy())
-        value = exp.Case().when(exp.LTE(this=length, expression=lit(level)), short).else_(masked)
+        value = exp.Case().when(exp.LTE(this=length, expression=lit(level)), short, copy=False).else_(
+            masked, copy=False)
         if level == self.height:
             return exp.Case().when(exp.Is(this=column.copy(), expression=exp.Null()),
-                                   lit(self.char * level)).else_(value)
+                                   lit(self.char * level), copy=False).else_(value, copy=False)
         return null_safe(column, value)
 
     def describe(self) -> str:

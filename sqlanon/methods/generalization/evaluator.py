@@ -21,7 +21,7 @@ from sqlanon.compile.generalize import Generalizer
 from sqlanon.compile.persons import Persons, grouped, persons_query
 from sqlanon.compile.plan import Plan
 from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
-from sqlanon.domain.models.base import PrivacyModel
+from sqlanon.domain.models.base import ClassSize, PrivacyModel
 from sqlanon.engines.base import Engine
 from sqlanon.errors import InternalError
 from sqlanon.methods.generalization.hierarchy_tables import HierarchyTables
@@ -120,7 +120,7 @@ class Evaluator:
     """Checks nodes of one problem on one engine, reading the source once."""
 
     def __init__(self, problem: Problem, *, scan_levels: Mapping[str, int] | None = None,
-                 persons: exp.Expression | None = None) -> None:
+                 persons: exp.Expression | None = None, scan_labels: bool = True) -> None:
         """Read the source once.
 
         Without ``scan_levels`` the scan is the frequency table of the raw quasi-identifiers and
@@ -130,6 +130,9 @@ class Evaluator:
         (hierarchy look-ups return integer codes, decoded on the small result), which is cheaper
         when one node is checked; the raw frequency table is again built only if something asks.
         ``persons``: the person-level records another open evaluator of the problem built and checked.
+        ``scan_labels``: False when only the node's counts are read (its verdict's figures, not its
+        classes' labels), and every statistic is the class size: the scan then groups by class keys
+        (:meth:`SourceScans.scan_node`).
         """
         self.p = problem
         self.engine = problem.engine
@@ -159,7 +162,8 @@ class Evaluator:
             self.scan_levels = levels if self.hierarchies.row_wise(levels) else None
         try:
             if self.scan_levels is not None:
-                self.scans.scan_node(self.scan_levels)
+                self.scans.scan_node(self.scan_levels, labels=scan_labels or not all(
+                    isinstance(s, ClassSize) for s in checks.statistics_of(problem.models)))
             for s in checks.statistics_of(problem.models):
                 s.prepare(self)
         except BaseException:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from sqlanon.compile.released import OutputQuery
     from sqlanon.methods.dataset import Dataset
     from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
+    from sqlanon.methods.generalization.local.run import Recoded
     from sqlanon.methods.generalization.result import Report
     from sqlanon.spec.schema import Spec, Transformation
     from sqlanon.sql.dialects import DialectProfile
@@ -57,8 +58,11 @@ class NodeRelease(Release):
 
 
 @contextlib.contextmanager
-def checked_node(spec: Spec, ds: Dataset) -> Iterator[CheckedNode]:
-    """Check the spec's node with one generalizing scan; the evaluator stays open inside."""
+def checked_node(spec: Spec, ds: Dataset, *, labels: bool = True) -> Iterator[CheckedNode]:
+    """Check the spec's node with one generalizing scan; the evaluator stays open inside.
+
+    ``labels``: the caller reads the checked classes' labels (a written output, metrics, a report's
+    figures); without, the scan may group by cheaper class keys (:class:`Evaluator`)."""
     from sqlanon.methods.generalization.evaluator import Evaluator
     from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import levels_of
@@ -66,7 +70,7 @@ def checked_node(spec: Spec, ds: Dataset) -> Iterator[CheckedNode]:
     problem = problem_for(spec, ds)
     levels = levels_of(spec, problem.qis)
     with ds.engine.purpose("class statistics"):
-        ev = Evaluator(problem, scan_levels=levels)
+        ev = Evaluator(problem, scan_levels=levels, scan_labels=labels)
     with ev:
         with ds.engine.purpose("class statistics"):
             node = ev.check(levels, spec.transformation.suppression_limit)
@@ -159,7 +163,8 @@ class Generalization(Method):
         spec = plan.spec
         if plan.verb == "anonymize":
             return _anonymize(plan, ds, sink)
-        with checked_node(spec, ds) as c:
+        # compile prints a statement that decides the classes itself: it reads only the node's counts
+        with checked_node(spec, ds, labels=plan.verb != "compile") as c:
             if plan.verb == "compile":
                 return sink.compile(ds, NodeRelease(spec, c, portable=True))
             report = measured(c.node, metric_names(spec, plan.option("metrics")), c.evaluator, spec,
@@ -175,7 +180,6 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     """Search the lattice, check the chosen node in SQL, measure it, and write the output (with
     ``recoding: local``, the rows of ARX's local recoding from that node)."""
     from sqlanon.methods.generalization.evaluator import Evaluator
-    from sqlanon.methods.generalization.local.run import Recoded, recode
     from sqlanon.methods.generalization.local.settings import local_recoding
     from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import measured, metric_names
@@ -213,7 +217,9 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
                                                 metric=plan.option("metric"),
                                                 time_limit=plan.option("time_limit"),
                                                 progress=plan.option("progress", False))
-            if local is not None:
+            if local is not None:  # imported here: the local recoding's modules cost start-up time
+                from sqlanon.methods.generalization.local.run import recode
+
                 recoded = recode(spec, local, ev, nodes, levels, found, time_limit=plan.option("time_limit"))
         if found["evaluated_in"] == "sql":  # the raw frequency table is there: reuse it
             return finish(ev, levels, found)

@@ -186,9 +186,10 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
             projections.append(released)
     unfit = plan.ref("unfit") if plan.has("unfit") else None
     classes = with_totals(plan, verdict, unfit) if enforce_limit else verdict
-    query = exp.select(*projections).from_(exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True)).join(
-        exp.alias_(classes, CLASS, table=True, quoted=True), on=nullsafe_join(ROWS, CLASS, p.qis),
-        join_type="inner")
+    query = exp.select(*projections).from_(
+        exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True, copy=False), copy=False).join(
+        exp.alias_(classes.copy(), CLASS, table=True, quoted=True, copy=False),
+        on=nullsafe_join(ROWS, CLASS, p.qis), join_type="inner", copy=False)
     allowed: exp.Expression | None = None if mask else keep
     fits = p.persons.fits(levels, ROWS) if p.persons is not None else None
     if fits is not None:  # a person whose rows fall in several classes is suppressed
@@ -196,5 +197,5 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
     if enforce_limit:
         allowed = exp.Case().when(within_limit(suppression_limit), allowed or exp.true()).else_(
             not_anonymous_failure(suppression_limit, target))
-    out.query = plan.as_query(query.where(allowed) if allowed is not None else query)
+    out.query = plan.as_query(query.where(allowed, copy=False) if allowed is not None else query)
     return out

@@ -51,12 +51,16 @@ class SourceScans:
             self.hierarchies.validate_coverage(self.raw, self.qis)
         return self.raw
 
-    def scan_node(self, levels: Mapping[str, int]) -> exp.Table:
-        """One GROUP BY of the source at the node's levels; table hierarchies go through integer codes."""
-        self.node_scan = self._node_scan(levels)
+    def scan_node(self, levels: Mapping[str, int], *, labels: bool = True) -> exp.Table:
+        """One GROUP BY of the source at the node's levels; table hierarchies go through integer codes.
+
+        ``labels``: each generalized QI holds its label; else a value equal exactly when the labels are
+        (a code, an interval's index: :meth:`~sqlanon.domain.hierarchy.base.Hierarchy.class_key`),
+        enough for checks that count classes and cheaper to build and group by."""
+        self.node_scan = self._node_scan(levels, labels)
         return self.node_scan
 
-    def _node_scan(self, levels: Mapping[str, int]) -> exp.Table:
+    def _node_scan(self, levels: Mapping[str, int], labels: bool) -> exp.Table:
         hierarchies = self.hierarchies.hierarchies
         temps = self.temporaries
         src = internal("src")
@@ -75,25 +79,30 @@ class SourceScans:
                 else:
                     lk, decode[a] = small[a]
                 alias_ = f"k{i}"
-                joins.append((as_expression(exp.alias_(lk, alias_, table=True, quoted=True)),
+                joins.append((as_expression(exp.alias_(lk, alias_, table=True, quoted=True, copy=False)),
                               exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
                 projections.append(alias(col("code", alias_), a))
             else:
-                projections.append(alias(h.expression(col(a, src), level), a))
+                value = h.expression(col(a, src), level) if labels else h.class_key(col(a, src), level)
+                projections.append(alias(value, a))
         sensitive = self.sensitive
-        counts = [alias(exp.Sum(this=col(checks.WEIGHT, src)), checks.N),
+        weight = [alias(col(checks.WEIGHT, src), checks.WEIGHT)] if self.weighted else []
+        rows = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *weight).from_(
+            exp.alias_(self.source.copy(), src, table=True, quoted=True, copy=False), copy=False)
+        for rel, on in joins:
+            rows = rows.join(rel, on=on, join_type="left", copy=False)
+        # grouped by name over the generalized rows: each expression is built and rendered once
+        counts = [alias(exp.Sum(this=col(checks.WEIGHT)), checks.N),
                   alias(exp.Count(this=exp.Star()), checks.PAIRS)] if self.weighted else \
             [alias(exp.Count(this=exp.Star()), checks.N)]
-        q = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *counts).from_(
-            exp.alias_(self.source.copy(), src, table=True, quoted=True))
-        for rel, on in joins:
-            q = q.join(rel, on=on, join_type="left", copy=False)
-        q = q.group_by(*[e.this.copy() for e in projections],
-                       *[col(s_, src) for s_ in sensitive])
-        if decode:  # integer codes decoded on the grouped rows, in the same statement
+        keys = [*self.qis, *sensitive]
+        q = exp.select(*map(col, keys), *counts).from_(
+            exp.alias_(exp.Subquery(this=rows), internal("g"), quoted=True, copy=False), copy=False
+        ).group_by(*map(col, keys), copy=False)
+        if decode and labels:  # integer codes decoded on the grouped rows, in the same statement
             q = self._decoded(q, decode)
         scan = temps.lasting("nodescan", q)
-        if decode:  # a NULL label: a value (or NULL) the hierarchy lacks; one query for all attributes
+        if decode:  # a NULL label or code: a value (or NULL) the hierarchy lacks; one query for all
             nulls = temps.engine.fetch(exp.select(*[
                 exp.alias_(exp.Count(this=exp.Case().when(exp.Is(this=col(a), expression=exp.Null()),
                                                           lit(1))), f"n{i}", quoted=True)
@@ -142,10 +151,10 @@ class SourceScans:
                 out.append(alias(col(a, "s"), a))
         counts = [col(checks.N, "s"), *([col(checks.PAIRS, "s")] if self.weighted else [])]
         g = exp.select(*out, *[col(s_, "s") for s_ in self.sensitive], *counts).from_(
-            exp.alias_(exp.Subquery(this=grouped), "s", quoted=True))
+            exp.alias_(exp.Subquery(this=grouped), "s", quoted=True, copy=False), copy=False)
         for a, d in decode.items():
             name = f"d{self.qis.index(a)}"
-            g = g.join(exp.alias_(d.copy(), name, table=True, quoted=True),
+            g = g.join(exp.alias_(d.copy(), name, table=True, quoted=True, copy=False),
                        on=exp.EQ(this=col("code", name), expression=col(a, "s")), join_type="left",
                        copy=False)
         return g

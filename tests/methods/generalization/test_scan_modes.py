@@ -39,3 +39,41 @@ def test_generalizing_scan_matches_raw_frequency_table(adult_engine, adult_hiera
             for field in ("rows", "classes", "outlier_rows", "min_class_size", "dm_star", "dm_kept",
                           "models"):
                 assert getattr(got, field) == getattr(expected, field), (levels, field)
+
+
+def test_a_scan_on_class_keys_checks_a_node_as_the_scan_on_labels(duck, tmp_path):
+    """compile reads only the node's counts: its scan groups by an interval's index and a file
+    hierarchy's code; the figures equal the labelled scan's, and a statistic beyond the class size
+    (l-diversity) keeps the labels."""
+    from sqlanon.domain.hierarchy import read_arx_csv
+    from sqlanon.domain.hierarchy.intervals import IntervalHierarchy
+    from sqlanon.domain.hierarchy.masks import MaskHierarchy
+
+    duck.con.execute("""CREATE TABLE t AS SELECT
+        CASE WHEN range % 17 = 0 THEN NULL ELSE (range * 37 % 400) / 10.0 - 3.5 END AS x,
+        lpad(CAST(range * 7919 % 900 AS VARCHAR), 3, '0') AS z,
+        ['a', 'b', 'c', 'd'][1 + range % 4] AS c,
+        CAST(range % 5 AS VARCHAR) AS s
+        FROM range(3000)""")
+    (tmp_path / "c.csv").write_text("a;ab;*\nb;ab;*\nc;cd;*\nd;cd;*\n", encoding="utf-8")
+    hierarchies = {"x": IntervalHierarchy((0.5, 2.5, 10)), "z": MaskHierarchy(3),
+                   "c": read_arx_csv(tmp_path / "c.csv")}
+    qis = ["x", "z", "c"]
+    nodes = [{"x": x, "z": z, "c": c} for x, z, c in [(1, 1, 1), (2, 2, 0), (3, 1, 2), (1, 0, 1), (4, 3, 2)]]
+    for models in ([KAnonymity(3)], [KAnonymity(2), LDiversity("s", 2, "distinct")]):
+        problem = Problem(duck, table("t"), qis, hierarchies, ["s"] if len(models) > 1 else [], models)
+        for levels in nodes:
+            with Evaluator(problem, scan_levels=levels) as labelled:
+                expected = labelled.check(levels, 0.1)
+                expected_rows = _rows(labelled, expected.verdict)
+            with Evaluator(problem, scan_levels=levels, scan_labels=False) as keyed:
+                got = keyed.check(levels, 0.1)
+                rows = _rows(keyed, got.verdict)
+                for field in ("rows", "classes", "outlier_rows", "outlier_classes", "min_class_size",
+                              "dm_star", "dm_kept", "models"):
+                    assert getattr(got, field) == getattr(expected, field), (levels, field)
+                x_values = {r[0] for r in rows} - {None}
+                if len(models) > 1:  # l-diversity reads more than the sizes: the labels stay
+                    assert rows == expected_rows
+                elif levels["x"] in (1, 2, 3):  # an interval's index instead of its label
+                    assert all(isinstance(v, int) for v in x_values), x_values
