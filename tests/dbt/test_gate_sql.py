@@ -15,7 +15,7 @@ from sqlanon.outputs.dbt.sql import (
     RELATION,
     SOURCE,
     UNDECIDED,
-    _problem,
+    gate_problem,
     gates,
     placeholder_text,
     privacy_gate_sql,
@@ -148,7 +148,7 @@ def test_the_one_gate_on_hash_codes_says_what_each_models_gate_says(adult_engine
     quasi-identifier tuples and of the sensitive values: the same messages as the models' own gates
     and as the one gate grouping on the values."""
     spec = spec_from_dict(two_attribute_spec(adult_dir, suppression_limit=0.1, suppressed="mask"))
-    problem, _ = _problem(spec)
+    problem, _ = gate_problem(spec)
     assert uses_codes(problem, profile("duckdb")) and not uses_codes(problem, profile("postgres"))
     separate = [run_gate(adult_engine, g.sql["duckdb"], "adult") for g in gates(spec, ["duckdb"])]
     expected = sorted(rows[0][0] for rows in separate if rows)
@@ -170,7 +170,7 @@ def test_the_one_gate_on_hash_codes_passes_the_anonymized_rows_and_fails_when_co
     report = api.anonymize(d, engine=adult_engine)
     d["transformation"] = {**spec_dict(adult_dir, [])["transformation"], "suppression_limit": 0.1,
                            "suppressed": "mask", "levels": report.node.levels}
-    problem, _ = _problem(spec_from_dict(d))
+    problem, _ = gate_problem(spec_from_dict(d))
     duckdb = profile("duckdb")
     assert run_gate(adult_engine, privacy_gate_sql(problem, 0.1, duckdb), "adult_anon2") == []
     adult_engine.con.execute("CREATE OR REPLACE MACRO weak_hash(a, b := 0, c := 0) AS hash(a, b, c) % 2")

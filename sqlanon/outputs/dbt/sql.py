@@ -50,7 +50,8 @@ def placeholder_text(name: str, dialect: str) -> str:
     return render(table(name), profile(dialect))
 
 
-def _problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
+def gate_problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
+    """The spec's problem reading the placeholder :data:`RELATION`, and its levels."""
     problem, levels = offline_problem(spec)
     return dataclasses.replace(problem, source=table(RELATION)), levels
 
@@ -59,7 +60,7 @@ def model_select(spec: Spec, dialect: str, *, enforce_limit: bool) -> str:
     """The spec's released rows as one SELECT for ``dialect`` (no trailing ``;``), reading
     :data:`RELATION`; ``enforce_limit``: the statement fails when the failing rows exceed the limit."""
     target = profile(dialect)
-    problem, levels = _problem(spec)
+    problem, levels = gate_problem(spec)
     oq = output_query(spec, list(spec.attributes), problem, levels, spec.transformation.suppression_limit,
                       target, enforce_limit=enforce_limit)
     return select_sql(oq, target).rstrip().rstrip(";")
@@ -285,7 +286,7 @@ def gates(spec: Spec, dialects: list[str], *, view: bool = False, one: bool = Fa
         raise UnsupportedError("the dbt privacy gates count the released model's rows, and with a privacy "
                                "unit a person has many: write the output with `sqlanon apply` (modes table, "
                                "view, in_place or sql) instead")
-    problem, levels = _problem(spec)
+    problem, levels = gate_problem(spec)
     out: list[Gate] = []
     limit = spec.transformation.suppression_limit
     masks = not all((h := problem.hierarchies.get(a)) is not None and levels.get(a, 0) >= h.height
