@@ -59,14 +59,17 @@ def coded_frequency(plan: Plan, source: exp.Expression, qis: Sequence[str], sens
     def code(*columns: str) -> exp.Expression:
         return exp.Anonymous(this=hash_function, expressions=[col(c) for c in columns])
 
+    # one read of the relation for the codes and every dictionary: a view (a model that anonymizes
+    # on each read) is then computed once
+    rows = plan.add("rows", exp.select(*[col(c) for c in [*qis, *sensitive]]).from_(source.copy()))
     keys = [code(*qis), *(code(s) for s in sensitive)]
     names = [TUPLE_CODE, *(value_code(i) for i in range(len(sensitive)))]
     codes = plan.add("codes", exp.select(*[alias(k, n) for k, n in zip(keys, names, strict=True)],
-                                         alias(count_star(), N)).from_(source.copy()).group_by(
+                                         alias(count_star(), N)).from_(rows.copy()).group_by(
         *[k.copy() for k in keys]))
 
     def dictionary(name: str, columns: Sequence[str], code_name: str) -> exp.Table:
-        distinct = exp.select(*[col(c) for c in columns]).from_(source.copy()).group_by(
+        distinct = exp.select(*[col(c) for c in columns]).from_(rows.copy()).group_by(
             *[col(c) for c in columns])
         return plan.add(name, exp.select(exp.Star(), alias(code(*columns), code_name)).from_(
             exp.alias_(exp.Subquery(this=distinct), internal("d"), quoted=True)))
