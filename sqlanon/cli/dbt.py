@@ -45,9 +45,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--database", help="where a spec with a search runs it (default: source.database)")
     m.add_argument("--gates-only", action="store_true",
                    help="write only the gates' macros (tests sqlanon_NAME_<gate>), for a model of your own")
-    m.add_argument("--one-gate", action="store_true",
-                   help="one test, sqlanon_NAME_privacy, for every privacy model and the suppression "
-                        "limit: one statement, one scan of the model, instead of one test each")
+    form = m.add_mutually_exclusive_group()
+    form.add_argument("--one-gate", action="store_true",
+                      help="(the default) one test, sqlanon_NAME_privacy, for every privacy model and the "
+                           "suppression limit: one statement, one scan of the model")
+    form.add_argument("--separate-gates", action="store_true",
+                      help="one test per privacy model and one for the suppression limit, each reading "
+                           "the model again (severity, warn_if or store_failures can then differ per gate)")
     m.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 naming the generated files that are stale")
     g = sub.add_parser("gates", help="compile the SQL of the project's sqlanon.* generic tests",
@@ -76,6 +80,8 @@ def _command(args: argparse.Namespace, spec_shown: str) -> str:
         value = getattr(args, flag)
         if value is not None and not (flag == "materialized" and value == "table"):
             words += [f"--{flag}", value]
+    if args.separate_gates:
+        words.append("--separate-gates")
     return shlex.join(words)
 
 
@@ -140,7 +146,7 @@ def run_model(args: argparse.Namespace) -> int:
         spec = _fixed_levels(args, spec, recorded)
     texts = {paths["macros"]: files.macros_text(spec, name=name, dialect=dialect, shown_spec=shown,
                                                 command=command, materialized=args.materialized,
-                                                one=args.one_gate)}
+                                                one=not args.separate_gates)}
     if not args.gates_only:
         texts[paths["model"]] = files.model_text(spec, name=name, dialect=dialect, source=reads,
                                                  materialized=args.materialized, shown_spec=shown,
@@ -148,7 +154,7 @@ def run_model(args: argparse.Namespace) -> int:
         texts[paths["properties"]] = files.properties_text(spec, name=name, source=reads,
                                                            shown_spec=shown, command=command,
                                                            materialized=args.materialized,
-                                                           one=args.one_gate)
+                                                           one=not args.separate_gates)
     if args.check:
         return _stale(texts, command)
     project.write_files(texts)

@@ -72,6 +72,9 @@ class DialectProfile:
     reads, for targets whose SHA-256 does not take text (``("CONVERT_TO", "UTF8")``)."""
     sha256_returns_bytes: bool = False
     """Whether the target's SHA-256 returns bytes, which still need hex encoding."""
+    equality_hash: str | None = None
+    """A 64-bit hash function of one or more values that gives values comparing equal the same hash
+    (DuckDB ``HASH``): lets a large grouping run on integer codes instead of the values."""
     scan_order: str | None = None
     """The function numbering rows in scan order, for targets whose ``ROW_NUMBER()`` needs an
     ``ORDER BY`` (Spark: ``MONOTONICALLY_INCREASING_ID``): :func:`adapt` orders by it."""
@@ -125,7 +128,7 @@ PROFILES: Registry[DialectProfile] = Registry("SQL dialect", sort=False)
 """Our name of a target dialect -> its profile, in the order messages list them."""
 for _profile in (
     DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"}),
-                   case_insensitive_names=True, double_text_is_repr=True),
+                   case_insensitive_names=True, double_text_is_repr=True, equality_hash="HASH"),
     DialectProfile("postgres", "postgres", functions=_without("Median"),
                    anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
                    nullsafe_hash_join=False, max_name_bytes=63,

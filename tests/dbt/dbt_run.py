@@ -67,9 +67,11 @@ def dbt(project: Path, *args: str, cwd: Path | None = None) -> subprocess.Comple
 
 
 def generate(project: Path, *extra: str) -> int:
-    """`sqlanon dbt model` of the project's spec, reading the source `raw.adult`."""
+    """`sqlanon dbt model` of the project's spec, reading the source `raw.adult`; a gate per privacy
+    model (the project's YAML puts them on other models) unless ``extra`` asks for the one gate."""
+    form = [] if "--one-gate" in extra else ["--separate-gates"]
     return main(["dbt", "model", str(project / "spec.yml"), "--project", str(project),
-                 "--source", "raw.adult", *extra])
+                 "--source", "raw.adult", *extra, *form])
 
 
 def install_and_build(project: Path) -> subprocess.CompletedProcess[str]:

@@ -38,7 +38,8 @@ def test_the_model_is_compiled_for_the_profiles_adapter(project):
     assert model.splitlines()[0].endswith("spec.yml for duckdb: do not edit; regenerate with")
     assert "{{ config(materialized='table') }}" in model and "{{ ref('people') }}" in model
     assert "sqlanon: not anonymous" in model and not model.rstrip().endswith(";")
-    assert run(project, "--target", "pg", "--ref", "stg_people", "--materialized", "view") == 0
+    assert run(project, "--target", "pg", "--ref", "stg_people", "--materialized", "view",
+               "--separate-gates") == 0
     model = (project / "dbt_models" / "people_anon.sql").read_text()
     assert "for postgres" in model.splitlines()[0] and "{{ ref('stg_people') }}" in model
     assert "materialized='view'" in model and "sqlanon: not anonymous" not in model
@@ -65,13 +66,32 @@ def test_one_gate_wires_one_test_for_every_model_and_the_limit(project):
     assert "--one-gate" in gates.splitlines()[1] and run(project, "--one-gate", "--check") == 0
 
 
+def test_the_one_gate_is_the_default_and_separate_gates_are_asked_for(project, capsys):
+    assert run(project) == 0
+    properties = yaml.safe_load((project / "dbt_models" / "people_anon.yml").read_text())
+    assert properties["models"][0]["data_tests"] == [
+        {"sqlanon_people_anon_privacy": {"arguments": {"source_model": "ref('people')"}}}]
+    assert run(project, "--separate-gates") == 0
+    properties = yaml.safe_load((project / "dbt_models" / "people_anon.yml").read_text())
+    assert properties["models"][0]["data_tests"] == [
+        "sqlanon_people_anon_k_anonymity",
+        {"sqlanon_people_anon_suppression_limit": {"arguments": {"source_model": "ref('people')"}}}]
+    gates = (project / "macros" / "sqlanon_people_anon_gates.sql").read_text()
+    assert "sqlanon_people_anon_privacy" not in gates
+    assert gates.splitlines()[1].endswith("--separate-gates #}")
+    assert run(project, "--separate-gates", "--check") == 0 and run(project, "--check") == 1
+    assert run(project, "--one-gate", "--separate-gates") == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
 def test_gates_only_writes_the_gates_for_a_model_of_ones_own(project):
-    assert run(project, "--gates-only", "--name", "patients", "--ref", "stg_people") == 0
+    assert run(project, "--gates-only", "--name", "patients", "--ref", "stg_people", "--separate-gates") == 0
     assert sorted(p.name for p in project.rglob("*.sql")) == ["sqlanon_patients_gates.sql"]
     gates = (project / "macros" / "sqlanon_patients_gates.sql").read_text()
     assert "{% test sqlanon_patients_k_anonymity(model) %}" in gates
     assert "--gates-only --name patients --ref stg_people" in gates.splitlines()[1]
-    assert run(project, "--gates-only", "--name", "patients", "--ref", "stg_people", "--check") == 0
+    assert run(project, "--gates-only", "--name", "patients", "--ref", "stg_people", "--separate-gates",
+               "--check") == 0
 
 
 def test_check_fails_on_a_missing_file_and_passes_after_writing(project, capsys):

@@ -51,8 +51,12 @@ def require_anonymous(node: NodeCheck) -> None:
 
 
 def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, levels: dict[str, int],
-                    evaluator: Evaluator | None = None, *, portable: bool = True) -> exp.Table:
+                    evaluator: Evaluator | None = None, *, portable: bool = True,
+                    frequency: exp.Select | None = None) -> exp.Table:
     """Add the checks' relations (as in :meth:`Evaluator.check`) to ``plan``; returns the verdict.
+
+    ``frequency``: a query computing the frequency table another way (its columns and rows those of
+    :func:`checks.frequency_query` over the problem's source), used in its place.
 
     Without ``evaluator`` (compiling without a connection) a statistic that needs relations built in
     the database (a research subset) is refused. ``portable``: the statement must run outside this
@@ -61,8 +65,9 @@ def check_relations(plan: Plan, problem: Problem, generalizer: Generalizer, leve
     p = problem
     sensitive = p.check_sensitive
     counted = p.source if p.persons is None else plan.add("persons", p.persons_source())
-    freq = plan.add("freq", checks.frequency_query(counted, p.qis, sensitive, weighted=p.weighted,
-                                                   extra=p.fit_columns))
+    freq = plan.add("freq", frequency if frequency is not None else
+                    checks.frequency_query(counted, p.qis, sensitive, weighted=p.weighted,
+                                           extra=p.fit_columns))
     gen = plan.add("gen", checks.generalized_query(freq, generalizer, levels, sensitive,
                                                    weighted=p.weighted, where=p.fits(levels)))
     statistics = checks.statistics_of(p.models)

@@ -20,6 +20,7 @@ from sqlanon.domain.hierarchy.base import TOP
 from sqlanon.domain.models.base import PrivacyModel, Statistic, stat_attribute
 from sqlanon.methods.generalization.evaluator import Problem
 from sqlanon.methods.generalization.output_query import check_relations, output_query
+from sqlanon.outputs.dbt.coded import coded_frequency
 from sqlanon.outputs.offline import offline_problem
 from sqlanon.outputs.writer import select_sql
 from sqlanon.spec.schema import Spec
@@ -39,6 +40,9 @@ RARE = "no_rare_values"
 """The gate that no value of a quasi-identifier, unless suppressed, is in fewer than k rows."""
 RARE_DEFAULT_K = 2
 """The rare-value gate's k for a spec none of whose models has a ``k``: no value is unique."""
+UNDECIDED = ("cannot check the privacy models: two different values of the model share a hash code, "
+             "so its classes cannot be told apart by their codes")
+"""The one gate's message when its hash codes (:mod:`.coded`) do not stand for one value each."""
 
 
 def placeholder_text(name: str, dialect: str) -> str:
@@ -46,7 +50,8 @@ def placeholder_text(name: str, dialect: str) -> str:
     return render(table(name), profile(dialect))
 
 
-def _problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
+def gate_problem(spec: Spec) -> tuple[Problem, dict[str, int]]:
+    """The spec's problem reading the placeholder :data:`RELATION`, and its levels."""
     problem, levels = offline_problem(spec)
     return dataclasses.replace(problem, source=table(RELATION)), levels
 
@@ -55,7 +60,7 @@ def model_select(spec: Spec, dialect: str, *, enforce_limit: bool) -> str:
     """The spec's released rows as one SELECT for ``dialect`` (no trailing ``;``), reading
     :data:`RELATION`; ``enforce_limit``: the statement fails when the failing rows exceed the limit."""
     target = profile(dialect)
-    problem, levels = _problem(spec)
+    problem, levels = gate_problem(spec)
     oq = output_query(spec, list(spec.attributes), problem, levels, spec.transformation.suppression_limit,
                       target, enforce_limit=enforce_limit)
     return select_sql(oq, target).rstrip().rstrip(";")
@@ -183,20 +188,41 @@ def over_limit(kept: exp.Select, limit: float) -> exp.Select:
     return query
 
 
+def uses_codes(problem: Problem, target: DialectProfile) -> bool:
+    """Whether the one gate groups on hash codes (:mod:`.coded`): on a target with an equality hash,
+    when the frequency table groups by two or more sensitive attributes besides the
+    quasi-identifiers (with one, grouping by the values costs less than the codes and dictionaries)."""
+    return target.equality_hash is not None and bool(problem.qis) and len(problem.check_sensitive) >= 2
+
+
 def privacy_gate_sql(problem: Problem, limit: float, target: DialectProfile, *,
-                     masks: bool = True) -> str:
+                     masks: bool = True, coded: bool | None = None) -> str:
     """Every privacy model and the suppression limit in one statement, on one scan of the tested
     relation: a row (with the message of the model's own gate) per failing model, naming its worst
     class, and one when the suppressed rows exceed the limit. The unsuppressed rows are counted on
-    the per-class verdict, not on the relation."""
+    the per-class verdict, not on the relation.
+
+    ``coded``: build the frequency table on hash codes (default :func:`uses_codes`); the statement
+    then also returns a row when two values share a code, rather than check merged classes."""
     qis = list(problem.qis)
+    # only the sensitive attributes a model reads: the others would only make the grouping finer
+    read = {a for m in problem.models for a in m.sensitive_attributes()}
+    problem = dataclasses.replace(problem, sensitive=[a for a in problem.sensitive if a in read])
     plan = Plan(prefix=internal(""))
-    verdict = check_relations(plan, problem, Generalizer(qis, problem.hierarchies, {}), dict.fromkeys(qis, 0))
+    frequency = None
+    if coded if coded is not None else uses_codes(problem, target):
+        if target.equality_hash is None:
+            raise ValueError(f"{target.name} has no equality hash to group on codes")
+        frequency = coded_frequency(plan, problem.source, qis, problem.check_sensitive, target.equality_hash)
+    verdict = check_relations(plan, problem, Generalizer(qis, problem.hierarchies, {}), dict.fromkeys(qis, 0),
+                              frequency=frequency.query if frequency is not None else None)
     masked = _masked(qis) if masks else exp.false()
     kept = exp.select(alias(exp.Sum(this=exp.Case().when(masked, lit(0)).else_(col(SIZE))),
                             internal("kept"))).from_(verdict.copy())
     parts = [*(worst_class(verdict, qis, m, i) for i, m in enumerate(problem.models)),
              over_limit(kept, limit)]
+    if frequency is not None:
+        parts.append(exp.select(alias(lit(UNDECIDED), MESSAGE)).where(frequency.unsound(plan.ref("freq"))))
     selects = [exp.select(col(MESSAGE)).from_(
         exp.alias_(exp.Subquery(this=part), internal(f"g{i}"), quoted=True)) for i, part in enumerate(parts)]
     union: exp.Query = selects[0]
@@ -260,7 +286,7 @@ def gates(spec: Spec, dialects: list[str], *, view: bool = False, one: bool = Fa
         raise UnsupportedError("the dbt privacy gates count the released model's rows, and with a privacy "
                                "unit a person has many: write the output with `sqlanon apply` (modes table, "
                                "view, in_place or sql) instead")
-    problem, levels = _problem(spec)
+    problem, levels = gate_problem(spec)
     out: list[Gate] = []
     limit = spec.transformation.suppression_limit
     masks = not all((h := problem.hierarchies.get(a)) is not None and levels.get(a, 0) >= h.height

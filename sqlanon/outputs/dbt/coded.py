@@ -1,0 +1,87 @@
+"""The checks' frequency table of the tested relation, grouped on hash codes of the values.
+
+The frequency table groups the rows by the quasi-identifiers and the sensitive attributes together.
+With two or more sensitive attributes it has many times more groups than there are classes, and a
+hash table keyed by all those values costs several times a ``GROUP BY`` of the quasi-identifiers. On
+a target with an equality hash (:attr:`DialectProfile.equality_hash`) the scan instead groups by
+three kinds of integer codes: the hash of the quasi-identifier tuple and the hash of each sensitive
+value. Dictionaries map the codes back to the values: the distinct quasi-identifier tuples (a
+``GROUP BY`` of the quasi-identifiers) and the distinct values of each sensitive attribute, each
+with its hash. Joining the codes to the dictionaries gives exactly the frequency table, unless two
+different tuples or values share a code; :func:`CodedFrequency.unsound` then holds, and the gate
+fails instead of checking merged classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlanon.compile.checks import N
+from sqlanon.compile.plan import Plan
+from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal
+
+TUPLE_CODE = internal("tuple_code")
+"""The hash of a row's quasi-identifier tuple."""
+
+
+def value_code(index: int) -> str:
+    """The column holding the hash of the ``index``-th sensitive attribute's value."""
+    return internal(f"value_code{index}")
+
+
+@dataclass(frozen=True)
+class CodedFrequency:
+    query: exp.Select
+    """The frequency table: the quasi-identifiers, the sensitive attributes and :data:`N`."""
+    codes: exp.Table
+    dictionaries: list[tuple[exp.Table, str]]
+    """Each dictionary with its code column."""
+
+    def unsound(self, frequency: exp.Table) -> exp.Expression:
+        """True when the codes do not stand for exactly one tuple or value each: a code appears twice
+        in a dictionary, or ``frequency`` (the joined table) does not have the relation's rows."""
+        doubled: list[exp.Expression] = [
+            exp.Exists(this=exp.select(col(code)).from_(dictionary.copy()).group_by(col(code)).having(
+                exp.GT(this=count_star(), expression=exp.Literal.number(1))))
+            for dictionary, code in self.dictionaries]
+        rows = [exp.Subquery(this=exp.select(exp.Sum(this=col(N))).from_(t.copy()))
+                for t in (frequency, self.codes)]
+        return as_expression(exp.or_(*doubled, exp.NullSafeNEQ(this=rows[0], expression=rows[1])))
+
+
+def coded_frequency(plan: Plan, source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str],
+                    hash_function: str) -> CodedFrequency:
+    """Add the codes and the dictionaries to ``plan``; returns the query joining them into the
+    frequency table of ``source`` by ``qis`` and ``sensitive``."""
+    def code(*columns: str) -> exp.Expression:
+        return exp.Anonymous(this=hash_function, expressions=[col(c) for c in columns])
+
+    # one read of the relation for the codes and every dictionary: a view (a model that anonymizes
+    # on each read) is then computed once
+    rows = plan.add("rows", exp.select(*[col(c) for c in [*qis, *sensitive]]).from_(source.copy()))
+    keys = [code(*qis), *(code(s) for s in sensitive)]
+    names = [TUPLE_CODE, *(value_code(i) for i in range(len(sensitive)))]
+    codes = plan.add("codes", exp.select(*[alias(k, n) for k, n in zip(keys, names, strict=True)],
+                                         alias(count_star(), N)).from_(rows.copy()).group_by(
+        *[k.copy() for k in keys]))
+
+    def dictionary(name: str, columns: Sequence[str], code_name: str) -> exp.Table:
+        distinct = exp.select(*[col(c) for c in columns]).from_(rows.copy()).group_by(
+            *[col(c) for c in columns])
+        return plan.add(name, exp.select(exp.Star(), alias(code(*columns), code_name)).from_(
+            exp.alias_(exp.Subquery(this=distinct), internal("d"), quoted=True)))
+
+    tuples = dictionary("tuples", qis, TUPLE_CODE)
+    values = [dictionary(f"values{i}", [s], value_code(i)) for i, s in enumerate(sensitive)]
+    query = exp.select(*[col(q, "t") for q in qis], *[col(s, f"v{i}") for i, s in enumerate(sensitive)],
+                       col(N, "c")).from_(exp.alias_(codes.copy(), "c", table=True, quoted=True)).join(
+        exp.alias_(tuples.copy(), "t", table=True, quoted=True),
+        on=exp.EQ(this=col(TUPLE_CODE, "c"), expression=col(TUPLE_CODE, "t")))
+    for i, v in enumerate(values):
+        query = query.join(exp.alias_(v.copy(), f"v{i}", table=True, quoted=True),
+                           on=exp.EQ(this=col(value_code(i), "c"), expression=col(value_code(i), f"v{i}")))
+    return CodedFrequency(query, codes,
+                          [(tuples, TUPLE_CODE), *((v, value_code(i)) for i, v in enumerate(values))])
