@@ -12,7 +12,7 @@ from sqlanon.errors import SpecError, did_you_mean
 
 KEYS = ("k", "importance", "solver", "heuristic", "time_limit", "suppressed_value", "alpha")
 SOLVERS = ("heuristic", "exact")
-HEURISTICS = ("cover", "pattern", "sdcmicro")
+HEURISTICS = ("cover", "pattern", "sdcmicro", "rounds")
 DEFAULT_TIME_LIMIT = 60.0
 
 
