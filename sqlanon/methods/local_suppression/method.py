@@ -94,7 +94,7 @@ class LocalSuppression(Method):
             done = suppressed(plan.spec, ds)
             try:
                 if plan.verb == "compile":
-                    _refuse_foreign_labels(plan, ds)
+                    _refuse_foreign_labels(plan, ds, done.rows.levels)
                     _read_decisions(done, kept=False)
                     return sink.compile(ds, CellRelease(plan.spec, ds, done))
                 if plan.verb == "apply" and plan.writes:
@@ -120,22 +120,28 @@ def _read_decisions(done: Suppressed, kept: bool) -> None:
         done.decisions = decisions(done.mapping)
 
 
-def _refuse_foreign_labels(plan: Plan, ds: Dataset) -> None:
+def _refuse_foreign_labels(plan: Plan, ds: Dataset, levels: Any) -> None:
     """Generalized values are matched as the text this engine wrote for them; another dialect may
     write the numbers inside a label differently, so the printed decisions would not match."""
     target = plan.dialect or plan.spec.output.dialect
-    if plan.spec.settings.levels and target and target != ds.engine.dialect.name:
+    if any(levels.values()) and target and target != ds.engine.dialect.name:
         raise refusal(plan.spec, f"the decisions hold generalized values as {ds.engine.dialect.name} writes "
                                  f"them, which {target} may write otherwise: compile for "
                                  f"{ds.engine.dialect.name}, or run apply on the {target} database",
                       "transformation.levels")
 
 
-def suppressed(spec: Spec, ds: Dataset) -> Suppressed:
-    """Read the frequency table, solve, and measure the result."""
+def suppressed(spec: Spec, ds: Dataset, s: LocalSuppressionSettings | None = None) -> Suppressed:
+    """Read the frequency table, solve, and measure the result (``s``: the settings, when not the
+    spec's own, as for a node of the levels' search)."""
     from sqlanon.methods.local_suppression.queries import Rows, frequency_query
 
-    s: LocalSuppressionSettings = spec.settings
+    if s is None:
+        s = spec.settings
+        if s.cell_weight is not None:
+            from sqlanon.methods.local_suppression.searched import searched
+
+            return searched(spec, ds, s)
     order = ds.column_names
     qis = sorted(spec.quasi_identifiers, key=order.index)
     hierarchies = {a: h for a in qis if (h := spec.attributes[a].hierarchy) is not None}
@@ -149,24 +155,24 @@ def suppressed(spec: Spec, ds: Dataset) -> Suppressed:
 
         mapping, count = frequency_table(ds.engine, rows)
         if count > IN_MEMORY_MAX:
-            return _in_engine(spec, rows, mapping)
+            return _in_engine(spec, s, rows, mapping)
         try:
             fetched = fetch_frequencies(mapping)
         finally:
             ds.engine.drop(mapping.name)
     else:
         _, fetched = ds.engine.fetch(frequency_query(rows).limit(MAX_COMBINATIONS + 1))
-    return _in_memory(spec, rows, fetched)
+    return _in_memory(spec, s, rows, fetched)
 
 
-def _in_memory(spec: Spec, rows: Rows, fetched: list[tuple[Any, ...]]) -> Suppressed:
+def _in_memory(spec: Spec, s: LocalSuppressionSettings, rows: Rows, fetched: list[tuple[Any, ...]]
+               ) -> Suppressed:
     import numpy as np
 
     from sqlanon.errors import SpecError
     from sqlanon.methods.local_suppression.combos import Combos
     from sqlanon.methods.local_suppression.solve import decisions, suppress
 
-    s: LocalSuppressionSettings = spec.settings
     qis = rows.qis
     if len(fetched) > MAX_COMBINATIONS:
         raise SpecError(f"the quasi-identifiers have more than {MAX_COMBINATIONS:,} distinct combinations; "
@@ -176,32 +182,31 @@ def _in_memory(spec: Spec, rows: Rows, fetched: list[tuple[Any, ...]]) -> Suppre
     fetched.sort(key=lambda r: tuple((v is None, str(v)) for v in r[:-1]))
     values = [tuple(None if v is None else str(v) for v in r[:-1]) for r in fetched]
     combos = Combos.of(values, [int(r[-1]) for r in fetched])
-    _enough_rows(spec, combos.rows)
+    _enough_rows(spec, s, combos.rows)
     result = suppress(combos, qis, s)
     chosen, split = decisions(combos, values, result)
     cells = result.cells_per_attribute(combos)
     weights = [s.weight(a) for a in qis]
     warnings = [result.status] if s.solver == "heuristic" and result.status else []
-    report = _report(spec, qis, combos.rows, len(combos.counts), [int(n) for n in cells],
+    report = _report(spec, s, qis, combos.rows, len(combos.counts), [int(n) for n in cells],
                      result.rows_touched(combos), result.achieved_k(combos, s.alpha),
                      result.cost(combos, np.array(weights)), result.optimal, warnings)
     return Suppressed(rows, chosen, split, report)
 
 
-def _in_engine(spec: Spec, rows: Rows, mapping: Mapping) -> Suppressed:
+def _in_engine(spec: Spec, s: LocalSuppressionSettings, rows: Rows, mapping: Mapping) -> Suppressed:
     """The rounds as SQL; the mapping table stays on the engine for the output."""
     from sqlanon.methods.local_suppression.in_engine import measures, solve
 
-    s: LocalSuppressionSettings = spec.settings
     weights = [s.weight(a) for a in rows.qis]
     try:
         solve(mapping, s, weights, _count(mapping))
         m = measures(mapping, s.alpha)
-        _enough_rows(spec, m.rows)
+        _enough_rows(spec, s, m.rows)
     except BaseException:
         mapping.engine.drop(mapping.name)
         raise
-    report = _report(spec, rows.qis, m.rows, m.combinations, m.cells, m.rows_touched, m.achieved_k,
+    report = _report(spec, s, rows.qis, m.rows, m.combinations, m.cells, m.rows_touched, m.achieved_k,
                      float(sum(w * c for w, c in zip(weights, m.cells))), False, [])
     return Suppressed(rows, [], False, report, mapping)
 
@@ -214,19 +219,19 @@ def _count(mapping: Mapping) -> int:
     return int(mapping.engine.fetch(exp.select(count_star()).from_(table(mapping.name)))[1][0][0])
 
 
-def _enough_rows(spec: Spec, rows: int) -> None:
+def _enough_rows(spec: Spec, s: LocalSuppressionSettings, rows: int) -> None:
     from sqlanon.errors import SpecError
 
-    if rows < spec.settings.k:
-        raise SpecError(f"k = {spec.settings.k} is larger than the number of rows ({rows})",
+    if rows < s.k:
+        raise SpecError(f"k = {s.k} is larger than the number of rows ({rows})",
                         path="transformation.k", source=spec.path)
 
 
-def _report(spec: Spec, qis: list[str], rows: int, combinations: int, cells: list[int], touched: int,
-            achieved: float, cost: float, optimal: bool, warnings: list[str]) -> LocalSuppressionReport:
+def _report(spec: Spec, s: LocalSuppressionSettings, qis: list[str], rows: int, combinations: int,
+            cells: list[int], touched: int, achieved: float, cost: float, optimal: bool, warnings: list[str]
+            ) -> LocalSuppressionReport:
     from sqlanon.methods.local_suppression.result import LocalSuppressionReport
 
-    s: LocalSuppressionSettings = spec.settings
     summary: dict[str, Any] = {"method": "local_suppression", "k": s.k, "solver": s.solver,
                                **({"heuristic": s.heuristic} if s.solver == "heuristic" else
                                   {"time_limit": s.time_limit}),
