@@ -8,10 +8,12 @@ nearest combinations make it lose), the second rewrites the mapping with those c
 The number of statements grows with the rounds (at most d + 1 with ``alpha = 1``), not with the
 combinations, and no combination leaves the engine.
 
-Wildcard frequencies are a join of the current combinations with themselves on "NULL or equal" at
-every attribute; the nearest combinations of an unsafe one come from one GROUP BY over its pairs:
-the smallest positive distance, and per attribute the smallest distance of a pair that differs
-there (the attribute is a candidate's when the two are equal).
+Wildcard frequencies are an equi-join over the patterns of NULL cells (:meth:`Mapping.frequencies`);
+the same join counts, per attribute j, the combinations that match with j hidden, which says
+whether a combination at distance 1 differs at j. Only an unsafe combination with none at distance
+1 is compared with every combination: one GROUP BY over its pairs gives the smallest positive
+distance and, per attribute, the smallest distance of a pair that differs there (the attribute is a
+candidate's when the two are equal).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ COUNT = internal("n")
 CHOICE = internal("j")
 FK = internal("fk")
 DIST = internal("dist")
+MATCHED = internal("m")
 
 
 def original(i: int) -> str:
@@ -70,23 +73,76 @@ class Mapping:
                 .group_by(*[c.copy() for c in cs]))
 
     def frequencies(self, alpha: float) -> exp.Select:
-        """Every current combination with its wildcard frequency."""
-        d = self.width
-        wild = exp.or_(*[exp.Is(this=col(current(i), "b"), expression=exp.Null()) for i in range(d)])
-        weight = exp.Case().when(wild, lit(float(alpha))).else_(lit(1.0))
-        on = exp.and_(*[_match(i, "a", "b") for i in range(d)])
-        return (exp.select(*[col(current(i), "a") for i in range(d)],
-                           alias(exp.Sum(this=exp.Mul(this=as_double(col(COUNT, "b")), expression=weight)),
-                                 FK))
-                .from_(sub(self.combinations(), "a"))
-                .join(sub(self.combinations(), "b"), on=on)
-                .group_by(*[col(current(i), "a") for i in range(d)]))
+        """Every current combination with its wildcard frequency.
 
-    def choices(self, k: int, alpha: float, order: Sequence[int]) -> exp.Select:
+        a and b match when they agree outside A ∪ B, their sets of NULL cells. For every set X of
+        NULL cells that occurs, each b is keyed by its codes with the cells of B ∪ X set to 0 (codes
+        start at 1), summed by (X, B, key); each a looks up, for every X, the key of its codes with
+        A ∪ X set to 0 under (A, X). So the join is on equality, with combinations × patterns rows
+        on each side, instead of every pair of combinations.
+
+        Also, unweighted, the number of combinations a matches (``MATCHED``) and, for every attribute
+        j, that number with j hidden too (``h<j>``): a combination at distance exactly 1 that differs
+        at j exists when the second is larger.
+        """
+        d = self.width
+        null = [exp.Is(this=col(current(i)), expression=exp.Null()) for i in range(d)]
+        wild = exp.or_(*[n.copy() for n in null])
+        weight = exp.Case().when(wild, lit(float(alpha))).else_(lit(1.0))
+        flags = [alias(exp.Case().when(null[i].copy(), lit(1)).else_(lit(0)), f"p{i}") for i in range(d)]
+        cur = exp.select(*[col(current(i)) for i in range(d)], *flags,
+                         alias(exp.Mul(this=as_double(col(COUNT)), expression=weight), "w")
+                         ).from_(sub(self.combinations(), "c"))
+        patterns = exp.select(*[col(f"p{i}") for i in range(d)]).distinct().from_(sub(cur.copy(), "z"))
+
+        patterns = (exp.select(exp.Star()).from_(sub(patterns, "x0"))
+                    .join(exp.values([(lit(e),) for e in range(-1, d)], alias="e", columns=["e"]),
+                          join_type="cross"))
+
+        def key(i: int, side: str) -> exp.Expression:
+            hidden = exp.or_(exp.Is(this=col(current(i), side), expression=exp.Null()),
+                             exp.EQ(this=col(f"p{i}", "x"), expression=lit(1)),
+                             exp.EQ(this=col("e", "x"), expression=lit(i)))
+            return exp.Case().when(hidden, lit(0)).else_(col(current(i), side))
+
+        right = (exp.select(*[alias(col(f"p{i}", "x"), f"a{i}") for i in range(d)],
+                            *[alias(col(f"p{i}", "b"), f"b{i}") for i in range(d)],
+                            *[alias(key(i, "b"), f"k{i}") for i in range(d)], col("e", "x"),
+                            alias(exp.Sum(this=col("w", "b")), "w"), alias(count_star(), "cnt"))
+                 .from_(sub(cur.copy(), "b")).join(sub(patterns.copy(), "x"), join_type="cross")
+                 .group_by(*[col(f"p{i}", "x") for i in range(d)], *[col(f"p{i}", "b") for i in range(d)],
+                           *[key(i, "b") for i in range(d)], col("e", "x")))
+        left = (exp.select(*[col(current(i), "a") for i in range(d)],
+                           *[alias(col(f"p{i}", "a"), f"a{i}") for i in range(d)],
+                           *[alias(col(f"p{i}", "x"), f"b{i}") for i in range(d)],
+                           *[alias(key(i, "a"), f"k{i}") for i in range(d)], col("e", "x"))
+                .from_(sub(cur, "a")).join(sub(patterns, "x"), join_type="cross"))
+        on = exp.and_(*[exp.EQ(this=col(name, "l"), expression=col(name, "r"))
+                        for name in [f"{c}{i}" for c in "abk" for i in range(d)] + ["e"]])
+
+        def where(e: int, what: str) -> exp.Expression:
+            chosen = exp.EQ(this=col("e", "l"), expression=lit(e))
+            return exp.Sum(this=exp.Case().when(chosen, col(what, "r")).else_(lit(0)))
+
+        return (exp.select(*[col(current(i), "l") for i in range(d)], alias(where(-1, "w"), FK),
+                           alias(where(-1, "cnt"), MATCHED),
+                           *[alias(where(j, "cnt"), f"h{j}") for j in range(d)])
+                .from_(sub(left, "l")).join(sub(right, "r"), on=on)
+                .group_by(*[col(current(i), "l") for i in range(d)]))
+
+    def choices(self, k: int, alpha: float, order: Sequence[int]) -> exp.Query:
         """Each unsafe combination with a nearest one: the attribute it loses (``CHOICE``)."""
         d = self.width
+        beside = [exp.GT(this=col(f"h{j}"), expression=col(MATCHED)) for j in range(d)]
+        low = exp.LT(this=col(FK), expression=lit(k - TOLERANCE))
+        pick = exp.Case()
+        for j in order:
+            pick = pick.when(beside[j].copy(), lit(j))
+        adjacent = (exp.select(*[col(current(i)) for i in range(d)], alias(pick, CHOICE))
+                    .from_(sub(self.frequencies(alpha), "f"))
+                    .where(exp.and_(low.copy(), exp.or_(*[b.copy() for b in beside]))))
         unsafe = (exp.select(*[col(current(i)) for i in range(d)]).from_(sub(self.frequencies(alpha), "f"))
-                  .where(exp.LT(this=col(FK), expression=lit(k - TOLERANCE))))
+                  .where(exp.and_(low, exp.not_(exp.or_(*beside)))))
         flags = (exp.select(*[col(current(i), "u") for i in range(d)],
                             *[alias(exp.Case().when(_differ(i, "u", "b"), lit(1)).else_(lit(0)), f"x{i}")
                               for i in range(d)])
@@ -104,8 +160,9 @@ class Mapping:
         choice = exp.Case()
         for j in order:
             choice = choice.when(exp.EQ(this=col(f"m{j}"), expression=col(DIST)), lit(j))
-        return (exp.select(*[col(current(i)) for i in range(d)], alias(choice, CHOICE))
-                .from_(sub(nearest, "q")))
+        farther = (exp.select(*[col(current(i)) for i in range(d)], alias(choice, CHOICE))
+                   .from_(sub(nearest, "q")))
+        return exp.union(adjacent, farther, distinct=False)
 
     def apply(self, choices: str) -> str:
         """A new mapping table with the chosen cells suppressed (this one dropped)."""
