@@ -130,7 +130,7 @@ class Mapping:
                 .from_(sub(left, "l")).join(sub(right, "r"), on=on)
                 .group_by(*[col(current(i), "l") for i in range(d)]))
 
-    def choices(self, k: int, alpha: float, order: Sequence[int]) -> exp.Query:
+    def choices(self, k: int, alpha: float, order: Sequence[int]) -> exp.Expression:
         """Each unsafe combination with a nearest one: the attribute it loses (``CHOICE``)."""
         d = self.width
         beside = [exp.GT(this=col(f"h{j}"), expression=col(MATCHED)) for j in range(d)]
@@ -162,7 +162,7 @@ class Mapping:
             choice = choice.when(exp.EQ(this=col(f"m{j}"), expression=col(DIST)), lit(j))
         farther = (exp.select(*[col(current(i)) for i in range(d)], alias(choice, CHOICE))
                    .from_(sub(nearest, "q")))
-        return exp.union(adjacent, farther, distinct=False)
+        return as_expression(exp.union(adjacent, farther, distinct=False))
 
     def apply(self, choices: str) -> str:
         """A new mapping table with the chosen cells suppressed (this one dropped)."""
