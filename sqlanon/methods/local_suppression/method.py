@@ -141,7 +141,7 @@ def suppressed(spec: Spec, ds: Dataset, s: LocalSuppressionSettings | None = Non
         if s.cell_weight is not None:
             from sqlanon.methods.local_suppression.searched import searched
 
-            return searched(spec, ds, s)
+            return searched(spec, ds, s, suppressed)
     order = ds.column_names
     qis = sorted(spec.quasi_identifiers, key=order.index)
     hierarchies = {a: h for a in qis if (h := spec.attributes[a].hierarchy) is not None}
