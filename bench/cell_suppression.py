@@ -3,8 +3,8 @@ tables, and the heuristics on Adult at k = 5.
 
 Part 1, random tables (seeded numpy, ``--tables`` of them): 10–200 rows, 2–4 attributes of 2–5
 values, k from 2 to 5, 5 % NULLs in a third of the tables. For each: the exact optimum (HiGHS), then
-sdcMicro's ``localSuppression``, the cheapest-pattern heuristic without and with donor rows, and the
-row cover (the default); every result is checked k-anonymous by brute force over its rows. Prints
+sdcMicro's ``localSuppression``, the cheapest-pattern heuristic without and with donor rows, the
+row cover (the default) and the rounds; every result is checked k-anonymous by brute force over its rows. Prints
 the mean and the worst ratio of each heuristic's cells to the optimum (tables whose optimum is 0
 count as 1 when the heuristic also suppresses nothing), for each of ``--ratio-alphas`` (the cover
 through the method's solver choice, which falls back to the cheapest pattern when the cover stops
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from sqlanon.methods.local_suppression import exact, greedy, sdcmicro
+from sqlanon.methods.local_suppression import exact, greedy, rounds, sdcmicro
 from sqlanon.methods.local_suppression.combos import Combos, Suppression, brute_force_frequencies
 from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
 from sqlanon.methods.local_suppression.solve import suppress
@@ -58,7 +58,7 @@ def ratios(tables: int, seed: int, alpha: float) -> None:
     rng = np.random.default_rng(seed)
     infeasible = 0
     out: dict[str, list[float]] = {"sdcmicro": [], "pattern without donors": [], "pattern": [],
-                                   "cover (default)": []}
+                                   "cover (default)": [], "rounds": []}
     exact_seconds = []
     for _ in range(tables):
         combos, k = random_table(rng)
@@ -76,7 +76,8 @@ def ratios(tables: int, seed: int, alpha: float) -> None:
             "pattern without donors": greedy.cheapest_patterns(combos, k, w, alpha=alpha),
             "pattern": greedy.best_of_donors(combos, k, w, alpha),
             "cover (default)": suppress(combos, [f"q{j}" for j in range(combos.width)],
-                                        LocalSuppressionSettings(k, alpha=alpha))}
+                                        LocalSuppressionSettings(k, alpha=alpha)),
+            "rounds": rounds.rounds(combos, k, sdcmicro.default_order(combos), alpha)}
         for name, s in [*results.items(), ("exact", opt)]:
             rows = np.repeat(s.released(combos), s.rows, axis=0)
             assert brute_force_frequencies(rows, alpha).min() >= k - 1e-9, name
