@@ -39,7 +39,7 @@ tables = st.integers(1, 4).flatmap(lambda d: st.tuples(
     st.integers(2, 5), st.sampled_from([1.0, 0.0, 0.5])))
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tables)
 def test_sql_rounds_suppress_the_numpy_rounds_cells(duck, table_k_alpha):
     rows, k, alpha = table_k_alpha
