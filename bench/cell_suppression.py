@@ -4,8 +4,8 @@ tables, and the heuristics on Adult at k = 5.
 Part 1, random tables (seeded numpy, ``--tables`` of them): 10–200 rows, 2–4 attributes of 2–5
 values, k from 2 to 5, 5 % NULLs in a third of the tables. For each: the exact optimum (HiGHS), then
 sdcMicro's ``localSuppression``, the cheapest-pattern heuristic without and with donor rows, the
-row cover (the default) and the rounds; every result is checked k-anonymous by brute force over its rows. Prints
-the mean and the worst ratio of each heuristic's cells to the optimum (tables whose optimum is 0
+row cover (the default) and the rounds; every result is checked k-anonymous by brute force over its
+rows. Prints the mean and the worst ratio of each heuristic's cells to the optimum (tables whose optimum is 0
 count as 1 when the heuristic also suppresses nothing), for each of ``--ratio-alphas`` (the cover
 through the method's solver choice, which falls back to the cheapest pattern when the cover stops
 short of k).
