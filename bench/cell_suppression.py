@@ -3,9 +3,9 @@ tables, and the heuristics on Adult at k = 5.
 
 Part 1, random tables (seeded numpy, ``--tables`` of them): 10–200 rows, 2–4 attributes of 2–5
 values, k from 2 to 5, 5 % NULLs in a third of the tables. For each: the exact optimum (HiGHS), then
-sdcMicro's ``localSuppression``, the cheapest-pattern heuristic without and with donor rows, and the
-row cover (the default); every result is checked k-anonymous by brute force over its rows. Prints
-the mean and the worst ratio of each heuristic's cells to the optimum (tables whose optimum is 0
+sdcMicro's ``localSuppression``, the cheapest-pattern heuristic without and with donor rows, the
+row cover (the default) and the rounds; every result is checked k-anonymous by brute force over its
+rows. Prints the mean and the worst ratio of each heuristic's cells to the optimum (tables whose optimum is 0
 count as 1 when the heuristic also suppresses nothing), for each of ``--ratio-alphas`` (the cover
 through the method's solver choice, which falls back to the cheapest pattern when the cover stops
 short of k).
@@ -17,7 +17,12 @@ to 10-year intervals first, with sdcMicro's ``alpha`` 1 (its default: k-1 rows o
 table k-anonymous) and 0 (rows with suppressed cells count for no other row). The baseline, timed in
 the same run, is the frequency table's GROUP BY alone. We know of no published sdcMicro figures on
 Adult, and R is not available here: the ``sdcmicro`` heuristic is the port of its algorithm
-(docs/local-recoding.md).
+(docs/local-recoding.md). ``rounds`` runs twice: in memory (numpy, its form up to
+``in_engine.IN_MEMORY_MAX`` combinations) and as SQL rounds on DuckDB (``rounds/sql``), which give
+the same cells.
+
+Part 3, ``--big N`` rows (Adult grown by bench/grow_adult.py, ``--scheme``): the same runs, alpha 1,
+without generalization, on the grown table (``--big-heuristics``), with its GROUP BY as the baseline.
 """
 
 from __future__ import annotations
@@ -26,10 +31,11 @@ import argparse
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from sqlanon.methods.local_suppression import exact, greedy, sdcmicro
+from sqlanon.methods.local_suppression import exact, greedy, rounds, sdcmicro
 from sqlanon.methods.local_suppression.combos import Combos, Suppression, brute_force_frequencies
 from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
 from sqlanon.methods.local_suppression.solve import suppress
@@ -52,7 +58,7 @@ def ratios(tables: int, seed: int, alpha: float) -> None:
     rng = np.random.default_rng(seed)
     infeasible = 0
     out: dict[str, list[float]] = {"sdcmicro": [], "pattern without donors": [], "pattern": [],
-                                   "cover (default)": []}
+                                   "cover (default)": [], "rounds": []}
     exact_seconds = []
     for _ in range(tables):
         combos, k = random_table(rng)
@@ -70,7 +76,8 @@ def ratios(tables: int, seed: int, alpha: float) -> None:
             "pattern without donors": greedy.cheapest_patterns(combos, k, w, alpha=alpha),
             "pattern": greedy.best_of_donors(combos, k, w, alpha),
             "cover (default)": suppress(combos, [f"q{j}" for j in range(combos.width)],
-                                        LocalSuppressionSettings(k, alpha=alpha))}
+                                        LocalSuppressionSettings(k, alpha=alpha)),
+            "rounds": rounds.rounds(combos, k, sdcmicro.default_order(combos), alpha)}
         for name, s in [*results.items(), ("exact", opt)]:
             rows = np.repeat(s.released(combos), s.rows, axis=0)
             assert brute_force_frequencies(rows, alpha).min() >= k - 1e-9, name
@@ -85,44 +92,79 @@ def ratios(tables: int, seed: int, alpha: float) -> None:
         print(f"  {name:<24} mean ratio to optimum {np.mean(r):.3f}   worst {np.max(r):.3f}")
 
 
-def adult(runs: int, qis: list[str], alphas: list[float]) -> None:
+HEURISTICS = ("sdcmicro", "pattern", "cover", "rounds", "rounds/sql")
+
+
+def baseline(duck: Any, relation: str, qis: list[str], runs: int) -> float:
+    """Median seconds of the frequency table's GROUP BY, fetched."""
+    group = ", ".join(f'"{q}"' for q in qis)
+    base = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        duck.con.execute(f'SELECT {group}, count(*) FROM "{relation}" GROUP BY {group}').fetchall()
+        base.append(time.perf_counter() - t)
+    return statistics.median(base)
+
+
+def one(duck: Any, relation: str, qis: list[str], runs: int, alpha: float, levels: dict[str, int],
+        heuristic: str) -> None:
     from sqlanon import api
-    from sqlanon.engines.duckdb import DuckDBEngine
+    from sqlanon.methods.local_suppression import in_engine
     from sqlanon.spec import spec_from_dict
+
+    attributes = {q: {"role": "quasi_identifier"} for q in qis}
+    if levels:
+        attributes["age"]["hierarchy"] = {"intervals": {"widths": [10, 20]}}
+    name, sql = heuristic.split("/")[0], heuristic.endswith("/sql")
+    spec = spec_from_dict({"source": {"table": relation}, "attributes": attributes,
+                           "transformation": {"method": "local_suppression", "k": 5, "alpha": alpha,
+                                              "heuristic": name, "levels": levels}})
+    seconds = []
+    largest = in_engine.IN_MEMORY_MAX
+    in_engine.IN_MEMORY_MAX = 0 if sql else 10 ** 9
+    try:
+        for _ in range(runs):
+            t = time.perf_counter()
+            r = api.check(spec, engine=duck).as_dict()
+            seconds.append(time.perf_counter() - t)
+    finally:
+        in_engine.IN_MEMORY_MAX = largest
+    cells = ", ".join(f"{a} {n}" for a, n in r["cells_per_attribute"].items())
+    what = "age in 10-year intervals" if levels else "as is"
+    print(f"  alpha {alpha:g}  {heuristic:<10} {what:<25} "
+          f"cells {r['cells_suppressed']:>5} ({cells}); rows touched {r['rows_touched']}; "
+          f"achieved k {r['achieved_k']}; combinations {r['combinations']}; "
+          f"median {statistics.median(seconds):.2f} s")
+
+
+def adult(runs: int, qis: list[str], alphas: list[float], heuristics: list[str]) -> None:
+    from sqlanon.engines.duckdb import DuckDBEngine
 
     with DuckDBEngine() as duck:
         duck.con.execute("CREATE TABLE adult AS SELECT * FROM read_csv(?, delim=';', header=true, "
                          "all_varchar=true)", [str(ADULT)])
         duck.con.execute("CREATE TABLE adult_n AS SELECT * REPLACE (CAST(age AS INTEGER) AS age) FROM adult")
-        group = ", ".join(f'"{q}"' for q in qis)
-        base = []
-        for _ in range(runs):
-            t = time.perf_counter()
-            duck.con.execute(f"SELECT {group}, count(*) FROM adult GROUP BY {group}").fetchall()
-            base.append(time.perf_counter() - t)
         print(f"Adult, k = 5, quasi-identifiers {', '.join(qis)}; baseline GROUP BY median "
-              f"{statistics.median(base) * 1000:.1f} ms")
+              f"{baseline(duck, 'adult', qis, runs) * 1000:.1f} ms")
         for alpha, levels, heuristic in ((a, lv, h) for a in alphas for lv in ({}, {"age": 1})
-                                         for h in ("sdcmicro", "pattern", "cover")):
-            attributes = {q: {"role": "quasi_identifier"} for q in qis}
-            if levels:
-                attributes["age"]["hierarchy"] = {"intervals": {"widths": [10, 20]}}
-            spec = spec_from_dict({"source": {"table": "adult_n" if levels else "adult"},
-                                   "attributes": attributes,
-                                   "transformation": {"method": "local_suppression", "k": 5,
-                                                      "alpha": alpha, "heuristic": heuristic,
-                                                      "levels": levels}})
-            seconds = []
-            for _ in range(runs):
-                t = time.perf_counter()
-                r = api.check(spec, engine=duck).as_dict()
-                seconds.append(time.perf_counter() - t)
-            cells = ", ".join(f"{a} {n}" for a, n in r["cells_per_attribute"].items())
-            what = "age in 10-year intervals" if levels else "as is"
-            print(f"  alpha {alpha:g}  {heuristic:<9} {what:<25} "
-                  f"cells {r['cells_suppressed']:>5} ({cells}); rows touched {r['rows_touched']}; "
-                  f"achieved k {r['achieved_k']}; combinations {r['combinations']}; "
-                  f"median {statistics.median(seconds):.2f} s")
+                                         for h in heuristics):
+            one(duck, "adult_n" if levels else "adult", qis, runs, alpha, levels, heuristic)
+
+
+def big(rows: int, scheme: str, runs: int, qis: list[str], heuristics: list[str]) -> None:
+    import sys
+
+    from sqlanon.engines.duckdb import DuckDBEngine
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from grow_adult import grow
+
+    with DuckDBEngine() as duck:
+        grow(duck.con, str(ADULT), rows, "adult_big", scheme)
+        print(f"Adult grown to {rows:,} rows ({scheme}), k = 5, quasi-identifiers {', '.join(qis)}; "
+              f"baseline GROUP BY median {baseline(duck, 'adult_big', qis, runs):.2f} s")
+        for heuristic in heuristics:
+            one(duck, "adult_big", qis, runs, 1.0, {}, heuristic)
 
 
 def main() -> None:
@@ -135,11 +177,17 @@ def main() -> None:
     p.add_argument("--ratio-alphas", default="1,0", help="alpha values of the random tables")
     p.add_argument("--skip-adult", action="store_true")
     p.add_argument("--skip-random", action="store_true")
+    p.add_argument("--heuristics", default=",".join(HEURISTICS))
+    p.add_argument("--big", type=int, default=0, help="rows of the grown Adult (0: no such part)")
+    p.add_argument("--scheme", default="pairs", choices=("pairs", "quads"))
+    p.add_argument("--big-heuristics", default="pattern,rounds,rounds/sql")
     a = p.parse_args()
     for alpha in [] if a.skip_random else a.ratio_alphas.split(","):
         ratios(a.tables, a.seed, float(alpha))
     if not a.skip_adult:
-        adult(a.runs, a.qis.split(","), [float(x) for x in a.alphas.split(",")])
+        adult(a.runs, a.qis.split(","), [float(x) for x in a.alphas.split(",")], a.heuristics.split(","))
+    if a.big:
+        big(a.big, a.scheme, a.runs, a.qis.split(","), a.big_heuristics.split(","))
 
 
 if __name__ == "__main__":

@@ -56,3 +56,15 @@ def test_sql_printed_on_duckdb_runs_on_postgresql(pg):
     got = pg.fetch(exp.select("*").from_(table("out")).order_by(col("id")))[1]
     assert expected[0]["cells_suppressed"] > 0
     assert [tuple(r) for r in got] == expected[1]
+
+
+def test_rounds_as_sql_as_duckdb(pg, monkeypatch):
+    """The rounds heuristic's SQL form (forced for 1,000 rows) writes on PostgreSQL what it writes on
+    DuckDB."""
+    from sqlanon.methods.local_suppression import in_engine
+
+    monkeypatch.setattr(in_engine, "IN_MEMORY_MAX", 0)
+    data = adult_rows(1_000)
+    pg.create_table_from_arrow("adult", data)
+    report, rows = same_as_duckdb(pg, data, {"heuristic": "rounds", "levels": {"age": 1}})
+    assert report["anonymous"] and report["cells_suppressed"] > 0 and len(rows) == 1_000

@@ -21,7 +21,7 @@ from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile
-from sqlanon.sql.nodes import alias, as_text, col, count_star, internal, lit, values_table
+from sqlanon.sql.nodes import alias, as_text, col, count_star, internal, lit, table, values_table
 
 ROWS = internal("r")
 DECISION = internal("d")
@@ -31,11 +31,11 @@ LAST = internal("last")
 COUNT = internal("n")
 
 
-def _value(i: int) -> str:
+def value(i: int) -> str:
     return internal(f"v{i}")
 
 
-def _flag(i: int) -> str:
+def flag(i: int) -> str:
     return internal(f"s{i}")
 
 
@@ -69,7 +69,7 @@ def frequency_query(rows: Rows) -> exp.Select:
     inner = exp.Subquery(this=rows.select(plan, None),
                          alias=exp.TableAlias(this=exp.to_identifier(ROWS, quoted=True)))
     keys = [as_text(col(a, ROWS)) for a in rows.qis]
-    q = exp.select(*[alias(k, _value(i)) for i, k in enumerate(keys)], alias(count_star(), COUNT))
+    q = exp.select(*[alias(k, value(i)) for i, k in enumerate(keys)], alias(count_star(), COUNT))
     q = q.from_(inner)
     q = q.group_by(*[k.copy() for k in keys])
     return plan.as_query(q)
@@ -79,7 +79,7 @@ def _same(attribute: str, i: int, rows: Rows, types: Mapping[str, exp.DataType])
     """A row's value of ``attribute`` is the decision's: an attribute kept as it is compares in its
     own type (the decision's text cast back, so a statement printed for another dialect, which
     writes numbers and dates as text its own way, still matches); a generalized one as text."""
-    decided = col(_value(i), DECISION)
+    decided = col(value(i), DECISION)
     kind = types.get(attribute)
     if rows.levels.get(attribute, 0) or kind is None or kind.is_type(*exp.DataType.TEXT_TYPES):
         return exp.NullSafeEQ(this=as_text(col(attribute, ROWS)), expression=decided)
@@ -98,12 +98,14 @@ class Decision:
 
 
 def output_query(spec: Spec, rows: Rows, decisions: Sequence[Decision], split: bool,
-                 target: DialectProfile, types: Mapping[str, exp.DataType], marker: str | None
-                 ) -> OutputQuery:
+                 target: DialectProfile, types: Mapping[str, exp.DataType], marker: str | None,
+                 kept: str | None = None) -> OutputQuery:
     """The released rows: each quasi-identifier NULL (or ``marker``) where its row's decision says so.
 
     ``split``: some combination's rows take different decisions; the rows are then numbered within
     their combination (ordered by every column) and a decision holds a range of these numbers.
+    ``kept``: a temporary table of the decisions (values and flags, no ranges) read instead of an
+    inline relation of ``decisions`` (for outputs written now).
     """
     plan = Plan(prefix=internal(""))
     base: exp.Select = rows.select(plan, target)
@@ -120,21 +122,22 @@ def output_query(spec: Spec, rows: Rows, decisions: Sequence[Decision], split: b
     for c in rows.columns:
         if c in rows.qis:
             i = rows.qis.index(c)
-            value: exp.Expression = col(c, ROWS)
+            cell: exp.Expression = col(c, ROWS)
             if marker is not None:
-                value = as_text(value)
-            if decisions:
-                hit = exp.EQ(this=col(_flag(i), DECISION), expression=lit("1"))
-                value = exp.Case().when(hit, lit(marker) if marker is not None else exp.Null()).else_(value)
-            projections.append(alias(value, c))
+                cell = as_text(cell)
+            if decisions or kept:
+                hit = exp.EQ(this=col(flag(i), DECISION), expression=lit("1"))
+                cell = exp.Case().when(hit, lit(marker) if marker is not None else exp.Null()).else_(cell)
+            projections.append(alias(cell, c))
         elif (released := out.released(spec, c, col(c, ROWS), target)) is not None:
             projections.append(released)
     query = exp.select(*projections).from_(source)
-    if decisions:
-        names = [_value(i) for i in range(len(keys))] + [_flag(i) for i in range(len(keys))] + [FIRST, LAST]
+    if decisions or kept:
+        names = [value(i) for i in range(len(keys))] + [flag(i) for i in range(len(keys))] + [FIRST, LAST]
         table_rows = [(*d.values, *("1" if f else "0" for f in d.flags), str(d.first), str(d.last))
                       for d in decisions]
-        decided = values_table(table_rows, names, DECISION, target.sqlglot)
+        decided = (exp.alias_(table(kept), DECISION, quoted=True) if kept is not None
+                   else values_table(table_rows, names, DECISION, target.sqlglot))
         on: list[exp.Expression] = [_same(a, i, rows, types) for i, a in enumerate(rows.qis)]
         if split:
             rank = col(RANK, ROWS)

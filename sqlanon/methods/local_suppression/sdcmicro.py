@@ -28,15 +28,23 @@ from sqlanon.methods.local_suppression.combos import MISSING, Combos, Suppressio
 def default_order(combos: Combos) -> list[int]:
     """sdcMicro's default importance: attributes with more distinct values are suppressed first (ties:
     the later attribute first)."""
-    distinct = [len(v) for v in combos.values]
-    importance = sorted(range(combos.width), key=lambda j: distinct[j])  # stable: ascending, ties in order
+    return _by_distinct([len(v) for v in combos.values])
+
+
+def _by_distinct(distinct: list[int]) -> list[int]:
+    importance = sorted(range(len(distinct)), key=lambda j: distinct[j])  # stable: ascending, ties in order
     return list(reversed(importance))
 
 
 def weighted_order(combos: Combos, weights: np.ndarray) -> list[int]:
     """Least important (lowest weight) first; ties as sdcMicro's default."""
-    default = default_order(combos)
-    return sorted(range(combos.width), key=lambda j: (weights[j], default.index(j)))
+    return importance_order([len(v) for v in combos.values], list(weights))
+
+
+def importance_order(distinct: list[int], weights: list[float]) -> list[int]:
+    """:func:`weighted_order` from each attribute's number of distinct values."""
+    default = _by_distinct(distinct)
+    return sorted(range(len(distinct)), key=lambda j: (weights[j], default.index(j)))
 
 
 def sdcmicro(combos: Combos, k: int, order: list[int], alpha: float = 1.0, max_passes: int = 1000

@@ -10,9 +10,11 @@ from typing import Any
 
 from sqlanon.errors import SpecError, did_you_mean
 
-KEYS = ("k", "importance", "solver", "heuristic", "time_limit", "suppressed_value", "alpha")
+KEYS = ("k", "importance", "solver", "heuristic", "time_limit", "suppressed_value", "alpha",
+        "generalize_first")
+SEARCHES = ("optimal",)
 SOLVERS = ("heuristic", "exact")
-HEURISTICS = ("cover", "pattern", "sdcmicro")
+HEURISTICS = ("cover", "pattern", "sdcmicro", "rounds")
 DEFAULT_TIME_LIMIT = 60.0
 
 
@@ -31,6 +33,9 @@ class LocalSuppressionSettings:
     alpha: float = 1.0
     """What a row with a missing (suppressed) cell counts in other rows' frequencies (sdcMicro's
     ``alpha``): 1, every wildcard match counts; 0, such rows count for no other row."""
+    cell_weight: float | None = None
+    """Set by ``generalize_first: {search: optimal}``: the levels are searched, a suppressed cell
+    costing this many fully generalized cells (:mod:`.level_search`)."""
 
     def weight(self, attribute: str) -> float:
         return float(self.importance.get(attribute, 1.0))
@@ -117,5 +122,29 @@ def local_suppression_settings(options: Mapping[str, Any], roles: Mapping[str, s
     alpha = options.get("alpha", 1.0)
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= float(alpha) <= 1:
         raise SpecError(f"must be a number in [0, 1], got {alpha!r}", path="transformation.alpha")
+    weight = _level_search(options.get("generalize_first"), levels or {}, hierarchies, qis)
     return LocalSuppressionSettings(_k(options, privacy), importance, solver, heuristic, time_limit, marker,
-                                    dict(levels or {}), float(alpha))
+                                    dict(levels or {}), float(alpha), weight)
+
+
+def _level_search(raw: Any, levels: Mapping[str, int], hierarchies: Mapping[str, bool], qis: list[str]
+                  ) -> float | None:
+    """``generalize_first: {search: optimal, cell_weight: 1}``: the weight of a suppressed cell."""
+    path = "transformation.generalize_first"
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise SpecError("must be a mapping such as {search: optimal}", path=path)
+    for key in raw:
+        if key not in ("search", "cell_weight"):
+            raise SpecError(f"unknown key {key!r} (its keys: search, cell_weight)."
+                            + did_you_mean(str(key), ("search", "cell_weight")), path=f"{path}.{key}")
+    if raw.get("search") not in SEARCHES:
+        raise SpecError(f"search must be one of {', '.join(SEARCHES)}, got {raw.get('search')!r}",
+                        path=f"{path}.search")
+    if any(levels.values()):
+        raise SpecError("the levels are searched: drop transformation.levels (or generalize_first)",
+                        path=path)
+    if not any(hierarchies.get(a) for a in qis):
+        raise SpecError("no quasi-identifier has a hierarchy to generalize it with", path=path)
+    return _positive(raw.get("cell_weight", 1.0), f"{path}.cell_weight")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sqlanon.errors import SpecError
-from sqlanon.methods.local_suppression import cover, exact, greedy, sdcmicro
+from sqlanon.methods.local_suppression import cover, exact, greedy, rounds, sdcmicro
 from sqlanon.methods.local_suppression.combos import Combos, Suppression
 from sqlanon.methods.local_suppression.queries import Decision
 from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
@@ -36,6 +36,8 @@ def suppress(combos: Combos, qis: Sequence[str], s: LocalSuppressionSettings) ->
                             path="transformation.time_limit") from None
     if s.heuristic == "sdcmicro":
         return sdcmicro.sdcmicro(combos, s.k, sdcmicro.weighted_order(combos, weights), s.alpha)
+    if s.heuristic == "rounds":
+        return rounds.rounds(combos, s.k, sdcmicro.weighted_order(combos, weights), s.alpha)
     covered = None
     # with alpha 0 a partial wildcard helps no other row: the cover has nothing over the pattern heuristic
     affordable = cover.affordable(len(combos.counts), combos.width)
