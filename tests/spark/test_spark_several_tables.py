@@ -33,7 +33,8 @@ def spark(spark_session):
 def test_replacing_several_tables_is_refused_before_anything_is_read(spark, adult_dir):
     """Spark has no multi-statement transaction: a kill between two replacements would leave one
     table anonymized and the other not. Mode table writes new tables one after the other (the same
-    rows as DuckDB; tests/postgres/test_pg_several_tables.py compares PostgreSQL)."""
+    rows as DuckDB: tests/spark/test_cross_engine_person_tables.py; tests/postgres/
+    test_pg_several_tables.py compares PostgreSQL)."""
     for output in ({"mode": "in_place"}, {"mode": "table", "replace": True}):
         with pytest.raises(UnsupportedError, match="spark has no multi-statement transaction"):
             api.anonymize(spec(adult_dir, output=output), engine=spark)
