@@ -15,7 +15,9 @@ order:
    the positions must come from one computation only;
 3. one ``GROUP BY`` of the partition numbers gives each partition's row count to the driver (one
    row per partition), hence the rows before each partition; a row's number is those plus its
-   position in its partition, plus one.
+   position in its partition, plus one. The checkpoint is not eager: this ``GROUP BY`` is the job
+   that sorts the rows and writes the checkpoint, so the sorted rows are not read back from disk
+   just to be counted.
 
 Each order reads the checkpoint of the one before, so the numbers of earlier orders travel with
 the rows, and the table is the last checkpoint with its numbers: reading it again reads the same
@@ -54,7 +56,7 @@ def numbered_frame(engine: SparkEngine, query: exp.Expression, orders: list[tupl
         tagged = frame.repartitionByRange(*keys).sortWithinPartitions(*keys) \
             .withColumn(PART, f.spark_partition_id()) \
             .withColumn(POSITION, f.monotonically_increasing_id()) \
-            .localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+            .localCheckpoint(eager=False, storageLevel=StorageLevel.DISK_ONLY)
         counts = {int(p): int(n) for p, n in tagged.groupBy(column(PART)).count().collect()}
         starts, before = [], 0
         for p in range(max(counts, default=0) + 1):
