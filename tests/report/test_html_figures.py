@@ -127,6 +127,20 @@ def test_microaggregation_figures(engine):
     assert r[("age", "income")] == pytest.approx(expected, abs=1e-6) and r[("age", "age")] == 1
 
 
+def test_microaggregation_figures_after_without_writing_are_the_applied_ones(engine):
+    """check (and ``sqlanon report``) writes nothing: the released rows go to a temporary table for
+    the figures after, which equal those of the written output, and the table is dropped."""
+    spec = spec_from_dict(people.microaggregation())
+    tables = engine.con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0]
+    checked = api.check(spec, engine=engine, html=True)
+    assert engine.con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0] == tables
+    applied = api.apply(spec, engine=engine, html=True)
+    assert checked.figures["numeric_after"] == applied.figures["numeric_after"]
+    assert checked.figures["numeric_after"] != checked.figures["numeric_before"]
+    assert checked.metrics["per_attribute"] == applied.metrics["per_attribute"]
+    assert "was not written here" not in document_of(checked)
+
+
 def test_a_dp_release_shows_its_ledger(engine):
     for _ in range(2):
         report = api.apply(spec_from_dict(people.laplace()), engine=engine, html=True)
