@@ -16,7 +16,7 @@ times the combinations and need no sort), and renumbered densely only when they 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,7 +84,7 @@ class _Keys:
             self.dense.discard(key)
 
 
-def _extensions(live: dict[tuple[int, ...], np.ndarray], q: int, size: int) -> Iterator[tuple[int, ...]]:
+def extensions(live: Mapping[tuple[int, ...], object], q: int, size: int) -> Iterator[tuple[int, ...]]:
     """The subsets of ``size`` QIs all of whose subsets one QI smaller are ``live`` (Apriori)."""
     if size == 1:
         yield from ((v,) for v in range(q))
@@ -122,7 +122,7 @@ def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
     live: dict[tuple[int, ...], np.ndarray] = {(): count == 1}
     for size in range(1, max_size + 1):
         following: dict[tuple[int, ...], np.ndarray] = {}
-        for subset in _extensions(live, q, size):
+        for subset in extensions(live, q, size):
             candidates = live[subset[1:]].copy()
             for i in range(1, size):
                 candidates &= live[subset[:i] + subset[i + 1:]]
