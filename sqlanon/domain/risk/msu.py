@@ -16,7 +16,9 @@ times the combinations and need no sort), and renumbered densely only when they 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,39 +51,37 @@ class _Keys:
     """Numbers of the combinations' values on QI subsets (equal values, equal numbers), each built
     from its prefix's numbers and its last QI's codes. They are renumbered densely only when their
     range would outgrow a few times the combinations: counting into an array that long is cheaper
-    than renumbering."""
+    than renumbering. The numbers of one level's subsets are computed in parallel, from the previous
+    level's, which are only read meanwhile."""
 
     def __init__(self, columns: list[np.ndarray], widths: list[int], rows: int) -> None:
         self.columns, self.widths = columns, widths
         self.limit = 4 * rows + 1024
-        self.cache: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
-        self.dense: set[tuple[int, ...]] = set()
+        self.cache: dict[tuple[int, ...], tuple[np.ndarray, int]] = {
+            (v,): (c, w) for v, (c, w) in enumerate(zip(columns, widths))}
+
+    def prepare(self, subsets: list[tuple[int, ...]]) -> None:
+        """Renumber densely the prefixes of ``subsets`` whose numbers would outgrow the limit."""
+        for head in {s[:-1] for s in subsets if len(s) > 1}:
+            numbers, bound = self.cache[head]
+            if bound <= len(numbers):  # dense already, or nearly
+                continue
+            widest = max(self.widths[s[-1]] for s in subsets if s[:-1] == head)
+            if bound * widest > self.limit:
+                self.cache[head] = _dense(numbers, bound)
 
     def __call__(self, subset: tuple[int, ...]) -> tuple[np.ndarray, int]:
-        """The numbers on ``subset`` and their bound (every number is below it)."""
-        if subset in self.cache:
-            return self.cache[subset]
-        last, width = self.columns[subset[-1]], self.widths[subset[-1]]
+        """The numbers on ``subset`` (its prefix's kept) and their bound (every number is below it)."""
         if len(subset) == 1:
-            entry = (last, width)
-        else:
-            head = subset[:-1]
-            prefix, bound = self(head)
-            if bound * width > self.limit and head not in self.dense:
-                prefix, bound = self.cache[head] = _dense(prefix, bound)
-                self.dense.add(head)
-            entry = (prefix * width + last, bound * width)
-            if entry[1] > self.limit:
-                entry = _dense(*entry)
-                self.dense.add(subset)
-        self.cache[subset] = entry
-        return entry
+            return self.cache[subset]
+        prefix, bound = self.cache[subset[:-1]]
+        width = self.widths[subset[-1]]
+        entry = (prefix * width + self.columns[subset[-1]], bound * width)
+        return _dense(*entry) if entry[1] > self.limit else entry
 
-    def forget_below(self, size: int) -> None:
-        """Drop the numbers of subsets of fewer than ``size`` QIs (no longer extended)."""
-        for key in [k for k in self.cache if len(k) < size]:
-            del self.cache[key]
-            self.dense.discard(key)
+    def keep(self, subsets: dict[tuple[int, ...], tuple[np.ndarray, int]]) -> None:
+        """Hold the numbers of the next level's prefixes, and only those."""
+        self.cache = subsets
 
 
 def extensions(live: Mapping[tuple[int, ...], object], q: int, size: int) -> Iterator[tuple[int, ...]]:
@@ -100,7 +100,8 @@ def extensions(live: Mapping[tuple[int, ...], object], q: int, size: int) -> Ite
                     yield subset
 
 
-def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
+def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int, workers: int | None = None
+               ) -> Msus:
     """The MSUs of size ≤ ``max_size`` of each combination (``codes``: -1 for missing values).
 
     A combination can have an MSU on S only if it is unique on all QIs, has values on S and is
@@ -120,30 +121,42 @@ def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
     present: list[np.ndarray | None] = [c > 0 if (c == 0).any() else None for c in columns]
     keys = _Keys(columns, widths, n)
     live: dict[tuple[int, ...], np.ndarray] = {(): count == 1}
-    for size in range(1, max_size + 1):
-        following: dict[tuple[int, ...], np.ndarray] = {}
-        for subset in extensions(live, q, size):
-            candidates = live[subset[1:]].copy()
-            for i in range(1, size):
-                candidates &= live[subset[:i] + subset[i + 1:]]
-            for v in subset:
-                if (has := present[v]) is not None:
-                    candidates &= has
-            rows = np.flatnonzero(candidates)
-            if not len(rows):
-                continue
-            numbers, bound = keys(subset)
-            alone = np.bincount(numbers, minlength=bound)[numbers[rows]] == 1
-            if alone.any():
-                msu = rows[alone]
-                found[tuple(sorted(int(order[v]) for v in subset))] = msu
-                by_size[msu, size] += 1
-            if not alone.all():
-                rest = np.zeros(n, dtype=bool)
-                rest[rows[~alone]] = True
-                following[subset] = rest
-        live = following
-        keys.forget_below(size)
-        if not live:
-            break
+
+    def check(subset: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, int]] | None:
+        """The candidates unique on ``subset``, the others and the numbers on it (None: no
+        candidate). Reads only the previous level's live combinations and numbers."""
+        candidates = live[subset[1:]].copy()
+        for i in range(1, len(subset)):
+            candidates &= live[subset[:i] + subset[i + 1:]]
+        for v in subset:
+            if (has := present[v]) is not None:
+                candidates &= has
+        rows = np.flatnonzero(candidates)
+        if not len(rows):
+            return None
+        numbers, bound = entry = keys(subset)
+        alone = np.bincount(numbers, minlength=bound)[numbers[rows]] == 1
+        return rows[alone], rows[~alone], entry
+
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        for size in range(1, max_size + 1):
+            subsets = list(extensions(live, q, size))
+            keys.prepare(subsets)
+            following: dict[tuple[int, ...], np.ndarray] = {}
+            numbered: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
+            for subset, checked in zip(subsets, pool.map(check, subsets)):
+                if checked is None:
+                    continue
+                msu, rest, entry = checked
+                if len(msu):
+                    found[tuple(sorted(int(order[v]) for v in subset))] = msu
+                    by_size[msu, size] += 1
+                if len(rest):
+                    following[subset] = np.zeros(n, dtype=bool)
+                    following[subset][rest] = True
+                    numbered[subset] = entry
+            live = following
+            keys.keep(numbered)
+            if not live:
+                break
     return Msus(by_size, found)
