@@ -16,9 +16,7 @@ times the combinations and need no sort), and renumbered densely only when they 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,8 +49,8 @@ class _Keys:
     """Numbers of the combinations' values on QI subsets (equal values, equal numbers), each built
     from its prefix's numbers and its last QI's codes. They are renumbered densely only when their
     range would outgrow a few times the combinations: counting into an array that long is cheaper
-    than renumbering. The numbers of one level's subsets are computed in parallel, from the previous
-    level's, which are only read meanwhile."""
+    than renumbering. Only the numbers of the subsets still live are kept, one level at a time: the
+    numbers of a level's subsets are built from the previous level's."""
 
     def __init__(self, columns: list[np.ndarray], widths: list[int], rows: int) -> None:
         self.columns, self.widths = columns, widths
@@ -100,8 +98,7 @@ def extensions(live: Mapping[tuple[int, ...], object], q: int, size: int) -> Ite
                     yield subset
 
 
-def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int, workers: int | None = None
-               ) -> Msus:
+def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
     """The MSUs of size ≤ ``max_size`` of each combination (``codes``: -1 for missing values).
 
     A combination can have an MSU on S only if it is unique on all QIs, has values on S and is
@@ -138,25 +135,24 @@ def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int, workers: int 
         alone = np.bincount(numbers, minlength=bound)[numbers[rows]] == 1
         return rows[alone], rows[~alone], entry
 
-    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-        for size in range(1, max_size + 1):
-            subsets = list(extensions(live, q, size))
-            keys.prepare(subsets)
-            following: dict[tuple[int, ...], np.ndarray] = {}
-            numbered: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
-            for subset, checked in zip(subsets, pool.map(check, subsets)):
-                if checked is None:
-                    continue
-                msu, rest, entry = checked
-                if len(msu):
-                    found[tuple(sorted(int(order[v]) for v in subset))] = msu
-                    by_size[msu, size] += 1
-                if len(rest):
-                    following[subset] = np.zeros(n, dtype=bool)
-                    following[subset][rest] = True
-                    numbered[subset] = entry
-            live = following
-            keys.keep(numbered)
-            if not live:
-                break
+    for size in range(1, max_size + 1):
+        subsets = list(extensions(live, q, size))
+        keys.prepare(subsets)
+        following: dict[tuple[int, ...], np.ndarray] = {}
+        numbered: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
+        for subset in subsets:
+            if (checked := check(subset)) is None:
+                continue
+            msu, rest, entry = checked
+            if len(msu):
+                found[tuple(sorted(int(order[v]) for v in subset))] = msu
+                by_size[msu, size] += 1
+            if len(rest):
+                following[subset] = np.zeros(n, dtype=bool)
+                following[subset][rest] = True
+                numbered[subset] = entry
+        live = following
+        keys.keep(numbered)
+        if not live:
+            break
     return Msus(by_size, found)
