@@ -30,6 +30,25 @@ At 10,000,000 rows (``--rows 10000000 --skip per-record suda2``; 797,941 distinc
     weighted     9.11 s   1.27
     suda2 ≤ 3   15.47 s   2.15
 
+After the MSU search began counting each subset without record counts and looking up only the
+combinations still without an MSU (``--rows 10000000 --runs 3 --skip individual weighted
+per-record``; load average 14 on 2 cores, so all times are several times the idle ones), against the
+GROUP BY's 9.81 s:
+
+    suda2 ≤ 3   16.05 s   1.64
+    suda2       31.30 s   3.19
+
+The same command later that day, before and after the MSU search began keeping only the numbers of
+the QI subsets still holding a possible MSU (the search alone, same run: 1.1-1.7x faster, e.g.
+4.1 s against 7.0 s at load 4); the two runs are at different loads, so compare ratios within a run:
+
+    before (load average 10-12; GROUP BY 6.71 s)   suda2 ≤ 3  10.60 s  1.58   suda2  17.29 s  2.57
+    after  (load average 5;     GROUP BY 3.33 s)   suda2 ≤ 3   4.79 s  1.44   suda2   9.86 s  2.96
+
+The ratio grows as the load falls: the GROUP BY uses both cores, the MSU search one (two threads
+counting a level's subsets were slower than one). At 1,000,000 rows and load 22, after: GROUP BY
+1.22 s, suda2 ≤ 3 2.74 s (2.25), suda2 6.26 s (5.13).
+
 The individual and global risk cost one GROUP BY and its transfer; SUDA2's MSU search works on the
 distinct combinations, not the rows.
 """

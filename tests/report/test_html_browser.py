@@ -41,10 +41,13 @@ def test_generalization_report_with_search_suppression_and_a_sensitive_attribute
         "sensitive-classes-disease"})
 
 
-def test_microaggregation_report(engine, chromium, artifacts, tmp_path):
+@pytest.mark.parametrize("verb", [api.apply, api.check])
+def test_microaggregation_report(engine, chromium, artifacts, tmp_path, verb):
+    """Written (apply) or not (check, as ``sqlanon report``): the charts after are drawn alike."""
     page = tmp_path / "microaggregation.html"
-    api.apply(spec_from_dict(people.microaggregation()), engine=engine, html=page)
-    check_in_browser(chromium, artifacts, page, "microaggregation", {
+    verb(spec_from_dict(people.microaggregation()), engine=engine, html=page)
+    name = "microaggregation" if verb is api.apply else "microaggregation-check"
+    check_in_browser(chromium, artifacts, page, name, {
         "histogram-age", "histogram-income", "correlations", "il1s-per-attribute"})
 
 

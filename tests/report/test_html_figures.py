@@ -14,7 +14,7 @@ from sqlanon import api
 from sqlanon.domain.hierarchy.intervals import IntervalHierarchy
 from sqlanon.domain.hierarchy.masks import MaskHierarchy
 from sqlanon.domain.hierarchy.table import TableHierarchy
-from sqlanon.errors import UnsupportedError
+from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.report.html import document_of, risk
 from sqlanon.report.html.levels import meaning
 from sqlanon.spec.load import spec_from_dict
@@ -125,6 +125,41 @@ def test_microaggregation_figures(engine):
     r = {(c["a"], c["b"]): c["r"] for c in f["numeric_before"]["correlations"]}
     expected = engine.con.execute("SELECT corr(age, income) FROM people").fetchone()[0]
     assert r[("age", "income")] == pytest.approx(expected, abs=1e-6) and r[("age", "age")] == 1
+
+
+def test_microaggregation_figures_after_without_writing_are_the_applied_ones(engine):
+    """check (and ``sqlanon report``) writes nothing: the released rows go to a temporary table for
+    the figures after, which equal those of the written output, and the table is dropped."""
+    spec = spec_from_dict(people.microaggregation())
+    tables = engine.con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0]
+    checked = api.check(spec, engine=engine, html=True)
+    assert engine.con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0] == tables
+    applied = api.apply(spec, engine=engine, html=True)
+    assert checked.figures["numeric_after"] == applied.figures["numeric_after"]
+    assert checked.figures["numeric_after"] != checked.figures["numeric_before"]
+    assert checked.metrics["per_attribute"] == applied.metrics["per_attribute"]
+    assert "was not written here" not in document_of(checked)
+
+
+def test_noise_figures_after_without_writing_are_the_applied_ones(engine):
+    """A seeded noise release reported without writing it: the rows are drawn into a scratch table
+    that is dropped; its figures and metrics are those of the release apply writes. A DP release is
+    refused (a draw only for the report would spend budget on nothing published)."""
+    spec = people.laplace()
+    spec["transformation"] = {"method": "noise", "mechanism": "correlated", "alpha": 0.5,
+                              "attributes": ["income", "age"], "seed": 7}
+    tables = engine.con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0]
+    checked = api.check(spec_from_dict(spec), engine=engine, html=True)
+    assert engine.con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0] == tables
+    assert checked.outputs == {}
+    applied = api.apply(spec_from_dict(spec), engine=engine, html=True)
+    assert checked.figures["numeric_after"] == applied.figures["numeric_after"]
+    assert checked.figures["numeric_after"] != checked.figures["numeric_before"]
+    assert checked.metrics["per_attribute"] == applied.metrics["per_attribute"]
+    with pytest.raises(SpecError, match=r"transformation\.mechanism: a DP release's report shows the draw"):
+        api.check(spec_from_dict(people.laplace()), engine=engine, html=True)
+    with pytest.raises(SpecError, match="check has nothing to measure before the noise is drawn"):
+        api.check(spec_from_dict(spec), engine=engine)
 
 
 def test_a_dp_release_shows_its_ledger(engine):

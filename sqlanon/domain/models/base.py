@@ -211,7 +211,8 @@ class Statistic(abc.ABC):  # noqa: B024 - a base to subclass; every hook has a d
 
     memory_inputs: ClassVar[frozenset[str]] = frozenset()
     """What the in-memory form reads of its attribute beyond the class histogram: ``order`` (values
-    numbered in the attribute's order) and ``tree`` (the attribute's hierarchy over its values)."""
+    numbered in the attribute's order) and ``tree`` (the attribute's hierarchy over its values); or
+    beyond the table, ``population`` (a population table's records per class)."""
 
     def in_memory(self, classes: ClassTable) -> np.ndarray:
         """The numpy form: this statistic for every class of ``classes``."""

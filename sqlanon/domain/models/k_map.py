@@ -6,7 +6,9 @@ as in ARX:
 
 - ``population``: a table of the database holding the population (the table's rows among them) with
   the same quasi-identifier columns. At each node the population is generalized with the table's
-  hierarchies and its class sizes joined to the table's classes, in SQL. Checked in SQL only.
+  hierarchies and its class sizes joined to the table's classes, in SQL; in memory, the population's
+  frequency table is read once and grouped with the table's rows at each node
+  (:mod:`sqlanon.methods.generalization.search.fast_population`).
 - ``estimator`` (``poisson`` or ``zero_truncated_poisson``) with ``significance`` α and either
   ``population_size`` N or ``sampling_fraction`` f = n / N: the population's class sizes are modelled
   as Poisson (or zero-truncated Poisson) variables with mean f·k, and k-map holds with type-I error
@@ -25,7 +27,7 @@ import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 from sqlglot import exp
 
@@ -50,6 +52,14 @@ if TYPE_CHECKING:
     import numpy as np
 
 ESTIMATORS = ("poisson", "zero_truncated_poisson")
+
+
+class PopulationClassTable(ClassTable, Protocol):
+    """A node's classes that also know a population's records per class (the in-memory search's,
+    for the statistics that ask for ``population``)."""
+
+    def population(self, relation: str) -> np.ndarray:
+        """Per class, the records of the population table ``relation`` generalized into it (int64)."""
 _PC = internal("pc")
 _SIZE = internal("km_size")
 _ROWS = internal("km_rows")
@@ -157,6 +167,7 @@ class PopulationCount(Statistic):
     """The population's records in the class: the population table generalized to the node."""
 
     population: str
+    memory_inputs: ClassVar[frozenset[str]] = frozenset({"population"})
 
     @property
     def step(self) -> str:
@@ -197,6 +208,9 @@ class PopulationCount(Statistic):
             ctx.plan.add(self.step, raw_population_counts(table(self.population), ctx.qis, _PC))
         return population_class_sizes(generalizer, ctx.plan.ref(self.step), ctx.levels, ctx.qis,
                                       self.column, weight=_PC)
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        return cast("PopulationClassTable", classes).population(self.population)
 
 
 @register
@@ -284,6 +298,8 @@ class KMap(PrivacyModel):
         return exp.GTE(this=s[ClassSize()], expression=s[self._statistic])
 
     def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        if self.population is not None:
+            return s[self._statistic] >= self.k
         return s[ClassSize()] >= s[self._statistic]
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:

@@ -11,12 +11,12 @@ visited only when every subset one QI smaller left some record without an MSU), 
 distinct combinations with their record counts, so a table of many repeated combinations is never
 read row by row. A subset's combinations are numbered from its prefix's numbers and its last
 QI's codes (the QIs taken by decreasing number of values, so that the numbers stay below a few
-times the combinations and need no sort).
+times the combinations and need no sort), and renumbered densely only when they would outgrow that.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,33 +32,57 @@ class Msus:
     """Each QI subset holding an MSU: the combinations for which it is one."""
 
 
-def _dense(raw: np.ndarray, bound: int) -> np.ndarray:
-    """``raw`` (values in [0, bound)) renumbered 0, 1, ... keeping equal values equal: by marking and
-    a running count when ``bound`` is small against the rows (linear), else by sorting."""
+def _dense(raw: np.ndarray, bound: int) -> tuple[np.ndarray, int]:
+    """``raw`` (values in [0, bound)) renumbered 0, 1, ... keeping equal values equal, and the new
+    bound: by marking and a running count when ``bound`` is small against the rows (linear), else
+    by sorting."""
     if bound <= 8 * len(raw) + 1024:
         present = np.zeros(bound, dtype=bool)
         present[raw] = True
-        return (np.cumsum(present) - 1)[raw]
-    return np.unique(raw, return_inverse=True)[1].reshape(-1)
+        rank = np.cumsum(present) - 1
+        return rank[raw], int(rank[-1]) + 1 if bound else 0
+    distinct, inverse = np.unique(raw, return_inverse=True)
+    return inverse.reshape(-1), len(distinct)
 
 
-def _keys(codes: np.ndarray, subset: tuple[int, ...], cache: dict[tuple[int, ...], np.ndarray]
-          ) -> np.ndarray:
-    """Dense numbers of the combinations' values on ``subset`` (equal values, equal numbers)."""
-    if subset in cache:
-        return cache[subset]
-    last = codes[:, subset[-1]] + 1  # NULL (-1) is a value of its own
-    if len(subset) == 1:
-        keys = last
-    else:
-        prefix = _keys(codes, subset[:-1], cache)
-        width = int(last.max()) + 1
-        keys = _dense(prefix * width + last, (int(prefix.max()) + 1) * width)
-    cache[subset] = keys
-    return keys
+class _Keys:
+    """Numbers of the combinations' values on QI subsets (equal values, equal numbers), each built
+    from its prefix's numbers and its last QI's codes. They are renumbered densely only when their
+    range would outgrow a few times the combinations: counting into an array that long is cheaper
+    than renumbering. Only the numbers of the subsets still live are kept, one level at a time: the
+    numbers of a level's subsets are built from the previous level's."""
+
+    def __init__(self, columns: list[np.ndarray], widths: list[int], rows: int) -> None:
+        self.columns, self.widths = columns, widths
+        self.limit = 4 * rows + 1024
+        self.cache: dict[tuple[int, ...], tuple[np.ndarray, int]] = {
+            (v,): (c, w) for v, (c, w) in enumerate(zip(columns, widths))}
+
+    def prepare(self, subsets: list[tuple[int, ...]]) -> None:
+        """Renumber densely the prefixes of ``subsets`` whose numbers would outgrow the limit."""
+        for head in {s[:-1] for s in subsets if len(s) > 1}:
+            numbers, bound = self.cache[head]
+            if bound <= len(numbers):  # dense already, or nearly
+                continue
+            widest = max(self.widths[s[-1]] for s in subsets if s[:-1] == head)
+            if bound * widest > self.limit:
+                self.cache[head] = _dense(numbers, bound)
+
+    def __call__(self, subset: tuple[int, ...]) -> tuple[np.ndarray, int]:
+        """The numbers on ``subset`` (its prefix's kept) and their bound (every number is below it)."""
+        if len(subset) == 1:
+            return self.cache[subset]
+        prefix, bound = self.cache[subset[:-1]]
+        width = self.widths[subset[-1]]
+        entry = (prefix * width + self.columns[subset[-1]], bound * width)
+        return _dense(*entry) if entry[1] > self.limit else entry
+
+    def keep(self, subsets: dict[tuple[int, ...], tuple[np.ndarray, int]]) -> None:
+        """Hold the numbers of the next level's prefixes, and only those."""
+        self.cache = subsets
 
 
-def _extensions(live: dict[tuple[int, ...], np.ndarray], q: int, size: int) -> Iterator[tuple[int, ...]]:
+def extensions(live: Mapping[tuple[int, ...], object], q: int, size: int) -> Iterator[tuple[int, ...]]:
     """The subsets of ``size`` QIs all of whose subsets one QI smaller are ``live`` (Apriori)."""
     if size == 1:
         yield from ((v,) for v in range(q))
@@ -80,36 +104,55 @@ def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
     A combination can have an MSU on S only if it is unique on all QIs, has values on S and is
     unique on no subset of S one QI smaller, so it is still *live* (not unique) on each of them: S
     is only counted for the combinations live on all its subsets, and not at all when there are
-    none, which ends the search early."""
+    none, which ends the search early. A live combination occurs once (it is unique), so it is
+    unique on S exactly when no other combination shares its numbers on S: the combinations are
+    counted without their record counts, and only the live ones are looked up."""
     n, q = codes.shape
     # QIs by decreasing number of values: a subset's last QI, which multiplies the numbers of its
     # prefix, is then its smallest, and the numbering stays linear
     order = np.argsort(-(codes.max(axis=0, initial=-1) + 2), kind="stable") if n else np.arange(q)
-    codes = codes[:, order]
+    widths = [int(codes[:, v].max(initial=-1)) + 2 for v in order]  # NULL (-1) is a value, 0
+    columns = [np.ascontiguousarray(codes[:, v] + 1, dtype=np.int64) for v in order]
     by_size = np.zeros((n, max_size + 1), dtype=np.int64)
     found: dict[tuple[int, ...], np.ndarray] = {}
-    present = codes >= 0
-    cache: dict[tuple[int, ...], np.ndarray] = {}
+    present: list[np.ndarray | None] = [c > 0 if (c == 0).any() else None for c in columns]
+    keys = _Keys(columns, widths, n)
     live: dict[tuple[int, ...], np.ndarray] = {(): count == 1}
+
+    def check(subset: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, int]] | None:
+        """The candidates unique on ``subset``, the others and the numbers on it (None: no
+        candidate). Reads only the previous level's live combinations and numbers."""
+        candidates = live[subset[1:]].copy()
+        for i in range(1, len(subset)):
+            candidates &= live[subset[:i] + subset[i + 1:]]
+        for v in subset:
+            if (has := present[v]) is not None:
+                candidates &= has
+        rows = np.flatnonzero(candidates)
+        if not len(rows):
+            return None
+        numbers, bound = entry = keys(subset)
+        alone = np.bincount(numbers, minlength=bound)[numbers[rows]] == 1
+        return rows[alone], rows[~alone], entry
+
     for size in range(1, max_size + 1):
+        subsets = list(extensions(live, q, size))
+        keys.prepare(subsets)
         following: dict[tuple[int, ...], np.ndarray] = {}
-        for subset in _extensions(live, q, size):
-            candidates = present[:, list(subset)].all(axis=1)
-            for i in range(size):
-                candidates &= live[subset[:i] + subset[i + 1:]]
-            if not candidates.any():
+        numbered: dict[tuple[int, ...], tuple[np.ndarray, int]] = {}
+        for subset in subsets:
+            if (checked := check(subset)) is None:
                 continue
-            keys = _keys(codes, subset, cache)
-            alone = np.bincount(keys, weights=count)[keys] == 1
-            msu = candidates & alone
-            if msu.any():
-                found[tuple(sorted(int(order[v]) for v in subset))] = np.flatnonzero(msu)
+            msu, rest, entry = checked
+            if len(msu):
+                found[tuple(sorted(int(order[v]) for v in subset))] = msu
                 by_size[msu, size] += 1
-            if (rest := candidates & ~alone).any():
-                following[subset] = rest
+            if len(rest):
+                following[subset] = np.zeros(n, dtype=bool)
+                following[subset][rest] = True
+                numbered[subset] = entry
         live = following
-        for key in [k for k in cache if len(k) < size]:
-            del cache[key]
+        keys.keep(numbered)
         if not live:
             break
     return Msus(by_size, found)

@@ -134,11 +134,16 @@ class Microaggregation(Method):
 
 
 def _check(plan: Plan, ds: Dataset) -> MicroaggregationReport:
-    """Group the rows (nothing is written) and report the achieved k and the metrics."""
+    """Group the rows (nothing is written) and report the achieved k and the metrics; a run's
+    observer (the HTML report's figures) sees the released rows' SELECT while the groups exist."""
     from sqlanon.methods.microaggregation import pipeline
 
     with pipeline.temporary_masking(plan.spec, ds, progress=plan.option("progress", False)) as m:
-        return _report(ds, m, plan.option("metrics") != ())
+        report = _report(ds, m, plan.option("metrics") != ())
+        observer = plan.option("observer")
+        if observer is not None:
+            observer.checked(ds, pipeline.output_query(plan.spec, m, ds.engine.dialect))
+        return report
 
 
 def _apply(plan: Plan, ds: Dataset, sink: Sink) -> MicroaggregationReport:

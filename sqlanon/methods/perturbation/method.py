@@ -55,10 +55,19 @@ class Noise(Method):
 
     def refuse(self, plan: Plan) -> None:
         spec = plan.spec
+        if plan.verb == "check" and plan.option("observer") is not None:  # an HTML report
+            from sqlanon.methods.perturbation.options import CHARGEABLE
+
+            if spec.transformation.options.get("mechanism") in CHARGEABLE:
+                raise refusal(spec, "a DP release's report shows the draw that is released; a draw made "
+                                    "only for the report would spend privacy budget on nothing published: "
+                                    "run apply --html", "transformation.mechanism")
+            return
         if plan.verb == "check":
             raise refusal(spec, "check has nothing to measure before the noise is drawn: run apply, whose "
                                 "report gives the utility and risk of the noisy table (apply --dry-run only "
-                                "validates)")
+                                "validates); an HTML report (check --html, sqlanon report) draws it into a "
+                                "scratch table and drops it")
         if plan.verb == "compile":
             raise refusal(spec, "compile prints the SQL of a fixed transformation; noise is drawn when the "
                                 "output is written, so there is no SQL to print: run apply")
@@ -80,6 +89,11 @@ class Noise(Method):
 
     def run(self, plan: Plan, ds: Dataset, sink: Sink) -> Any:
         from sqlanon.methods.perturbation.apply import run_noise
+
+        if plan.verb == "check":
+            from sqlanon.methods.perturbation.unwritten import drawn_for_report
+
+            return drawn_for_report(plan, ds, sink)
 
         return run_noise(plan.spec, ds, sink, dry_run=not plan.writes,
                          quality=plan.option("metrics") != ())

@@ -43,10 +43,13 @@ class Figures:
 
     def checked(self, ds: Dataset, checked: Any) -> None:
         """The released node's figures, from the method's open evaluator (``checked.evaluator``) and
-        the node it checked (``checked.node``)."""
+        the node it checked (``checked.node``); a perturbative release's figures after it, from the
+        released rows (``checked.query``) of a run that writes nothing."""
         if self.method == "generalization":
             self._released = figures_generalization.after(self.spec, checked.evaluator, checked.node,
                                                           self.data.pop("sensitive_ranges", {}))
+        elif self.method in NUMERIC_METHODS:  # the released rows' SELECT, nothing written
+            self.data.update(figures_numeric.unwritten(self.spec, ds, checked.query, self.data))
 
     def finished(self, ds: Dataset, result: Any) -> None:
         if self.method == "generalization" and hasattr(result, "node"):

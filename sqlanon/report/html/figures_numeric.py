@@ -1,9 +1,11 @@
 """The figures of a perturbative release (microaggregation, noise): each transformed attribute's
-distribution and the attributes' correlations, before (the source) and after (the written output),
+distribution and the attributes' correlations, before (the source) and after (the written output, or
+the released rows held in a temporary table when nothing is written),
 and for a DP release charged to a ledger, the ledger's spends over time."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from sqlglot import exp
@@ -11,7 +13,7 @@ from sqlglot import exp
 from sqlanon.methods.dataset import Dataset
 from sqlanon.report.html import sql
 from sqlanon.spec.schema import Spec
-from sqlanon.sql.nodes import table
+from sqlanon.sql.nodes import internal, table
 
 ATTRIBUTES_SHOWN = 8
 NUMERIC = ("INT", "DOUBLE", "FLOAT", "DECIMAL", "NUMERIC", "REAL", "BIGINT", "SMALLINT", "TINYINT",
@@ -50,6 +52,21 @@ def describe(ds: Dataset, relation: exp.Expression, attributes: list[str],
 def before(spec: Spec, ds: Dataset) -> dict[str, Any]:
     attributes = [a for a in candidates(spec) if a in ds.column_names]
     return {"numeric_before": describe(ds, ds.relation, attributes)}
+
+
+def unwritten(spec: Spec, ds: Dataset, released: exp.Expression, found: dict[str, Any]) -> dict[str, Any]:
+    """The figures after a release that is not written (``check``, ``report``): its rows
+    (``released``, a SELECT) are stored in a temporary table for the few aggregates, on the source's
+    bins, and dropped."""
+    attributes = [a for a in candidates(spec) if a in ds.column_names]
+    name = internal(f"report_{uuid.uuid4().hex[:12]}")
+    with ds.engine.purpose("report figures: the released rows, not written"):
+        ds.engine.create_table_as(name, released, temporary=True)
+    try:
+        return {"numeric_after": describe(ds, table(name), attributes,
+                                          bounds=(found.get("numeric_before") or {}).get("ranges"))}
+    finally:
+        ds.engine.drop(name)
 
 
 def after(spec: Spec, ds: Dataset, report: Any, found: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """k-map (ARX's KMap): the derived k' against ARX's own code, a hand-computed population table,
 every node of random tables and populations against the definition, and the search against
-exhaustive search (population table: nodes checked in SQL; estimate: in SQL and in memory)."""
+exhaustive search (nodes checked in SQL and in memory)."""
 
 from __future__ import annotations
 
@@ -66,8 +66,8 @@ def test_hand_computed_population_table(engine):
         for node, limit, want in (((0, 0), 0.1, (True, 1, 4, 3)), ((1, 0), 0.0, (True, 0, 2, 9))):
             check = ev.check({"q0": node[0], "q1": node[1]}, limit)
             assert (check.anonymous, check.outlier_rows, check.classes, check.models[0].achieved) == want
-        with pytest.raises(Exception, match="in-memory node check does not support"):
-            FastEvaluator(ev, p.models, None, 0.1)
+            r = FastEvaluator(ev, p.models, None, limit).evaluate(node)
+            assert (r.anonymous, r.outlier_rows, r.classes) == want[:3]
 
 
 def test_population_that_lacks_the_table_is_refused(engine):
@@ -120,12 +120,17 @@ def test_population_table_every_node_and_search(engine, rows, extra, k, limit):
         return anonymous, outliers, (len(gen) - sum(1 for key in gen if population[key] < k)
                                      if anonymous else len(gen))
 
-    p = problem(engine, rows, models)
-    with Evaluator(p) as ev:
-        for node in [(0, 0), (1, 1), (0, 3), (2, 2)]:
-            check = ev.check({"q0": node[0], "q1": node[1]}, limit)
-            assert (check.anonymous, check.outlier_rows, check.classes) == expected(node), node
-    search_matches_exhaustive(engine, rows, models, limit, memory=False)
+    every_node(engine, rows, models, expected, limit)
+    search_matches_exhaustive(engine, rows, models, limit)
+
+
+def test_population_values_outside_the_hierarchies_leave_the_check_to_sql(engine):
+    rows = [(v, "0") for v in "abcc"]
+    load(engine, rows + [("z", "0")], name="pop")
+    p = problem(engine, rows, [KMap(2, population="pop")])
+    refusal = r"the population 'pop' has values of 'q0' its hierarchy lacks \('z'\); k-map is checked in SQL"
+    with Evaluator(p) as ev, pytest.raises(Exception, match=refusal):
+        FastEvaluator(ev, p.models, None, 0.1)
 
 
 POPULATIONS = [(None, 0.1), (None, 0.5), (60.0, None), (400.0, None)]

@@ -111,7 +111,7 @@ def test_k_map_of_the_research_subset_in_adult(adult_engine, adult_dir):
     assert 0 < outliers
     sql, memory = check(adult_engine, adult_dir, [{"k_map": {"k": k, "population": "adult"}}], 0.5,
                         table="sample")
-    assert memory is None and sql == want
+    assert sql == memory == want
 
 
 def test_k_map_estimated_for_the_usa(adult_engine, adult_dir):

@@ -211,3 +211,30 @@ def test_adult_sample_msus_are_sdcmicros_search_rerun_by_hand(adult_engine):
     weights = msu_weights(len(cols), len(cols))
     for row, counts in zip(rows, theirs):
         assert got[row][0] == sum(weights[k + 1] * c for k, c in enumerate(counts))
+
+
+@st.composite
+def wider_tables(draw):
+    q, n, values = draw(st.integers(3, 7)), draw(st.integers(2, 100)), draw(st.integers(2, 5))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    drawn = rng.integers(0, values, size=(n, q)).tolist()
+    missing = rng.random((n, q)) < draw(st.sampled_from([0.0, 0.1]))
+    rows = [tuple(None if m else v for v, m in zip(r, ms)) for r, ms in zip(drawn, missing)]
+    return rows, draw(st.integers(1, q))
+
+
+@settings(max_examples=50, deadline=None)
+@given(wider_tables())
+def test_msus_are_suda2s_recursive_search_over_sub_tables(drawn):
+    from tests.domain.risk.recursive_msus import find_msus_recursive
+
+    rows, max_size = drawn
+    _, codes, count = codes_and_counts(rows)
+    ours, theirs = find_msus(codes, count, max_size), find_msus_recursive(codes, count, max_size)
+    assert ours.by_size.tolist() == theirs.by_size.tolist()
+    assert {k: sorted(v.tolist()) for k, v in ours.subsets.items()} == \
+        {k: sorted(v.tolist()) for k, v in theirs.subsets.items()}
+    if len(rows[0]) <= 5 and len(rows) <= 40:  # the enumeration is quadratic in the rows
+        expected = Counter(len(m) for found in msus_by_row(rows, max_size) for m in found)
+        assert {k: int((ours.by_size[:, k] * count).sum()) for k in range(1, max_size + 1)} == \
+            {k: expected.get(k, 0) for k in range(1, max_size + 1)}

@@ -40,6 +40,7 @@ from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budg
 from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
 from sqlanon.methods.generalization.search.fast_fits import left_out, unfit_rows
 from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, objects, sensitive_tree
+from sqlanon.methods.generalization.search.fast_population import population_classes
 from sqlanon.methods.generalization.search.fast_support import (
     attributes_needing,
     check_supported,
@@ -131,6 +132,7 @@ class FastEvaluator:
         self.weights = [w / top for w in ws]
         self.heights = [p.hierarchies[a].height for a in self.qis]
         self._load(evaluator)
+        self.populations = population_classes(evaluator, self.statistics, self.codes, self.radix, self.rows)
         self.max_suppressed = suppression_budget(self.limit, self.n)
         if self.metric is not None:
             self.metric.prepare_in_memory(self)
@@ -254,10 +256,11 @@ class FastEvaluator:
                 del self._cache[next(iter(self._cache))]
         return table_
 
-    def _oks(self, c: Classes) -> list[np.ndarray]:
+    def _oks(self, c: Classes, node: tuple[int, ...]) -> list[np.ndarray]:
         """Per model: which classes satisfy it (each statistic computed once); none keeps the class of
         persons who fit no class (:mod:`.fast_fits`)."""
-        view = NodeClasses(c, self.n, self.sensitive, self.trees)
+        view = NodeClasses(c, self.n, self.sensitive, self.trees,
+                           lambda name, rep: self.populations[name].counts(node, rep))
         values = {s: s.in_memory(view) for s in self.statistics}
         oks = [np.array(m.satisfied_in_memory(values), dtype=bool) for m in self.models]
         for ok in oks if self._left_out is not None else []:
@@ -279,7 +282,7 @@ class FastEvaluator:
             raise HierarchyError(f"node {list(node)} does not fit the hierarchies' heights "
                                  f"{self.heights} (one level per QI: {', '.join(self.qis)})")
         c = self._classes(node)
-        oks = self._oks(c)
+        oks = self._oks(c, node)
         keep = np.logical_and.reduce(oks) if oks else np.ones(c.k, dtype=bool)
         outlier_rows = int(c.sizes[~keep].sum())
         anonymous = outlier_rows <= self.max_suppressed
@@ -306,8 +309,9 @@ class FastEvaluator:
 
     def kept_rows(self, node: Sequence[int]) -> np.ndarray:
         """Per frequency row, whether its class at ``node`` satisfies every model."""
-        c = self._grouped(tuple(int(x) for x in node))
-        oks = self._oks(c)
+        levels = tuple(int(x) for x in node)
+        c = self._grouped(levels)
+        oks = self._oks(c, levels)
         keep = np.logical_and.reduce(oks) if oks else np.ones(c.k, dtype=bool)
         return np.asarray(keep[c.inv], dtype=bool)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,13 +60,15 @@ class NodeClasses:
         sensitive: per sensitive attribute, (value codes of the frequency rows, number of values,
             each value's count over the table).
         trees: per attribute read with its hierarchy, the hierarchy over its values.
+        populations: per population table read, its records in each class of the node.
     """
 
-    __slots__ = ("_c", "_sensitive", "_trees", "sizes", "n")
+    __slots__ = ("_c", "_sensitive", "_trees", "_populations", "sizes", "n")
 
     def __init__(self, c: Classes, n: int, sensitive: Mapping[str, tuple[np.ndarray, int, np.ndarray]],
-                 trees: Mapping[str, list[np.ndarray]]) -> None:
-        self._c, self._sensitive, self._trees = c, sensitive, trees
+                 trees: Mapping[str, list[np.ndarray]],
+                 populations: Callable[[str, np.ndarray], np.ndarray] | None = None) -> None:
+        self._c, self._sensitive, self._trees, self._populations = c, sensitive, trees, populations
         self.sizes = c.sizes
         self.n = n
 
@@ -78,6 +80,11 @@ class NodeClasses:
 
     def tree(self, attribute: str) -> list[np.ndarray]:
         return self._trees[attribute]
+
+    def population(self, relation: str) -> np.ndarray:
+        if self._populations is None:
+            raise KeyError(relation)
+        return self._populations(relation, self._c.rep)
 
 
 class CheckedNode:
