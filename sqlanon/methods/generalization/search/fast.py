@@ -38,7 +38,13 @@ from sqlanon.domain.models.base import PrivacyModel
 from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
-from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, objects, sensitive_tree
+from sqlanon.methods.generalization.search.fast_load import (
+    fetch_coded,
+    fetch_keys,
+    objects,
+    sensitive_tree,
+    value_numbers,
+)
 from sqlanon.methods.generalization.search.fast_support import (
     attributes_needing,
     check_supported,
@@ -151,11 +157,12 @@ class FastEvaluator:
         sens = list(dict.fromkeys(a for m in self.models for a in m.sensitive_attributes()))
         ordered = attributes_needing(self.statistics, "order")
         self.hierarchical = attributes_needing(self.statistics, "tree")
+        numeric = attributes_needing(self.statistics, "numbers")
         tables = [ev.hierarchy_table(a) for a in self.qis]  # the file's table, else built over the data
         if all(p.hierarchies[a].table() is not None for a in self.qis):
-            data, leaves, keys = fetch_coded(ev, self.qis, sens, ordered, self.hierarchical)
+            data, leaves, keys = fetch_coded(ev, self.qis, sens, ordered, self.hierarchical, numeric)
         else:
-            data, leaves, keys = fetch_keys(ev, self.qis, sens, ordered, self.hierarchical)
+            data, leaves, keys = fetch_keys(ev, self.qis, sens, ordered, self.hierarchical, numeric)
         self.row_n = np.asarray(data["n"], dtype=np.int64)
         self.n = int(self.row_n.sum())
         self.rows = len(self.row_n)
@@ -192,6 +199,7 @@ class FastEvaluator:
         self.grouping = Grouping(self.codes, self.radix, self.rows)
         self.sensitive: dict[str, tuple[np.ndarray, int, np.ndarray]] = {}
         self.trees: dict[str, list[np.ndarray]] = {}
+        self.numbers: dict[str, np.ndarray] = {}
         for j, a in enumerate(sens):
             if a in ordered:
                 okeys = objects(data[f"o{j}"])
@@ -208,6 +216,8 @@ class FastEvaluator:
             self.sensitive[a] = (values, nvals, global_counts)
             if a in self.hierarchical:
                 self.trees[a] = sensitive_tree(ev, a, values, nvals, objects(data[f"h{j}"]))
+            if a in numeric:
+                self.numbers[a] = value_numbers(values, nvals, data[f"x{j}"])
 
     # -- one node ---------------------------------------------------------------------------------
     def _finer(self, node: tuple[int, ...]) -> Classes | None:
@@ -251,7 +261,7 @@ class FastEvaluator:
 
     def _oks(self, c: Classes) -> list[np.ndarray]:
         """Per model: which classes satisfy it (each statistic computed once)."""
-        view = NodeClasses(c, self.n, self.sensitive, self.trees)
+        view = NodeClasses(c, self.n, self.sensitive, self.trees, self.numbers)
         values = {s: s.in_memory(view) for s in self.statistics}
         return [m.satisfied_in_memory(values) for m in self.models]
 

@@ -60,13 +60,15 @@ class NodeClasses:
         sensitive: per sensitive attribute, (value codes of the frequency rows, number of values,
             each value's count over the table).
         trees: per attribute read with its hierarchy, the hierarchy over its values.
+        numbers: per attribute read as numbers, each value's number (NaN for NULL).
     """
 
-    __slots__ = ("_c", "_sensitive", "_trees", "sizes", "n")
+    __slots__ = ("_c", "_sensitive", "_trees", "_numbers", "sizes", "n")
 
     def __init__(self, c: Classes, n: int, sensitive: Mapping[str, tuple[np.ndarray, int, np.ndarray]],
-                 trees: Mapping[str, list[np.ndarray]]) -> None:
-        self._c, self._sensitive, self._trees = c, sensitive, trees
+                 trees: Mapping[str, list[np.ndarray]], numbers: Mapping[str, np.ndarray] | None = None
+                 ) -> None:
+        self._c, self._sensitive, self._trees, self._numbers = c, sensitive, trees, numbers or {}
         self.sizes = c.sizes
         self.n = n
 
@@ -78,6 +80,9 @@ class NodeClasses:
 
     def tree(self, attribute: str) -> list[np.ndarray]:
         return self._trees[attribute]
+
+    def numbers(self, attribute: str) -> np.ndarray:
+        return self._numbers[attribute]
 
 
 class CheckedNode:

@@ -8,7 +8,7 @@ their order keys and hierarchy keys where the models need them (:func:`loading_q
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 import numpy as np
 from sqlglot import exp
@@ -19,7 +19,7 @@ from sqlanon.domain.models.ordering import order_key
 from sqlanon.errors import HierarchyError, InternalError
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.methods.generalization.search.fetch_arrow import fetch_factorized
-from sqlanon.sql.nodes import alias, as_expression, col, internal
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal
 
 ARROW_LOAD_MIN_ROWS = 50_000
 """From this many raw frequency rows, text keys are fetched and coded as Arrow (fetch_arrow.py): below,
@@ -32,6 +32,14 @@ def objects(a: np.ndarray) -> np.ndarray:
     if np.ma.isMaskedArray(a):
         out = np.array(a.data, dtype=object)
         out[np.ma.getmaskarray(a)] = None
+    return out
+
+
+def value_numbers(values: np.ndarray, nvals: int, numbers: np.ndarray) -> np.ndarray:
+    """Each value code's number (NaN for NULL), from the codes and numbers of the frequency rows."""
+    out = np.full(nvals, np.nan)
+    column = np.ma.filled(np.ma.asarray(numbers, dtype=np.float64), np.nan)
+    out[values] = column
     return out
 
 
@@ -64,7 +72,8 @@ def sensitive_tree(ev: Evaluator, a: str, values: np.ndarray, nvals: int, keys: 
 
 
 def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
-               hierarchical: set[str]) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
+               hierarchical: set[str], numeric: Set[str] = frozenset()
+               ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
     """Read the raw frequency table with each QI as its hierarchy key (text), factorized here."""
     p = ev.p
     proj = [alias(p.hierarchies[a].key(col(a)), f"q{i}") for i, a in enumerate(qis)]
@@ -72,11 +81,12 @@ def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[
     if not sens and ev.engine.capabilities.arrow_in \
             and ev.engine.row_count(ev.freq.name) >= ARROW_LOAD_MIN_ROWS:  # coded by Arrow
         count = exp.cast(exp.Sum(this=col(N)), exp.DataType.build("bigint"))
-        q = loading_query(ev, proj, sens, ordered, hierarchical, None, count, ev.freq.copy())
+        q = loading_query(ev, proj, sens, ordered, hierarchical, None, count, ev.freq.copy(), numeric)
         counts, factorized = fetch_factorized(ev.engine, q, names, "n")
         data = {"n": counts}
     else:
-        q = loading_query(ev, proj, sens, ordered, hierarchical, None, exp.Sum(this=col(N)), ev.freq.copy())
+        q = loading_query(ev, proj, sens, ordered, hierarchical, None, exp.Sum(this=col(N)), ev.freq.copy(),
+                          numeric)
         data = ev.engine.fetch_numpy(q)
         factorized = [factorize_text(objects(data[name])) for name in names]
     leaves, keys = [], []
@@ -93,7 +103,8 @@ def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[
 
 
 def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
-                hierarchical: set[str]) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
+                hierarchical: set[str], numeric: Set[str] = frozenset()
+                ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
     """One GROUP BY of the source on integer leaf codes (a join per QI with its leaf list).
 
     Only integers cross to Python, and the raw frequency table is never built: on a large table
@@ -111,7 +122,7 @@ def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set
                       exp.EQ(this=col("leaf", name), expression=h.key(col(a, src)))))
         proj.append(alias(col("code", name), f"q{i}"))
     q = loading_query(ev, proj, sens, ordered, hierarchical, src, exp.Count(this=exp.Star()),
-                             as_expression(exp.alias_(ev.counted.copy(), src, table=True, quoted=True)))
+                      as_expression(exp.alias_(ev.counted.copy(), src, table=True, quoted=True)), numeric)
     for rel, on in joins:
         q = q.join(rel, on=on, join_type="left", copy=False)
     data = ev.engine.fetch_numpy(q)
@@ -127,8 +138,9 @@ def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set
 
 def loading_query(ev: Evaluator, proj: list[exp.Expression], sens: list[str], ordered: set[str],
                   hierarchical: set[str], src: str | None, count: exp.Expression,
-                  source: exp.Expression) -> exp.Select:
-    """The loading query: QI projections, raw sensitive values and their order keys, a count."""
+                  source: exp.Expression, numeric: Set[str] = frozenset()) -> exp.Select:
+    """The loading query: QI projections, raw sensitive values, their order keys, hierarchy keys
+    and numbers where the statistics read them, a count."""
     p = ev.p
     proj = proj + [alias(col(a, src), f"s{j}") for j, a in enumerate(sens)]
     proj += [alias(order_key(a, col(a, src), p.value_order, p.column_types, p.attribute_types,
@@ -136,6 +148,7 @@ def loading_query(ev: Evaluator, proj: list[exp.Expression], sens: list[str], or
              for j, a in enumerate(sens) if a in ordered]
     proj += [alias(p.sensitive_hierarchies[a].key(col(a, src)), f"h{j}")
              for j, a in enumerate(sens) if a in hierarchical]
+    proj += [alias(as_double(col(a, src)), f"x{j}") for j, a in enumerate(sens) if a in numeric]
     q = exp.select(*proj, alias(count, "n")).from_(source)
     if proj:
         q = q.group_by(*[e.this.copy() for e in proj])
