@@ -82,7 +82,8 @@ class Evaluator:
     """Checks nodes of one problem on one engine, reading the source once."""
 
     def __init__(self, problem: Problem, *, scan_levels: Mapping[str, int] | None = None,
-                 persons: exp.Expression | None = None) -> None:
+                 persons: exp.Expression | None = None, rows: int | None = None,
+                 covered: bool = False) -> None:
         """Read the source once.
 
         Without ``scan_levels`` the scan is the frequency table of the raw quasi-identifiers and
@@ -92,6 +93,9 @@ class Evaluator:
         (hierarchy look-ups return integer codes, decoded on the small result), which is cheaper
         when one node is checked; the raw frequency table is again built only if something asks.
         ``persons``: the person-level records another open evaluator of the problem built and checked.
+        ``rows`` and ``covered``: what a search that read the source already knows, so the scan does
+        not ask again: its row count, and that every value of the quasi-identifiers is a leaf of its
+        hierarchy.
         """
         self.p = problem
         self.engine = problem.engine
@@ -113,8 +117,8 @@ class Evaluator:
                                            lambda: self.freq, source=problem.source,
                                            raw_built=lambda: self.scans.raw is not None)
         self.scans = SourceScans(self.counted, problem.qis, self._sensitive_columns(), self.hierarchies,
-                                 self.temporaries, weighted=problem.weighted)
-        self._rows: int | None = None
+                                 self.temporaries, weighted=problem.weighted, covered=covered)
+        self._rows: int | None = rows
         self.scan_levels: dict[str, int] | None = None
         if scan_levels is not None:
             levels = self.hierarchies.checked_levels(scan_levels)

@@ -171,6 +171,7 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     from sqlanon.methods.generalization.local.settings import local_recoding
     from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import measured, metric_names
+    from sqlanon.methods.generalization.search.fast import FastNodeEvaluator
     from sqlanon.methods.generalization.search.run import search_nodes, with_levels
 
     spec = plan.spec
@@ -214,9 +215,12 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
                 checked = Evaluator(problem, scan_levels=levels, persons=ev.counted)
             with checked:
                 return finish(checked, levels, found, recoded)
-    # searched in memory: one generalizing scan checks the chosen node, as `check` does
+    # searched in memory: one generalizing scan checks the chosen node, as `check` does; the search
+    # read every row already, so the scan need not count them or look for values outside the hierarchies
+    known = nodes.fast if isinstance(nodes, FastNodeEvaluator) else None
     with ds.engine.purpose("class statistics"):
-        ev = Evaluator(problem, scan_levels=levels)
+        ev = Evaluator(problem, scan_levels=levels, rows=known.n if known else None,
+                       covered=known is not None)
     with ev:
         return finish(ev, levels, found, recoded)
 

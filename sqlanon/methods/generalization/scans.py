@@ -22,11 +22,15 @@ class SourceScans:
         sensitive: the sensitive columns the checks read (kept raw, with the row count ``__sa_n``).
         hierarchies: the quasi-identifiers' hierarchies in the database.
         temporaries: where the scans are materialized.
+        covered: every value of the quasi-identifiers is known to be a leaf of its hierarchy (a
+            search read them all), so a node's scan is not checked again.
     """
 
     def __init__(self, source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str],
-                 hierarchies: HierarchyTables, temporaries: Temporaries, *, weighted: bool = False) -> None:
+                 hierarchies: HierarchyTables, temporaries: Temporaries, *, weighted: bool = False,
+                 covered: bool = False) -> None:
         self.source = source
+        self.covered = covered
         self.weighted = weighted
         """The source carries a person weight (:data:`~sqlanon.compile.checks.WEIGHT`)."""
         self.qis = list(qis)
@@ -45,7 +49,8 @@ class SourceScans:
             self.raw = self.temporaries.lasting(
                 "freq", checks.frequency_query(self.source, self.qis, self.sensitive,
                                                 weighted=self.weighted))
-            self.hierarchies.validate_coverage(self.raw, self.qis)
+            if not self.covered:
+                self.hierarchies.validate_coverage(self.raw, self.qis)
         return self.raw
 
     def scan_node(self, levels: Mapping[str, int]) -> exp.Table:
@@ -90,6 +95,8 @@ class SourceScans:
         if decode:  # integer codes decoded on the grouped rows, in the same statement
             q = self._decoded(q, decode)
         scan = temps.lasting("nodescan", q)
+        if self.covered:
+            return scan
         if decode:  # a NULL label: a value (or NULL) the hierarchy lacks; one query for all attributes
             nulls = temps.engine.fetch(exp.select(*[
                 exp.alias_(exp.Count(this=exp.Case().when(exp.Is(this=col(a), expression=exp.Null()),
