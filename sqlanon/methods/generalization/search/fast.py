@@ -304,11 +304,15 @@ class FastEvaluator:
             (outlier_rows,) * len(oks)
         return FastResult(anonymous, outlier_rows, classes, min_size, value, lower, violating)
 
-    def kept_rows(self, node: Sequence[int]) -> np.ndarray:
-        """Per frequency row, whether its class at ``node`` satisfies every model."""
+    def verdict(self, node: Sequence[int]) -> tuple[Classes, np.ndarray]:
+        """The node's classes, grouped from every frequency row, and which satisfy every model."""
         c = self._grouped(tuple(int(x) for x in node))
         oks = self._oks(c)
-        keep = np.logical_and.reduce(oks) if oks else np.ones(c.k, dtype=bool)
+        return c, np.logical_and.reduce(oks) if oks else np.ones(c.k, dtype=bool)
+
+    def kept_rows(self, node: Sequence[int]) -> np.ndarray:
+        """Per frequency row, whether its class at ``node`` satisfies every model."""
+        c, keep = self.verdict(node)
         return np.asarray(keep[c.inv], dtype=bool)
 
 
