@@ -4,16 +4,21 @@ exhaustive search (the nodes' checks themselves are compared with SQL above)."""
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlglot import exp
 
 from sqlanon.domain.hierarchy import TableHierarchy
+from sqlanon.domain.models.base import SIZE
 from sqlanon.domain.models.disclosure import BetaLikeness, DeltaDisclosure
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.numeric_sensitive import KEAnonymity, KPQRAnonymity
 from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import lattice_of, search
 from sqlanon.methods.generalization.search.fast import FastEvaluator, FastNodeEvaluator
+from sqlanon.methods.generalization.search.fast_classes import NodeClasses
 from sqlanon.sql.nodes import table
 
 TREE = TableHierarchy([[v, "x" if v in "abc" else "y", "*"] for v in "abcdef"])
@@ -47,6 +52,22 @@ def _problem(engine, rows, models, sensitive_type):
     return Problem(engine, table("r"), ["q0", "q1"], HIERARCHIES, ["s"], models)
 
 
+def _value(x):
+    """A statistic's value comparable across the two forms (NULL and NaN alike, doubles to 9 digits)."""
+    return None if x is None or math.isnan(x) else round(float(x), 9)
+
+
+def _statistics_agree(engine, fast, check, node):
+    """Every class's size and statistics, as multisets: SQL's verdict rows against numpy's arrays."""
+    rows = engine.fetch_dicts(exp.select(exp.Star()).from_(check.verdict.copy()))
+    c, _ = fast.verdict(node)
+    view = NodeClasses(c, fast.n, fast.sensitive, fast.trees, fast.numbers)
+    for s in fast.statistics:
+        memory = sorted(zip(c.sizes.tolist(), map(_value, s.in_memory(view))), key=repr)
+        sql = sorted(((r[SIZE], _value(r[s.column])) for r in rows), key=repr)
+        assert memory == sql, (node, s)
+
+
 def _every_node_agrees(engine, rows, models, limit, sensitive_type):
     with Evaluator(_problem(engine, rows, models, sensitive_type)) as ev:
         fast = FastEvaluator(ev, models, "loss", limit)
@@ -56,6 +77,7 @@ def _every_node_agrees(engine, rows, models, limit, sensitive_type):
             assert (r.anonymous, r.outlier_rows, r.classes) == (
                 check.anonymous, check.outlier_rows, check.classes), node
             assert list(r.violating_rows) == [m.violating_rows for m in check.models], node
+            _statistics_agree(engine, fast, check, node)
 
 
 def _search_agrees(engine, rows, models, limit, sensitive_type):
