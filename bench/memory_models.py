@@ -76,6 +76,7 @@ def main() -> None:
         for _ in range(args.runs):
             for way, nodes in ways.items():
                 s, result = timed(problem, nodes)
+                print(f"  {name}, {way}: {s:.3f} s", flush=True)
                 seconds[way].append(s)
                 found[way] = result
         if (found["sql"].node, found["sql"].metric) != (found["memory"].node, found["memory"].metric):
