@@ -7,9 +7,9 @@ Arrow copy. The models come in four groups, each checked at suppression limits 0
   l-diversity, p-sensitive and (α, k)-anonymity, the average risk, t-closeness with the equal and the
   hierarchical distance) run the optimal search (Loss): the chosen node, every model's figures, the
   metrics and the rows written are the same on the three engines;
-* the groups whose search checks nodes in SQL (δ-disclosure, basic and enhanced β-likeness,
-  δ-presence; t-closeness with the ordered distance, (k, e)- and (k, p, q, r)-anonymity on a numeric
-  attribute) are checked at a fixed node: the same figures for every model on the three engines;
+* the other groups (δ-disclosure, basic and enhanced β-likeness, δ-presence; t-closeness with the
+  ordered distance, (k, e)- and (k, p, q, r)-anonymity on a numeric attribute) are checked at a fixed
+  node: the same figures for every model on the three engines;
 * one node is written in every output mode (table by the searches; view, in_place, sql) and compiled
   for each engine's dialect: the same rows everywhere.
 """

@@ -99,6 +99,10 @@ class ClassTable(Protocol):
         """The attribute's hierarchy over its values (when a statistic asked for ``tree``): per level
         1..H a 0/1 matrix from the nodes one level down (the values first) to the nodes at that level."""
 
+    def numbers(self, attribute: str) -> np.ndarray:
+        """Each value's number (float64, NaN for NULL), in the histogram's numbering (when a
+        statistic asked for ``numbers``)."""
+
 
 class StatisticInputs(Protocol):
     """What the statistics' own relations are built from, in the database: the problem's table,
@@ -211,8 +215,9 @@ class Statistic(abc.ABC):  # noqa: B024 - a base to subclass; every hook has a d
 
     memory_inputs: ClassVar[frozenset[str]] = frozenset()
     """What the in-memory form reads of its attribute beyond the class histogram: ``order`` (values
-    numbered in the attribute's order) and ``tree`` (the attribute's hierarchy over its values); or
-    beyond the table, ``population`` (a population table's records per class)."""
+    numbered in the attribute's order), ``tree`` (the attribute's hierarchy over its values) and
+    ``numbers`` (each value read as a number); or beyond the table, ``population`` (a population
+    table's records per class)."""
 
     def in_memory(self, classes: ClassTable) -> np.ndarray:
         """The numpy form: this statistic for every class of ``classes``."""

@@ -9,16 +9,27 @@ included):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlglot import exp
 
 from sqlanon.domain.models.arithmetic import add, div, mul, sub
-from sqlanon.domain.models.base import HistogramColumns, Monotonicity, PrivacyModel, Statistic, register
+from sqlanon.domain.models.base import (
+    ClassTable,
+    HistogramColumns,
+    Monotonicity,
+    PrivacyModel,
+    Statistic,
+    register,
+)
 from sqlanon.domain.models.t_closeness import TOLERANCE, require_number
 from sqlanon.errors import SpecError, did_you_mean
 from sqlanon.sql.nodes import as_double, as_expression, lit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 VARIANTS = ("basic", "enhanced")
 
@@ -42,6 +53,21 @@ def _global_share(h: HistogramColumns) -> exp.Expression:
     return div(as_double(h.c("global_count")), h.c("total"))
 
 
+def _present_gains(classes: ClassTable, attribute: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per class and value: whether the value is present, (p − q)·n·|E| and C·|E| (the numerator and
+    denominator of the relative gain, in the SQL form's integers)."""
+    h = classes.histogram(attribute)
+    scale = classes.global_counts(attribute)[None, :] * classes.sizes[:, None]
+    return h > 0, h * classes.n - scale, scale
+
+
+def _max_present(values: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """The largest of ``values`` over the present values of each class (−∞ when none is)."""
+    import numpy as np
+
+    return np.where(present, values, -np.inf).max(axis=1, initial=-np.inf)
+
+
 @dataclass(frozen=True)
 class AbsentRows(Statistic):
     """The number of table rows whose sensitive value does not occur in the class (n − Σ_present C)."""
@@ -50,6 +76,10 @@ class AbsentRows(Statistic):
 
     def aggregate(self, h: HistogramColumns) -> exp.Expression:
         return sub(exp.Max(this=h.c("total")), exp.Sum(this=h.c("global_count")))
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        present = classes.histogram(self.attribute) > 0
+        return classes.n - present @ classes.global_counts(self.attribute)
 
 
 @dataclass(frozen=True)
@@ -62,6 +92,14 @@ class MaxLogRatio(Statistic):
         ratio = div(as_double(mul(h.c("count"), h.c("total"))), mul(h.c("size"), h.c("global_count")))
         return exp.Max(this=exp.Abs(this=exp.Ln(this=ratio)))
 
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        import numpy as np
+
+        present, _, scale = _present_gains(classes, self.attribute)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = (classes.histogram(self.attribute) * classes.n) / scale
+            return _max_present(np.abs(np.log(ratio)), present)
+
 
 @dataclass(frozen=True)
 class MaxRelativeGain(Statistic):
@@ -71,6 +109,13 @@ class MaxRelativeGain(Statistic):
 
     def aggregate(self, h: HistogramColumns) -> exp.Expression:
         return exp.Max(this=exp.Greatest(this=_relative_gain(h), expressions=[lit(0.0)]))
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        import numpy as np
+
+        present, gain, scale = _present_gains(classes, self.attribute)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _max_present(np.maximum(gain / scale, 0.0), present)
 
 
 @dataclass(frozen=True)
@@ -84,6 +129,17 @@ class MaxEnhancedExcess(Statistic):
         gains = exp.GT(this=_gain_numerator(h), expression=lit(0))
         excess = add(_relative_gain(h), exp.Ln(this=_global_share(h)))
         return exp.Max(this=exp.Case().when(gains, excess))
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        """NaN where SQL gives NULL (no value gains)."""
+        import numpy as np
+
+        present, gain, scale = _present_gains(classes, self.attribute)
+        gains = present & (gain > 0)
+        share = classes.global_counts(self.attribute) / classes.n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            excess = gain / scale + np.log(share)[None, :]
+        return np.where(gains.any(axis=1), _max_present(excess, gains), np.nan)
 
 
 @register
@@ -130,6 +186,10 @@ class DeltaDisclosure(PrivacyModel):
         return as_expression(exp.and_(
             exp.EQ(this=s[AbsentRows(self.attribute)], expression=lit(0)),
             exp.LT(this=s[MaxLogRatio(self.attribute)], expression=lit(float(self.delta) - TOLERANCE))))
+
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        return (s[AbsentRows(self.attribute)] == 0) & \
+            (s[MaxLogRatio(self.attribute)] < float(self.delta) - TOLERANCE)
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.Max(this=exp.Case().when(
@@ -189,6 +249,14 @@ class BetaLikeness(PrivacyModel):
             return gain
         excess = exp.Coalesce(this=s[MaxEnhancedExcess(self.attribute)], expressions=[lit(0.0)])
         return as_expression(exp.and_(gain, exp.LTE(this=excess, expression=lit(TOLERANCE))))
+
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        import numpy as np
+
+        gain = s[MaxRelativeGain(self.attribute)] <= float(self.beta) + TOLERANCE
+        if self.variant == "basic":
+            return gain
+        return gain & (np.nan_to_num(s[MaxEnhancedExcess(self.attribute)], nan=0.0) <= TOLERANCE)
 
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         gain = s[MaxRelativeGain(self.attribute)]

@@ -7,8 +7,9 @@ values, frequencies) and is left out where they are added (range, variance), as 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
@@ -16,6 +17,7 @@ from sqlanon.domain.models.arithmetic import div, mul, sub
 from sqlanon.domain.models.base import (
     CheckContext,
     ClassSize,
+    ClassTable,
     H,
     HistogramColumns,
     Monotonicity,
@@ -30,6 +32,9 @@ from sqlanon.domain.models.statistics import DistinctCount
 from sqlanon.domain.models.t_closeness import require_number
 from sqlanon.errors import SpecError
 from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal, lit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RATIO_TOLERANCE = 1e-9
 """Slack of Var_within/Var_total ≥ r: both variances are sums of squares in doubles."""
@@ -64,6 +69,17 @@ class ValueRange(Statistic):
         x = as_double(h.c("value"))
         return exp.Coalesce(this=sub(exp.Max(this=x), exp.Min(this=x.copy())), expressions=[lit(0.0)])
 
+    memory_inputs: ClassVar[frozenset[str]] = frozenset({"numbers"})
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        import numpy as np
+
+        x = classes.numbers(self.attribute)
+        present = (classes.histogram(self.attribute) > 0) & ~np.isnan(x)[None, :]
+        top = np.where(present, x[None, :], -np.inf).max(axis=1, initial=-np.inf)
+        low = np.where(present, x[None, :], np.inf).min(axis=1, initial=np.inf)
+        return np.where(present.any(axis=1), top - low, 0.0)
+
 
 @dataclass(frozen=True)
 class RareValues(Statistic):
@@ -76,6 +92,10 @@ class RareValues(Statistic):
         share = div(as_double(h.c("global_count")), h.c("total"))
         return exp.Sum(this=exp.Case().when(exp.LT(this=share, expression=lit(float(self.q))), lit(1))
                        .else_(lit(0)))
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        rare = classes.global_counts(self.attribute) / classes.n < float(self.q)
+        return (classes.histogram(self.attribute) > 0) @ rare.astype(classes.sizes.dtype)
 
 
 @dataclass(frozen=True)
@@ -90,6 +110,27 @@ class VarianceRatio(Statistic):
 
     def prepare(self, inputs: StatisticInputs) -> None:
         check_numbers(inputs, self.attribute, "the variance ratio")
+
+    memory_inputs: ClassVar[frozenset[str]] = frozenset({"numbers"})
+
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        """The SQL form's sums of squared deviations from each mean; NaN where it gives NULL."""
+        import numpy as np
+
+        x = classes.numbers(self.attribute)
+        known = ~np.isnan(x)
+        xs = np.where(known, x, 0.0)
+        h = np.where(known[None, :], classes.histogram(self.attribute), 0.0)
+        g = np.where(known, classes.global_counts(self.attribute), 0).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            weight = h.sum(axis=1)
+            mean = (h @ xs) / weight
+            within = (h * (xs[None, :] - mean[:, None]) ** 2).sum(axis=1) / weight
+            n_total = g.sum()
+            overall = (g @ xs) / n_total
+            sst = float(g @ (xs - overall) ** 2) if n_total else np.nan
+            ratio = np.full(len(weight), 1.0) if sst == 0 else within / (sst / n_total)
+        return np.where(weight > 0, ratio, np.nan)
 
     def class_query(self, ctx: CheckContext) -> exp.Select:
         qis = [col(q) for q in ctx.qis]
@@ -165,6 +206,9 @@ class KEAnonymity(PrivacyModel):
         return as_expression(exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
                         exp.GTE(this=s[ValueRange(self.attribute)], expression=lit(float(self.e)))))
 
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        return (s[ClassSize()] >= self.k) & (s[ValueRange(self.attribute)] >= float(self.e))
+
     def achieved(self, s: dict[Statistic, exp.Expression]) -> exp.Expression:
         return exp.Min(this=s[ValueRange(self.attribute)])
 
@@ -236,6 +280,13 @@ class KPQRAnonymity(PrivacyModel):
         exempt = exp.EQ(this=s[RareValues(a, float(self.q))], expression=lit(0))
         return as_expression(exp.and_(exp.GTE(this=s[ClassSize()], expression=lit(self.k)),
                         exp.Paren(this=exp.or_(exempt, protected))))
+
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        a = self.attribute
+        protected = (s[DistinctCount(a)] >= self.p) & \
+            (s[VarianceRatio(a)] >= float(self.r) - RATIO_TOLERANCE)
+        exempt = s[RareValues(a, float(self.q))] == 0
+        return (s[ClassSize()] >= self.k) & (exempt | protected)
 
     def min_class_size(self) -> int:
         return self.k

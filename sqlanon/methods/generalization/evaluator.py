@@ -120,7 +120,8 @@ class Evaluator:
     """Checks nodes of one problem on one engine, reading the source once."""
 
     def __init__(self, problem: Problem, *, scan_levels: Mapping[str, int] | None = None,
-                 persons: exp.Expression | None = None, scan_labels: bool = True) -> None:
+                 persons: exp.Expression | None = None, scan_labels: bool = True,
+                 rows: int | None = None, covered: bool = False) -> None:
         """Read the source once.
 
         Without ``scan_levels`` the scan is the frequency table of the raw quasi-identifiers and
@@ -133,6 +134,9 @@ class Evaluator:
         ``scan_labels``: False when only the node's counts are read (its verdict's figures, not its
         classes' labels), and every statistic is the class size: the scan then groups by class keys
         (:meth:`SourceScans.scan_node`).
+        ``rows`` and ``covered``: what a search that read the source already knows, so the scan does
+        not ask again: its row count, and that every value of the quasi-identifiers is a leaf of its
+        hierarchy.
         """
         self.p = problem
         self.engine = problem.engine
@@ -154,8 +158,9 @@ class Evaluator:
                                            lambda: self.freq, source=problem.source,
                                            raw_built=lambda: self.scans.raw is not None)
         self.scans = SourceScans(self.counted, problem.qis, self._sensitive_columns(), self.hierarchies,
-                                 self.temporaries, weighted=problem.weighted, extra=problem.fit_columns)
-        self._rows: int | None = None
+                                 self.temporaries, weighted=problem.weighted, extra=problem.fit_columns,
+                                 covered=covered)
+        self._rows: int | None = rows
         self.scan_levels: dict[str, int] | None = None
         if scan_levels is not None and not problem.fit_columns:  # persons that do not fit: from freq
             levels = self.hierarchies.checked_levels(scan_levels)

@@ -183,18 +183,21 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     from sqlanon.methods.generalization.local.settings import local_recoding
     from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import measured, metric_names
+    from sqlanon.methods.generalization.search.fast import FastEvaluator, FastNodeEvaluator
+    from sqlanon.methods.generalization.search.measure import MemoryMetrics
     from sqlanon.methods.generalization.search.run import search_nodes, with_levels
 
     spec = plan.spec
     local = local_recoding(spec.transformation.options)
 
     def finish(ev: Evaluator, levels: dict[str, int], found: dict[str, Any],
-               recoded: Recoded | None = None) -> Report:
+               recoded: Recoded | None = None, fast: FastEvaluator | None = None) -> Report:
         chosen = with_levels(spec, levels)
         with ds.engine.purpose("class statistics"):
             node = ev.check(levels, spec.transformation.suppression_limit)
+        in_memory = MemoryMetrics(fast, levels).value if fast is not None and recoded is None else None
         report = measured(node, metric_names(chosen, plan.option("metrics")), ev, chosen, ev.p.qis,
-                          search=found)
+                          in_memory=in_memory, search=found)
         report.spec = spec
         if recoded is not None:
             report.local_recoding = recoded.report
@@ -228,11 +231,14 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
                 checked = Evaluator(problem, scan_levels=levels, persons=ev.counted)
             with checked:
                 return finish(checked, levels, found, recoded)
-    # searched in memory: one generalizing scan checks the chosen node, as `check` does
+    # searched in memory: one generalizing scan checks the chosen node, as `check` does; the search
+    # read every row already, so the scan need not count them or look for values outside the hierarchies
+    known = nodes.fast if isinstance(nodes, FastNodeEvaluator) else None
     with ds.engine.purpose("class statistics"):
-        ev = Evaluator(problem, scan_levels=levels)
+        ev = Evaluator(problem, scan_levels=levels, rows=known.n if known else None,
+                       covered=known is not None)
     with ev:
-        return finish(ev, levels, found, recoded)
+        return finish(ev, levels, found, recoded, known)
 
 
 def _observe(plan: Plan, checked: CheckedNode) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck
 from sqlanon.methods.notebook import NotebookReport
 
 if TYPE_CHECKING:
+    from sqlanon.domain.metrics.base import Metric
     from sqlanon.spec.schema import Spec
 
 DEFAULT_METRICS = ("loss", "loss_arithmetic", "precision", "height", "discernibility",
@@ -107,25 +109,28 @@ def levels_of(spec: Spec, qis: list[str]) -> dict[str, int]:
 
 
 def evaluate_metrics(names: tuple[str, ...] | list[str], ev: Evaluator, node: NodeCheck,
-                     spec: Spec, details: dict[str, dict[str, Any]] | None = None) -> dict[str, float]:
-    """The metrics' values; ``details`` receives, per metric, the rows it counts (and its variant)."""
+                     spec: Spec, details: dict[str, dict[str, Any]] | None = None,
+                     in_memory: Callable[[Metric], float | None] | None = None) -> dict[str, float]:
+    """The metrics' values; ``details`` receives, per metric, the rows it counts (and its variant).
+    ``in_memory`` gives a metric's value from the search's classes in memory (None: ask the engine)."""
     weights = {a: spec.attributes[a].weight for a in ev.p.qis}
     ctx = MetricContext(ev, node, weights, spec.metric_options)
     values = {}
     with ev.engine.purpose("metrics"):
         for name in names:
             metric = get_metric(name, "metrics", spec.metric_options)
-            values[name] = metric.compute(ctx)
+            value = in_memory(metric) if in_memory is not None else None
+            values[name] = metric.compute(ctx) if value is None else value
             if details is not None:
                 details[name] = ctx.counted(metric)
     return values
 
 
 def measured(node: NodeCheck, names: tuple[str, ...], ev: Evaluator, spec: Spec, qis: list[str],
-             **extra: Any) -> Report:
+             in_memory: Callable[[Metric], float | None] | None = None, **extra: Any) -> Report:
     """The report of a checked node with its metrics and which rows each counts."""
     details: dict[str, dict[str, Any]] = {}
-    metrics = evaluate_metrics(names, ev, node, spec, details)
+    metrics = evaluate_metrics(names, ev, node, spec, details, in_memory)
     report = Report(node, metrics, qis, metric_details=details, **extra)
     if ev.p.persons is not None:
         from sqlanon.methods.generalization.persons import persons_report

@@ -46,6 +46,9 @@ class Sides:
     def tree(self, attribute: str) -> list[np.ndarray]:
         raise NotImplementedError("hierarchical distances are not checked on cuts")
 
+    def numbers(self, attribute: str) -> np.ndarray:
+        raise NotImplementedError("numeric sensitive values are not checked on cuts")
+
 
 def _ordered(values: Sequence[Any], order: Sequence[Any] | None) -> list[Any]:
     if order:

@@ -99,4 +99,4 @@ def _in_memory(model: Any) -> bool:
     from sqlanon.domain.models.base import has_memory_form
 
     return bool(has_memory_form(model)) and all(
-        not {"tree", "population"} & s.memory_inputs for s in model.statistics())
+        not {"tree", "population", "numbers"} & s.memory_inputs for s in model.statistics())

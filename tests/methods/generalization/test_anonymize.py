@@ -44,8 +44,9 @@ def test_adult_optimum_is_arx_s(adult_engine, adult_dir, limit, node, loss):
 
 
 def test_models_without_an_in_memory_check_are_searched_in_sql(duck):
-    # Seed 000 Table 5.1 with hierarchical t-closeness and β-likeness (checked in SQL only) on the
-    # condition; β = 100 never binds here, so the answer is the one for k and t.
+    # Seed 000 Table 5.1 with hierarchical t-closeness on the condition and 1-map against the table
+    # itself as the population (checked in SQL only), which never binds, so the answer is the one for
+    # k and t.
     duck.con.execute("CREATE TABLE t (age INTEGER, zip VARCHAR, condition VARCHAR)")
     duck.con.executemany("INSERT INTO t VALUES (?, ?, ?)", [
         (21, "23058", "Heart"), (24, "23059", "Heart"), (26, "23060", "Viral"), (27, "23061", "Viral"),
@@ -61,7 +62,7 @@ def test_models_without_an_in_memory_check_are_searched_in_sql(duck):
                 "Kidney": ["Other", "*"]}}}},
         "privacy": [{"k_anonymity": {"k": 4}},
                     {"t_closeness": {"attribute": "condition", "t": 0.5, "distance": "hierarchical"}},
-                    {"beta_likeness": {"attribute": "condition", "beta": 100}}],
+                    {"k_map": {"k": 1, "population": "t"}}],
         "transformation": {"search": "optimal", "metric": "height"},
     })
     exhaustive = api.anonymize(spec, engine=duck, strategy="exhaustive", dry_run=True).as_dict()

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from sqlanon.domain.factorize import factorize
 from sqlanon.domain.metrics import get_metric
 from sqlanon.domain.metrics.entropy import first_appearance
 from sqlanon.domain.models.base import PrivacyModel
@@ -39,7 +38,7 @@ from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
 from sqlanon.methods.generalization.search.fast_fits import left_out, unfit_rows
-from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, objects, sensitive_tree
+from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, sensitive_columns
 from sqlanon.methods.generalization.search.fast_population import population_classes
 from sqlanon.methods.generalization.search.fast_support import (
     attributes_needing,
@@ -156,11 +155,14 @@ class FastEvaluator:
         sens = list(dict.fromkeys(a for m in self.models for a in m.sensitive_attributes()))
         ordered = attributes_needing(self.statistics, "order")
         self.hierarchical = attributes_needing(self.statistics, "tree")
+        numeric = attributes_needing(self.statistics, "numbers")
         tables = [ev.hierarchy_table(a) for a in self.qis]  # the file's table, else built over the data
         if all(p.hierarchies[a].table() is not None for a in self.qis):
-            data, leaves, keys = fetch_coded(ev, self.qis, sens, ordered, self.hierarchical, p.fit_columns)
+            data, leaves, keys = fetch_coded(ev, self.qis, sens, ordered, self.hierarchical, p.fit_columns,
+                                             numeric)
         else:
-            data, leaves, keys = fetch_keys(ev, self.qis, sens, ordered, self.hierarchical, p.fit_columns)
+            data, leaves, keys = fetch_keys(ev, self.qis, sens, ordered, self.hierarchical, p.fit_columns,
+                                            numeric)
         self.fit_levels = [(self.qis.index(a), np.asarray(data[f"f{i}"], dtype=np.int64))
                            for i, a in enumerate(p.persons.one_class if p.persons is not None else [])]
         self.row_n = np.asarray(data["n"], dtype=np.int64)
@@ -197,24 +199,8 @@ class FastEvaluator:
             self.domain.append(table_.domain_size)
             self._leaves.append(LeafCounts(uniques, leaf_rows, labels_of_leaf))
         self.grouping = Grouping(self.codes, self.radix, self.rows)
-        self.sensitive: dict[str, tuple[np.ndarray, int, np.ndarray]] = {}
-        self.trees: dict[str, list[np.ndarray]] = {}
-        for j, a in enumerate(sens):
-            if a in ordered:
-                okeys = objects(data[f"o{j}"])
-                present = sorted({k for k in okeys if k is not None})
-                rank = {k: r for r, k in enumerate(present)}
-                values = np.array([rank[k] if k is not None else len(present) for k in okeys],
-                                  dtype=np.int64)
-                nvals = len(present) + (1 if any(k is None for k in okeys) else 0)
-            else:
-                values, uniq = factorize(objects(data[f"s{j}"]))
-                values = values.astype(np.int64)
-                nvals = len(uniq)
-            global_counts = np.bincount(values, weights=self.row_n, minlength=nvals).astype(np.int64)
-            self.sensitive[a] = (values, nvals, global_counts)
-            if a in self.hierarchical:
-                self.trees[a] = sensitive_tree(ev, a, values, nvals, objects(data[f"h{j}"]))
+        self.sensitive, self.trees, self.numbers = sensitive_columns(
+            ev, data, sens, ordered, self.hierarchical, numeric, self.row_n)
 
     # -- one node ---------------------------------------------------------------------------------
     def _finer(self, node: tuple[int, ...]) -> Classes | None:
@@ -260,7 +246,7 @@ class FastEvaluator:
         """Per model: which classes satisfy it (each statistic computed once); none keeps the class of
         persons who fit no class (:mod:`.fast_fits`)."""
         view = NodeClasses(c, self.n, self.sensitive, self.trees,
-                           lambda name, rep: self.populations[name].counts(node, rep))
+                           lambda name, rep: self.populations[name].counts(node, rep), self.numbers)
         values = {s: s.in_memory(view) for s in self.statistics}
         oks = [np.array(m.satisfied_in_memory(values), dtype=bool) for m in self.models]
         for ok in oks if self._left_out is not None else []:
@@ -307,12 +293,16 @@ class FastEvaluator:
             (outlier_rows,) * len(oks)
         return FastResult(anonymous, outlier_rows, classes, min_size, value, lower, violating)
 
-    def kept_rows(self, node: Sequence[int]) -> np.ndarray:
-        """Per frequency row, whether its class at ``node`` satisfies every model."""
+    def verdict(self, node: Sequence[int]) -> tuple[Classes, np.ndarray]:
+        """The node's classes, grouped from every frequency row, and which satisfy every model."""
         levels = tuple(int(x) for x in node)
         c = self._grouped(levels)
         oks = self._oks(c, levels)
-        keep = np.logical_and.reduce(oks) if oks else np.ones(c.k, dtype=bool)
+        return c, np.logical_and.reduce(oks) if oks else np.ones(c.k, dtype=bool)
+
+    def kept_rows(self, node: Sequence[int]) -> np.ndarray:
+        """Per frequency row, whether its class at ``node`` satisfies every model."""
+        c, keep = self.verdict(node)
         return np.asarray(keep[c.inv], dtype=bool)
 
 

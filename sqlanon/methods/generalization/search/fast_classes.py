@@ -61,14 +61,17 @@ class NodeClasses:
             each value's count over the table).
         trees: per attribute read with its hierarchy, the hierarchy over its values.
         populations: per population table read, its records in each class of the node.
+        numbers: per attribute read as numbers, each value's number (NaN for NULL).
     """
 
-    __slots__ = ("_c", "_sensitive", "_trees", "_populations", "sizes", "n")
+    __slots__ = ("_c", "_sensitive", "_trees", "_populations", "_numbers", "sizes", "n")
 
     def __init__(self, c: Classes, n: int, sensitive: Mapping[str, tuple[np.ndarray, int, np.ndarray]],
                  trees: Mapping[str, list[np.ndarray]],
-                 populations: Callable[[str, np.ndarray], np.ndarray] | None = None) -> None:
-        self._c, self._sensitive, self._trees, self._populations = c, sensitive, trees, populations
+                 populations: Callable[[str, np.ndarray], np.ndarray] | None = None,
+                 numbers: Mapping[str, np.ndarray] | None = None) -> None:
+        self._c, self._sensitive, self._trees = c, sensitive, trees
+        self._populations, self._numbers = populations, numbers or {}
         self.sizes = c.sizes
         self.n = n
 
@@ -85,6 +88,9 @@ class NodeClasses:
         if self._populations is None:
             raise KeyError(relation)
         return self._populations(relation, self._c.rep)
+
+    def numbers(self, attribute: str) -> np.ndarray:
+        return self._numbers[attribute]
 
 
 class CheckedNode:

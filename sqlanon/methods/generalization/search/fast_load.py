@@ -8,7 +8,7 @@ their order keys and hierarchy keys where the models need them (:func:`loading_q
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 import numpy as np
 from sqlglot import exp
@@ -19,7 +19,7 @@ from sqlanon.domain.models.ordering import order_key
 from sqlanon.errors import HierarchyError, InternalError
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.methods.generalization.search.fetch_arrow import fetch_factorized
-from sqlanon.sql.nodes import alias, as_expression, col, internal
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal
 
 ARROW_LOAD_MIN_ROWS = 50_000
 """From this many raw frequency rows, text keys are fetched and coded as Arrow (fetch_arrow.py): below,
@@ -32,6 +32,14 @@ def objects(a: np.ndarray) -> np.ndarray:
     if np.ma.isMaskedArray(a):
         out = np.array(a.data, dtype=object)
         out[np.ma.getmaskarray(a)] = None
+    return out
+
+
+def value_numbers(values: np.ndarray, nvals: int, numbers: np.ndarray) -> np.ndarray:
+    """Each value code's number (NaN for NULL), from the codes and numbers of the frequency rows."""
+    out = np.full(nvals, np.nan)
+    column = np.ma.filled(np.ma.asarray(numbers, dtype=np.float64), np.nan)
+    out[values] = column
     return out
 
 
@@ -63,8 +71,38 @@ def sensitive_tree(ev: Evaluator, a: str, values: np.ndarray, nvals: int, keys: 
     return steps
 
 
+def sensitive_columns(ev: Evaluator, data: dict[str, np.ndarray], sens: Sequence[str], ordered: Set[str],
+                      hierarchical: Set[str], numeric: Set[str], row_n: np.ndarray
+                      ) -> tuple[dict[str, tuple[np.ndarray, int, np.ndarray]], dict[str, list[np.ndarray]],
+                                 dict[str, np.ndarray]]:
+    """Per sensitive attribute read with the frequency rows: (value codes, number of values, each
+    value's count over the table); its hierarchy over the values where read as a tree; and each
+    value's number where read as numbers."""
+    sensitive: dict[str, tuple[np.ndarray, int, np.ndarray]] = {}
+    trees: dict[str, list[np.ndarray]] = {}
+    numbers: dict[str, np.ndarray] = {}
+    for j, a in enumerate(sens):
+        if a in ordered:
+            okeys = objects(data[f"o{j}"])
+            present = sorted({k for k in okeys if k is not None})
+            rank = {k: r for r, k in enumerate(present)}
+            values = np.array([rank[k] if k is not None else len(present) for k in okeys], dtype=np.int64)
+            nvals = len(present) + (1 if any(k is None for k in okeys) else 0)
+        else:
+            values, uniq = factorize(objects(data[f"s{j}"]))
+            values = values.astype(np.int64)
+            nvals = len(uniq)
+        global_counts = np.bincount(values, weights=row_n, minlength=nvals).astype(np.int64)
+        sensitive[a] = (values, nvals, global_counts)
+        if a in hierarchical:
+            trees[a] = sensitive_tree(ev, a, values, nvals, objects(data[f"h{j}"]))
+        if a in numeric:
+            numbers[a] = value_numbers(values, nvals, data[f"x{j}"])
+    return sensitive, trees, numbers
+
+
 def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
-               hierarchical: set[str], fits: Sequence[str] = ()
+               hierarchical: set[str], fits: Sequence[str] = (), numeric: Set[str] = frozenset()
                ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
     """Read the raw frequency table with each QI as its hierarchy key (text), factorized here;
     ``fits``: the persons' fit levels, read as ``f0``, ``f1``, ..."""
@@ -75,11 +113,12 @@ def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[
     if not sens and not fits and ev.engine.capabilities.arrow_in \
             and ev.engine.row_count(ev.freq.name) >= ARROW_LOAD_MIN_ROWS:  # coded by Arrow
         count = exp.cast(exp.Sum(this=col(N)), exp.DataType.build("bigint"))
-        q = loading_query(ev, proj, sens, ordered, hierarchical, None, count, ev.freq.copy())
+        q = loading_query(ev, proj, sens, ordered, hierarchical, None, count, ev.freq.copy(), numeric)
         counts, factorized = fetch_factorized(ev.engine, q, names, "n")
         data = {"n": counts}
     else:
-        q = loading_query(ev, proj, sens, ordered, hierarchical, None, exp.Sum(this=col(N)), ev.freq.copy())
+        q = loading_query(ev, proj, sens, ordered, hierarchical, None, exp.Sum(this=col(N)), ev.freq.copy(),
+                          numeric)
         data = ev.engine.fetch_numpy(q)
         factorized = [factorize_text(objects(data[name])) for name in names]
     leaves, keys = [], []
@@ -96,7 +135,7 @@ def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[
 
 
 def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
-                hierarchical: set[str], fits: Sequence[str] = ()
+                hierarchical: set[str], fits: Sequence[str] = (), numeric: Set[str] = frozenset()
                 ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
     """One GROUP BY of the source on integer leaf codes (a join per QI with its leaf list).
 
@@ -116,7 +155,7 @@ def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set
         proj.append(alias(col("code", name), f"q{i}"))
     proj += [alias(col(f, src), f"f{i}") for i, f in enumerate(fits)]
     q = loading_query(ev, proj, sens, ordered, hierarchical, src, exp.Count(this=exp.Star()),
-                             as_expression(exp.alias_(ev.counted.copy(), src, table=True, quoted=True)))
+                      as_expression(exp.alias_(ev.counted.copy(), src, table=True, quoted=True)), numeric)
     for rel, on in joins:
         q = q.join(rel, on=on, join_type="left", copy=False)
     data = ev.engine.fetch_numpy(q)
@@ -132,8 +171,9 @@ def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set
 
 def loading_query(ev: Evaluator, proj: list[exp.Expression], sens: list[str], ordered: set[str],
                   hierarchical: set[str], src: str | None, count: exp.Expression,
-                  source: exp.Expression) -> exp.Select:
-    """The loading query: QI projections, raw sensitive values and their order keys, a count."""
+                  source: exp.Expression, numeric: Set[str] = frozenset()) -> exp.Select:
+    """The loading query: QI projections, raw sensitive values, their order keys, hierarchy keys
+    and numbers where the statistics read them, a count."""
     p = ev.p
     proj = proj + [alias(col(a, src), f"s{j}") for j, a in enumerate(sens)]
     proj += [alias(order_key(a, col(a, src), p.value_order, p.column_types, p.attribute_types,
@@ -141,6 +181,7 @@ def loading_query(ev: Evaluator, proj: list[exp.Expression], sens: list[str], or
              for j, a in enumerate(sens) if a in ordered]
     proj += [alias(p.sensitive_hierarchies[a].key(col(a, src)), f"h{j}")
              for j, a in enumerate(sens) if a in hierarchical]
+    proj += [alias(as_double(col(a, src)), f"x{j}") for j, a in enumerate(sens) if a in numeric]
     q = exp.select(*proj, alias(count, "n")).from_(source)
     if proj:
         q = q.group_by(*[e.this.copy() for e in proj])
