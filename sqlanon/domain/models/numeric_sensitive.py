@@ -102,8 +102,8 @@ class RareValues(Statistic):
 class VarianceRatio(Statistic):
     """Var(class) / Var(table) of the non-NULL values, both population variances (divide by the count).
 
-    1 when the table's variance is 0 (every class then equals the table); NULL when the class or the
-    table has no non-NULL value. Each variance is a sum of squared deviations from its own mean.
+    1 when the table's variance is 0 (every class then equals the table, a class without a non-NULL
+    value too); else NULL when the class or the table has no non-NULL value. Each variance is a sum of squared deviations from its own mean.
     """
 
     attribute: str
@@ -130,7 +130,7 @@ class VarianceRatio(Statistic):
             overall = (g @ xs) / n_total
             sst = float(g @ (xs - overall) ** 2) if n_total else np.nan
             ratio = np.full(len(weight), 1.0) if sst == 0 else within / (sst / n_total)
-        return np.where(weight > 0, ratio, np.nan)
+        return ratio if sst == 0 else np.where(weight > 0, ratio, np.nan)
 
     def class_query(self, ctx: CheckContext) -> exp.Select:
         qis = [col(q) for q in ctx.qis]

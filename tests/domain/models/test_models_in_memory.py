@@ -61,7 +61,7 @@ def _statistics_agree(engine, fast, check, node):
     """Every class's size and statistics, as multisets: SQL's verdict rows against numpy's arrays."""
     rows = engine.fetch_dicts(exp.select(exp.Star()).from_(check.verdict.copy()))
     c, _ = fast.verdict(node)
-    view = NodeClasses(c, fast.n, fast.sensitive, fast.trees, fast.numbers)
+    view = NodeClasses(c, fast.n, fast.sensitive, fast.trees, numbers=fast.numbers)
     for s in fast.statistics:
         memory = sorted(zip(c.sizes.tolist(), map(_value, s.in_memory(view))), key=repr)
         sql = sorted(((r[SIZE], _value(r[s.column])) for r in rows), key=repr)

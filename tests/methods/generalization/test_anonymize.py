@@ -44,14 +44,14 @@ def test_adult_optimum_is_arx_s(adult_engine, adult_dir, limit, node, loss):
 
 
 def test_models_without_an_in_memory_check_are_searched_in_sql(duck):
-    # Seed 000 Table 5.1 with hierarchical t-closeness on the condition and 1-map against the table
-    # itself as the population (checked in SQL only), which never binds, so the answer is the one for
-    # k and t.
+    # Seed 000 Table 5.1 with hierarchical t-closeness on the condition and (0,1)-presence of a research
+    # subset (checked in SQL only), which never binds, so the answer is the one for k and t.
     duck.con.execute("CREATE TABLE t (age INTEGER, zip VARCHAR, condition VARCHAR)")
     duck.con.executemany("INSERT INTO t VALUES (?, ?, ?)", [
         (21, "23058", "Heart"), (24, "23059", "Heart"), (26, "23060", "Viral"), (27, "23061", "Viral"),
         (43, "23058", "Kidney"), (43, "23059", "Heart"), (47, "23060", "Viral"), (49, "23061", "Viral"),
         (32, "23058", "Kidney"), (34, "23059", "Kidney"), (35, "23060", "AIDS"), (38, "23061", "AIDS")])
+    duck.con.execute("CREATE TABLE t_research AS SELECT * FROM t WHERE age < 40")
     spec = spec_from_dict({
         "source": {"table": "t"},
         "attributes": {
@@ -62,7 +62,7 @@ def test_models_without_an_in_memory_check_are_searched_in_sql(duck):
                 "Kidney": ["Other", "*"]}}}},
         "privacy": [{"k_anonymity": {"k": 4}},
                     {"t_closeness": {"attribute": "condition", "t": 0.5, "distance": "hierarchical"}},
-                    {"k_map": {"k": 1, "population": "t"}}],
+                    {"delta_presence": {"subset": "t_research", "delta_min": 0.0, "delta_max": 1.0}}],
         "transformation": {"search": "optimal", "metric": "height"},
     })
     exhaustive = api.anonymize(spec, engine=duck, strategy="exhaustive", dry_run=True).as_dict()

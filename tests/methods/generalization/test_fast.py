@@ -14,7 +14,7 @@ from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.hierarchy.base import SqlanonWarning
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.domain.models.k_anonymity import KAnonymity
-from sqlanon.domain.models.k_map import KMap
+from sqlanon.domain.models.presence import DeltaPresence
 from sqlanon.domain.models.l_diversity import AlphaKAnonymity, LDiversity, PSensitiveKAnonymity
 from sqlanon.domain.models.t_closeness import TCloseness
 from sqlanon.engines.duckdb import DuckDBEngine
@@ -178,8 +178,8 @@ def test_unsupported_models_and_metrics_are_named(adult_ev):
     with pytest.raises(UnsupportedError, match=r"hierarchical distance\) \(its hierarchy is not a "
                                                r"table\).*check these nodes in SQL"):
         FastEvaluator(adult_ev, [TCloseness("occupation", 0.2, "hierarchical")], None, 0.0)
-    with pytest.raises(UnsupportedError, match=r"5-map of census \(k_map\)"):
-        FastEvaluator(adult_ev, [KMap(5, population="census")], None, 0.0)
+    with pytest.raises(UnsupportedError, match=r"\(0,0.5\)-presence of research \(delta_presence\)"):
+        FastEvaluator(adult_ev, [DeltaPresence("research", 0.0, 0.5)], None, 0.0)
     with pytest.raises(UnsupportedError, match=r"'kl_divergence'.*supported: loss"):
         FastEvaluator(adult_ev, [KAnonymity(5)], "kl_divergence", 0.0)
     with pytest.raises(UnsupportedError, match=r"quasi-identifier"):
