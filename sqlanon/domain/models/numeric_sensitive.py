@@ -103,7 +103,8 @@ class VarianceRatio(Statistic):
     """Var(class) / Var(table) of the non-NULL values, both population variances (divide by the count).
 
     1 when the table's variance is 0 (every class then equals the table, a class without a non-NULL
-    value too); else NULL when the class or the table has no non-NULL value. Each variance is a sum of squared deviations from its own mean.
+    value too); else NULL when the class or the table has no non-NULL value. Each variance is a sum of
+    squared deviations from its own mean.
     """
 
     attribute: str

@@ -14,8 +14,8 @@ from sqlanon.domain.hierarchy import TableHierarchy
 from sqlanon.domain.hierarchy.base import SqlanonWarning
 from sqlanon.domain.metrics import MetricContext, get_metric
 from sqlanon.domain.models.k_anonymity import KAnonymity
-from sqlanon.domain.models.presence import DeltaPresence
 from sqlanon.domain.models.l_diversity import AlphaKAnonymity, LDiversity, PSensitiveKAnonymity
+from sqlanon.domain.models.presence import DeltaPresence
 from sqlanon.domain.models.t_closeness import TCloseness
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import HierarchyError, UnsupportedError
