@@ -72,6 +72,10 @@ class DPResult:
         return out
 
 
+CREATION_WAIT = 2.0
+"""Seconds a DuckDB file without a valid header is retried: another process may be writing it."""
+
+
 def open_database(target: str, *, timeout: float = 30.0, create: bool = True) -> Engine:
     """Connect to ``target``; a DuckDB file held by another process is retried until ``timeout``.
 
@@ -84,13 +88,17 @@ def open_database(target: str, *, timeout: float = 30.0, create: bool = True) ->
     """
     from sqlanon.engines.connect import connect
 
-    deadline = time.monotonic() + timeout
+    start = time.monotonic()
+    deadline = start + timeout
     pause = 0.01
     while True:
         try:
             return connect(target, create=create)
         except Exception as e:
-            if "lock" not in str(e).lower():
+            # a file another process is creating has no valid header for a moment: wait briefly
+            being_created = "not a valid duckdb database file" in str(e).lower() \
+                and time.monotonic() - start < CREATION_WAIT
+            if "lock" not in str(e).lower() and not being_created:
                 raise
             if time.monotonic() > deadline:
                 raise EngineError(f"the database {target!r} stayed locked by another process for "
