@@ -156,3 +156,20 @@ def test_one_class_is_searched_checked_and_written_alike(engines):
                                                  {"mode": "none"}), engine=engine)
                      for e, engine in engines.items()})
     assert not checked["anonymous"]
+
+
+def test_several_tables_as_views_release_the_tables_rows(engines):
+    """Mode view on both engines at the levels the search chooses: Spark's views (created one after the
+    other) read the rows DuckDB's views read (DuckDB's views against its tables: tests/outputs)."""
+    levels = figures(api.anonymize(several_tables_spec() | {"output": {"mode": "none"}},
+                                   engine=engines["duckdb"]))["transformation"]["levels"]
+    d = several_tables_spec()
+    d["transformation"] = {"levels": levels, "suppression_limit": 0.05}
+    d["output"] = {"mode": "view", "name": "persons_view"}
+    d["tables"]["visits"]["name"] = "visits_view"
+    reports = {e: api.apply(d, engine=engine) for e, engine in engines.items()}
+    assert {e: r.outputs["mode"] for e, r in reports.items()} == {"duckdb": "view", "spark": "view"}
+    for view, columns in (("persons_view", ["pid", "age", "zip", "ref"]),
+                          ("visits_view", ["pid", "visit", "admitted", "ref_v"])):
+        released = {e: Counter(rows(engine, view, columns)) for e, engine in engines.items()}
+        assert released["spark"] == released["duckdb"] and released["duckdb"], view
