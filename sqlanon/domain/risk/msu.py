@@ -18,8 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
+
+from sqlanon.domain.risk.msu_topdown import find_msus_topdown, fits
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,22 @@ def extensions(live: Mapping[tuple[int, ...], object], q: int, size: int) -> Ite
 
 def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
     """The MSUs of size ≤ ``max_size`` of each combination (``codes``: -1 for missing values).
+
+    Searched top-down (:mod:`sqlanon.domain.risk.msu_topdown`) when the subsets of up to
+    ``max_size`` QIs are more than a quarter of all QI subsets and its numbers fit in 64 bits, else
+    level by level from the single QIs (:func:`find_msus_levelwise`): the top-down search has to
+    visit the subsets above ``max_size`` to know those below, while the level-wise one stops at
+    ``max_size``."""
+    n, q = codes.shape
+    below = sum(comb(q, k) for k in range(1, max_size + 1))
+    widths = [int(codes[:, v].max(initial=-1)) + 2 for v in range(q)]
+    if 4 * below > 2 ** q and fits(widths, int((count == 1).sum())):
+        return Msus(*find_msus_topdown(codes, count, max_size))
+    return find_msus_levelwise(codes, count, max_size)
+
+
+def find_msus_levelwise(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
+    """The MSUs of size ≤ ``max_size`` of each combination, searched level by level.
 
     A combination can have an MSU on S only if it is unique on all QIs, has values on S and is
     unique on no subset of S one QI smaller, so it is still *live* (not unique) on each of them: S

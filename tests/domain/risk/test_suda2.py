@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlanon.domain.risk.msu import find_msus
+from sqlanon.domain.risk.msu import Msus, find_msus, find_msus_levelwise
+from sqlanon.domain.risk.msu_topdown import find_msus_topdown
 from sqlanon.domain.risk.suda2 import PER_RECORD, msu_weights, suda2
 from sqlanon.errors import SpecError
 from tests.domain.risk.oracle import msus_by_row, sdcmicro_scores
@@ -77,6 +78,37 @@ def test_msus_of_random_tables_are_every_subset_enumerated(rows, max_size):
     expected = {r: found for r, found in zip(rows, msus_by_row(rows, max_size))}
     got: dict[tuple, list] = {r: [] for r in distinct}
     for subset, combos in msus.subsets.items():
+        for c in combos:
+            got[distinct[c]].append(subset)
+    for i, r in enumerate(distinct):
+        assert sorted(got[r]) == sorted(expected[r]), r
+        sizes = Counter(len(s) for s in expected[r])
+        assert msus.by_size[i].tolist() == [sizes.get(k, 0) for k in range(max_size + 1)]
+
+
+def top_down(codes, count, max_size):
+    return Msus(*find_msus_topdown(codes, count, max_size))
+
+
+@st.composite
+def tables_with_repeats(draw):
+    q = draw(st.integers(1, 6))
+    values = draw(st.sampled_from([[0, 1], [0, 1, 2, None], [0, 1, 2, 3, 4, 5, 6]]))
+    n = draw(st.integers(1, 40))
+    return [tuple(draw(st.sampled_from(values)) for _ in range(q)) for _ in range(n)]
+
+
+@pytest.mark.parametrize("search", [top_down, find_msus_levelwise], ids=["top-down", "level-wise"])
+@settings(max_examples=120, deadline=None)
+@given(rows=tables_with_repeats(), max_size=st.integers(1, 6))
+def test_both_searches_find_every_subset_enumerated(search, rows, max_size):
+    max_size = min(max_size, len(rows[0]))
+    distinct, codes, count = codes_and_counts(rows)
+    msus = search(codes, count, max_size)
+    expected = dict(zip(rows, msus_by_row(rows, max_size)))
+    got: dict[tuple, list] = {r: [] for r in distinct}
+    for subset, combos in msus.subsets.items():
+        assert len(combos), subset
         for c in combos:
             got[distinct[c]].append(subset)
     for i, r in enumerate(distinct):
@@ -234,6 +266,10 @@ def test_msus_are_suda2s_recursive_search_over_sub_tables(drawn):
     assert ours.by_size.tolist() == theirs.by_size.tolist()
     assert {k: sorted(v.tolist()) for k, v in ours.subsets.items()} == \
         {k: sorted(v.tolist()) for k, v in theirs.subsets.items()}
+    for other in (top_down(codes, count, max_size), find_msus_levelwise(codes, count, max_size)):
+        assert other.by_size.tolist() == theirs.by_size.tolist()
+        assert {k: sorted(v.tolist()) for k, v in other.subsets.items()} == \
+            {k: sorted(v.tolist()) for k, v in theirs.subsets.items()}
     if len(rows[0]) <= 5 and len(rows) <= 40:  # the enumeration is quadratic in the rows
         expected = Counter(len(m) for found in msus_by_row(rows, max_size) for m in found)
         assert {k: int((ours.by_size[:, k] * count).sum()) for k in range(1, max_size + 1)} == \

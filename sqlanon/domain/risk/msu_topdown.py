@@ -1,0 +1,143 @@
+"""Minimal sample uniques found top-down, from the set of every QI to the single QIs.
+
+A combination unique on all QIs can be unique on a subset S only if it is unique on every superset
+of S, so S is checked only for the combinations unique on each of its *parents* (S and one more
+QI), and not at all when there are none. S is an MSU of a combination unique on S when it is unique
+on none of S's children (S less one QI), which the next level down tells.
+
+Each checked subset keeps its table of distinct values (built from a parent's table by dropping one
+QI, so it never reads more rows than that parent has): the values numbered in mixed radix over the
+subset's QIs in a fixed order, sorted, each with a flag telling whether more than one record has
+them. Uniqueness on S is then a binary search of the candidates' numbers in S's table. A parent's
+table with the dropped QI in last place gives its child's table already sorted; otherwise the
+child's numbers are sorted again (numpy's stable sort, which runs on the parent's sorted stretches).
+The tables shrink fast away from the top (on Adult grown to 10M rows, 797,941 combinations on all 9
+QIs, 4,509 on a median subset of 4), which is what makes this search cheaper than counting every
+subset over all the combinations. It needs the product of the QIs' numbers of values to fit in 62
+bits (:func:`fits`).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+_LIMIT = 1 << 62
+
+
+def fits(widths: list[int], uniques: int) -> bool:
+    """Whether the packed numbers over QIs of ``widths`` values, with ``uniques`` tags, fit in int64."""
+    return sum(int(w - 1).bit_length() for w in widths) + int(uniques).bit_length() < 63
+
+
+def _dedupe(packed: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct numbers (``packed >> bits``) of sorted ``packed``, their tag cleared when they
+    repeat; and the tags of the ones that do not."""
+    n, tag = len(packed), (1 << bits) - 1
+    new = np.empty(n + 1, dtype=bool)
+    new[0] = new[n] = True
+    np.greater(packed[1:] ^ packed[:-1], tag, out=new[1:n])
+    starts = np.flatnonzero(new)
+    out = packed[starts[:-1]]
+    np.bitwise_and(out, ~tag, out=out, where=np.diff(starts) > 1)
+    tags = out & tag
+    return out, tags[tags != 0] - 1
+
+
+def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
+                      ) -> tuple[np.ndarray, dict[tuple[int, ...], np.ndarray]]:
+    """``(by_size, subsets)`` as :func:`sqlanon.domain.risk.msu.find_msus` returns them."""
+    n, q = codes.shape
+    by_size = np.zeros((n, max_size + 1), dtype=np.int64)
+    found: dict[tuple[int, ...], np.ndarray] = {}
+    uniques = np.flatnonzero(count == 1)
+    if not len(uniques):
+        return by_size, found
+    columns = codes.astype(np.int64) + 1  # NULL (-1) is a value, 0
+    widths = [int(columns[:, v].max()) + 1 for v in range(q)]
+    bits = int(len(uniques)).bit_length()
+    missing = np.asfortranarray(columns[uniques] == 0)
+    has_missing = [bool(missing[:, v].any()) for v in range(q)]
+    full = tuple(range(q))
+    shift = [0] * (q + 1)  # each QI's bit field starts at shift[v] (the tag below), ends at shift[v+1]
+    shift[q] = bits
+    for v in reversed(full):
+        shift[v] = shift[v + 1] + int(widths[v] - 1).bit_length()
+    packed = np.zeros(n, dtype=np.int64)
+    for v in full:
+        packed |= columns[:, v] << shift[v + 1]
+    packed[uniques] += np.arange(1, len(uniques) + 1)
+    packed.sort()
+    tables: dict[tuple[int, ...], tuple[np.ndarray, bool]] = {full: (packed, True)}
+    unique_on: dict[tuple[int, ...], np.ndarray] = {full: np.ones(len(uniques), dtype=bool)}
+    size_bits = [shift[v] - shift[v + 1] for v in full]
+
+    def settle(level: dict[tuple[int, ...], np.ndarray], below: dict[tuple[int, ...], np.ndarray]
+               ) -> None:
+        """Record the MSUs of ``level``'s subsets: unique there, on none of the children."""
+        for subset, unique in level.items():
+            if len(subset) > max_size:
+                continue
+            msu = unique.copy()
+            for i in range(len(subset)):
+                if (child := below.get(subset[:i] + subset[i + 1:])) is not None:
+                    np.greater(msu, child, out=msu)
+            for v in subset:
+                if has_missing[v]:
+                    np.greater(msu, missing[:, v], out=msu)
+            rows = uniques[np.flatnonzero(msu)]
+            if len(rows):
+                found[subset] = rows
+                by_size[rows, len(subset)] += 1
+
+    for size in range(q - 1, 0, -1):
+        next_tables: dict[tuple[int, ...], tuple[np.ndarray, bool]] = {}
+        next_unique: dict[tuple[int, ...], np.ndarray] = {}
+        for subset in combinations(range(q), size):
+            parents = []
+            for x in range(q):
+                if x not in subset:
+                    p = tuple(sorted((*subset, x)))
+                    if p not in unique_on:
+                        break
+                    parents.append((p, x))
+            else:
+                candidates = unique_on[parents[0][0]].copy()
+                for p, _ in parents[1:]:
+                    candidates &= unique_on[p]
+                if not candidates.any():
+                    continue
+                table, alone = _derive(tables, parents, size_bits, bits)
+                if len(alone):
+                    unique = np.zeros(len(uniques), dtype=bool)
+                    unique[alone] = True
+                    next_unique[subset] = unique
+                    next_tables[subset] = (table, True)
+        settle(unique_on, next_unique)
+        tables, unique_on = next_tables, next_unique
+        if not unique_on:
+            break
+    settle(unique_on, {})
+    return by_size, found
+
+
+def _derive(tables: dict[tuple[int, ...], tuple[np.ndarray, bool]],
+            parents: list[tuple[tuple[int, ...], int]], size_bits: list[int], bits: int
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted table of a subset from its cheapest parent's, dropping the parent's extra QI, and
+    the uniques alone in it."""
+    def cost(entry: tuple[tuple[int, ...], int]) -> float:
+        p, x = entry
+        packed, is_sorted = tables[p]
+        return len(packed) * (1.0 if is_sorted and x == p[-1] else 4.0)
+
+    parent, x = min(parents, key=cost)
+    packed, is_sorted = tables[parent]
+    low = bits + sum(size_bits[v] for v in parent[parent.index(x) + 1:])
+    child = packed >> (low + size_bits[x])
+    child <<= low
+    child |= packed & ((1 << low) - 1)
+    if not (is_sorted and x == parent[-1]):
+        child.sort(kind="stable")
+    return _dedupe(child, bits)
