@@ -31,18 +31,22 @@ def fits(widths: list[int], uniques: int) -> bool:
     return sum(int(w - 1).bit_length() for w in widths) + int(uniques).bit_length() < 63
 
 
-def _dedupe(packed: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+def _dedupe(packed: np.ndarray, bits: int, uniques: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct numbers (``packed >> bits``) of sorted ``packed``, their tag cleared when they
-    repeat; and the tags of the ones that do not."""
+    repeat; and which uniques are alone (tagged and not repeated)."""
     n, tag = len(packed), (1 << bits) - 1
     new = np.empty(n + 1, dtype=bool)
     new[0] = new[n] = True
     np.greater(packed[1:] ^ packed[:-1], tag, out=new[1:n])
     starts = np.flatnonzero(new)
     out = packed[starts[:-1]]
-    np.bitwise_and(out, ~tag, out=out, where=np.diff(starts) > 1)
     tags = out & tag
-    return out, tags[tags != 0] - 1
+    tags *= np.diff(starts) == 1
+    out &= ~tag
+    out |= tags
+    alone = np.zeros(uniques + 1, dtype=bool)
+    alone[tags] = True
+    return out, alone[1:]
 
 
 def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
@@ -60,18 +64,17 @@ def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
     missing = np.asfortranarray(columns[uniques] == 0)
     has_missing = [bool(missing[:, v].any()) for v in range(q)]
     full = tuple(range(q))
-    shift = [0] * (q + 1)  # each QI's bit field starts at shift[v] (the tag below), ends at shift[v+1]
-    shift[q] = bits
-    for v in reversed(full):
-        shift[v] = shift[v + 1] + int(widths[v] - 1).bit_length()
+    fields, low = [0] * q, bits  # each QI's bits, the last QI's lowest, above the uniques' tags
     packed = np.zeros(n, dtype=np.int64)
-    for v in full:
-        packed |= columns[:, v] << shift[v + 1]
+    for v in reversed(full):
+        width = int(widths[v] - 1).bit_length()
+        fields[v] = ((1 << width) - 1) << low
+        packed |= columns[:, v] << low
+        low += width
     packed[uniques] += np.arange(1, len(uniques) + 1)
     packed.sort()
-    tables: dict[tuple[int, ...], tuple[np.ndarray, bool]] = {full: (packed, True)}
+    tables: dict[tuple[int, ...], np.ndarray] = {full: packed}
     unique_on: dict[tuple[int, ...], np.ndarray] = {full: np.ones(len(uniques), dtype=bool)}
-    size_bits = [shift[v] - shift[v + 1] for v in full]
 
     def settle(level: dict[tuple[int, ...], np.ndarray], below: dict[tuple[int, ...], np.ndarray]
                ) -> None:
@@ -92,7 +95,7 @@ def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
                 by_size[rows, len(subset)] += 1
 
     for size in range(q - 1, 0, -1):
-        next_tables: dict[tuple[int, ...], tuple[np.ndarray, bool]] = {}
+        next_tables: dict[tuple[int, ...], np.ndarray] = {}
         next_unique: dict[tuple[int, ...], np.ndarray] = {}
         for subset in combinations(range(q), size):
             parents = []
@@ -108,12 +111,10 @@ def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
                     candidates &= unique_on[p]
                 if not candidates.any():
                     continue
-                table, alone = _derive(tables, parents, size_bits, bits)
-                if len(alone):
-                    unique = np.zeros(len(uniques), dtype=bool)
-                    unique[alone] = True
+                table, unique = _derive(tables, parents, fields, bits, len(uniques))
+                if unique.any():
                     next_unique[subset] = unique
-                    next_tables[subset] = (table, True)
+                    next_tables[subset] = table
         settle(unique_on, next_unique)
         tables, unique_on = next_tables, next_unique
         if not unique_on:
@@ -122,22 +123,20 @@ def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
     return by_size, found
 
 
-def _derive(tables: dict[tuple[int, ...], tuple[np.ndarray, bool]],
-            parents: list[tuple[tuple[int, ...], int]], size_bits: list[int], bits: int
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted table of a subset from its cheapest parent's, dropping the parent's extra QI, and
-    the uniques alone in it."""
+SORT_COST = 4.0
+"""The cost of a table built by sorting again, against one that comes out of its parent sorted."""
+
+
+def _derive(tables: dict[tuple[int, ...], np.ndarray], parents: list[tuple[tuple[int, ...], int]],
+            fields: list[int], bits: int, uniques: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted table of a subset from its cheapest parent's, the parent's extra QI's bits
+    cleared, and the uniques alone in it."""
     def cost(entry: tuple[tuple[int, ...], int]) -> float:
         p, x = entry
-        packed, is_sorted = tables[p]
-        return len(packed) * (1.0 if is_sorted and x == p[-1] else 4.0)
+        return len(tables[p]) * (1.0 if x == p[-1] else SORT_COST)
 
     parent, x = min(parents, key=cost)
-    packed, is_sorted = tables[parent]
-    low = bits + sum(size_bits[v] for v in parent[parent.index(x) + 1:])
-    child = packed >> (low + size_bits[x])
-    child <<= low
-    child |= packed & ((1 << low) - 1)
-    if not (is_sorted and x == parent[-1]):
+    child = tables[parent] & ~fields[x]
+    if x != parent[-1]:
         child.sort(kind="stable")
-    return _dedupe(child, bits)
+    return _dedupe(child, bits, uniques)
