@@ -58,10 +58,9 @@ def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
     uniques = np.flatnonzero(count == 1)
     if not len(uniques):
         return by_size, found
-    columns = codes.astype(np.int64) + 1  # NULL (-1) is a value, 0
-    widths = [int(columns[:, v].max()) + 1 for v in range(q)]
+    widths = [int(codes[:, v].max()) + 2 for v in range(q)]  # NULL (-1) is a value, 0
     bits = int(len(uniques)).bit_length()
-    missing = np.asfortranarray(columns[uniques] == 0)
+    missing = np.asfortranarray(codes[uniques] < 0)
     has_missing = [bool(missing[:, v].any()) for v in range(q)]
     full = tuple(range(q))
     fields, low = [0] * q, bits  # each QI's bits, the last QI's lowest, above the uniques' tags
@@ -69,7 +68,7 @@ def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
     for v in reversed(full):
         width = int(widths[v] - 1).bit_length()
         fields[v] = ((1 << width) - 1) << low
-        packed |= columns[:, v] << low
+        packed |= (codes[:, v].astype(np.int64) + 1) << low
         low += width
     packed[uniques] += np.arange(1, len(uniques) + 1)
     packed.sort()
@@ -98,23 +97,18 @@ def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
         next_tables: dict[tuple[int, ...], np.ndarray] = {}
         next_unique: dict[tuple[int, ...], np.ndarray] = {}
         for subset in combinations(range(q), size):
-            parents = []
-            for x in range(q):
-                if x not in subset:
-                    p = tuple(sorted((*subset, x)))
-                    if p not in unique_on:
-                        break
-                    parents.append((p, x))
-            else:
-                candidates = unique_on[parents[0][0]].copy()
-                for p, _ in parents[1:]:
-                    candidates &= unique_on[p]
-                if not candidates.any():
-                    continue
-                table, unique = _derive(tables, parents, fields, bits, len(uniques))
-                if unique.any():
-                    next_unique[subset] = unique
-                    next_tables[subset] = table
+            parents = [(tuple(sorted((*subset, x))), x) for x in range(q) if x not in subset]
+            if not all(p in unique_on for p, _ in parents):
+                continue  # a parent without uniques: none is unique here either
+            candidates = unique_on[parents[0][0]].copy()
+            for p, _ in parents[1:]:
+                candidates &= unique_on[p]
+            if not candidates.any():
+                continue
+            table, unique = _derive(tables, parents, fields, bits, len(uniques))
+            if unique.any():
+                next_unique[subset] = unique
+                next_tables[subset] = table
         settle(unique_on, next_unique)
         tables, unique_on = next_tables, next_unique
         if not unique_on:
@@ -123,7 +117,7 @@ def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
     return by_size, found
 
 
-SORT_COST = 4.0
+SORT_COST = 1.5
 """The cost of a table built by sorting again, against one that comes out of its parent sorted."""
 
 
