@@ -143,7 +143,13 @@ def suda2(engine: Engine, relation: Relation, qis: list[str] | tuple[str, ...], 
     classes = class_table(engine, relation, qis, what="suda2")
     msus = find_msus(classes.codes, classes.count, size)
     weights = msu_weights(q, size, original_scores)
-    score = (msus.by_size * weights).sum(axis=1)
+    has_msu = np.zeros(len(classes.count), dtype=bool)
+    for rows in msus.subsets.values():
+        has_msu[rows] = True
+    scored = np.flatnonzero(has_msu)
+    counted = msus.by_size[scored]  # the others' counts are all 0, and so their scores
+    score = np.zeros(len(classes.count))
+    score[scored] = (counted * weights).sum(axis=1)
     dis = dis_scores(score, classes.count, q, dis_fraction)
     contribution = np.zeros(q)
     for subset, rows in msus.subsets.items():
@@ -155,8 +161,8 @@ def suda2(engine: Engine, relation: Relation, qis: list[str] | tuple[str, ...], 
     return Suda2Result(
         qis=tuple(qis), max_size=size, dis_fraction=dis_fraction, original_scores=original_scores,
         records=classes.records, sample_uniques=int((classes.count == 1).sum()),
-        records_with_msu=int((msus.by_size.sum(axis=1) > 0).sum()),
-        msus_by_size={k: int(msus.by_size[:, k].sum()) for k in range(1, size + 1)},
+        records_with_msu=len(scored),
+        msus_by_size={k: int(c) for k, c in enumerate(counted.sum(axis=0)) if k},
         attribute_contributions={name: (100.0 * float(c) / total if total else 0.0)
                                  for name, c in zip(qis, contribution)},
         dis_intervals=dis_table(dis, classes.count),
