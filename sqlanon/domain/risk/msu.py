@@ -111,7 +111,7 @@ def find_msus(codes: np.ndarray, count: np.ndarray, max_size: int) -> Msus:
     ``max_size``."""
     n, q = codes.shape
     below = sum(comb(q, k) for k in range(1, max_size + 1))
-    widths = [int(codes[:, v].max(initial=-1)) + 2 for v in range(q)]
+    widths = (codes.max(axis=0, initial=-1) + 2).tolist()
     if 4 * below > 2 ** q and fits(widths, int((count == 1).sum())):
         return Msus(*find_msus_topdown(codes, count, max_size))
     return find_msus_levelwise(codes, count, max_size)

@@ -58,7 +58,7 @@ def find_msus_topdown(codes: np.ndarray, count: np.ndarray, max_size: int
     uniques = np.flatnonzero(count == 1)
     if not len(uniques):
         return by_size, found
-    widths = [int(codes[:, v].max()) + 2 for v in range(q)]  # NULL (-1) is a value, 0
+    widths = (codes.max(axis=0) + 2).tolist()  # NULL (-1) is a value, 0
     bits = int(len(uniques)).bit_length()
     missing = np.asfortranarray(codes[uniques] < 0)
     has_missing = [bool(missing[:, v].any()) for v in range(q)]
