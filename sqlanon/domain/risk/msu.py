@@ -6,12 +6,14 @@ checking the subsets one QI smaller suffices). Only records unique on all QIs ha
 record's MSUs never use a QI where its value is missing: sdcMicro's SUDA2 makes no item of a missing
 value, and a missing value matches only itself.
 
-The search runs level by level over the QI subsets up to ``max_size`` (Apriori order: a subset is
-visited only when every subset one QI smaller left some record without an MSU), on the table of
-distinct combinations with their record counts, so a table of many repeated combinations is never
-read row by row. A subset's combinations are numbered from its prefix's numbers and its last
-QI's codes (the QIs taken by decreasing number of values, so that the numbers stay below a few
-times the combinations and need no sort), and renumbered densely only when they would outgrow that.
+Both searches work on the table of distinct combinations with their record counts, so a table of
+many repeated combinations is never read row by row. When most QI subsets are searched, the search
+runs top-down (:mod:`sqlanon.domain.risk.msu_topdown`); otherwise it runs level by level over the QI
+subsets up to ``max_size`` (Apriori order: a subset is visited only when every subset one QI smaller
+left some record without an MSU), which stops at ``max_size``. There, a subset's combinations are
+numbered from its prefix's numbers and its last QI's codes (the QIs taken by decreasing number of
+values, so that the numbers stay below a few times the combinations and need no sort), and
+renumbered densely only when they would outgrow that.
 """
 
 from __future__ import annotations

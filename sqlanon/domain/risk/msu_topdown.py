@@ -5,16 +5,17 @@ of S, so S is checked only for the combinations unique on each of its *parents* 
 QI), and not at all when there are none. S is an MSU of a combination unique on S when it is unique
 on none of S's children (S less one QI), which the next level down tells.
 
-Each checked subset keeps its table of distinct values (built from a parent's table by dropping one
-QI, so it never reads more rows than that parent has): the values numbered in mixed radix over the
-subset's QIs in a fixed order, sorted, each with a flag telling whether more than one record has
-them. Uniqueness on S is then a binary search of the candidates' numbers in S's table. A parent's
-table with the dropped QI in last place gives its child's table already sorted; otherwise the
-child's numbers are sorted again (numpy's stable sort, which runs on the parent's sorted stretches).
-The tables shrink fast away from the top (on Adult grown to 10M rows, 797,941 combinations on all 9
-QIs, 4,509 on a median subset of 4), which is what makes this search cheaper than counting every
-subset over all the combinations. It needs the product of the QIs' numbers of values to fit in 62
-bits (:func:`fits`).
+Each checked subset keeps its table of distinct values, built from its smallest parent's by
+dropping one QI, so it never reads more rows than that parent has. A combination's values are packed
+in one 64-bit number: each QI's codes in its own bits (the last QI's lowest), and below them a tag,
+1 + the combination's place among the uniques, or 0 for a combination of several records. Dropping
+a QI clears its bits; the table is sorted and equal numbers are merged, a merged number losing its
+tag, so the tags left are the combinations unique on the subset. A parent's table with the dropped
+QI in last place gives its child's table already sorted; otherwise numpy's stable sort orders it
+again, running on the parent's sorted stretches. The tables shrink fast away from the top (on Adult
+grown to 10M rows, 797,941 combinations on all 9 QIs, 4,509 on a median subset of 4), which is what
+makes this search cheaper than counting every subset over all the combinations. The QIs' code bits
+and the tag bits must fit in 63 (:func:`fits`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from __future__ import annotations
 from itertools import combinations
 
 import numpy as np
-
-_LIMIT = 1 << 62
 
 
 def fits(widths: list[int], uniques: int) -> bool:
