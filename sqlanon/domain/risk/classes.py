@@ -116,7 +116,7 @@ def class_table(engine: Engine, relation: Relation, qis: list[str] | tuple[str, 
                             "population units each record stands for)", path=f"{what}.weight")
         total = np.asarray(data.column(_W).to_numpy(zero_copy_only=False), dtype=np.float64)
     values = data.select(list(range(len(qis))))
-    codes = np.empty((len(count), len(qis)), dtype=np.int64)
+    codes = np.empty((len(count), len(qis)), dtype=np.int64, order="F")  # filled column by column
     for j in range(len(qis)):
         column = values.column(j).combine_chunks() if values.num_rows else pa.array([], values.column(j).type)
         encoded = column.dictionary_encode()
