@@ -49,6 +49,19 @@ The ratio grows as the load falls: the GROUP BY uses both cores, the MSU search 
 counting a level's subsets were slower than one). At 1,000,000 rows and load 22, after: GROUP BY
 1.22 s, suda2 ≤ 3 2.74 s (2.25), suda2 6.26 s (5.13).
 
+The same command after the MSU search began running top-down (from the set of all QIs, each subset's
+table of distinct values built from a parent's) for every size and for MSUs of up to 3 QIs, right
+after the level-wise search's run on the same table (the code before, same load):
+
+    level-wise (load average 15-17; GROUP BY 9.46 s)   suda2 ≤ 3  15.27 s  1.61   suda2  25.90 s  2.74
+    top-down   (load average 13-16; GROUP BY 8.60 s)   suda2 ≤ 3  12.62 s  1.47   suda2  13.79 s  1.60
+    and with the class table's codes column-major (load 15-19; GROUP BY 10.20 s)
+                                                       suda2 ≤ 3  14.28 s  1.40   suda2  15.50 s  1.52
+
+At 1,000,000 rows then (load 19-20): GROUP BY 1.16 s, suda2 ≤ 3 2.08 s (1.79), suda2 2.41 s (2.08).
+Idle, the level-wise search had given 1.80 and 5.25 against a 1.04 s GROUP BY; the top-down search
+was not measured on an idle machine.
+
 The individual and global risk cost one GROUP BY and its transfer; SUDA2's MSU search works on the
 distinct combinations, not the rows.
 """
