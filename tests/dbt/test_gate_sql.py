@@ -158,8 +158,12 @@ def test_the_one_gate_on_hash_codes_says_what_each_models_gate_says(adult_engine
     expected = sorted(rows[0][0] for rows in separate if rows)
     assert len(expected) >= 7
     (one,) = gates(spec, ["duckdb"], one=True)
-    assert '"__sa_codes"' in one.sql["duckdb"]
+    assert '"__sa_codes"' in one.sql["duckdb"] and '"__sa_decoded"' in one.sql["duckdb"]
     assert sorted(m for (m,) in run_gate(adult_engine, one.sql["duckdb"], "adult")) == expected
+    # the classes keyed by the decoded quasi-identifiers rather than by their tuple code
+    on_tuples = privacy_gate_sql(problem, 0.1, profile("duckdb"), coded=True, by_code=False)
+    assert '"__sa_codes"' in on_tuples and '"__sa_decoded"' not in on_tuples
+    assert sorted(m for (m,) in run_gate(adult_engine, on_tuples, "adult")) == expected
     on_values = privacy_gate_sql(problem, 0.1, profile("duckdb"), coded=False)
     assert '"__sa_codes"' not in on_values
     assert sorted(m for (m,) in run_gate(adult_engine, on_values, "adult")) == expected
@@ -180,4 +184,6 @@ def test_the_one_gate_on_hash_codes_passes_the_anonymized_rows_and_fails_when_co
     adult_engine.con.execute("CREATE OR REPLACE MACRO weak_hash(a, b := 0, c := 0) AS hash(a, b, c) % 2")
     weak = dataclasses.replace(duckdb, equality_hash="weak_hash",
                                anonymous_functions=duckdb.anonymous_functions | {"weak_hash"})
-    assert run_gate(adult_engine, privacy_gate_sql(problem, 0.1, weak), "adult_anon2") == [(UNDECIDED,)]
+    for by_code in (True, False):
+        found = run_gate(adult_engine, privacy_gate_sql(problem, 0.1, weak, by_code=by_code), "adult_anon2")
+        assert found == [(UNDECIDED,)]
