@@ -15,6 +15,7 @@ from sqlanon.outputs.dbt.sql import (
     RELATION,
     SOURCE,
     UNDECIDED,
+    classes_by_code,
     gate_problem,
     gates,
     placeholder_text,
@@ -187,3 +188,15 @@ def test_the_one_gate_on_hash_codes_passes_the_anonymized_rows_and_fails_when_co
     for by_code in (True, False):
         found = run_gate(adult_engine, privacy_gate_sql(problem, 0.1, weak, by_code=by_code), "adult_anon2")
         assert found == [(UNDECIDED,)]
+
+
+def test_classes_are_keyed_by_their_code_unless_a_statistic_reads_the_values(adult_dir):
+    """A population table's classes are counted by generalizing its quasi-identifiers' values, so with
+    k-map over a population the coded one gate keeps the decoded values as the class keys."""
+    plain, _ = gate_problem(spec_from_dict(two_attribute_spec(adult_dir)))
+    assert classes_by_code(plain)
+    d = two_attribute_spec(adult_dir)
+    d["privacy"].append({"k_map": {"k": 3, "population": "adult"}})
+    with_population, _ = gate_problem(spec_from_dict(d))
+    assert not classes_by_code(with_population)
+    assert '"__sa_decoded"' not in privacy_gate_sql(with_population, 0.1, profile("duckdb"))
