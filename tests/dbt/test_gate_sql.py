@@ -15,6 +15,7 @@ from sqlanon.outputs.dbt.sql import (
     RELATION,
     SOURCE,
     UNDECIDED,
+    classes_by_code,
     gate_problem,
     gates,
     placeholder_text,
@@ -158,8 +159,12 @@ def test_the_one_gate_on_hash_codes_says_what_each_models_gate_says(adult_engine
     expected = sorted(rows[0][0] for rows in separate if rows)
     assert len(expected) >= 7
     (one,) = gates(spec, ["duckdb"], one=True)
-    assert '"__sa_codes"' in one.sql["duckdb"]
+    assert '"__sa_codes"' in one.sql["duckdb"] and '"__sa_decoded"' in one.sql["duckdb"]
     assert sorted(m for (m,) in run_gate(adult_engine, one.sql["duckdb"], "adult")) == expected
+    # the classes keyed by the decoded quasi-identifiers rather than by their tuple code
+    on_tuples = privacy_gate_sql(problem, 0.1, profile("duckdb"), coded=True, by_code=False)
+    assert '"__sa_codes"' in on_tuples and '"__sa_decoded"' not in on_tuples
+    assert sorted(m for (m,) in run_gate(adult_engine, on_tuples, "adult")) == expected
     on_values = privacy_gate_sql(problem, 0.1, profile("duckdb"), coded=False)
     assert '"__sa_codes"' not in on_values
     assert sorted(m for (m,) in run_gate(adult_engine, on_values, "adult")) == expected
@@ -180,4 +185,18 @@ def test_the_one_gate_on_hash_codes_passes_the_anonymized_rows_and_fails_when_co
     adult_engine.con.execute("CREATE OR REPLACE MACRO weak_hash(a, b := 0, c := 0) AS hash(a, b, c) % 2")
     weak = dataclasses.replace(duckdb, equality_hash="weak_hash",
                                anonymous_functions=duckdb.anonymous_functions | {"weak_hash"})
-    assert run_gate(adult_engine, privacy_gate_sql(problem, 0.1, weak), "adult_anon2") == [(UNDECIDED,)]
+    for by_code in (True, False):
+        found = run_gate(adult_engine, privacy_gate_sql(problem, 0.1, weak, by_code=by_code), "adult_anon2")
+        assert found == [(UNDECIDED,)]
+
+
+def test_classes_are_keyed_by_their_code_unless_a_statistic_reads_the_values(adult_dir):
+    """A population table's classes are counted by generalizing its quasi-identifiers' values, so with
+    k-map over a population the coded one gate keeps the decoded values as the class keys."""
+    plain, _ = gate_problem(spec_from_dict(two_attribute_spec(adult_dir)))
+    assert classes_by_code(plain)
+    d = two_attribute_spec(adult_dir)
+    d["privacy"].append({"k_map": {"k": 3, "population": "adult"}})
+    with_population, _ = gate_problem(spec_from_dict(d))
+    assert not classes_by_code(with_population)
+    assert '"__sa_decoded"' not in privacy_gate_sql(with_population, 0.1, profile("duckdb"))

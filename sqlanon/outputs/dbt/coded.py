@@ -10,6 +10,10 @@ value. Dictionaries map the codes back to the values: the distinct quasi-identif
 with its hash. Joining the codes to the dictionaries gives exactly the frequency table, unless two
 different tuples or values share a code; :func:`CodedFrequency.unsound` then holds, and the gate
 fails instead of checking merged classes.
+
+The classes can also stay keyed by their tuple code (``by_code``): the checks then partition,
+group and join on one integer column instead of every quasi-identifier, and only the classes (one
+row each) are joined to the tuple dictionary for their values.
 """
 
 from __future__ import annotations
@@ -35,27 +39,32 @@ def value_code(index: int) -> str:
 @dataclass(frozen=True)
 class CodedFrequency:
     query: exp.Select
-    """The frequency table: the quasi-identifiers, the sensitive attributes and :data:`N`."""
+    """The frequency table: the quasi-identifiers (or :data:`TUPLE_CODE`), the sensitive attributes
+    and :data:`N`."""
     codes: exp.Table
+    tuples: exp.Table
+    """The tuple dictionary: the distinct quasi-identifier tuples with their :data:`TUPLE_CODE`."""
     dictionaries: list[tuple[exp.Table, str]]
     """Each dictionary with its code column."""
 
-    def unsound(self, frequency: exp.Table) -> exp.Expression:
+    def unsound(self, joined: exp.Table, rows: str = N) -> exp.Expression:
         """True when the codes do not stand for exactly one tuple or value each: a code appears twice
-        in a dictionary, or ``frequency`` (the joined table) does not have the relation's rows."""
+        in a dictionary, or ``joined`` (a table decoded through the dictionaries, its column ``rows``
+        counting rows) does not have the relation's rows."""
         doubled: list[exp.Expression] = [
             exp.Exists(this=exp.select(col(code)).from_(dictionary.copy()).group_by(col(code)).having(
                 exp.GT(this=count_star(), expression=exp.Literal.number(1))))
             for dictionary, code in self.dictionaries]
-        rows = [exp.Subquery(this=exp.select(exp.Sum(this=col(N))).from_(t.copy()))
-                for t in (frequency, self.codes)]
-        return as_expression(exp.or_(*doubled, exp.NullSafeNEQ(this=rows[0], expression=rows[1])))
+        counted = [exp.Subquery(this=exp.select(exp.Sum(this=col(c))).from_(t.copy()))
+                   for t, c in ((joined, rows), (self.codes, N))]
+        return as_expression(exp.or_(*doubled, exp.NullSafeNEQ(this=counted[0], expression=counted[1])))
 
 
 def coded_frequency(plan: Plan, source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str],
-                    hash_function: str) -> CodedFrequency:
+                    hash_function: str, *, by_code: bool = False) -> CodedFrequency:
     """Add the codes and the dictionaries to ``plan``; returns the query joining them into the
-    frequency table of ``source`` by ``qis`` and ``sensitive``."""
+    frequency table of ``source`` by ``qis`` and ``sensitive`` (``by_code``: by :data:`TUPLE_CODE`
+    and ``sensitive``, the tuple dictionary left to join to the classes)."""
     def code(*columns: str) -> exp.Expression:
         return exp.Anonymous(this=hash_function, expressions=[col(c) for c in columns])
 
@@ -76,12 +85,24 @@ def coded_frequency(plan: Plan, source: exp.Expression, qis: Sequence[str], sens
 
     tuples = dictionary("tuples", qis, TUPLE_CODE)
     values = [dictionary(f"values{i}", [s], value_code(i)) for i, s in enumerate(sensitive)]
-    query = exp.select(*[col(q, "t") for q in qis], *[col(s, f"v{i}") for i, s in enumerate(sensitive)],
-                       col(N, "c")).from_(exp.alias_(codes.copy(), "c", table=True, quoted=True)).join(
-        exp.alias_(tuples.copy(), "t", table=True, quoted=True),
-        on=exp.EQ(this=col(TUPLE_CODE, "c"), expression=col(TUPLE_CODE, "t")))
+    keyed = [col(TUPLE_CODE, "c")] if by_code else [col(q, "t") for q in qis]
+    query = exp.select(*keyed, *[col(s, f"v{i}") for i, s in enumerate(sensitive)], col(N, "c")).from_(
+        exp.alias_(codes.copy(), "c", table=True, quoted=True))
+    if not by_code:
+        query = query.join(exp.alias_(tuples.copy(), "t", table=True, quoted=True),
+                           on=exp.EQ(this=col(TUPLE_CODE, "c"), expression=col(TUPLE_CODE, "t")))
     for i, v in enumerate(values):
         query = query.join(exp.alias_(v.copy(), f"v{i}", table=True, quoted=True),
                            on=exp.EQ(this=col(value_code(i), "c"), expression=col(value_code(i), f"v{i}")))
-    return CodedFrequency(query, codes,
+    return CodedFrequency(query, codes, tuples,
                           [(tuples, TUPLE_CODE), *((v, value_code(i)) for i, v in enumerate(values))])
+
+
+def with_values(plan: Plan, classes: exp.Table, coded: CodedFrequency, qis: Sequence[str]) -> exp.Table:
+    """``classes`` (one row per :data:`TUPLE_CODE`) with their quasi-identifiers' values, from the
+    tuple dictionary."""
+    star = exp.Column(this=exp.Star(), table=exp.to_identifier("v", quoted=True))
+    return plan.add("decoded", exp.select(*[col(q, "t") for q in qis], star).from_(
+        exp.alias_(classes.copy(), "v", table=True, quoted=True)).join(
+        exp.alias_(coded.tuples.copy(), "t", table=True, quoted=True),
+        on=exp.EQ(this=col(TUPLE_CODE, "v"), expression=col(TUPLE_CODE, "t"))))

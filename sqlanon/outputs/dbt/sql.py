@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import cast
 
 from sqlglot import exp
 
 from sqlanon.compile.checks import SIZE, N, frequency_query, ok_column
 from sqlanon.compile.generalize import Generalizer
 from sqlanon.compile.plan import Plan
-from sqlanon.domain.hierarchy.base import TOP
+from sqlanon.domain.hierarchy.base import TOP, Hierarchy
 from sqlanon.domain.models.base import PrivacyModel, Statistic, stat_attribute
 from sqlanon.methods.generalization.evaluator import Problem
 from sqlanon.methods.generalization.output_query import check_relations, output_query
-from sqlanon.outputs.dbt.coded import coded_frequency
+from sqlanon.outputs.dbt.coded import TUPLE_CODE, coded_frequency, with_values
 from sqlanon.outputs.offline import offline_problem
 from sqlanon.outputs.writer import select_sql
 from sqlanon.spec.schema import Spec
@@ -195,34 +196,54 @@ def uses_codes(problem: Problem, target: DialectProfile) -> bool:
     return target.equality_hash is not None and bool(problem.qis) and len(problem.check_sensitive) >= 2
 
 
+def classes_by_code(problem: Problem) -> bool:
+    """Whether the checks can key the classes by their tuple code (:func:`.coded.coded_frequency`,
+    ``by_code``): no statistic reads the quasi-identifiers' values (a population table's classes) and
+    no model's attribute is a quasi-identifier."""
+    statistics = [s for m in problem.models for s in m.statistics()]
+    return not any("population" in s.memory_inputs for s in statistics) and not any(
+        a in problem.qis for m in problem.models for a in m.sensitive_attributes())
+
+
 def privacy_gate_sql(problem: Problem, limit: float, target: DialectProfile, *,
-                     masks: bool = True, coded: bool | None = None) -> str:
+                     masks: bool = True, coded: bool | None = None, by_code: bool | None = None) -> str:
     """Every privacy model and the suppression limit in one statement, on one scan of the tested
     relation: a row (with the message of the model's own gate) per failing model, naming its worst
     class, and one when the suppressed rows exceed the limit. The unsuppressed rows are counted on
     the per-class verdict, not on the relation.
 
     ``coded``: build the frequency table on hash codes (default :func:`uses_codes`); the statement
-    then also returns a row when two values share a code, rather than check merged classes."""
+    then also returns a row when two values share a code, rather than check merged classes. The
+    checks then key the classes by their tuple code (``by_code``, default :func:`classes_by_code`)."""
     qis = list(problem.qis)
     # only the sensitive attributes a model reads: the others would only make the grouping finer
     read = {a for m in problem.models for a in m.sensitive_attributes()}
     problem = dataclasses.replace(problem, sensitive=[a for a in problem.sensitive if a in read])
     plan = Plan(prefix=internal(""))
-    frequency = None
+    frequency, checked = None, problem
     if coded if coded is not None else uses_codes(problem, target):
         if target.equality_hash is None:
             raise ValueError(f"{target.name} has no equality hash to group on codes")
-        frequency = coded_frequency(plan, problem.source, qis, problem.check_sensitive, target.equality_hash)
-    verdict = check_relations(plan, problem, Generalizer(qis, problem.hierarchies, {}), dict.fromkeys(qis, 0),
-                              frequency=frequency.query if frequency is not None else None)
+        by_code = classes_by_code(problem) if by_code is None else by_code
+        frequency = coded_frequency(plan, problem.source, qis, problem.check_sensitive, target.equality_hash,
+                                    by_code=by_code)
+        if by_code:
+            checked = dataclasses.replace(problem, qis=[TUPLE_CODE],
+                                          hierarchies=cast(dict[str, Hierarchy], {TUPLE_CODE: None}))
+    keys = list(checked.qis)
+    generalizer = Generalizer(keys, checked.hierarchies, {})
+    verdict = check_relations(plan, checked, generalizer, dict.fromkeys(keys, 0),
+                              frequency=None if frequency is None else frequency.query)
+    if frequency is not None and checked is not problem:
+        verdict = with_values(plan, verdict, frequency, qis)
     masked = _masked(qis) if masks else exp.false()
     kept = exp.select(alias(exp.Sum(this=exp.Case().when(masked, lit(0)).else_(col(SIZE))),
                             internal("kept"))).from_(verdict.copy())
     parts = [*(worst_class(verdict, qis, m, i) for i, m in enumerate(problem.models)),
              over_limit(kept, limit)]
     if frequency is not None:
-        parts.append(exp.select(alias(lit(UNDECIDED), MESSAGE)).where(frequency.unsound(plan.ref("freq"))))
+        joined = (verdict, SIZE) if checked is not problem else (plan.ref("freq"), N)
+        parts.append(exp.select(alias(lit(UNDECIDED), MESSAGE)).where(frequency.unsound(*joined)))
     selects = [exp.select(col(MESSAGE)).from_(
         exp.alias_(exp.Subquery(this=part), internal(f"g{i}"), quoted=True)) for i, part in enumerate(parts)]
     union: exp.Query = selects[0]
