@@ -1,0 +1,243 @@
+"""A release of the frequency table as a temporary table of *units* on the engine, and the set-based
+statements the ``batch_cover`` heuristic (:mod:`.batch_cover`) is made of.
+
+A unit is rows of one combination released alike: its combination ``id``, the combination's values
+``o0..`` and integer codes ``g0..`` (NULL where missing), its current codes ``c0..`` (NULL where
+missing or suppressed), its rows ``n`` and a number ``u`` unique in the table. A combination's rows
+can be split between units (a single row moved to a pattern of suppressed cells).
+
+Every frequency is one equi-join (:func:`matched`): a target t and a unit b match when they agree
+outside the union of their NULL cells, so for every pattern X of the targets' NULL cells each unit
+is keyed by its codes with the cells of X and of its own pattern set to 0 (codes start at 1) and
+summed by (X, its pattern, key); each target looks the key of its codes up for every pattern of the
+units. The join has (units × target patterns) rows on one side and (targets × unit patterns) on the
+other, instead of targets × units pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from sqlanon.engines.base import Engine, internal_name
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, table
+
+UNIT = internal("u")
+ID = internal("id")
+COUNT = internal("n")
+PATTERN = internal("pid")
+COST = internal("cost")
+TOLERANCE = 1e-9
+"""A frequency counts as below k when it is below k - TOLERANCE (sums of ``alpha`` in any order)."""
+
+
+def original(i: int) -> str:
+    return internal(f"o{i}")
+
+
+def code(i: int) -> str:
+    return internal(f"g{i}")
+
+
+def current(i: int) -> str:
+    return internal(f"c{i}")
+
+
+def target(i: int) -> str:
+    return internal(f"t{i}")
+
+
+def bit(i: int) -> str:
+    return internal(f"p{i}")
+
+
+def sub(query: exp.Query, name: str) -> exp.Subquery:
+    return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
+
+
+def is_null(e: exp.Expression) -> exp.Expression:
+    return exp.Is(this=e, expression=exp.Null())
+
+
+def flag(e: exp.Expression) -> exp.Expression:
+    """1 where ``e`` is NULL, else 0."""
+    return exp.Case().when(is_null(e), lit(1)).else_(lit(0))
+
+
+def wild(d: int, side: str | None = None) -> exp.Expression:
+    """The unit has a NULL cell."""
+    return as_expression(exp.or_(*[is_null(col(current(i), side)) for i in range(d)]))
+
+
+def below(e: exp.Expression, k: int) -> exp.Expression:
+    return exp.LT(this=e, expression=lit(k - TOLERANCE))
+
+
+def patterns(weights: Sequence[float]) -> exp.Values:
+    """Every pattern of cells: its number (bit i for attribute i), flags and cost (the importance of its
+    cells), as inline VALUES (written once to a table, :meth:`Units.with_patterns`)."""
+    d = len(weights)
+    rows = []
+    for p in range(1 << d):
+        bits = [(p >> i) & 1 for i in range(d)]
+        rows.append((lit(p), *[lit(b) for b in bits], lit(float(sum(w * b for w, b in zip(weights, bits))))))
+    return exp.values(rows, alias="pv", columns=[PATTERN, *[bit(i) for i in range(d)], COST])
+
+
+def supersets(base: exp.Select, keys: Sequence[str], pv: exp.Expression, d: int, *, own: bool
+              ) -> exp.Select:
+    """Every unit of ``base`` (columns ``keys`` and ``current(i)``) under every pattern that contains its
+    NULL cells (``own``: its own pattern too), as targets: ``keys``, the pattern's number and cost, and
+    ``target(i)``, the codes with the pattern's cells NULL. ``pv``: the patterns' relation, aliased
+    ``pv``."""
+    contains = [exp.not_(exp.and_(is_null(col(current(i), "s")),
+                                  exp.EQ(this=col(bit(i), "pv"), expression=lit(0)))) for i in range(d)]
+    adds = exp.or_(*[exp.and_(exp.not_(is_null(col(current(i), "s"))),
+                              exp.EQ(this=col(bit(i), "pv"), expression=lit(1))) for i in range(d)])
+    cells = [alias(exp.Case().when(exp.EQ(this=col(bit(i), "pv"), expression=lit(1)), exp.Null())
+                   .else_(col(current(i), "s")), target(i)) for i in range(d)]
+    q = (exp.select(*[col(k, "s") for k in keys], col(PATTERN, "pv"), col(COST, "pv"), *cells)
+         .from_(sub(base, "s")).join(pv, join_type="cross"))
+    return q.where(exp.and_(*contains) if own else exp.and_(*contains, adds))
+
+
+def matched(targets: exp.Select, keys: Sequence[str], units: exp.Select, weights: Sequence[str], d: int
+            ) -> exp.Select:
+    """Per target of ``targets`` (columns ``keys`` and ``target(i)``): for each column of ``weights``,
+    the sum of that column over the units of ``units`` (columns ``current(i)`` and ``weights``) that
+    match the target. Targets matching no unit are left out."""
+    a = [internal(f"ma{i}") for i in range(d)]
+    b = [internal(f"mb{i}") for i in range(d)]
+    key = [internal(f"mk{i}") for i in range(d)]
+    t = exp.select(*[col(k) for k in keys], *[col(target(i)) for i in range(d)],
+                   *[alias(flag(col(target(i))), a[i]) for i in range(d)]).from_(sub(targets, "t0"))
+    u = exp.select(*[col(current(i)) for i in range(d)], *[col(w) for w in weights],
+                   *[alias(flag(col(current(i))), b[i]) for i in range(d)]).from_(sub(units, "u0"))
+    xs = exp.select(*[col(x) for x in a]).distinct().from_(sub(t.copy(), "t1"))
+    ys = exp.select(*[col(y) for y in b]).distinct().from_(sub(u.copy(), "u1"))
+
+    def hidden(value: exp.Expression, one: exp.Expression, other: exp.Expression) -> exp.Expression:
+        either = exp.or_(exp.EQ(this=one, expression=lit(1)), exp.EQ(this=other, expression=lit(1)))
+        return exp.Case().when(either, lit(0)).else_(value)
+
+    right_keys = [hidden(col(current(i), "u"), col(b[i], "u"), col(a[i], "x")) for i in range(d)]
+    right = (exp.select(*[col(x, "x") for x in a], *[col(y, "u") for y in b],
+                        *[alias(k.copy(), key[i]) for i, k in enumerate(right_keys)],
+                        *[alias(exp.Sum(this=col(w, "u")), w) for w in weights])
+             .from_(sub(u, "u")).join(sub(xs, "x"), join_type="cross")
+             .group_by(*[col(x, "x") for x in a], *[col(y, "u") for y in b], *right_keys))
+    left = (exp.select(*[col(k, "t") for k in keys], *[col(x, "t") for x in a], *[col(y, "y") for y in b],
+                       *[alias(hidden(col(target(i), "t"), col(a[i], "t"), col(b[i], "y")), key[i])
+                         for i in range(d)])
+            .from_(sub(t, "t")).join(sub(ys, "y"), join_type="cross"))
+    on = exp.and_(*[exp.EQ(this=col(c, "l"), expression=col(c, "r")) for c in a + b + key])
+    return (exp.select(*[col(k, "l") for k in keys], *[alias(exp.Sum(this=col(w, "r")), w) for w in weights])
+            .from_(sub(left, "l")).join(sub(right, "r"), on=on).group_by(*[col(k, "l") for k in keys]))
+
+
+@dataclass
+class Units:
+    """The units table of a run and its shape."""
+
+    engine: Engine
+    name: str
+    width: int
+    scratch: list[str] = field(default_factory=list)
+    patterns: str | None = None
+    """The table of :func:`patterns`, while a run needs it."""
+
+    def pattern_relation(self) -> exp.Expression:
+        """The patterns' table aliased ``pv``."""
+        assert self.patterns is not None
+        return as_expression(exp.alias_(table(self.patterns), "pv", quoted=True))
+
+    def with_patterns(self, weights: Sequence[float]) -> None:
+        self.patterns = internal_name("cells_patterns")
+        self.engine.create_table_as(self.patterns, exp.select(exp.Star()).from_(patterns(weights)),
+                                    temporary=True)
+
+    def drop_patterns(self) -> None:
+        if self.patterns is not None:
+            self.engine.drop(self.patterns)
+            self.patterns = None
+
+    def columns(self, side: str | None = None) -> list[exp.Expression]:
+        d = self.width
+        return [col(ID, side), *[col(original(i), side) for i in range(d)],
+                *[col(code(i), side) for i in range(d)]]
+
+    def read(self, *extra: exp.Expression) -> exp.Select:
+        """The table's units (every column, and ``extra``)."""
+        return exp.select(col(UNIT), *self.columns(), *[col(current(i)) for i in range(self.width)],
+                          col(COUNT), *extra).from_(table(self.name))
+
+    def frequencies(self, alpha: float, source: exp.Select | None = None) -> exp.Select:
+        """``UNIT`` and ``fk``: every unit's wildcard frequency (its rows count ``alpha`` each in every
+        unit's frequency, its own included, when it has a NULL cell)."""
+        d = self.width
+        base = source if source is not None else self.read()
+        weight = exp.Case().when(wild(d), lit(float(alpha))).else_(lit(1.0))
+        units = exp.select(*[col(current(i)) for i in range(d)],
+                           alias(exp.Mul(this=as_double(col(COUNT)), expression=weight), FK)
+                           ).from_(sub(base.copy(), "w"))
+        targets = exp.select(col(UNIT), *[alias(col(current(i)), target(i)) for i in range(d)]
+                             ).from_(sub(base, "v"))
+        return matched(targets, [UNIT], units, [FK], d)
+
+    def replace(self, query: exp.Query) -> None:
+        """Make the units of ``query`` (columns ``ID``, originals, codes, current codes, ``COUNT``) the
+        table's, rows of one combination with the same current codes merged into one unit."""
+        d = self.width
+        group = [*self.columns(), *[col(current(i)) for i in range(d)]]
+        merged = (exp.select(*[c.copy() for c in group], alias(exp.Sum(this=col(COUNT)), COUNT))
+                  .from_(sub(query, "q")).group_by(*[c.copy() for c in group]))
+        order = [exp.Ordered(this=col(ID)), *[exp.Ordered(this=col(current(i)), nulls_first=True)
+                                              for i in range(d)]]
+        number = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=order))
+        name = internal_name("cells_units")
+        numbered = (exp.select(alias(number, UNIT), *[c.copy() for c in group], col(COUNT))
+                    .from_(sub(merged, "m")).where(exp.GT(this=col(COUNT), expression=lit(0))))
+        self.engine.create_table_as(name, numbered, temporary=True)
+        self.engine.drop(self.name)
+        self.name = name
+
+    def kept(self, query: exp.Query) -> exp.Select:
+        """``query`` written to a temporary table (dropped by :meth:`drop_kept`), as a SELECT of it: a
+        relation read more than once by a statement is computed once."""
+        name = internal_name("cells_step")
+        self.engine.create_table_as(name, as_expression(query), temporary=True)
+        self.scratch.append(name)
+        return exp.select(exp.Star()).from_(table(name))
+
+    def drop_kept(self) -> None:
+        while self.scratch:
+            self.engine.drop(self.scratch.pop())
+
+    def count(self, where: exp.Expression) -> int:
+        _, rows = self.engine.fetch(exp.select(count_star()).from_(table(self.name)).where(where))
+        return int(rows[0][0])
+
+
+FK = internal("fk")
+
+
+def start(engine: Engine, frequency: exp.Select, values: Sequence[str], count: str) -> Units:
+    """The units table of the frequency query's combinations (columns ``values`` and ``count``): one unit
+    per combination."""
+    d = len(values)
+    codes = [exp.Case().when(is_null(col(v)), exp.Null()).else_(
+        exp.Window(this=exp.DenseRank(), order=exp.Order(expressions=[exp.Ordered(this=col(v))])))
+        for v in values]
+    coded = exp.select(*[alias(col(v), original(i)) for i, v in enumerate(values)],
+                       *[alias(c, code(i)) for i, c in enumerate(codes)],
+                       alias(exp.cast(col(count), "bigint"), COUNT)).from_(sub(frequency, "q"))
+    number = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[
+        exp.Ordered(this=col(code(i)), nulls_first=True) for i in range(d)]))
+    q = exp.select(alias(number.copy(), UNIT), alias(number, ID), *[col(original(i)) for i in range(d)],
+                   *[col(code(i)) for i in range(d)], *[alias(col(code(i)), current(i)) for i in range(d)],
+                   col(COUNT)).from_(sub(coded, "k"))
+    name = internal_name("cells_units")
+    engine.create_table_as(name, q, temporary=True)
+    return Units(engine, name, d)
