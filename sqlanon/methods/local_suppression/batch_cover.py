@@ -163,14 +163,16 @@ def _best_move(units: Units, k: int, weights: Sequence[float]) -> exp.Select:
                                 expression=col(DEFICIT, s)),
                    expression=exp.Greatest(this=lit(0.0), expressions=[
                        exp.Sub(this=lit(float(k)), expression=col(COUNT, s))]))
-    score = exp.Div(this=gain.copy(), expression=exp.Sub(this=col(COST, s), expression=col(OWN_COST, s)),
+    score = exp.Div(this=exp.Paren(this=gain.copy()),
+                    expression=exp.Paren(this=exp.Sub(this=col(COST, s), expression=col(OWN_COST, s))),
                     typed=False, safe=False)
     on = exp.and_(exp.EQ(this=col(UNIT, s), expression=col(UNIT, o)),
                   exp.EQ(this=col(PATTERN, o), expression=col(OWN, o)),
                   exp.NEQ(this=col(PATTERN, s), expression=col(OWN, s)))
     return (exp.select(col(UNIT, s), col(PATTERN, s)).from_(sub(sums.copy(), s)).join(sub(sums, o), on=on)
             .where(exp.GT(this=gain, expression=lit(1e-9)))
-            .order_by(exp.Ordered(this=score, desc=True), col(UNIT, s), col(PATTERN, s)).limit(1))
+            .order_by(exp.Ordered(this=score, desc=True), exp.Ordered(this=col(DEFICIT, s), desc=True),
+                      col(UNIT, s), col(PATTERN, s)).limit(1))
 
 
 def _cells(d: int, pattern: int | None = None, side: str | None = None) -> list[exp.Expression]:

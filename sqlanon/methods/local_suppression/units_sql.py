@@ -82,7 +82,8 @@ def patterns(weights: Sequence[float]) -> exp.Values:
     rows = []
     for p in range(1 << d):
         bits = [(p >> i) & 1 for i in range(d)]
-        rows.append((lit(p), *[lit(b) for b in bits], lit(float(sum(w * b for w, b in zip(weights, bits))))))
+        rows.append((lit(p), *[lit(b) for b in bits],
+                     as_double(lit(float(sum(w * b for w, b in zip(weights, bits)))))))
     return exp.values(rows, alias="pv", columns=[PATTERN, *[bit(i) for i in range(d)], COST])
 
 
