@@ -32,7 +32,6 @@ from typing import TypeVar
 
 from sqlglot import exp
 
-from sqlanon.engines.base import internal_name
 from sqlanon.methods.local_suppression.units_sql import (
     COST,
     COUNT,
@@ -51,7 +50,7 @@ from sqlanon.methods.local_suppression.units_sql import (
     target,
     wild,
 )
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal, lit, table
+from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, table
 
 MOVES_PER_K = 2
 """Moves tried per unit of k: k - 1 rows without values already make a table k-anonymous when
@@ -136,12 +135,19 @@ def _own(d: int, weights: Sequence[float]) -> tuple[exp.Expression, exp.Expressi
     return number, cost
 
 
+def _by_unit(left: exp.Select, right: exp.Select, key: str, *, outer: bool = False) -> exp.Select:
+    """``SELECT * FROM left AS a JOIN right AS b ON a.UNIT = b.key`` (a LEFT JOIN with ``outer``)."""
+    on = exp.EQ(this=col(UNIT, "a"), expression=col(key, "b"))
+    return (exp.select(exp.Star()).from_(sub(left, "a"), copy=False)
+            .join(sub(right, "b"), on=on, join_type="left" if outer else None, copy=False))
+
+
 def _with_frequencies(units: Units, alpha: float) -> exp.Select:
     """The units with their frequency ``FK``."""
-    f = units.kept(units.frequencies(alpha))
-    return (exp.select(exp.Star()).from_(sub(units.read(), "a"))
-            .join(sub(exp.select(alias(col(UNIT), internal("fu")), col(FK)).from_(sub(f, "f0")), "f"),
-                  on=exp.EQ(this=col(UNIT, "a"), expression=col(internal("fu"), "f"))))
+    fu = internal("fu")
+    f = exp.select(alias(col(UNIT), fu), col(FK)).from_(sub(units.kept(units.frequencies(alpha)), "f"),
+                                                        copy=False)
+    return _by_unit(units.read(), f, fu)
 
 
 def _best_move(units: Units, k: int, weights: Sequence[float]) -> exp.Select:
@@ -149,12 +155,13 @@ def _best_move(units: Units, k: int, weights: Sequence[float]) -> exp.Select:
     d = units.width
     number, own_cost = _own(d, weights)
     deficit = exp.Greatest(this=lit(0.0), expressions=[exp.Sub(this=lit(float(k)), expression=col(FK))])
-    base = exp.select(col(UNIT), *[col(current(i)) for i in range(d)], alias(as_double(col(COUNT)), COUNT),
-                      alias(deficit, DEFICIT), alias(number, OWN), alias(own_cost, OWN_COST),
-                      alias(exp.Mul(this=as_double(col(COUNT)), expression=exp.Least(
-                          this=lit(1.0), expressions=[deficit.copy()])), HELPED)
-                      ).from_(sub(_with_frequencies(units, 1.0), "b"))
-    base = units.kept(base)
+    helped = exp.Mul(this=as_double(col(COUNT)),
+                     expression=exp.Least(this=lit(1.0), expressions=[deficit.copy()]))
+    base = units.kept(exp.select(col(UNIT), *[col(current(i)) for i in range(d)],
+                                 alias(as_double(col(COUNT)), COUNT), alias(deficit, DEFICIT),
+                                 alias(number, OWN),
+                                 alias(own_cost, OWN_COST), alias(helped, HELPED)
+                                 ).from_(sub(_with_frequencies(units, 1.0), "b"), copy=False))
     keys = [UNIT, PATTERN, COST, OWN, OWN_COST, DEFICIT]
     targets = supersets(base.copy(), [UNIT, OWN, OWN_COST, DEFICIT], units.pattern_relation(), d, own=True)
     sums = units.kept(matched(targets, keys, base, [COUNT, HELPED], d))
@@ -169,33 +176,28 @@ def _best_move(units: Units, k: int, weights: Sequence[float]) -> exp.Select:
     on = exp.and_(exp.EQ(this=col(UNIT, s), expression=col(UNIT, o)),
                   exp.EQ(this=col(PATTERN, o), expression=col(OWN, o)),
                   exp.NEQ(this=col(PATTERN, s), expression=col(OWN, s)))
-    return (exp.select(col(UNIT, s), col(PATTERN, s)).from_(sub(sums.copy(), s)).join(sub(sums, o), on=on)
-            .where(exp.GT(this=gain, expression=lit(1e-9)))
-            .order_by(exp.Ordered(this=score, desc=True), exp.Ordered(this=col(DEFICIT, s), desc=True),
-                      col(UNIT, s), col(PATTERN, s)).limit(1))
+    order = [exp.Ordered(this=score, desc=True), exp.Ordered(this=col(DEFICIT, s), desc=True),
+             col(UNIT, s), col(PATTERN, s)]
+    return (exp.select(col(UNIT, s), col(PATTERN, s)).from_(sub(sums.copy(), s), copy=False)
+            .join(sub(sums, o), on=on, copy=False).where(exp.GT(this=gain, expression=lit(1e-9)), copy=False)
+            .order_by(*order, copy=False).limit(1, copy=False))
 
 
-def _cells(d: int, pattern: int | None = None, side: str | None = None) -> list[exp.Expression]:
-    """The current codes with ``pattern``'s cells NULL (a literal pattern, or the ``bit`` columns)."""
-    out = []
-    for i in range(d):
-        if pattern is not None:
-            hit: exp.Expression = exp.true() if (pattern >> i) & 1 else exp.false()
-        else:
-            hit = exp.EQ(this=col(bit(i), "x"), expression=lit(1))
-        out.append(alias(exp.Case().when(hit, exp.Null()).else_(col(current(i), side)), current(i)))
-    return out
+def _cells(d: int, pattern: int) -> list[exp.Expression]:
+    """The current codes with the cells of ``pattern`` NULL."""
+    return [alias(exp.Case().when(exp.true() if (pattern >> i) & 1 else exp.false(), exp.Null())
+                  .else_(col(current(i))), current(i)) for i in range(d)]
 
 
 def _apply_move(units: Units, unit: int, pattern: int) -> None:
     """One row of ``unit`` moved to ``pattern``."""
     d = units.width
     is_it = exp.EQ(this=col(UNIT), expression=lit(unit))
-    stay = exp.select(*units.columns(), *[col(current(i)) for i in range(d)],
-                      alias(exp.Sub(this=col(COUNT), expression=exp.Case().when(is_it, lit(1)).else_(lit(0))),
-                            COUNT)).from_(table(units.name))
+    left = exp.Sub(this=col(COUNT), expression=exp.Case().when(is_it, lit(1)).else_(lit(0)))
+    stay = exp.select(*units.columns(), *[col(current(i)) for i in range(d)], alias(left, COUNT)
+                      ).from_(table(units.name), copy=False)
     moved = exp.select(*units.columns(), *_cells(d, pattern), alias(lit(1), COUNT)).from_(
-        table(units.name)).where(is_it.copy())
+        table(units.name), copy=False).where(is_it.copy(), copy=False)
     units.replace(exp.union(stay, moved, distinct=False))
 
 
@@ -203,66 +205,59 @@ def _fix(units: Units, k: int, alpha: float, weights: Sequence[float]) -> int:
     """One fix round; how many units it suppressed cells of."""
     d = units.width
     pessimistic = exp.Case().when(exp.or_(wild(d), below(col(FK), k)), lit(float(alpha))).else_(lit(1.0))
-    base = exp.select(col(UNIT), *[col(current(i)) for i in range(d)],
-                      alias(exp.Mul(this=as_double(col(COUNT)), expression=pessimistic), FK)
-                      ).from_(sub(_with_frequencies(units, alpha), "b"))
-    base = units.kept(base)
+    base = units.kept(exp.select(col(UNIT), *[col(current(i)) for i in range(d)],
+                                 alias(exp.Mul(this=as_double(col(COUNT)), expression=pessimistic), FK)
+                                 ).from_(sub(_with_frequencies(units, alpha), "b"), copy=False))
     targets = exp.select(col(UNIT), *[alias(col(current(i)), target(i)) for i in range(d)]
-                         ).from_(sub(base, "t"))
-    own = matched(targets, [UNIT], base, [FK], d)
-    unsafe = (exp.select(*[col(current(i), "b") for i in range(d)], col(UNIT, "b"))
-              .from_(sub(base.copy(), "b")).join(sub(own, "f"), on=exp.EQ(this=col(UNIT, "b"),
-                                                                          expression=col(UNIT, "f")))
-              .where(below(col(FK, "f"), k)))
+                         ).from_(sub(base.copy(), "t"), copy=False)
+    fu = internal("fu")
+    own = exp.select(alias(col(UNIT), fu), alias(col(FK), internal("fkp"))).from_(
+        sub(matched(targets, [UNIT], base.copy(), [FK], d), "f"), copy=False)
+    unsafe = _by_unit(base.copy(), own, fu).where(below(col(internal("fkp")), k), copy=False)
     candidates = supersets(unsafe, [UNIT], units.pattern_relation(), d, own=False)
     found = matched(candidates, [UNIT, PATTERN, COST], base, [FK], d)
     rank = exp.Window(this=exp.RowNumber(), partition_by=[col(UNIT)], order=exp.Order(expressions=[
         exp.Ordered(this=col(COST)), exp.Ordered(this=col(FK), desc=True), exp.Ordered(this=col(PATTERN))]))
-    ranked = (exp.select(col(UNIT), col(PATTERN), alias(rank, internal("rank"))).from_(sub(found, "c"))
-              .where(exp.not_(below(col(FK), k))))
-    choice = exp.select(col(UNIT), col(PATTERN)).from_(sub(ranked, "r")).where(
-        exp.EQ(this=col(internal("rank")), expression=lit(1)))
-    chosen = internal_name("cells_fix")
-    units.engine.create_table_as(chosen, exp.select(col(UNIT, "c"), *[col(bit(i), "pv") for i in range(d)])
-                                 .from_(sub(choice, "c")).join(units.pattern_relation(), on=exp.EQ(
-                                     this=col(PATTERN, "c"), expression=col(PATTERN, "pv"))), temporary=True)
-    try:
-        _, got = units.engine.fetch(exp.select(exp.Count(this=exp.Star())).from_(table(chosen)))
-        count = int(got[0][0])
-        if count:
-            on = exp.EQ(this=col(UNIT, "m"), expression=col(UNIT, "x"))
-            cells = [alias(exp.Case().when(exp.EQ(this=col(bit(i), "x"), expression=lit(1)), exp.Null())
-                           .else_(col(current(i), "m")), current(i)) for i in range(d)]
-            units.replace(exp.select(*units.columns("m"), *cells, col(COUNT, "m"))
-                          .from_(exp.alias_(table(units.name), "m", quoted=True))
-                          .join(exp.alias_(table(chosen), "x", quoted=True), on=on, join_type="left"))
-    finally:
-        units.engine.drop(chosen)
+    ranked = (exp.select(col(UNIT), col(PATTERN), alias(rank, internal("rank")))
+              .from_(sub(found, "c"), copy=False)
+              .where(exp.not_(below(col(FK), k)), copy=False))
+    first = exp.EQ(this=col(internal("rank")), expression=lit(1))
+    choice = exp.select(col(UNIT), col(PATTERN)).from_(sub(ranked, "r"), copy=False).where(first, copy=False)
+    with_bits = (exp.select(col(UNIT, "c"), *[col(bit(i), "pv") for i in range(d)])
+                 .from_(sub(choice, "c"), copy=False)
+                 .join(units.pattern_relation(), copy=False,
+                       on=exp.EQ(this=col(PATTERN, "c"), expression=col(PATTERN, "pv"))))
+    chosen = units.kept(with_bits)
+    counted = exp.select(count_star()).from_(sub(chosen.copy(), "c"), copy=False)
+    count = int(units.engine.fetch(counted)[1][0][0])
+    if count:
+        cells = [alias(exp.Case().when(exp.EQ(this=col(bit(i)), expression=lit(1)), exp.Null())
+                       .else_(col(current(i))), current(i)) for i in range(d)]
+        fixed = exp.select(alias(col(UNIT), fu), *[col(bit(i)) for i in range(d)]).from_(sub(chosen, "x"),
+                                                                                          copy=False)
+        units.replace(exp.select(*units.columns(), *cells, col(COUNT)).from_(
+            sub(_by_unit(units.read(), fixed, fu, outer=True), "m"), copy=False))
     return count
 
 
 def _give_back(units: Units, j: int, k: int) -> None:
     """Restore attribute ``j``'s suppressed cells where no unit falls below k (see the module)."""
     d = units.width
-    lost = _lost(j)
-    restored = units.read().select(alias(exp.Case().when(lost, col(code(j))).else_(col(current(j))),
-                                         internal("back")))
-    after = exp.select(col(UNIT), *[col(current(i)) if i != j else alias(col(internal("back")), current(i))
-                                    for i in range(d)], col(COUNT)).from_(sub(restored, "r"))
-    falls = units.frequencies(1.0, units.kept(after))
-    unsafe = exp.select(col(UNIT)).from_(sub(falls, "f")).where(below(col(FK), k))
-    before = units.read()
-    zs = (exp.select(*[col(current(i), "z") for i in range(d)], alias(lit(1), REVERT))
-          .from_(sub(before.copy(), "z")).join(sub(unsafe, "w"), on=exp.EQ(this=col(UNIT, "z"),
-                                                                            expression=col(UNIT, "w"))))
+    restore = exp.Case().when(_lost(j), col(code(j))).else_(col(current(j)))
+    cells = [alias(restore.copy(), current(i)) if i == j else col(current(i)) for i in range(d)]
+    after = units.kept(exp.select(col(UNIT), *cells, col(COUNT)).from_(table(units.name), copy=False))
+    falls = units.frequencies(1.0, after)
+    fu = internal("fu")
+    unsafe = (exp.select(alias(col(UNIT), fu)).from_(sub(falls, "f"), copy=False)
+              .where(below(col(FK), k), copy=False))
+    zs = exp.select(*[col(current(i)) for i in range(d)], alias(lit(1), REVERT)).from_(
+        sub(_by_unit(units.read(), unsafe, fu), "z"), copy=False)
     targets = exp.select(col(UNIT), *[alias(col(current(i)), target(i)) for i in range(d)]).from_(
-        sub(before.copy(), "v"))
-    keep = matched(targets, [UNIT], zs, [REVERT], d)
-    back = exp.and_(lost.copy(), is_null(col(REVERT, "h")))
+        table(units.name), copy=False)
+    near = matched(targets, [UNIT], zs, [REVERT], d)
+    keep = exp.select(alias(col(UNIT), fu), col(REVERT)).from_(sub(near, "h"), copy=False)
+    back = exp.and_(_lost(j), is_null(col(REVERT)))
     cells = [alias(exp.Case().when(back, col(code(j))).else_(col(current(j))), current(i)) if i == j
              else col(current(i)) for i in range(d)]
-    q = (exp.select(*units.columns(), *cells, col(COUNT)).from_(sub(before, "b"))
-         .join(sub(exp.select(alias(col(UNIT), internal("hu")), col(REVERT)).from_(sub(keep, "k0")), "h"),
-               on=exp.EQ(this=col(UNIT, "b"), expression=col(internal("hu"), "h")), join_type="left"))
-    units.replace(q)
-
+    units.replace(exp.select(*units.columns(), *cells, col(COUNT)).from_(
+        sub(_by_unit(units.read(), keep, fu, outer=True), "b"), copy=False))

@@ -28,8 +28,9 @@ def batched(spec: Spec, s: LocalSuppressionSettings, rows: Rows, engine: Engine)
     weights = [s.weight(a) for a in rows.qis]
     units = units_sql.start(engine, frequency_query(rows), [value(i) for i in range(d)], COUNT)
     try:
-        batch_cover.run(units, s.k, s.alpha, weights)
-        m = units_output.measures(units, s.alpha)
+        with engine.scratch_statements():
+            batch_cover.run(units, s.k, s.alpha, weights)
+            m = units_output.measures(units, s.alpha)
         _enough_rows(spec, s, m.rows)
     except BaseException:
         units.drop_kept()

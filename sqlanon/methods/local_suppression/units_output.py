@@ -54,9 +54,9 @@ def measures(units: Units, alpha: float) -> UnitMeasures:
     q = exp.select(exp.Sum(this=n.copy()), exp.Count(this=exp.Distinct(expressions=[col(ID)])), count_star(),
                    *[exp.Sum(this=exp.Case().when(lost(i), n.copy()).else_(zero.copy())) for i in range(d)],
                    exp.Sum(this=exp.Case().when(any_lost(d), n.copy()).else_(zero.copy()))
-                   ).from_(table(units.name))
+                   ).from_(table(units.name), copy=False)
     row = units.engine.fetch(q)[1][0]
-    lowest = exp.select(exp.Min(this=col(FK))).from_(sub(units.frequencies(alpha), "f"))
+    lowest = exp.select(exp.Min(this=col(FK))).from_(sub(units.frequencies(alpha), "f"), copy=False)
     low = units.engine.fetch(lowest)[1][0][0]
     return UnitMeasures(int(row[0] or 0), int(row[1]), [int(x or 0) for x in row[3:3 + d]],
                         int(row[3 + d] or 0), float(low or 0.0), int(row[2]) > int(row[1]))
@@ -66,11 +66,11 @@ def _ranges(d: int, name: str) -> exp.Select:
     """The units that lose a cell: values, flags and their range of the combination's rows."""
     upto = exp.Window(this=exp.Sum(this=col(COUNT)), partition_by=[col(ID)],
                       order=exp.Order(expressions=[exp.Ordered(this=col(UNIT))]))
-    numbered = exp.select(exp.Star(), alias(upto, LAST)).from_(table(name))
+    numbered = exp.select(exp.Star(), alias(upto, LAST)).from_(table(name), copy=False)
     first = exp.Add(this=exp.Sub(this=col(LAST), expression=col(COUNT)), expression=lit(1))
     flags = [alias(exp.Case().when(lost(i), lit("1")).else_(lit("0")), flag(i)) for i in range(d)]
     return (exp.select(*[alias(col(original(i)), value(i)) for i in range(d)], *flags, alias(first, FIRST),
-                       col(LAST)).from_(sub(numbered, "r")).where(any_lost(d)))
+                       col(LAST)).from_(sub(numbered, "r"), copy=False).where(any_lost(d), copy=False))
 
 
 def decision_table(units: Units) -> str:

@@ -22,7 +22,17 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from sqlanon.engines.base import Engine, internal_name
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, count_star, internal, lit, table
+from sqlanon.sql.nodes import (
+    alias,
+    as_double,
+    as_expression,
+    as_text,
+    col,
+    count_star,
+    internal,
+    lit,
+    table,
+)
 
 UNIT = internal("u")
 ID = internal("id")
@@ -100,8 +110,26 @@ def supersets(base: exp.Select, keys: Sequence[str], pv: exp.Expression, d: int,
     cells = [alias(exp.Case().when(exp.EQ(this=col(bit(i), "pv"), expression=lit(1)), exp.Null())
                    .else_(col(current(i), "s")), target(i)) for i in range(d)]
     q = (exp.select(*[col(k, "s") for k in keys], col(PATTERN, "pv"), col(COST, "pv"), *cells)
-         .from_(sub(base, "s")).join(pv, join_type="cross"))
-    return q.where(exp.and_(*contains) if own else exp.and_(*contains, adds))
+         .from_(sub(base, "s"), copy=False).join(pv, join_type="cross", copy=False))
+    return q.where(exp.and_(*contains) if own else exp.and_(*contains, adds), copy=False)
+
+
+def _joined(parts: Sequence[exp.Expression]) -> exp.Expression:
+    """The text ``p0|p1|...`` of integer parts (one join column: a planner estimates one equality far
+    better than a dozen, whose selectivities it multiplies into a nested loop)."""
+    out: list[exp.Expression] = []
+    for i, part in enumerate(parts):
+        out += [lit("|")] if i else []
+        out.append(as_text(part))
+    return exp.Concat(expressions=out, safe=True)
+
+
+def _number(flags: Sequence[exp.Expression]) -> exp.Expression:
+    """The pattern number of 0/1 ``flags``."""
+    out: exp.Expression = lit(0)
+    for i, f in enumerate(flags):
+        out = exp.Add(this=out, expression=exp.Mul(this=f, expression=lit(1 << i)))
+    return out
 
 
 def matched(targets: exp.Select, keys: Sequence[str], units: exp.Select, weights: Sequence[str], d: int
@@ -111,31 +139,38 @@ def matched(targets: exp.Select, keys: Sequence[str], units: exp.Select, weights
     match the target. Targets matching no unit are left out."""
     a = [internal(f"ma{i}") for i in range(d)]
     b = [internal(f"mb{i}") for i in range(d)]
-    key = [internal(f"mk{i}") for i in range(d)]
+    key = internal("mk")
     t = exp.select(*[col(k) for k in keys], *[col(target(i)) for i in range(d)],
-                   *[alias(flag(col(target(i))), a[i]) for i in range(d)]).from_(sub(targets, "t0"))
+                   *[alias(flag(col(target(i))), a[i]) for i in range(d)]
+                   ).from_(sub(targets, "t0"), copy=False)
     u = exp.select(*[col(current(i)) for i in range(d)], *[col(w) for w in weights],
-                   *[alias(flag(col(current(i))), b[i]) for i in range(d)]).from_(sub(units, "u0"))
-    xs = exp.select(*[col(x) for x in a]).distinct().from_(sub(t.copy(), "t1"))
-    ys = exp.select(*[col(y) for y in b]).distinct().from_(sub(u.copy(), "u1"))
+                   *[alias(flag(col(current(i))), b[i]) for i in range(d)]
+                   ).from_(sub(units, "u0"), copy=False)
+    xs = exp.select(*[col(x) for x in a]).distinct(copy=False).from_(sub(t.copy(), "t1"), copy=False)
+    ys = exp.select(*[col(y) for y in b]).distinct(copy=False).from_(sub(u.copy(), "u1"), copy=False)
 
     def hidden(value: exp.Expression, one: exp.Expression, other: exp.Expression) -> exp.Expression:
         either = exp.or_(exp.EQ(this=one, expression=lit(1)), exp.EQ(this=other, expression=lit(1)))
         return exp.Case().when(either, lit(0)).else_(value)
 
-    right_keys = [hidden(col(current(i), "u"), col(b[i], "u"), col(a[i], "x")) for i in range(d)]
-    right = (exp.select(*[col(x, "x") for x in a], *[col(y, "u") for y in b],
-                        *[alias(k.copy(), key[i]) for i, k in enumerate(right_keys)],
-                        *[alias(exp.Sum(this=col(w, "u")), w) for w in weights])
-             .from_(sub(u, "u")).join(sub(xs, "x"), join_type="cross")
-             .group_by(*[col(x, "x") for x in a], *[col(y, "u") for y in b], *right_keys))
-    left = (exp.select(*[col(k, "t") for k in keys], *[col(x, "t") for x in a], *[col(y, "y") for y in b],
-                       *[alias(hidden(col(target(i), "t"), col(a[i], "t"), col(b[i], "y")), key[i])
-                         for i in range(d)])
-            .from_(sub(t, "t")).join(sub(ys, "y"), join_type="cross"))
-    on = exp.and_(*[exp.EQ(this=col(c, "l"), expression=col(c, "r")) for c in a + b + key])
+    def joined(side: str, other: str, codes: Sequence[exp.Expression], mine: list[str], theirs: list[str]
+               ) -> exp.Expression:
+        a_flags = [col(x, side if mine is a else other) for x in a]
+        b_flags = [col(y, side if mine is b else other) for y in b]
+        cells = [hidden(c, col(mine[i], side), col(theirs[i], other)) for i, c in enumerate(codes)]
+        return _joined([_number(a_flags), _number(b_flags), *cells])
+
+    right_key = joined("u", "x", [col(current(i), "u") for i in range(d)], b, a)
+    right = (exp.select(alias(right_key.copy(), key), *[alias(exp.Sum(this=col(w, "u")), w) for w in weights])
+             .from_(sub(u, "u"), copy=False).join(sub(xs, "x"), join_type="cross", copy=False)
+             .group_by(right_key, copy=False))
+    left_key = joined("t", "y", [col(target(i), "t") for i in range(d)], a, b)
+    left = (exp.select(*[col(k, "t") for k in keys], alias(left_key, key))
+            .from_(sub(t, "t"), copy=False).join(sub(ys, "y"), join_type="cross", copy=False))
+    on = exp.EQ(this=col(key, "l"), expression=col(key, "r"))
     return (exp.select(*[col(k, "l") for k in keys], *[alias(exp.Sum(this=col(w, "r")), w) for w in weights])
-            .from_(sub(left, "l")).join(sub(right, "r"), on=on).group_by(*[col(k, "l") for k in keys]))
+            .from_(sub(left, "l"), copy=False).join(sub(right, "r"), on=on, copy=False)
+            .group_by(*[col(k, "l") for k in keys], copy=False))
 
 
 @dataclass
@@ -156,8 +191,8 @@ class Units:
 
     def with_patterns(self, weights: Sequence[float]) -> None:
         self.patterns = internal_name("cells_patterns")
-        self.engine.create_table_as(self.patterns, exp.select(exp.Star()).from_(patterns(weights)),
-                                    temporary=True)
+        every = exp.select(exp.Star()).from_(patterns(weights), copy=False)
+        self.engine.create_table_as(self.patterns, every, temporary=True)
 
     def drop_patterns(self) -> None:
         if self.patterns is not None:
@@ -172,7 +207,7 @@ class Units:
     def read(self, *extra: exp.Expression) -> exp.Select:
         """The table's units (every column, and ``extra``)."""
         return exp.select(col(UNIT), *self.columns(), *[col(current(i)) for i in range(self.width)],
-                          col(COUNT), *extra).from_(table(self.name))
+                          col(COUNT), *extra).from_(table(self.name), copy=False)
 
     def frequencies(self, alpha: float, source: exp.Select | None = None) -> exp.Select:
         """``UNIT`` and ``fk``: every unit's wildcard frequency (its rows count ``alpha`` each in every
@@ -182,9 +217,9 @@ class Units:
         weight = exp.Case().when(wild(d), lit(float(alpha))).else_(lit(1.0))
         units = exp.select(*[col(current(i)) for i in range(d)],
                            alias(exp.Mul(this=as_double(col(COUNT)), expression=weight), FK)
-                           ).from_(sub(base.copy(), "w"))
+                           ).from_(sub(base.copy(), "w"), copy=False)
         targets = exp.select(col(UNIT), *[alias(col(current(i)), target(i)) for i in range(d)]
-                             ).from_(sub(base, "v"))
+                             ).from_(sub(base, "v"), copy=False)
         return matched(targets, [UNIT], units, [FK], d)
 
     def replace(self, query: exp.Query) -> None:
@@ -193,13 +228,14 @@ class Units:
         d = self.width
         group = [*self.columns(), *[col(current(i)) for i in range(d)]]
         merged = (exp.select(*[c.copy() for c in group], alias(exp.Sum(this=col(COUNT)), COUNT))
-                  .from_(sub(query, "q")).group_by(*[c.copy() for c in group]))
+                  .from_(sub(query, "q"), copy=False).group_by(*[c.copy() for c in group], copy=False))
         order = [exp.Ordered(this=col(ID)), *[exp.Ordered(this=col(current(i)), nulls_first=True)
                                               for i in range(d)]]
         number = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=order))
         name = internal_name("cells_units")
         numbered = (exp.select(alias(number, UNIT), *[c.copy() for c in group], col(COUNT))
-                    .from_(sub(merged, "m")).where(exp.GT(this=col(COUNT), expression=lit(0))))
+                    .from_(sub(merged, "m"), copy=False)
+                    .where(exp.GT(this=col(COUNT), expression=lit(0)), copy=False))
         self.engine.create_table_as(name, numbered, temporary=True)
         self.engine.drop(self.name)
         self.name = name
@@ -210,14 +246,15 @@ class Units:
         name = internal_name("cells_step")
         self.engine.create_table_as(name, as_expression(query), temporary=True)
         self.scratch.append(name)
-        return exp.select(exp.Star()).from_(table(name))
+        return exp.select(exp.Star()).from_(table(name), copy=False)
 
     def drop_kept(self) -> None:
         while self.scratch:
             self.engine.drop(self.scratch.pop())
 
     def count(self, where: exp.Expression) -> int:
-        _, rows = self.engine.fetch(exp.select(count_star()).from_(table(self.name)).where(where))
+        counted = exp.select(count_star()).from_(table(self.name), copy=False).where(where, copy=False)
+        _, rows = self.engine.fetch(counted)
         return int(rows[0][0])
 
 
@@ -233,12 +270,12 @@ def start(engine: Engine, frequency: exp.Select, values: Sequence[str], count: s
         for v in values]
     coded = exp.select(*[alias(col(v), original(i)) for i, v in enumerate(values)],
                        *[alias(c, code(i)) for i, c in enumerate(codes)],
-                       alias(exp.cast(col(count), "bigint"), COUNT)).from_(sub(frequency, "q"))
+                       alias(exp.cast(col(count), "bigint"), COUNT)).from_(sub(frequency, "q"), copy=False)
     number = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[
         exp.Ordered(this=col(code(i)), nulls_first=True) for i in range(d)]))
     q = exp.select(alias(number.copy(), UNIT), alias(number, ID), *[col(original(i)) for i in range(d)],
                    *[col(code(i)) for i in range(d)], *[alias(col(code(i)), current(i)) for i in range(d)],
-                   col(COUNT)).from_(sub(coded, "k"))
+                   col(COUNT)).from_(sub(coded, "k"), copy=False)
     name = internal_name("cells_units")
     engine.create_table_as(name, q, temporary=True)
     return Units(engine, name, d)
