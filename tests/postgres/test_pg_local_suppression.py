@@ -72,8 +72,8 @@ def test_rounds_as_sql_as_duckdb(pg, monkeypatch):
 
 def test_batch_cover_as_duckdb(pg):
     """The batch_cover heuristic's statements write on PostgreSQL what they write on DuckDB (Adult's
-    first 400 rows, age in 10-year intervals)."""
-    data = adult_rows(400)
+    first 300 rows, age in 10-year intervals)."""
+    data = adult_rows(300)
     pg.create_table_from_arrow("adult", data)
     report, rows = same_as_duckdb(pg, data, {"heuristic": "batch_cover", "levels": {"age": 1}})
-    assert report["anonymous"] and report["cells_suppressed"] > 0 and len(rows) == 400
+    assert report["anonymous"] and report["cells_suppressed"] > 0 and len(rows) == 300

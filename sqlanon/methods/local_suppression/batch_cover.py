@@ -89,13 +89,19 @@ def _step(units: Units, what: Callable[[], _T]) -> _T:
 
 def _moves(units: Units, k: int, alpha: float, weights: Sequence[float]) -> int:
     done = 0
-    while alpha == 1 and done < MOVES_PER_K * k:
+    while alpha == 1 and done < MOVES_PER_K * k and _unsafe(units, k):
         move = _step(units, lambda: units.engine.fetch(_best_move(units, k, weights))[1])
         if not move:
             break
         _apply_move(units, int(move[0][0]), int(move[0][1]))
         done += 1
     return done
+
+
+def _unsafe(units: Units, k: int) -> bool:
+    """Whether a unit is below k (``alpha = 1``)."""
+    low = exp.select(exp.Min(this=col(FK))).from_(sub(units.frequencies(1.0), "f"), copy=False)
+    return float(units.engine.fetch(low)[1][0][0] or 0) < k - 1e-9
 
 
 def _fixes(units: Units, k: int, alpha: float, weights: Sequence[float]) -> int:
@@ -164,7 +170,7 @@ def _best_move(units: Units, k: int, weights: Sequence[float]) -> exp.Select:
                                  ).from_(sub(_with_frequencies(units, 1.0), "b"), copy=False))
     keys = [UNIT, PATTERN, COST, OWN, OWN_COST, DEFICIT]
     targets = supersets(base.copy(), [UNIT, OWN, OWN_COST, DEFICIT], units.pattern_relation(), d, own=True)
-    sums = units.kept(matched(targets, keys, base, [COUNT, HELPED], d))
+    sums = units.kept(matched(targets, keys, base, [COUNT, HELPED], units.sizes))
     s, o = "s", "o"
     gain = exp.Sub(this=exp.Add(this=exp.Sub(this=col(HELPED, s), expression=col(HELPED, o)),
                                 expression=col(DEFICIT, s)),
@@ -212,10 +218,10 @@ def _fix(units: Units, k: int, alpha: float, weights: Sequence[float]) -> int:
                          ).from_(sub(base.copy(), "t"), copy=False)
     fu = internal("fu")
     own = exp.select(alias(col(UNIT), fu), alias(col(FK), internal("fkp"))).from_(
-        sub(matched(targets, [UNIT], base.copy(), [FK], d), "f"), copy=False)
+        sub(matched(targets, [UNIT], base.copy(), [FK], units.sizes), "f"), copy=False)
     unsafe = _by_unit(base.copy(), own, fu).where(below(col(internal("fkp")), k), copy=False)
     candidates = supersets(unsafe, [UNIT], units.pattern_relation(), d, own=False)
-    found = matched(candidates, [UNIT, PATTERN, COST], base, [FK], d)
+    found = matched(candidates, [UNIT, PATTERN, COST], base, [FK], units.sizes)
     rank = exp.Window(this=exp.RowNumber(), partition_by=[col(UNIT)], order=exp.Order(expressions=[
         exp.Ordered(this=col(COST)), exp.Ordered(this=col(FK), desc=True), exp.Ordered(this=col(PATTERN))]))
     ranked = (exp.select(col(UNIT), col(PATTERN), alias(rank, internal("rank")))
@@ -254,7 +260,7 @@ def _give_back(units: Units, j: int, k: int) -> None:
         sub(_by_unit(units.read(), unsafe, fu), "z"), copy=False)
     targets = exp.select(col(UNIT), *[alias(col(current(i)), target(i)) for i in range(d)]).from_(
         table(units.name), copy=False)
-    near = matched(targets, [UNIT], zs, [REVERT], d)
+    near = matched(targets, [UNIT], zs, [REVERT], units.sizes)
     keep = exp.select(alias(col(UNIT), fu), col(REVERT)).from_(sub(near, "h"), copy=False)
     back = exp.and_(_lost(j), is_null(col(REVERT)))
     cells = [alias(exp.Case().when(back, col(code(j))).else_(col(current(j))), current(i)) if i == j

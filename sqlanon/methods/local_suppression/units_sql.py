@@ -16,6 +16,7 @@ other, instead of targets × units pairs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -114,9 +115,20 @@ def supersets(base: exp.Select, keys: Sequence[str], pv: exp.Expression, d: int,
     return q.where(exp.and_(*contains) if own else exp.and_(*contains, adds), copy=False)
 
 
-def _joined(parts: Sequence[exp.Expression]) -> exp.Expression:
-    """The text ``p0|p1|...`` of integer parts (one join column: a planner estimates one equality far
-    better than a dozen, whose selectivities it multiplies into a nested loop)."""
+KEY_LIMIT = 1 << 62
+"""A join key is one integer while every key fits below this, else text."""
+
+
+def _joined(parts: Sequence[exp.Expression], radix: Sequence[int]) -> exp.Expression:
+    """One join column of the non-negative integer ``parts``, each below its ``radix``: their mixed-radix
+    number, or the text ``p0|p1|...`` when that could exceed :data:`KEY_LIMIT` (one column: a
+    planner estimates one equality far better than a dozen, whose selectivities it multiplies into a
+    nested loop)."""
+    if math.prod(radix) < KEY_LIMIT:
+        number: exp.Expression = exp.cast(parts[0], "bigint")
+        for part, base in zip(parts[1:], radix[1:]):
+            number = exp.Add(this=exp.Mul(this=exp.Paren(this=number), expression=lit(base)), expression=part)
+        return number
     out: list[exp.Expression] = []
     for i, part in enumerate(parts):
         out += [lit("|")] if i else []
@@ -132,11 +144,14 @@ def _number(flags: Sequence[exp.Expression]) -> exp.Expression:
     return out
 
 
-def matched(targets: exp.Select, keys: Sequence[str], units: exp.Select, weights: Sequence[str], d: int
-            ) -> exp.Select:
+def matched(targets: exp.Select, keys: Sequence[str], units: exp.Select, weights: Sequence[str],
+            sizes: Sequence[int]) -> exp.Select:
     """Per target of ``targets`` (columns ``keys`` and ``target(i)``): for each column of ``weights``,
     the sum of that column over the units of ``units`` (columns ``current(i)`` and ``weights``) that
-    match the target. Targets matching no unit are left out."""
+    match the target. Targets matching no unit are left out. ``sizes``: the largest code of each
+    attribute."""
+    d = len(sizes)
+    radix = [1 << d, 1 << d, *[n + 1 for n in sizes]]
     a = [internal(f"ma{i}") for i in range(d)]
     b = [internal(f"mb{i}") for i in range(d)]
     key = internal("mk")
@@ -158,7 +173,7 @@ def matched(targets: exp.Select, keys: Sequence[str], units: exp.Select, weights
         a_flags = [col(x, side if mine is a else other) for x in a]
         b_flags = [col(y, side if mine is b else other) for y in b]
         cells = [hidden(c, col(mine[i], side), col(theirs[i], other)) for i, c in enumerate(codes)]
-        return _joined([_number(a_flags), _number(b_flags), *cells])
+        return _joined([_number(a_flags), _number(b_flags), *cells], radix)
 
     right_key = joined("u", "x", [col(current(i), "u") for i in range(d)], b, a)
     right = (exp.select(alias(right_key.copy(), key), *[alias(exp.Sum(this=col(w, "u")), w) for w in weights])
@@ -180,6 +195,8 @@ class Units:
     engine: Engine
     name: str
     width: int
+    sizes: list[int]
+    """The largest code of each attribute."""
     scratch: list[str] = field(default_factory=list)
     patterns: str | None = None
     """The table of :func:`patterns`, while a run needs it."""
@@ -220,7 +237,7 @@ class Units:
                            ).from_(sub(base.copy(), "w"), copy=False)
         targets = exp.select(col(UNIT), *[alias(col(current(i)), target(i)) for i in range(d)]
                              ).from_(sub(base, "v"), copy=False)
-        return matched(targets, [UNIT], units, [FK], d)
+        return matched(targets, [UNIT], units, [FK], self.sizes)
 
     def replace(self, query: exp.Query) -> None:
         """Make the units of ``query`` (columns ``ID``, originals, codes, current codes, ``COUNT``) the
@@ -278,4 +295,5 @@ def start(engine: Engine, frequency: exp.Select, values: Sequence[str], count: s
                    col(COUNT)).from_(sub(coded, "k"), copy=False)
     name = internal_name("cells_units")
     engine.create_table_as(name, q, temporary=True)
-    return Units(engine, name, d)
+    largest = exp.select(*[exp.Max(this=col(code(i))) for i in range(d)]).from_(table(name), copy=False)
+    return Units(engine, name, d, [int(x or 0) for x in engine.fetch(largest)[1][0]])
