@@ -159,9 +159,7 @@ def suppressed(spec: Spec, ds: Dataset, s: LocalSuppressionSettings | None = Non
     hierarchies = {a: h for a in qis if (h := spec.attributes[a].hierarchy) is not None}
     rows = Rows(ds.relation, order, qis, hierarchies, s.levels)
     if s.solver == "heuristic" and s.heuristic == "batch_cover":
-        from sqlanon.methods.local_suppression.batched import batched
-
-        return batched(spec, s, rows, ds.engine)
+        return _batched(spec, s, rows, ds)
     if s.solver == "heuristic" and s.heuristic == "rounds":
         from sqlanon.methods.local_suppression.in_engine import (
             IN_MEMORY_MAX,
@@ -225,6 +223,22 @@ def _in_engine(spec: Spec, s: LocalSuppressionSettings, rows: Rows, mapping: Map
     report = _report(spec, s, rows.qis, m.rows, m.combinations, m.cells, m.rows_touched, m.achieved_k,
                      float(sum(w * c for w, c in zip(weights, m.cells))), False, [])
     return Suppressed(rows, [], False, report, mapping)
+
+
+def _batched(spec: Spec, s: LocalSuppressionSettings, rows: Rows, ds: Dataset) -> Suppressed:
+    """``heuristic: batch_cover``, its units table kept on the engine for the output."""
+    from sqlanon.methods.local_suppression.batched import batched
+
+    units, m = batched(s, rows, ds.engine, spec.path)
+    try:
+        _enough_rows(spec, s, m.rows)
+    except BaseException:
+        ds.engine.drop(units.name)
+        raise
+    weights = [s.weight(a) for a in rows.qis]
+    report = _report(spec, s, rows.qis, m.rows, m.combinations, m.cells, m.rows_touched, m.achieved_k,
+                     float(sum(w * c for w, c in zip(weights, m.cells))), False, [])
+    return Suppressed(rows, [], m.split, report, units=units)
 
 
 def _count(mapping: Mapping) -> int:
