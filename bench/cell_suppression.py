@@ -4,11 +4,11 @@ tables, and the heuristics on Adult at k = 5.
 Part 1, random tables (seeded numpy, ``--tables`` of them): 10–200 rows, 2–4 attributes of 2–5
 values, k from 2 to 5, 5 % NULLs in a third of the tables. For each: the exact optimum (HiGHS), then
 sdcMicro's ``localSuppression``, the cheapest-pattern heuristic without and with donor rows, the
-row cover (the default) and the rounds; every result is checked k-anonymous by brute force over its
-rows. Prints the mean and the worst ratio of each heuristic's cells to the optimum (tables whose optimum is 0
-count as 1 when the heuristic also suppresses nothing), for each of ``--ratio-alphas`` (the cover
-through the method's solver choice, which falls back to the cheapest pattern when the cover stops
-short of k).
+row cover (the default), the rounds and ``batch_cover`` (its SQL on DuckDB, over the table loaded
+as a frequency table); every result is checked k-anonymous by brute force over its rows. Prints the
+mean and the worst ratio of each heuristic's cells to the optimum (tables whose optimum is 0 count as
+1 when the heuristic also suppresses nothing), for each of ``--ratio-alphas`` (the cover through the
+method's solver choice, which falls back to the cheapest pattern when the cover stops short of k).
 
 Part 2, Adult (``../shared/data/adult/adult.csv``, 30,162 rows) at k = 5 through ``sqlanon.api.check``
 on DuckDB (one GROUP BY, the solver, the achieved k): cells per attribute, rows touched, seconds
@@ -19,7 +19,7 @@ the same run, is the frequency table's GROUP BY alone. We know of no published s
 Adult, and R is not available here: the ``sdcmicro`` heuristic is the port of its algorithm
 (docs/local-recoding.md). ``rounds`` runs twice: in memory (numpy, its form up to
 ``in_engine.IN_MEMORY_MAX`` combinations) and as SQL rounds on DuckDB (``rounds/sql``), which give
-the same cells.
+the same cells. ``batch_cover`` always runs as SQL.
 
 Part 3, ``--big N`` rows (Adult grown by bench/grow_adult.py, ``--scheme``): the same runs, alpha 1,
 without generalization, on the grown table (``--big-heuristics``), with its GROUP BY as the baseline.
@@ -55,10 +55,13 @@ def random_table(rng: np.random.Generator) -> tuple[Combos, int]:
 
 
 def ratios(tables: int, seed: int, alpha: float) -> None:
+    from sqlanon.engines.duckdb import DuckDBEngine
+
     rng = np.random.default_rng(seed)
     infeasible = 0
+    duck = DuckDBEngine()
     out: dict[str, list[float]] = {"sdcmicro": [], "pattern without donors": [], "pattern": [],
-                                   "cover (default)": [], "rounds": []}
+                                   "cover (default)": [], "rounds": [], "batch_cover (SQL)": []}
     exact_seconds = []
     for _ in range(tables):
         combos, k = random_table(rng)
@@ -77,13 +80,16 @@ def ratios(tables: int, seed: int, alpha: float) -> None:
             "pattern": greedy.best_of_donors(combos, k, w, alpha),
             "cover (default)": suppress(combos, [f"q{j}" for j in range(combos.width)],
                                         LocalSuppressionSettings(k, alpha=alpha)),
-            "rounds": rounds.rounds(combos, k, sdcmicro.default_order(combos), alpha)}
+            "rounds": rounds.rounds(combos, k, sdcmicro.default_order(combos), alpha),
+            "batch_cover (SQL)": batch_cover_sql(duck, combos, k, alpha)}
         for name, s in [*results.items(), ("exact", opt)]:
             rows = np.repeat(s.released(combos), s.rows, axis=0)
+            assert rows.shape[0] == combos.rows
             assert brute_force_frequencies(rows, alpha).min() >= k - 1e-9, name
         for name, s in results.items():
             cost = s.cost(combos, w)
             out[name].append(cost / best if best else 1.0 + cost)
+    duck.close()
     print(f"random tables, alpha {alpha:g}: {tables} (seed {seed}), {infeasible} without a solution; "
           "exact solver median "
           f"{statistics.median(exact_seconds):.3f} s, max {max(exact_seconds):.2f} s; every result "
@@ -92,7 +98,33 @@ def ratios(tables: int, seed: int, alpha: float) -> None:
         print(f"  {name:<24} mean ratio to optimum {np.mean(r):.3f}   worst {np.max(r):.3f}")
 
 
-HEURISTICS = ("sdcmicro", "pattern", "cover", "rounds", "rounds/sql")
+def batch_cover_sql(duck: Any, combos: Combos, k: int, alpha: float) -> Suppression:
+    """``batch_cover`` on DuckDB over ``combos`` loaded as a frequency table, as a suppression."""
+    from sqlglot import exp
+
+    from sqlanon.methods.local_suppression import batch_cover, units_sql
+    from sqlanon.methods.local_suppression.combos import MISSING
+    from sqlanon.sql.nodes import table
+
+    d = combos.width
+    names = [f"v{i}" for i in range(d)]
+    values = [tuple(None if c == MISSING else combos.values[j][c] for j, c in enumerate(r))
+              for r in combos.codes]
+    duck.con.execute(f"CREATE OR REPLACE TABLE f ({', '.join(f'{n} VARCHAR' for n in names)}, n BIGINT)")
+    duck.con.executemany(f"INSERT INTO f VALUES ({', '.join('?' * (d + 1))})",
+                         [(*v, int(c)) for v, c in zip(values, combos.counts)])
+    units = units_sql.start(duck, exp.select("*").from_(table("f")), names, "n")
+    batch_cover.run(units, k, alpha, [1.0] * d)
+    got = duck.fetch(units.read())[1]
+    duck.drop(units.name)
+    index = {v: i for i, v in enumerate(values)}
+    masks = np.array([[x is None for x in r[2 + 2 * d:2 + 3 * d]] for r in got], dtype=bool
+                     ).reshape(len(got), d)
+    combo = np.array([index[tuple(r[2:2 + d])] for r in got])
+    return Suppression(combo, masks, np.array([r[-1] for r in got]))
+
+
+HEURISTICS = ("sdcmicro", "pattern", "cover", "rounds", "rounds/sql", "batch_cover")
 
 
 def baseline(duck: Any, relation: str, qis: list[str], runs: int) -> float:
@@ -180,7 +212,7 @@ def main() -> None:
     p.add_argument("--heuristics", default=",".join(HEURISTICS))
     p.add_argument("--big", type=int, default=0, help="rows of the grown Adult (0: no such part)")
     p.add_argument("--scheme", default="pairs", choices=("pairs", "quads"))
-    p.add_argument("--big-heuristics", default="pattern,rounds,rounds/sql")
+    p.add_argument("--big-heuristics", default="pattern,rounds,rounds/sql,batch_cover")
     a = p.parse_args()
     for alpha in [] if a.skip_random else a.ratio_alphas.split(","):
         ratios(a.tables, a.seed, float(alpha))

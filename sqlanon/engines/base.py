@@ -112,6 +112,12 @@ class Engine(ArrowGroups, RowNumbering, BetweenSessions, abc.ABC):
         finally:
             self._purposes.pop()
 
+    @contextlib.contextmanager
+    def scratch_statements(self) -> Iterator[None]:
+        """A run of many statements over small temporary tables, whose sizes the planner cannot know
+        (the engine may plan them more simply; nothing changes their results)."""
+        yield
+
     def _log(self, statement: exp.Expression | str) -> None:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s: %s", self.name, redacted_sql(statement, self.dialect.sqlglot))

@@ -9,7 +9,9 @@ pass names as query parameters, never as SQL text. Numeric results come back as 
 
 from __future__ import annotations
 
+import contextlib
 import csv
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -136,6 +138,17 @@ class PostgresEngine(Engine):
             f"AND d.refobjid = {_relation_oid(schema)} AND c.oid <> d.refobjid "
             "ORDER BY 1, 2", _params(relation, schema)).fetchall()
         return [f"{r[0]}.{r[1]}" for r in rows]
+
+    @contextlib.contextmanager
+    def scratch_statements(self) -> Iterator[None]:
+        """Without JIT compilation: on temporary tables without statistics the planner's costs of
+        nested joins reach billions, and compiling each statement then takes seconds where running it
+        takes milliseconds."""
+        self.execute_script("SET jit = off")
+        try:
+            yield
+        finally:
+            self.execute_script("RESET jit")
 
     # -- statements PostgreSQL spells differently ---------------------------------------------------
     def create_table_as(self, name: str, query: exp.Expression, *, replace: bool = False,

@@ -1,6 +1,6 @@
 """Local suppression on PostgreSQL writes DuckDB's rows (Adult's first 3,000, k = 5): sdcMicro's
 algorithm, and the pattern heuristic with alpha 0 after generalizing age to 10-year intervals; the
-exact solver's split combinations on 80 rows."""
+exact solver's split combinations on 80 rows; the rounds and batch_cover heuristics' SQL."""
 
 from __future__ import annotations
 
@@ -68,3 +68,12 @@ def test_rounds_as_sql_as_duckdb(pg, monkeypatch):
     pg.create_table_from_arrow("adult", data)
     report, rows = same_as_duckdb(pg, data, {"heuristic": "rounds", "levels": {"age": 1}})
     assert report["anonymous"] and report["cells_suppressed"] > 0 and len(rows) == 1_000
+
+
+def test_batch_cover_as_duckdb(pg):
+    """The batch_cover heuristic's statements write on PostgreSQL what they write on DuckDB (Adult's
+    first 300 rows, age in 10-year intervals)."""
+    data = adult_rows(300)
+    pg.create_table_from_arrow("adult", data)
+    report, rows = same_as_duckdb(pg, data, {"heuristic": "batch_cover", "levels": {"age": 1}})
+    assert report["anonymous"] and report["cells_suppressed"] > 0 and len(rows) == 300

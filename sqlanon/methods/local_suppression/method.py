@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from sqlanon.methods.local_suppression.result import LocalSuppressionReport
     from sqlanon.methods.local_suppression.rounds_sql import Mapping
     from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
+    from sqlanon.methods.local_suppression.units_sql import Units
     from sqlanon.spec.schema import Spec
     from sqlanon.sql.dialects import DialectProfile
 
@@ -38,6 +39,8 @@ class Suppressed:
     report: LocalSuppressionReport
     mapping: Mapping | None = None
     """The rounds' mapping table on the engine (the decisions are then read from it)."""
+    units: Units | None = None
+    """The ``batch_cover`` units table on the engine (the decisions are then read from it)."""
     kept: str | None = None
     """A temporary table of the decisions, read by an output written now."""
 
@@ -102,7 +105,8 @@ class LocalSuppression(Method):
                     done.report.outputs = sink.write(ds, CellRelease(plan.spec, ds, done))
                 return done.report
             finally:
-                for name in (done.kept, done.mapping.name if done.mapping else None):
+                for name in (done.kept, done.mapping.name if done.mapping else None,
+                             done.units.name if done.units else None):
                     if name is not None:
                         ds.engine.drop(name)
 
@@ -112,6 +116,14 @@ def _read_decisions(done: Suppressed, kept: bool) -> None:
     nothing later), else rows for the inline relation of a view or printed SQL."""
     from sqlanon.methods.local_suppression.in_engine import decision_table, decisions
 
+    if done.units is not None:
+        from sqlanon.methods.local_suppression import units_output
+
+        if kept:
+            done.kept = units_output.decision_table(done.units)
+        else:
+            done.decisions = units_output.decisions(done.units)
+        return
     if done.mapping is None:
         return
     if kept:
@@ -146,6 +158,8 @@ def suppressed(spec: Spec, ds: Dataset, s: LocalSuppressionSettings | None = Non
     qis = sorted(spec.quasi_identifiers, key=order.index)
     hierarchies = {a: h for a in qis if (h := spec.attributes[a].hierarchy) is not None}
     rows = Rows(ds.relation, order, qis, hierarchies, s.levels)
+    if s.solver == "heuristic" and s.heuristic == "batch_cover":
+        return _batched(spec, s, rows, ds)
     if s.solver == "heuristic" and s.heuristic == "rounds":
         from sqlanon.methods.local_suppression.in_engine import (
             IN_MEMORY_MAX,
@@ -209,6 +223,22 @@ def _in_engine(spec: Spec, s: LocalSuppressionSettings, rows: Rows, mapping: Map
     report = _report(spec, s, rows.qis, m.rows, m.combinations, m.cells, m.rows_touched, m.achieved_k,
                      float(sum(w * c for w, c in zip(weights, m.cells))), False, [])
     return Suppressed(rows, [], False, report, mapping)
+
+
+def _batched(spec: Spec, s: LocalSuppressionSettings, rows: Rows, ds: Dataset) -> Suppressed:
+    """``heuristic: batch_cover``, its units table kept on the engine for the output."""
+    from sqlanon.methods.local_suppression.batched import batched
+
+    units, m = batched(s, rows, ds.engine, spec.path)
+    try:
+        _enough_rows(spec, s, m.rows)
+    except BaseException:
+        ds.engine.drop(units.name)
+        raise
+    weights = [s.weight(a) for a in rows.qis]
+    report = _report(spec, s, rows.qis, m.rows, m.combinations, m.cells, m.rows_touched, m.achieved_k,
+                     float(sum(w * c for w, c in zip(weights, m.cells))), False, [])
+    return Suppressed(rows, [], m.split, report, units=units)
 
 
 def _count(mapping: Mapping) -> int:

@@ -14,12 +14,14 @@ if TYPE_CHECKING:
     from sqlanon.methods.local_suppression.result import LocalSuppressionReport
     from sqlanon.methods.local_suppression.rounds_sql import Mapping
     from sqlanon.methods.local_suppression.settings import LocalSuppressionSettings
+    from sqlanon.methods.local_suppression.units_sql import Units
     from sqlanon.spec.schema import Spec
 
 
 class Run(Protocol):
     report: LocalSuppressionReport
     mapping: Mapping | None
+    units: Units | None
 
 
 R = TypeVar("R", bound=Run)
@@ -38,8 +40,9 @@ def searched(spec: Spec, ds: Dataset, s: LocalSuppressionSettings,
 
     def evaluate(levels: dict[str, int]) -> tuple[dict[str, int], int]:
         done = at(levels)
-        if done.mapping is not None:
-            ds.engine.drop(done.mapping.name)
+        for table in (done.mapping, done.units):
+            if table is not None:
+                ds.engine.drop(table.name)
         return done.report.cells, done.report.rows
 
     result = level_search.search(heights, qis, evaluate, s.cell_weight)

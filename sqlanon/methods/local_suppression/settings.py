@@ -14,7 +14,7 @@ KEYS = ("k", "importance", "solver", "heuristic", "time_limit", "suppressed_valu
         "generalize_first")
 SEARCHES = ("optimal",)
 SOLVERS = ("heuristic", "exact")
-HEURISTICS = ("cover", "pattern", "sdcmicro", "rounds")
+HEURISTICS = ("cover", "pattern", "sdcmicro", "rounds", "batch_cover")
 DEFAULT_TIME_LIMIT = 60.0
 
 
