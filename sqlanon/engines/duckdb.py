@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -226,13 +226,12 @@ class DuckDBEngine(Engine):
     def _row_key(self, relation_alias: str | None) -> exp.Expression:
         return col("rowid", relation_alias) if relation_alias else exp.column("rowid")
 
-    def _has_row_keys(self, relation: exp.Table) -> bool:
+    def _has_row_keys(self, relation: exp.Table, columns: Sequence[str]) -> bool:
         """A base or temporary table without a column named ``rowid``."""
-        match = self._catalog_row(relation.name, schema_name(relation), more=(
-            "table_type IN ('BASE TABLE', 'LOCAL TEMPORARY') AND NOT EXISTS (SELECT 1 FROM "
-            "information_schema.columns c WHERE c.table_catalog = t.table_catalog AND c.table_schema = "
-            "t.table_schema AND c.table_name = t.table_name AND lower(c.column_name) = 'rowid')"))
-        return match is not None and match[3] is True
+        if any(c.lower() == "rowid" for c in columns):
+            return False
+        match = self._catalog_row(relation.name, schema_name(relation), more="table_type")
+        return match is not None and match[3] in ("BASE TABLE", "LOCAL TEMPORARY")
 
     def _check_row_order(self) -> None:
         duckdb_rows.check_insertion_order(self)

@@ -176,7 +176,8 @@ class Evaluator:
                 labels = scan_labels or not all(isinstance(s, ClassSize)
                                                 for s in checks.statistics_of(problem.models))
                 keyed = row_keys and not labels and not self.scans.sensitive and problem.persons is None \
-                    and isinstance(problem.source, exp.Table) and self.engine.has_row_keys(problem.source)
+                    and isinstance(problem.source, exp.Table) and bool(problem.column_types) \
+                    and self.engine.has_row_keys(problem.source, list(problem.column_types))
                 labels = labels or (row_keys and not keyed)  # the output joins the classes on labels
                 self.scans.scan_node(self.scan_levels, labels=labels,
                                      row_key=self.engine.row_key(SOURCE) if keyed else None)
