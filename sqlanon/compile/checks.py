@@ -117,10 +117,11 @@ def statistics_of(models: Sequence[PrivacyModel]) -> list[Statistic]:
     return list(seen)
 
 
-def stats_query(ctx: CheckContext, statistics: Sequence[Statistic], *, grouped: bool = False
-                ) -> exp.Select:
+def stats_query(ctx: CheckContext, statistics: Sequence[Statistic], *, grouped: bool = False,
+                carry: Sequence[str] = ()) -> exp.Select:
     """One row per class with its size and every statistic; ``grouped``: ``ctx.gen`` already has
-    one row per class (a scan grouped on the generalized QIs alone), so it is not grouped again."""
+    one row per class (a scan grouped on the generalized QIs alone), so it is not grouped again,
+    and its columns ``carry`` are kept."""
     qis = ctx.qis
     by_attr: dict[str, list[Statistic]] = {}
     own_queries: list[tuple[Statistic, exp.Select]] = []
@@ -134,12 +135,14 @@ def stats_query(ctx: CheckContext, statistics: Sequence[Statistic], *, grouped: 
             by_attr.setdefault(stat_attribute(s) or "", []).append(s)
 
     if grouped:
-        classes = exp.select(*[col(q) for q in qis], alias(col(N), SIZE)).from_(ctx.gen.copy())
+        classes = exp.select(*[col(q) for q in qis], alias(col(N), SIZE), *map(col, carry)).from_(
+            ctx.gen.copy())
     else:
         classes = exp.select(*[col(q) for q in qis], alias(exp.Sum(this=col(N)), SIZE)).from_(
             ctx.gen.copy()).group_by(*[col(q) for q in qis])
     base = ctx.plan.add("classes", classes)
-    query = exp.select(*[col(q, "c") for q in qis], col(SIZE, "c")).from_(
+    query = exp.select(*[col(q, "c") for q in qis], col(SIZE, "c"),
+                       *[col(c, "c") for c in (carry if grouped else ())]).from_(
         exp.alias_(base, "c", table=True, quoted=True))
     for i, (attribute, stats) in enumerate(by_attr.items()):
         hist = ctx.histograms[attribute]

@@ -27,6 +27,12 @@ def int64_array(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(values), [None, data])
 
 
+def boolean_array(values: np.ndarray) -> pa.Array:
+    """A numpy boolean array as an Arrow boolean array (bits packed, no NULLs)."""
+    bits = np.packbits(np.asarray(values, dtype=bool), bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+
+
 def text_lengths(array: pa.Array) -> np.ndarray:
     """The length in bytes of each value of an Arrow string array (0 for NULL)."""
     offset_type = np.int64 if pa.types.is_large_string(array.type) else np.int32

@@ -295,6 +295,14 @@ class Engine(ArrowGroups, RowNumbering, BetweenSessions, abc.ABC):
     def _row_key(self, relation_alias: str | None) -> exp.Expression:
         raise NotImplementedError
 
+    def has_row_keys(self, relation: exp.Table, columns: Sequence[str]) -> bool:
+        """Whether :meth:`row_key` names the rows of ``relation``, whose columns are ``columns``: a
+        stored table (not a view), with no column of the key's name (capability ``stable_row_key``)."""
+        return self.capabilities.stable_row_key and self._has_row_keys(relation, columns)
+
+    def _has_row_keys(self, relation: exp.Table, columns: Sequence[str]) -> bool:
+        return False
+
     def row_order(self, relation_alias: str | None = None) -> exp.Expression:
         """An expression that sorts a stored table's rows in the order they were stored (capability
         ``stable_row_key``): the row key where it sorts so (DuckDB ``rowid``), else what the key is

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -14,7 +14,7 @@ from sqlanon.engines import duckdb_blocks, duckdb_rows
 from sqlanon.engines.base import Engine, internal_name
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.messages import driver_message
-from sqlanon.engines.row_values import Batches, Block, Projection, RowsFrom
+from sqlanon.engines.row_values import Batches, Block, Projection, RowsFrom, schema_name
 from sqlanon.errors import EngineError
 from sqlanon.sql.nodes import col, lit, table
 from sqlanon.sql.render import render
@@ -138,11 +138,17 @@ class DuckDBEngine(Engine):
         relation shadows a stored one of the same name, as in DuckDB's own name resolution. Only
         the current database and the temporary catalog are searched (not other attached ones).
         """
+        match = self._catalog_row(relation, schema)
+        return None if match is None else (match[0], match[1], match[2])
+
+    def _catalog_row(self, relation: str, schema: str | None, more: str = "") -> tuple[Any, ...] | None:
+        """The row of ``information_schema.tables`` (``t``) :meth:`_catalog_match` finds, with the
+        columns ``more`` selects after its catalog, schema and name."""
         rows = self.con.execute(
-            "SELECT table_catalog, table_schema, table_name FROM information_schema.tables "
-            "WHERE lower(table_name) = lower(?) AND lower(table_schema) = lower(coalesce(?, "
-            "current_schema())) AND table_catalog IN (current_database(), 'temp')",
-            [relation, schema]).fetchall()
+            "SELECT table_catalog, table_schema, table_name" + (f", {more}" if more else "")
+            + " FROM information_schema.tables t WHERE lower(table_name) = lower(?) AND "
+            "lower(table_schema) = lower(coalesce(?, current_schema())) AND table_catalog IN "
+            "(current_database(), 'temp')", [relation, schema]).fetchall()
         fold = self.dialect.fold
         wanted = fold(schema) if schema is not None else None
         rows = [r for r in rows if fold(r[2]) == fold(relation) and (wanted is None or fold(r[1]) == wanted)]
@@ -219,6 +225,13 @@ class DuckDBEngine(Engine):
     # -- per-row values ---------------------------------------------------------------------------
     def _row_key(self, relation_alias: str | None) -> exp.Expression:
         return col("rowid", relation_alias) if relation_alias else exp.column("rowid")
+
+    def _has_row_keys(self, relation: exp.Table, columns: Sequence[str]) -> bool:
+        """A base or temporary table without a column named ``rowid``."""
+        if any(c.lower() == "rowid" for c in columns):
+            return False
+        match = self._catalog_row(relation.name, schema_name(relation), more="table_type")
+        return match is not None and match[3] in ("BASE TABLE", "LOCAL TEMPORARY")
 
     def _check_row_order(self) -> None:
         duckdb_rows.check_insertion_order(self)

@@ -127,7 +127,8 @@ def _without(*names: str) -> frozenset[str]:
 PROFILES: Registry[DialectProfile] = Registry("SQL dialect", sort=False)
 """Our name of a target dialect -> its profile, in the order messages list them."""
 for _profile in (
-    DialectProfile("duckdb", "duckdb", anonymous_functions=frozenset({"hash", "md5_number"}),
+    DialectProfile("duckdb", "duckdb", functions=_PORTABLE_FUNCTIONS | {"ArrayAgg", "Unnest"},
+                   anonymous_functions=frozenset({"hash", "md5_number"}),
                    case_insensitive_names=True, double_text_is_repr=True, equality_hash="HASH"),
     DialectProfile("postgres", "postgres", functions=_without("Median"),
                    anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),

@@ -26,7 +26,7 @@ from sqlanon.engines.base import Engine
 from sqlanon.errors import InternalError
 from sqlanon.methods.generalization.hierarchy_tables import HierarchyTables
 from sqlanon.methods.generalization.node_check import NodeCheck, check_node, suppression_budget
-from sqlanon.methods.generalization.scans import SourceScans
+from sqlanon.methods.generalization.scans import ROW_KEYS, SOURCE, SourceScans
 from sqlanon.methods.generalization.temporaries import Temporaries
 from sqlanon.sql.nodes import col
 
@@ -121,7 +121,7 @@ class Evaluator:
 
     def __init__(self, problem: Problem, *, scan_levels: Mapping[str, int] | None = None,
                  persons: exp.Expression | None = None, scan_labels: bool = True,
-                 rows: int | None = None, covered: bool = False) -> None:
+                 rows: int | None = None, covered: bool = False, row_keys: bool = False) -> None:
         """Read the source once.
 
         Without ``scan_levels`` the scan is the frequency table of the raw quasi-identifiers and
@@ -137,6 +137,11 @@ class Evaluator:
         ``rows`` and ``covered``: what a search that read the source already knows, so the scan does
         not ask again: its row count, and that every value of the quasi-identifiers is a leaf of its
         hierarchy.
+        ``row_keys``: an output will be written here from the checked classes. The scan on class keys
+        then also lists each class's row keys, when the source is a table whose rows the engine
+        names by key (:meth:`~sqlanon.engines.base.Engine.has_row_keys`) and the checks read one row
+        a class (no sensitive attribute), and the output picks the rows of kept classes by key
+        (:attr:`row_keyed`); else the scan groups by labels, which the output joins on.
         """
         self.p = problem
         self.engine = problem.engine
@@ -161,19 +166,31 @@ class Evaluator:
                                  self.temporaries, weighted=problem.weighted, extra=problem.fit_columns,
                                  covered=covered)
         self._rows: int | None = rows
+        self._checked_scan = False
         self.scan_levels: dict[str, int] | None = None
         if scan_levels is not None and not problem.fit_columns:  # persons that do not fit: from freq
             levels = self.hierarchies.checked_levels(scan_levels)
             self.scan_levels = levels if self.hierarchies.row_wise(levels) else None
         try:
             if self.scan_levels is not None:
-                self.scans.scan_node(self.scan_levels, labels=scan_labels or not all(
-                    isinstance(s, ClassSize) for s in checks.statistics_of(problem.models)))
+                labels = scan_labels or not all(isinstance(s, ClassSize)
+                                                for s in checks.statistics_of(problem.models))
+                keyed = row_keys and not labels and not self.scans.sensitive and problem.persons is None \
+                    and isinstance(problem.source, exp.Table) and bool(problem.column_types) \
+                    and self.engine.has_row_keys(problem.source, list(problem.column_types))
+                labels = labels or (row_keys and not keyed)  # the output joins the classes on labels
+                self.scans.scan_node(self.scan_levels, labels=labels,
+                                     row_key=self.engine.row_key(SOURCE) if keyed else None)
             for s in checks.statistics_of(problem.models):
                 s.prepare(self)
         except BaseException:
             self.close()
             raise
+
+    @property
+    def row_keyed(self) -> bool:
+        """The checked node's classes list their rows' keys (:data:`ROW_KEYS`) while it is checked."""
+        return self.scans.row_keyed and self._checked_scan
 
     def _sensitive_columns(self) -> list[str]:
         return self.p.check_sensitive
@@ -261,8 +278,10 @@ class Evaluator:
         self.temporaries.drop_node()
         levels = self.hierarchies.checked_levels(levels)
         grouped = False
-        if self.scans.node_scan is not None and levels == self.scan_levels:
-            gen = self.scans.node_scan  # the scan already generalized to these levels
+        scan = self.scans.node_scan
+        self._checked_scan = scan is not None and levels == self.scan_levels
+        if scan is not None and self._checked_scan:
+            gen = scan  # the scan already generalized to these levels
             grouped = not self.scans.sensitive  # grouped on the generalized QIs alone: one row a class
         else:
             gen = self.temporaries.node("gen", checks.generalized_query(
@@ -271,8 +290,14 @@ class Evaluator:
         fits = self.p.fits(levels)
         unfit = 0 if fits is None else \
             int(self.engine.fetch_one(checks.unfit_query(self.freq, fits))[checks.UNFIT] or 0)
-        return check_node(self, self.temporaries, self.p.models, gen, levels, self.rows, suppression_limit,
-                          grouped=grouped, weighted=self.p.weighted, unfit=unfit)
+        # the node's scan holds every row: its classes count the table, which need not be asked
+        rows = self._rows if self._checked_scan and fits is None else self.rows
+        node = check_node(self, self.temporaries, self.p.models, gen, levels, rows, suppression_limit,
+                          grouped=grouped, weighted=self.p.weighted, unfit=unfit,
+                          carry=[ROW_KEYS] if self.row_keyed else [])
+        if self._rows is None:
+            self._rows = node.rows
+        return node
 
     def drop_node_temps(self) -> None:
         self.temporaries.drop_node()

@@ -163,14 +163,16 @@ class HierarchyTables:
                 if v not in tables[int(i)].leaves:
                     found[int(i)].append(v)
             return found
-        from sqlanon.domain.arrow_buffers import compute
+        from sqlanon.domain.arrow_buffers import boolean_array, compute, integers
 
         data = self.engine.fetch_arrow(values)
         tags, all_values = data.column(0).combine_chunks(), data.column(1).combine_chunks()
+        index = integers(tags) if len(tables) > 1 else None
         out = []
         for i, table_ in enumerate(tables):
-            column = all_values if len(tables) == 1 else compute("filter", all_values,
-                                                                  compute("equal", tags, i))
+            # the mask is made in numpy: comparing in Arrow with a Python int would import pandas
+            column = all_values if index is None else compute("filter", all_values,
+                                                              boolean_array(index == i))
             leaves = table_.leaf_array()
             if leaves is None:
                 known = table_.leaves

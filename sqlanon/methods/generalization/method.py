@@ -58,11 +58,14 @@ class NodeRelease(Release):
 
 
 @contextlib.contextmanager
-def checked_node(spec: Spec, ds: Dataset, *, labels: bool = True) -> Iterator[CheckedNode]:
+def checked_node(spec: Spec, ds: Dataset, *, labels: bool = True, row_keys: bool = False
+                 ) -> Iterator[CheckedNode]:
     """Check the spec's node with one generalizing scan; the evaluator stays open inside.
 
-    ``labels``: the caller reads the checked classes' labels (a written output, metrics, a report's
-    figures); without, the scan may group by cheaper class keys (:class:`Evaluator`)."""
+    ``labels``: the caller reads the checked classes' labels (metrics, a report's figures); without,
+    the scan may group by cheaper class keys (:class:`Evaluator`). ``row_keys``: an output written
+    here reads the checked classes too: it picks their rows by key where the scan can list them,
+    else it joins the classes on their labels."""
     from sqlanon.methods.generalization.evaluator import Evaluator
     from sqlanon.methods.generalization.problem import problem_for
     from sqlanon.methods.generalization.result import levels_of
@@ -70,7 +73,7 @@ def checked_node(spec: Spec, ds: Dataset, *, labels: bool = True) -> Iterator[Ch
     problem = problem_for(spec, ds)
     levels = levels_of(spec, problem.qis)
     with ds.engine.purpose("class statistics"):
-        ev = Evaluator(problem, scan_levels=levels, scan_labels=labels)
+        ev = Evaluator(problem, scan_levels=levels, scan_labels=labels, row_keys=row_keys)
     with ev:
         with ds.engine.purpose("class statistics"):
             node = ev.check(levels, spec.transformation.suppression_limit)
@@ -164,11 +167,12 @@ class Generalization(Method):
         if plan.verb == "anonymize":
             return _anonymize(plan, ds, sink)
         # compile prints a statement that decides the classes itself: it reads only the node's counts
-        with checked_node(spec, ds, labels=plan.verb != "compile") as c:
+        metrics = metric_names(spec, plan.option("metrics")) if plan.verb != "compile" else ()
+        labels = bool(metrics) or plan.option("observer") is not None or spec.privacy_unit is not None
+        with checked_node(spec, ds, labels=labels, row_keys=_written_here(plan)) as c:
             if plan.verb == "compile":
                 return sink.compile(ds, NodeRelease(spec, c, portable=True))
-            report = measured(c.node, metric_names(spec, plan.option("metrics")), c.evaluator, spec,
-                              c.evaluator.p.qis)
+            report = measured(c.node, metrics, c.evaluator, spec, c.evaluator.p.qis)
             _observe(plan, c)
             if plan.writes:
                 with ds.engine.purpose("write the output"):
@@ -179,6 +183,7 @@ class Generalization(Method):
 def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     """Search the lattice, check the chosen node in SQL, measure it, and write the output (with
     ``recoding: local``, the rows of ARX's local recoding from that node)."""
+    from sqlanon.domain.metrics import get_metric
     from sqlanon.methods.generalization.evaluator import Evaluator
     from sqlanon.methods.generalization.local.settings import local_recoding
     from sqlanon.methods.generalization.problem import problem_for
@@ -234,11 +239,25 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     # searched in memory: one generalizing scan checks the chosen node, as `check` does; the search
     # read every row already, so the scan need not count them or look for values outside the hierarchies
     known = nodes.fast if isinstance(nodes, FastNodeEvaluator) else None
+    # the classes' labels are read by a metric without an in-memory form, and by the HTML report
+    labels = known is None or recoded is not None or plan.option("observer") is not None or not all(
+        type(m).computes_in_memory() and not m.counts_population
+        for name in metric_names(with_levels(spec, levels), plan.option("metrics"))
+        for m in [get_metric(name, "metrics", spec.metric_options)])
     with ds.engine.purpose("class statistics"):
         ev = Evaluator(problem, scan_levels=levels, rows=known.n if known else None,
-                       covered=known is not None)
+                       covered=known is not None, scan_labels=labels,
+                       row_keys=recoded is None and _written_here(plan))
     with ev:
         return finish(ev, levels, found, recoded, known)
+
+
+def _written_here(plan: Plan) -> bool:
+    """The verb writes a table here from the checked classes (not a view or printed SQL, which
+    decide the classes themselves); masked suppression writes every row."""
+    spec = plan.spec
+    return plan.verb != "compile" and plan.writes and spec.output.mode in ("table", "in_place") \
+        and spec.transformation.suppressed != "mask"
 
 
 def _observe(plan: Plan, checked: CheckedNode) -> None:

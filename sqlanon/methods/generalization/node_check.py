@@ -57,12 +57,15 @@ class NodeCheck:
 
 
 def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequence[PrivacyModel],
-               gen: exp.Table, levels: dict[str, int], rows: int, suppression_limit: float, *,
-               grouped: bool = False, weighted: bool = False, unfit: int = 0) -> NodeCheck:
+               gen: exp.Table, levels: dict[str, int], rows: int | None, suppression_limit: float, *,
+               grouped: bool = False, weighted: bool = False, unfit: int = 0,
+               carry: Sequence[str] = ()) -> NodeCheck:
     """Materialize the node's histograms, statistics and verdict from ``gen`` (the source's frequency
-    table at the node's levels) and read their totals; ``rows`` is the table's row count;
+    table at the node's levels) and read their totals; ``rows`` is the table's row count (None: the
+    classes hold every row, as a scan of the whole table does);
     ``grouped``: ``gen`` has one row per class; ``unfit``: the persons left out of ``gen`` because
-    their rows do not fit one class at the node (rule ``one_class``), suppressed."""
+    their rows do not fit one class at the node (rule ``one_class``), suppressed; ``carry``: more
+    columns of a grouped ``gen`` that the verdict keeps (a class's row keys)."""
     qis = list(inputs.qis)
     statistics = checks.statistics_of(models)
     hist_attrs = sorted({a for s in statistics if (a := stat_attribute(s))})
@@ -75,7 +78,8 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
                        inputs.sensitive_hierarchies, levels, inputs.column_types, inputs.attribute_types,
                        inputs.engine.dialect.sqlglot, generalizer=inputs.generalizer, inputs=inputs)
     # stats_query registers a "classes" step in the plan; it and the statistics are CTEs of the verdict
-    stats = temporaries.plan.add("stats", checks.stats_query(ctx, statistics, grouped=grouped))
+    stats = temporaries.plan.add("stats", checks.stats_query(ctx, statistics, grouped=grouped,
+                                                                        carry=carry))
     # over a scan with one row a class and no statistic but the size, the verdict only projects it
     sizes_only = grouped and all(isinstance(s, ClassSize) for s in statistics)
     verdict = temporaries.node_reading_pending("verdict", checks.verdict_query(stats, models, statistics),
@@ -84,11 +88,12 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
     return _node_check(s, models, levels, rows, suppression_limit, verdict, unfit)
 
 
-def _node_check(s: Mapping[str, Any], models: Sequence[PrivacyModel], levels: dict[str, int], table_rows: int,
-                suppression_limit: float, verdict: exp.Table, unfit: int = 0) -> NodeCheck:
+def _node_check(s: Mapping[str, Any], models: Sequence[PrivacyModel], levels: dict[str, int],
+                table_rows: int | None, suppression_limit: float, verdict: exp.Table, unfit: int = 0
+                ) -> NodeCheck:
     """The totals of :func:`~sqlanon.compile.checks.summary_query` as a :class:`NodeCheck`."""
     rows = int(s[internal("rows")] or 0) + unfit
-    if rows != table_rows:
+    if table_rows is not None and rows != table_rows:
         raise InternalError(f"classes hold {rows} rows but the table has {table_rows}")
     outlier_rows = int(s[internal("outlier_rows")]) + unfit
     max_sup = suppression_budget(suppression_limit, rows)

@@ -27,6 +27,7 @@ from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.domain.models.base import stat_attribute
 from sqlanon.errors import InfeasibleError
 from sqlanon.methods.generalization.evaluator import Evaluator, NodeCheck, Problem
+from sqlanon.methods.generalization.scans import ROW_KEYS
 from sqlanon.spec.schema import Spec
 from sqlanon.sql.dialects import DialectProfile, fail
 from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit
@@ -120,6 +121,15 @@ def not_anonymous_failure(suppression_limit: float, target: DialectProfile) -> e
     return fail(message, target)
 
 
+def kept_rows(problem: Problem, verdict: exp.Table) -> exp.Select:
+    """The source rows of the kept classes of a verdict that lists its classes' row keys
+    (:attr:`Evaluator.row_keyed`): picked by key, so that only they are generalized, and no row is
+    joined to its class on the generalized values."""
+    keys = exp.select(exp.Unnest(expressions=[col(ROW_KEYS)])).from_(verdict.copy()).where(col(checks.KEEP))
+    return exp.select(exp.Star()).from_(problem.source.copy()).where(
+        exp.In(this=problem.engine.row_key(), query=keys.subquery()))
+
+
 def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: Mapping[str, int],
                  suppression_limit: float, target: DialectProfile,
                  evaluator: Evaluator | None = None, enforce_limit: bool = True,
@@ -164,18 +174,21 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
             rows = exp.select(exp.Star()).from_(lookup_values(h, internal("v"), target))
             lookups[a] = plan.add(f"lookup{i}", rows)
     generalizer = Generalizer(p.qis, p.hierarchies, lookups)
+    mask = spec.transformation.suppressed == "mask"
+    picked: exp.Select | None = None
     if verdict is None or portable:
         verdict = check_relations(plan, p, generalizer, levels, evaluator, portable=portable)
     else:
         enforce_limit = False
+        if evaluator is not None and evaluator.row_keyed and not mask and p.persons is None:
+            picked = kept_rows(p, verdict)
 
     others = [c for c in columns if c not in p.qis]
     # with a privacy unit every row carries its person's QI values: one class, one verdict a person
-    rows = generalizer.select(p.source if p.persons is None else
+    rows = generalizer.select(picked if picked is not None else p.source if p.persons is None else
                               aligned_rows(p.source, columns, p.qis, p.persons), levels,
                               keep=[*others, *p.fit_columns])
     keep = col(checks.KEEP, CLASS)
-    mask = spec.transformation.suppressed == "mask"
     types = {**declared_types(p.attribute_types),
              **parse_types(p.column_types.items(),
                            (p.engine.dialect if p.engine is not None else target).sqlglot)}
@@ -189,12 +202,15 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
             projections.append(alias(value, c))
         elif (released := out.released(spec, c, col(c, ROWS), target)) is not None:
             projections.append(released)
+    query = exp.select(*projections).from_(
+        exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True, copy=False), copy=False)
+    if picked is not None:  # the rows of kept classes, generalized after they were picked
+        out.query = plan.as_query(query)
+        return out
     unfit = plan.ref("unfit") if plan.has("unfit") else None
     classes = with_totals(plan, verdict, unfit) if enforce_limit else verdict
-    query = exp.select(*projections).from_(
-        exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True, copy=False), copy=False).join(
-        exp.alias_(classes.copy(), CLASS, table=True, quoted=True, copy=False),
-        on=nullsafe_join(ROWS, CLASS, p.qis), join_type="inner", copy=False)
+    query = query.join(exp.alias_(classes.copy(), CLASS, table=True, quoted=True, copy=False),
+                       on=nullsafe_join(ROWS, CLASS, p.qis), join_type="inner", copy=False)
     allowed: exp.Expression | None = None if mask else keep
     fits = p.persons.fits(levels, ROWS) if p.persons is not None else None
     if fits is not None:  # a person whose rows fall in several classes is suppressed

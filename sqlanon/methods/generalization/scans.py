@@ -12,6 +12,11 @@ from sqlanon.methods.generalization.hierarchy_tables import HierarchyTables
 from sqlanon.methods.generalization.temporaries import Temporaries, attribute_part
 from sqlanon.sql.nodes import alias, as_expression, col, internal, lit
 
+SOURCE = internal("src")
+"""The source's alias in a node's scan."""
+ROW_KEYS = internal("row_keys")
+"""A row-keyed scan's list of each class's row keys (:meth:`SourceScans.scan_node`)."""
+
 
 class SourceScans:
     """Reads the source into a frequency table (raw or at one node's levels), built on first use.
@@ -43,6 +48,8 @@ class SourceScans:
         """The frequency table of the raw values, once built (:attr:`freq`)."""
         self.node_scan: exp.Table | None = None
         """The scan generalized to one node's levels (:meth:`scan_node`), if one was made."""
+        self.row_keyed = False
+        """The node's scan lists each class's row keys in :data:`ROW_KEYS` (:meth:`scan_node`)."""
 
     @property
     def freq(self) -> exp.Table:
@@ -55,23 +62,29 @@ class SourceScans:
                 self.hierarchies.validate_coverage(self.raw, self.qis)
         return self.raw
 
-    def scan_node(self, levels: Mapping[str, int], *, labels: bool = True) -> exp.Table:
+    def scan_node(self, levels: Mapping[str, int], *, labels: bool = True,
+                  row_key: exp.Expression | None = None) -> exp.Table:
         """One GROUP BY of the source at the node's levels; table hierarchies go through integer codes.
 
         ``labels``: each generalized QI holds its label; else a value equal exactly when the labels are
         (a code, an interval's index: :meth:`~sqlanon.domain.hierarchy.base.Hierarchy.class_key`),
-        enough for checks that count classes and cheaper to build and group by."""
-        self.node_scan = self._node_scan(levels, labels)
+        enough for checks that count classes and cheaper to build and group by.
+        ``row_key``: the source's row key (qualified by :data:`SOURCE`); each class then also lists
+        its rows' keys in :data:`ROW_KEYS`, so that a written output picks its rows by key instead of
+        generalizing every row again to join it to the classes."""
+        self.node_scan = self._node_scan(levels, labels, row_key)
+        self.row_keyed = row_key is not None
         return self.node_scan
 
-    def _node_scan(self, levels: Mapping[str, int], labels: bool) -> exp.Table:
+    def _node_scan(self, levels: Mapping[str, int], labels: bool,
+                   row_key: exp.Expression | None = None) -> exp.Table:
         hierarchies = self.hierarchies.hierarchies
         temps = self.temporaries
-        src = internal("src")
+        src = SOURCE
         projections: list[exp.Expression] = []
         joins: list[tuple[exp.Expression, exp.Expression]] = []
         decode: dict[str, exp.Expression] = {}
-        small = self._small_codes(levels)
+        small = self._small_codes(levels, decoded=labels)
         for i, a in enumerate(self.qis):
             h, level = hierarchies[a], int(levels.get(a, 0))
             if level == 0:
@@ -91,6 +104,8 @@ class SourceScans:
                 projections.append(alias(value, a))
         sensitive = self.sensitive
         weight = [alias(col(checks.WEIGHT, src), checks.WEIGHT)] if self.weighted else []
+        if row_key is not None:
+            weight.append(alias(row_key, ROW_KEYS))
         rows = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *weight).from_(
             exp.alias_(self.source.copy(), src, table=True, quoted=True, copy=False), copy=False)
         for rel, on in joins:
@@ -99,6 +114,8 @@ class SourceScans:
         counts = [alias(exp.Sum(this=col(checks.WEIGHT)), checks.N),
                   alias(exp.Count(this=exp.Star()), checks.PAIRS)] if self.weighted else \
             [alias(exp.Count(this=exp.Star()), checks.N)]
+        if row_key is not None:
+            counts.append(alias(exp.ArrayAgg(this=col(ROW_KEYS)), ROW_KEYS))
         keys = [*self.qis, *sensitive]
         q = exp.select(*map(col, keys), *counts).from_(
             exp.alias_(exp.Subquery(this=rows), internal("g"), quoted=True, copy=False), copy=False
@@ -121,10 +138,12 @@ class SourceScans:
         self.hierarchies.validate_coverage(scan, [a for a in self.qis if int(levels.get(a, 0)) == 0])
         return scan
 
-    def _small_codes(self, levels: Mapping[str, int]) -> dict[str, tuple[exp.Expression, exp.Expression]]:
+    def _small_codes(self, levels: Mapping[str, int], *, decoded: bool = True
+                     ) -> dict[str, tuple[exp.Expression, exp.Expression]]:
         """Per generalized QI whose file hierarchy is small, relations (``leaf``, ``code``) and
         (``code``, ``label``) numbering its labels at the node's level: parts of one code table and
-        one decode table for them all (two statements, not two per attribute)."""
+        one decode table for them all (two statements, not two per attribute); without ``decoded``
+        the codes are not decoded, and the decode table is not made."""
         wanted = {a: h for a in self.qis if int(levels.get(a, 0))
                   and isinstance(h := self.hierarchies.hierarchies[a], TableHierarchy)
                   and not h.needs_lookup()}
@@ -142,9 +161,10 @@ class SourceScans:
         temps = self.temporaries
         code_table = temps.rows("code", [("attribute", "int"), ("leaf", "varchar"), ("code", "int")], codes)
         decode_table = temps.rows("decode", [("attribute", "int"), ("code", "int"), ("label", "varchar")],
-                                  labels_of)
+                                  labels_of) if decoded else None
         return {a: (attribute_part(code_table, ("leaf", "code"), i),
-                    attribute_part(decode_table, ("code", "label"), i))
+                    attribute_part(decode_table, ("code", "label"), i) if decode_table is not None
+                    else exp.Null())
                 for a in wanted for i in [self.qis.index(a)]}
 
     def _decoded(self, grouped: exp.Select, decode: Mapping[str, exp.Expression]) -> exp.Select:
