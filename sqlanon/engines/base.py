@@ -15,6 +15,7 @@ from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.grouped import ArrowGroups
 from sqlanon.engines.messages import describe, driver_message
 from sqlanon.engines.numbering import RowNumbering
+from sqlanon.engines.row_keys import RowKeys
 from sqlanon.engines.row_values import ROW_KEY, Batches, Block, Projection, RowsFrom, joined_by_key
 from sqlanon.engines.session_locks import BetweenSessions
 from sqlanon.errors import EngineError, InternalError, UnsupportedError
@@ -32,7 +33,7 @@ __all__ = ["Capabilities", "Engine", "describe", "driver_message"]
 log = logging.getLogger("sqlanon")
 
 
-class Engine(ArrowGroups, RowNumbering, BetweenSessions, abc.ABC):
+class Engine(ArrowGroups, RowNumbering, RowKeys, BetweenSessions, abc.ABC):
     """A connection to one database.
 
     Statements are sqlglot trees, rendered here for the engine's dialect through
@@ -286,33 +287,6 @@ class Engine(ArrowGroups, RowNumbering, BetweenSessions, abc.ABC):
         raise NotImplementedError
 
     # -- per-row values (sqlanon.engines.row_values) ----------------------------------------------
-    def row_key(self, relation_alias: str | None = None) -> exp.Expression:
-        """An expression naming each row of a stored table, stable between reads (capability
-        ``stable_row_key``); qualified by ``relation_alias`` when given."""
-        self.require("stable_row_key")
-        return self._row_key(relation_alias)
-
-    def _row_key(self, relation_alias: str | None) -> exp.Expression:
-        raise NotImplementedError
-
-    def has_row_keys(self, relation: exp.Table, columns: Sequence[str]) -> bool:
-        """Whether :meth:`row_key` names the rows of ``relation``, whose columns are ``columns``: a
-        stored table (not a view), with no column of the key's name (capability ``stable_row_key``)."""
-        return self.capabilities.stable_row_key and self._has_row_keys(relation, columns)
-
-    def _has_row_keys(self, relation: exp.Table, columns: Sequence[str]) -> bool:
-        return False
-
-    def row_order(self, relation_alias: str | None = None) -> exp.Expression:
-        """An expression that sorts a stored table's rows in the order they were stored (capability
-        ``stable_row_key``): the row key where it sorts so (DuckDB ``rowid``), else what the key is
-        made of (PostgreSQL ``ctid``, whose text would sort block 10 before block 9)."""
-        self.require("stable_row_key")
-        return self._row_order(relation_alias)
-
-    def _row_order(self, relation_alias: str | None) -> exp.Expression:
-        return self._row_key(relation_alias)
-
     def positional_rows(self) -> bool:
         """Whether :meth:`join_row_values` matches rows by position (True) or by row key (False);
         refuses (:class:`UnsupportedError`) when the engine can do neither, or the session cannot
