@@ -40,6 +40,7 @@ from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Clas
 from sqlanon.methods.generalization.search.fast_fits import left_out, unfit_rows
 from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, sensitive_columns
 from sqlanon.methods.generalization.search.fast_population import population_classes
+from sqlanon.methods.generalization.search.fast_presence import matched_subsets, refuse_subset_metrics
 from sqlanon.methods.generalization.search.fast_support import (
     attributes_needing,
     check_supported,
@@ -122,6 +123,7 @@ class FastEvaluator:
         check_supported(models, self.qis, p.sensitive_hierarchies, metric_name)
         self.models = list(models)
         self.statistics = statistics_of(self.models)
+        refuse_subset_metrics(self.statistics, metric_name)
         self.metric_name = metric_name
         self.metric = memory_metric(metric_name, monotonic, metric_options) \
             if metric_name is not None else None
@@ -132,6 +134,7 @@ class FastEvaluator:
         self.heights = [p.hierarchies[a].height for a in self.qis]
         self._load(evaluator)
         self.populations = population_classes(evaluator, self.statistics, self.codes, self.radix, self.rows)
+        self.subsets = matched_subsets(evaluator, self, self.statistics)
         self.max_suppressed = suppression_budget(self.limit, self.n)
         if self.metric is not None:
             self.metric.prepare_in_memory(self)
@@ -246,7 +249,8 @@ class FastEvaluator:
         """Per model: which classes satisfy it (each statistic computed once); none keeps the class of
         persons who fit no class (:mod:`.fast_fits`)."""
         view = NodeClasses(c, self.n, self.sensitive, self.trees,
-                           lambda name, rep: self.populations[name].counts(node, rep), self.numbers)
+                           lambda name, rep: self.populations[name].counts(node, rep), self.numbers,
+                           lambda step, rep: self.subsets[step].counts(node, rep))
         values = {s: s.in_memory(view) for s in self.statistics}
         oks = [np.array(m.satisfied_in_memory(values), dtype=bool) for m in self.models]
         for ok in oks if self._left_out is not None else []:
