@@ -57,7 +57,7 @@ def test_models_without_an_in_memory_check_are_searched_in_sql(duck):
         "attributes": {
             "age": {"role": "quasi_identifier", "hierarchy": {"intervals": {"widths": [10, 50]}}},
             "zip": {"role": "quasi_identifier", "hierarchy": {"mask": {"levels": 5}}},
-            "condition": {"role": "sensitive", "hierarchy": {"mask": {"levels": 4}}}},
+            "condition": {"role": "sensitive", "hierarchy": {"mask": {"levels": 1}}}},
         "privacy": [{"k_anonymity": {"k": 4}},
                     {"t_closeness": {"attribute": "condition", "t": 0.5, "distance": "hierarchical"}},
                     {"delta_presence": {"subset": "t_research", "delta_min": 0.0, "delta_max": 1.0}}],
