@@ -124,6 +124,14 @@ def replace_table(engine: Engine, name: str, query: exp.Expression, *,
     return rows
 
 
+def swapped_in(engine: Engine, name: str, *, schema: str | None = None) -> bool:
+    """Whether table ``name`` holds the result of a replacement that passed its commit point and
+    was not completed (its old copy or its marks are still to be removed)."""
+    if not engine.capabilities.recoverable_swap or not engine.relation_exists(name, schema):
+        return False
+    return bool(_marks(engine).marks(name, schema=schema).get(TOKEN))
+
+
 def recover(engine: Engine, name: str, *, schema: str | None = None) -> list[str]:
     """Complete or undo every interrupted swap of table ``name``; returns (and logs) what was done,
     one sentence per swap."""

@@ -1,12 +1,18 @@
-"""δ-presence against a research subset of the table."""
+"""δ-presence against a research subset of the table.
+
+The research subset's rows are matched to the table's once, per raw quasi-identifier tuple (a
+relation of the evaluator); in SQL each node generalizes and sums them per class, and in memory the
+search reads them once beside the frequency table and sums them per class in numpy
+(:mod:`sqlanon.methods.generalization.search.fast_presence`).
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 from sqlglot import exp
 
@@ -14,6 +20,7 @@ from sqlanon.domain.models.arithmetic import div
 from sqlanon.domain.models.base import (
     CheckContext,
     ClassSize,
+    ClassTable,
     Monotonicity,
     PrivacyModel,
     Statistic,
@@ -33,6 +40,9 @@ from sqlanon.sql.nodes import (
     nullsafe_join,
     table,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FILE_SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".parquet": "parquet", ".pq": "parquet"}
 M = internal("m")
@@ -69,6 +79,15 @@ TEMPORARY_SUBSET = (
     "its name, or write output mode table or in_place")
 
 
+class SubsetClassTable(ClassTable, Protocol):
+    """A node's classes that also know the research subset's rows matched to each (the in-memory
+    search's, for the statistics that ask for ``subset``)."""
+
+    def matched(self, step: str) -> np.ndarray:
+        """Per class, the subset rows matched to its rows (int64), read from the plan step ``step``
+        (:attr:`SubsetCount.step`)."""
+
+
 @dataclass(frozen=True)
 class SubsetCount(Statistic):
     """How many rows of the class are in the research subset.
@@ -92,6 +111,7 @@ class SubsetCount(Statistic):
 
     matched: ClassVar[str] = M
     """The column of :attr:`step` holding the matched subset rows of a raw QI tuple."""
+    memory_inputs: ClassVar[frozenset[str]] = frozenset({"subset"})
 
     @property
     def step(self) -> str:
@@ -193,6 +213,14 @@ class SubsetCount(Statistic):
             exp.alias_(exp.Subquery(this=generalized), internal("p0"), quoted=True)).group_by(
             *[col(q) for q in ctx.qis])
 
+    def in_memory(self, classes: ClassTable) -> np.ndarray:
+        """Per class, the matched subset rows as doubles; NaN (the SQL form's NULL) for none."""
+        import numpy as np
+
+        matched = cast("SubsetClassTable", classes).matched(self.step).astype(np.float64)
+        matched[matched == 0] = np.nan
+        return matched
+
 
 @register
 @dataclass(frozen=True)
@@ -247,3 +275,10 @@ class DeltaPresence(PrivacyModel):
         share = self.share(s)
         return as_expression(exp.and_(exp.GTE(this=share, expression=lit(float(self.delta_min) - TOLERANCE)),
                         exp.LTE(this=share.copy(), expression=lit(float(self.delta_max) + TOLERANCE))))
+
+    def satisfied_in_memory(self, s: Mapping[Statistic, np.ndarray]) -> np.ndarray:
+        """:meth:`satisfied` in numpy: the same share (a double divided by the size) and tolerance."""
+        import numpy as np
+
+        share = np.nan_to_num(s[SubsetCount(self.subset)], nan=0.0) / s[ClassSize()]
+        return (share >= float(self.delta_min) - TOLERANCE) & (share <= float(self.delta_max) + TOLERANCE)

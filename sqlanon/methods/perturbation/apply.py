@@ -5,8 +5,9 @@ the rows in one ``CREATE TABLE ... AS SELECT`` (:mod:`sqlanon.engines.row_values
 table replaces the source inside one transaction, so a failure leaves the source as it was. A DP
 release whose spec names a ledger ``dataset`` is charged to it in that same transaction
 (:class:`~sqlanon.methods.dp.release_budget.ReleaseBudget`), except on DuckDB's block writer, whose
-blocks commit one by one: there the spend is committed before the first block and refunded if the
-write fails (noisy rows are never readable under no spend, even after a SIGKILL). Every run first
+blocks commit one by one, and on an engine without transactions (Spark, whose ledger then lives in
+a database of its own): there the spend is committed before the first row is written and refunded
+if the write fails (noisy rows are never readable under no spend, even after a SIGKILL). Every run first
 removes the staging tables of interrupted runs (:mod:`sqlanon.engines.staging`).
 """
 
@@ -40,7 +41,7 @@ from sqlanon.methods.perturbation.categorical import (
     value_counts,
 )
 from sqlanon.methods.perturbation.draws import Draw, additive, noise_column, per_row, sampling
-from sqlanon.methods.perturbation.mapped import refuse_large_matrices, refuse_unmapped
+from sqlanon.methods.perturbation.mapped import refuse_large_matrices, refuse_unmapped, write_mapped
 from sqlanon.methods.perturbation.moments import statistics_of
 from sqlanon.methods.perturbation.options import (
     ADDITIVE,
@@ -254,7 +255,11 @@ def _write(spec: Spec, ds: Dataset, opts: NoiseOptions, rng: np.random.Generator
     blocks = engine.row_blocks(ds.relation) if draw.independent is not None \
         and engine.capabilities.row_block_writes else None
     if draw.independent is not None and engine.capabilities.row_stream_map:
-        metrics = _write_mapped(spec, ds, opts, draw, n, name, exists, quality, tables)
+        metrics = write_mapped(ds, draw, name, exists, tables, budget,
+                               lambda rows: rows.select(*_projection(spec, ds, draw), append=False),
+                               lambda rows: _figures(ds, opts, draw, n, rows, lambda a: col(a, SOURCE),
+                                                     lambda a: draw.expressions[a].copy())
+                               if quality else {})
     elif blocks is not None:
         metrics = _write_blocks(spec, ds, opts, draw, n, blocks, name, exists, quality, budget, tables)
     else:
@@ -296,29 +301,6 @@ def _write_joined(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, keys:
     # DuckDB streams them once, so a transaction that lost a ledger conflict is not run again
     with area, engine.join_row_values(ds.relation, n, draw.schema, draw.batches, keys) as skeleton:
         return budget.write(write, once=positional)
-
-
-def _write_mapped(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw, n: int, name: str,
-                  exists: bool, quality: bool, tables: TableWriter) -> dict[str, Any]:
-    """One CREATE TABLE AS over the rows the engine maps to their values where it reads them
-    (Spark's executors); the quality reads the same mapping again, which draws the same values."""
-    if draw.independent is None:
-        raise InternalError("a mapped write needs a draw whose noise each partition can redraw on its own")
-    area = StagingArea(ds.engine)
-    in_steps = exists and tables.swaps_in_steps
-    staging = area.name() if exists and not in_steps else name
-    with area, ds.engine.map_row_stream(ds.relation, draw.schema, draw.independent) as skeleton:
-        released = skeleton.select(*_projection(spec, ds, draw), append=False)
-        if not in_steps:
-            tables.create(staging, released)
-        # read before a swap: in place, the swap replaces the table the mapping reads
-        metrics = _figures(ds, opts, draw, n, skeleton, lambda a: col(a, SOURCE),
-                           lambda a: draw.expressions[a].copy()) if quality else {}
-        if in_steps:  # the mapping draws the same values again for the staged copy
-            tables.replace_in_steps(name, released)
-        elif exists:
-            tables.move_into_place(staging, name, replace=True)
-        return metrics
 
 
 def _write_blocks(spec: Spec, ds: Dataset, opts: NoiseOptions, draw: Draw,

@@ -1,12 +1,13 @@
 """The in-memory forms of δ-disclosure, basic and enhanced β-likeness, (k, e)- and (k, p, q, r)-anonymity
-against their SQL forms on every node of random small tables, and the search in memory against
-exhaustive search (the nodes' checks themselves are compared with SQL above)."""
+and δ-presence against their SQL forms on every node of random small tables, and the search in memory
+against exhaustive search (the nodes' checks themselves are compared with SQL above); for δ-presence,
+also the node the search in memory chooses against the one the search in SQL chooses."""
 
 from __future__ import annotations
 
 import math
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
@@ -15,10 +16,12 @@ from sqlanon.domain.models.base import SIZE
 from sqlanon.domain.models.disclosure import BetaLikeness, DeltaDisclosure
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.domain.models.numeric_sensitive import KEAnonymity, KPQRAnonymity
+from sqlanon.domain.models.presence import DeltaPresence
 from sqlanon.methods.generalization.evaluator import Evaluator, Problem
 from sqlanon.methods.generalization.search import lattice_of, search
 from sqlanon.methods.generalization.search.fast import FastEvaluator, FastNodeEvaluator
 from sqlanon.methods.generalization.search.fast_classes import NodeClasses
+from sqlanon.methods.generalization.search.nodes import SqlNodeEvaluator
 from sqlanon.sql.nodes import table
 
 TREE = TableHierarchy([[v, "x" if v in "abc" else "y", "*"] for v in "abcdef"])
@@ -44,6 +47,13 @@ NUMERIC_MODELS = st.sampled_from([
     [KPQRAnonymity("s", 2, 2, 0.1, 0.0)], [KPQRAnonymity("s", 2, 2, 0.3, 0.5)],
     [KPQRAnonymity("s", 3, 1, 1.0, 1.0)], [KPQRAnonymity("s", 2, 2, 0.2, 0.3), KEAnonymity("s", 2, 1)]])
 
+PRESENCE_MODELS = st.sampled_from([
+    [DeltaPresence("sub", 0.0, 0.5)], [DeltaPresence("sub", 0.2, 1.0)], [DeltaPresence("sub", 0.25, 0.75)],
+    [DeltaPresence("sub", 0.0, 1.0), KAnonymity(2)], [DeltaPresence("sub", 0.1, 0.6), KAnonymity(3)],
+    [DeltaPresence("sub", 0.5, 0.5)]])
+SUBSET_ROWS = st.lists(st.tuples(Q0, Q1, st.sampled_from("uvwxy"), st.booleans()), min_size=1, max_size=40)
+"""Rows of the table, each marked in the research subset or not."""
+
 
 def _problem(engine, rows, models, sensitive_type):
     engine.con.execute("DROP TABLE IF EXISTS r")
@@ -61,16 +71,17 @@ def _statistics_agree(engine, fast, check, node):
     """Every class's size and statistics, as multisets: SQL's verdict rows against numpy's arrays."""
     rows = engine.fetch_dicts(exp.select(exp.Star()).from_(check.verdict.copy()))
     c, _ = fast.verdict(node)
-    view = NodeClasses(c, fast.n, fast.sensitive, fast.trees, numbers=fast.numbers)
+    view = NodeClasses(c, fast.n, fast.sensitive, fast.trees, numbers=fast.numbers,
+                       subsets=lambda step, rep: fast.subsets[step].counts(node, rep))
     for s in fast.statistics:
         memory = sorted(zip(c.sizes.tolist(), map(_value, s.in_memory(view))), key=repr)
         sql = sorted(((r[SIZE], _value(r[s.column])) for r in rows), key=repr)
         assert memory == sql, (node, s)
 
 
-def _every_node_agrees(engine, rows, models, limit, sensitive_type):
+def _every_node_agrees(engine, rows, models, limit, sensitive_type, metric="loss"):
     with Evaluator(_problem(engine, rows, models, sensitive_type)) as ev:
-        fast = FastEvaluator(ev, models, "loss", limit)
+        fast = FastEvaluator(ev, models, metric, limit)
         for node in NODES:
             check = ev.check({"q0": node[0], "q1": node[1]}, limit)
             r = fast.evaluate(node)
@@ -113,3 +124,44 @@ def test_search_in_memory_finds_the_exhaustive_optimum_under_disclosure_models(e
 @given(rows=NUMBER_ROWS, models=NUMERIC_MODELS, limit=st.sampled_from([0.0, 0.2]))
 def test_search_in_memory_finds_the_exhaustive_optimum_under_numeric_models(engine, rows, models, limit):
     _search_agrees(engine, rows, models, limit, "INTEGER")
+
+
+def _with_subset(engine, marked):
+    """The table's rows; the marked ones (the research subset) are also written to table ``sub``."""
+    rows = [r[:3] for r in marked]
+    engine.con.execute("DROP TABLE IF EXISTS sub")
+    engine.con.execute("CREATE TABLE sub (q0 VARCHAR, q1 VARCHAR, s VARCHAR)")
+    subset = [r[:3] for r in marked if r[3]]
+    if subset:
+        engine.con.executemany("INSERT INTO sub VALUES (?, ?, ?)", subset)
+    return rows
+
+
+@SETTINGS
+@given(marked=SUBSET_ROWS, models=PRESENCE_MODELS, limit=LIMITS)
+def test_delta_presence_in_memory_matches_sql(engine, marked, models, limit):
+    rows = _with_subset(engine, marked)
+    _every_node_agrees(engine, rows, models, limit, "VARCHAR", "height")
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(marked=SUBSET_ROWS, models=PRESENCE_MODELS, limit=st.sampled_from([0.0, 0.2]),
+       metric=st.sampled_from(["loss", "loss_arithmetic", "precision", "discernibility",
+                               "discernibility_star", "aecs", "height"]))
+def test_search_in_memory_chooses_the_node_sql_chooses_under_delta_presence(engine, marked, models, limit,
+                                                                            metric):
+    """The optimal search in memory and in SQL choose the same node, of exhaustive search's value
+    (every node checked in memory: each check is SQL's, above); the metric counts the research
+    subset's rows in both, as ARX's quality models do (an empty subset leaves them to SQL)."""
+    assume(any(r[3] for r in marked))
+    rows = _with_subset(engine, marked)
+    problem = _problem(engine, rows, models, "VARCHAR")
+    with Evaluator(problem) as ev:
+        lattice = lattice_of(problem)
+        exhaustive = search(lattice, FastNodeEvaluator(ev, limit, metric), "exhaustive")
+        in_sql = search(lattice, SqlNodeEvaluator(ev, limit, metric), "optimal")
+        in_memory = search(lattice, FastNodeEvaluator(ev, limit, metric), "optimal")
+        assert in_memory.node == in_sql.node
+        assert (in_memory.node is None) == (exhaustive.node is None)
+        if in_memory.node is not None:
+            assert in_memory.metric == in_sql.metric == exhaustive.metric

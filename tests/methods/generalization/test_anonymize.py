@@ -44,8 +44,8 @@ def test_adult_optimum_is_arx_s(adult_engine, adult_dir, limit, node, loss):
 
 
 def test_models_without_an_in_memory_check_are_searched_in_sql(duck):
-    # Seed 000 Table 5.1 with hierarchical t-closeness on the condition and (0,1)-presence of a research
-    # subset (checked in SQL only), which never binds, so the answer is the one for k and t.
+    # Seed 000 Table 5.1 with hierarchical t-closeness on the condition over a hierarchy that is not a
+    # table (checked in SQL only) and (0,1)-presence of a research subset, which never binds.
     duck.con.execute("CREATE TABLE t (age INTEGER, zip VARCHAR, condition VARCHAR)")
     duck.con.executemany("INSERT INTO t VALUES (?, ?, ?)", [
         (21, "23058", "Heart"), (24, "23059", "Heart"), (26, "23060", "Viral"), (27, "23061", "Viral"),
@@ -57,9 +57,7 @@ def test_models_without_an_in_memory_check_are_searched_in_sql(duck):
         "attributes": {
             "age": {"role": "quasi_identifier", "hierarchy": {"intervals": {"widths": [10, 50]}}},
             "zip": {"role": "quasi_identifier", "hierarchy": {"mask": {"levels": 5}}},
-            "condition": {"role": "sensitive", "hierarchy": {"map": {
-                "Heart": ["Cardio", "*"], "Viral": ["Infection", "*"], "AIDS": ["Infection", "*"],
-                "Kidney": ["Other", "*"]}}}},
+            "condition": {"role": "sensitive", "hierarchy": {"mask": {"levels": 1}}}},
         "privacy": [{"k_anonymity": {"k": 4}},
                     {"t_closeness": {"attribute": "condition", "t": 0.5, "distance": "hierarchical"}},
                     {"delta_presence": {"subset": "t_research", "delta_min": 0.0, "delta_max": 1.0}}],

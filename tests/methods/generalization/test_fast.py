@@ -178,8 +178,9 @@ def test_unsupported_models_and_metrics_are_named(adult_ev):
     with pytest.raises(UnsupportedError, match=r"hierarchical distance\) \(its hierarchy is not a "
                                                r"table\).*check these nodes in SQL"):
         FastEvaluator(adult_ev, [TCloseness("occupation", 0.2, "hierarchical")], None, 0.0)
-    with pytest.raises(UnsupportedError, match=r"\(0,0.5\)-presence of research \(delta_presence\)"):
-        FastEvaluator(adult_ev, [DeltaPresence("research", 0.0, 0.5)], None, 0.0)
+    with pytest.raises(UnsupportedError, match=r"under δ-presence the metric 'entropy' counts the "
+                                               r"research subset's rows.*check these nodes in SQL"):
+        FastEvaluator(adult_ev, [DeltaPresence("research", 0.0, 0.5)], "entropy", 0.0)
     with pytest.raises(UnsupportedError, match=r"'kl_divergence'.*supported: loss"):
         FastEvaluator(adult_ev, [KAnonymity(5)], "kl_divergence", 0.0)
     with pytest.raises(UnsupportedError, match=r"quasi-identifier"):

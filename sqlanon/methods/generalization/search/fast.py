@@ -36,6 +36,7 @@ from sqlanon.domain.metrics.entropy import first_appearance
 from sqlanon.domain.models.base import PrivacyModel
 from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
+from sqlanon.methods.generalization.search import fast_presence as presence
 from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
 from sqlanon.methods.generalization.search.fast_fits import left_out, unfit_rows
 from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, sensitive_columns
@@ -122,6 +123,7 @@ class FastEvaluator:
         check_supported(models, self.qis, p.sensitive_hierarchies, metric_name)
         self.models = list(models)
         self.statistics = statistics_of(self.models)
+        presence.refuse_subset_metrics(self.statistics, metric_name)
         self.metric_name = metric_name
         self.metric = memory_metric(metric_name, monotonic, metric_options) \
             if metric_name is not None else None
@@ -132,9 +134,16 @@ class FastEvaluator:
         self.heights = [p.hierarchies[a].height for a in self.qis]
         self._load(evaluator)
         self.populations = population_classes(evaluator, self.statistics, self.codes, self.radix, self.rows)
+        self.subsets = presence.matched_subsets(evaluator, self, self.statistics)
+        self._subset_table = presence.subset_table(self, self.subsets, self.statistics, self.metric)
         self.max_suppressed = suppression_budget(self.limit, self.n)
         if self.metric is not None:
-            self.metric.prepare_in_memory(self)
+            self.metric.prepare_in_memory(self.metric_table)
+
+    @property
+    def metric_table(self) -> Any:
+        """The rows ARX's quality models count: the research subset under δ-presence, else these."""
+        return self if self._subset_table is None else self._subset_table
 
     # -- what the metrics' in-memory forms read (MemoryTable) ----------------------------------------
     def leaves(self, i: int) -> LeafCounts:
@@ -246,7 +255,8 @@ class FastEvaluator:
         """Per model: which classes satisfy it (each statistic computed once); none keeps the class of
         persons who fit no class (:mod:`.fast_fits`)."""
         view = NodeClasses(c, self.n, self.sensitive, self.trees,
-                           lambda name, rep: self.populations[name].counts(node, rep), self.numbers)
+                           lambda name, rep: self.populations[name].counts(node, rep), self.numbers,
+                           lambda step, rep: self.subsets[step].counts(node, rep))
         values = {s: s.in_memory(view) for s in self.statistics}
         oks = [np.array(m.satisfied_in_memory(values), dtype=bool) for m in self.models]
         for ok in oks if self._left_out is not None else []:
@@ -283,7 +293,8 @@ class FastEvaluator:
         chosen = self.metric
         if chosen is not None and (anonymous or metric_always or bound):
             s = outlier_rows if anonymous else 0
-            view = CheckedNode(self, node, c, keep, s, classes)
+            view: Any = CheckedNode(self, node, c, keep, s, classes) if self._subset_table is None else \
+                presence.SubsetNode(self._subset_table, node, c.rep, keep, anonymous)
             if metric and (anonymous or metric_always):
                 value = chosen.in_memory(view)
             if bound:
@@ -357,7 +368,7 @@ class FastNodeEvaluator(NodeEvaluator):
         for h in fe.heights:
             levels.append((ids // step) % (h + 1))
             step *= h + 1
-        bounds = fe.metric.prior_bounds_in_memory(fe, levels)
+        bounds = fe.metric.prior_bounds_in_memory(fe.metric_table, levels)
         if bounds is None:
             return None
         self._prior = True

@@ -62,16 +62,18 @@ class NodeClasses:
         trees: per attribute read with its hierarchy, the hierarchy over its values.
         populations: per population table read, its records in each class of the node.
         numbers: per attribute read as numbers, each value's number (NaN for NULL).
+        subsets: per research subset read (by plan step), its matched rows in each class.
     """
 
-    __slots__ = ("_c", "_sensitive", "_trees", "_populations", "_numbers", "sizes", "n")
+    __slots__ = ("_c", "_sensitive", "_trees", "_populations", "_numbers", "_subsets", "sizes", "n")
 
     def __init__(self, c: Classes, n: int, sensitive: Mapping[str, tuple[np.ndarray, int, np.ndarray]],
                  trees: Mapping[str, list[np.ndarray]],
                  populations: Callable[[str, np.ndarray], np.ndarray] | None = None,
-                 numbers: Mapping[str, np.ndarray] | None = None) -> None:
+                 numbers: Mapping[str, np.ndarray] | None = None,
+                 subsets: Callable[[str, np.ndarray], np.ndarray] | None = None) -> None:
         self._c, self._sensitive, self._trees = c, sensitive, trees
-        self._populations, self._numbers = populations, numbers or {}
+        self._populations, self._numbers, self._subsets = populations, numbers or {}, subsets
         self.sizes = c.sizes
         self.n = n
 
@@ -91,6 +93,11 @@ class NodeClasses:
 
     def numbers(self, attribute: str) -> np.ndarray:
         return self._numbers[attribute]
+
+    def matched(self, step: str) -> np.ndarray:
+        if self._subsets is None:
+            raise KeyError(step)
+        return self._subsets(step, self._c.rep)
 
 
 class CheckedNode:

@@ -8,6 +8,7 @@ from typing import Any
 from sqlanon.domain.metrics.base import Metric
 from sqlanon.methods.generalization.search.fast import FastEvaluator
 from sqlanon.methods.generalization.search.fast_classes import CheckedNode
+from sqlanon.methods.generalization.search.fast_presence import DATA_FREE_METRICS
 
 
 class MemoryMetrics:
@@ -25,6 +26,8 @@ class MemoryMetrics:
     def value(self, metric: Metric) -> float | None:
         """The metric at the node, or None when it has no in-memory form (compute it in SQL)."""
         if not type(metric).computes_in_memory():
+            return None
+        if self.fast.subsets and metric.name not in DATA_FREE_METRICS:  # SQL counts the subset's rows
             return None
         if self._verdict is None:
             self._verdict = self.fast.verdict(self.node)
