@@ -26,6 +26,13 @@ prints every run, the medians, the ratios, the peak resident memory of this (dri
 Spark's JVM (``VmHWM``; in local mode the JVM is the driver and the executors at once). A subject an
 engine refuses is reported with the refusal.
 
+Last measured (10M rows, ``--runs 3 --only noise --engines spark``, on 2 cores shared with other
+work, load average 13 to 16): noise 184.2 s against a 70.9 s copy, 2.60× (its former ``mapInArrow``
+form, in a run just before: 168.5 s against 74.3 s, 2.27×; within the runs' spread). Side by side in
+one session on the first million rows: 2.38× against 2.76×. Individual ranking was measured on the
+first million rows only (load 9 to 13): 4.55× the bare window sort with the group statistics as
+windows, 6.98× with them joined back. docs/spark.md has the details.
+
 Spark runs as ``local[N]`` (``--master``, default ``local[2]``) with ``spark.sql.shuffle.partitions``
 (``--partitions``, default 8) and Spark's other defaults (1 GB of driver memory); DuckDB with the
 same number of threads.

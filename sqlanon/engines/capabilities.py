@@ -67,7 +67,7 @@ class Capabilities:
 
     row_stream_map: bool = False
     """:meth:`~sqlanon.engines.base.Engine.map_row_stream`: per-row values addressed by row position
-    are drawn by the engine's workers while they read the table (Spark: ``mapInArrow``), each
+    are drawn by the engine's workers while they read the table (Spark: a scalar Arrow UDF), each
     partition from its first row's number in the table's scan order; nothing goes to the driver."""
 
     distributed_numbering: bool = False

@@ -275,8 +275,8 @@ class SparkEngine(Engine, SparkTableMarks):
 
     def map_row_stream(self, relation: exp.Table, schema: pa.Schema, rows_from: RowsFrom
                        ) -> contextlib.AbstractContextManager[exp.Select]:
-        """The rows mapped to their values by the executors, ``mapInArrow`` over the table's scan
-        (:mod:`sqlanon.engines.spark_rows`)."""
+        """The rows with their values drawn by the executors, a scalar Arrow UDF of each row's id in
+        the table's scan (:mod:`sqlanon.engines.spark_rows`)."""
         return spark_rows.mapped_rows(self, relation, schema, rows_from)
 
     # -- catalog ----------------------------------------------------------------------------------

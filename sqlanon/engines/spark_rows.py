@@ -6,12 +6,16 @@ are drawn where the rows are (capability ``row_stream_map``). The table is scann
 1. one ``GROUP BY spark_partition_id()`` counts the rows of each partition of the scan (a few
    numbers reach the driver, never the rows), which gives each partition its first row's number in
    the table's scan order: partition p starts after the rows of partitions 0 … p−1;
-2. ``mapInArrow`` runs over the same scan (the same files split the same way, so the same
-   partitions in the same order): each task asks ``rows_from`` for the values of its rows from its
-   first row's number on, and returns its record batches with the values as extra columns.
+2. over the same scan (the same files split the same way, so the same partitions in the same
+   order), each row takes ``monotonically_increasing_id()``: its partition's number shifted left by
+   33 bits, plus its position in the partition. A scalar Arrow UDF (``arrow_udf``, an iterator of
+   batches per task) receives only these ids, turns them into row numbers (the partition's first
+   row's number plus the position), asks ``rows_from`` for the values of its rows and returns them
+   as one struct per row. The other columns stay in the JVM: only one 64-bit id per row goes to
+   Python and the values come back.
 
-The mapped rows become a temporary view, read as ``s``; the values are exposed as ``v`` by a
-``LATERAL`` subquery that Spark folds into a plain projection. The statement that reads them (a
+The rows with their values become a temporary view, read as ``s``; the values are exposed as ``v``
+by a ``LATERAL`` subquery that Spark folds into a plain projection. The statement that reads them (a
 ``CREATE TABLE AS``) runs the tasks; nothing is collected. The view lives as long as the block, and
 every statement reading it draws the same values again (they depend only on the row numbers).
 
@@ -23,8 +27,9 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import warnings
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlglot import exp
 
@@ -33,16 +38,22 @@ from sqlanon.engines.row_values import SOURCE, VALUES, RowsFrom
 from sqlanon.sql.nodes import alias, col, internal, table
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
     from sqlanon.engines.spark import SparkEngine
 
 PARTITION = internal("partition")
-"""The column carrying each row's partition of the scan into the mapped function."""
+"""The column of the partitions' row counts."""
+DRAWN = internal("drawn")
+"""The struct column holding each row's values in the mapped view."""
+SHIFT = 33
+"""``monotonically_increasing_id()`` keeps the partition's number above this many bits."""
+_POSITION = (1 << SHIFT) - 1
 
 
-class _Mapper:
-    """The function each task runs: its record batches with the values of their rows appended.
+class _Drawer:
+    """The function each task runs: the values of its rows, given their ``monotonically_increasing_id()``.
 
     A partition may not hold more rows than the first scan counted: its row numbers would run into
     the next partition's, and two rows would get the same values (one row's noise would reveal the
@@ -56,27 +67,56 @@ class _Mapper:
         self.values = values
         self.relation = relation
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def __call__(self, ids: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        import numpy as np
         import pyarrow as pa
 
-        draw, left = None, 0
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            if draw is None:
-                partition = batch.column(batch.num_columns - 1)[0].as_py()
-                first, left = self.extents.get(partition, (0, 0))
-                draw = self.rows_from(first)
-            left -= batch.num_rows
-            if left < 0:
+        draw, position = None, -1
+        for batch in ids:
+            numbers = self._numbers(batch.to_numpy(zero_copy_only=False).astype(np.int64, copy=False))
+            parts = []
+            for low, high in _runs(numbers):
+                first = int(numbers[low])
+                if draw is None or first != position:
+                    draw = self.rows_from(first)
+                parts.append(draw(high - low))
+                position = first + high - low
+            yield pa.StructArray.from_arrays(
+                [pa.array(_joined([p[f.name] for p in parts]), type=f.type) for f in self.values],
+                fields=list(self.values))
+
+    def _numbers(self, tagged: np.ndarray) -> np.ndarray:
+        """Each row's number in the table's scan order, after checking its partition's count."""
+        import numpy as np
+
+        partitions, positions = tagged >> SHIFT, tagged & _POSITION
+        firsts = np.empty_like(tagged)
+        for partition in np.unique(partitions).tolist():
+            mine = partitions == partition
+            firsts[mine], rows = self.extents.get(partition, (0, 0))
+            if int(positions[mine].max()) >= rows:
                 raise RuntimeError(f"the scan of {self.relation} changed between its two reads (a "
                                    "partition holds more rows than counted): values drawn by row "
                                    "number need a source Spark scans the same way twice, such as a "
                                    "table or files, not a view whose plan shuffles its rows")
-            drawn = draw(batch.num_rows)
-            columns = batch.columns[:-1] + [pa.array(drawn[f.name], type=f.type) for f in self.values]
-            names = batch.schema.names[:-1] + self.values.names
-            yield pa.RecordBatch.from_arrays(columns, names=names)
+        return firsts + positions
+
+
+def _runs(numbers: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of consecutive row numbers, as (start, stop) indexes: a task's batches continue one
+    another, so a task draws from one stream, started again only where its numbers jump."""
+    import numpy as np
+
+    cuts = (np.flatnonzero(np.diff(numbers) != 1) + 1).tolist()
+    return list(zip([0, *cuts], [*cuts, len(numbers)])) if len(numbers) else []
+
+
+def _joined(parts: list[Any]) -> Any:
+    import numpy as np
+
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([np.asarray(p) for p in parts]) if parts else np.empty(0)
 
 
 def partition_extents(frame: Any) -> dict[int, tuple[int, int]]:
@@ -92,8 +132,8 @@ def partition_extents(frame: Any) -> dict[int, tuple[int, int]]:
 @contextlib.contextmanager
 def mapped_rows(engine: SparkEngine, relation: exp.Table, values: pa.Schema, rows_from: RowsFrom
                 ) -> Iterator[exp.Select]:
-    """``SELECT ... FROM <mapped rows> AS s JOIN LATERAL (SELECT s.<value> ...) AS v``, valid
-    inside the block (see the module's description)."""
+    """``SELECT ... FROM <rows with their values> AS s JOIN LATERAL (SELECT s.<drawn>.<value> ...)
+    AS v``, valid inside the block (see the module's description)."""
     from pyspark.sql import functions
     from pyspark.sql.pandas.types import from_arrow_type
     from pyspark.sql.types import StructField, StructType
@@ -102,15 +142,18 @@ def mapped_rows(engine: SparkEngine, relation: exp.Table, values: pa.Schema, row
     try:
         frame = engine.session.table(engine.sql(relation))
         extents = partition_extents(frame)
-        out = StructType(list(frame.schema.fields) + [StructField(f.name, from_arrow_type(f.type), True)
-                                                      for f in values])
-        mapped = frame.withColumn(PARTITION, functions.spark_partition_id()) \
-            .mapInArrow(_Mapper(rows_from, extents, values, engine.sql(relation)), out)
-        mapped.createOrReplaceTempView(engine.sql(table(name)))
+        out = StructType([StructField(f.name, from_arrow_type(f.type), True) for f in values])
+        with warnings.catch_warnings():  # pyspark prefers type hints to the UDF type given
+            warnings.simplefilter("ignore", UserWarning)
+            drawer = functions.arrow_udf(_Drawer(rows_from, extents, values, engine.sql(relation)),
+                                         cast(Any, out), functions.ArrowUDFType.SCALAR_ITER)
+        frame.withColumn(DRAWN, drawer(functions.monotonically_increasing_id())) \
+            .createOrReplaceTempView(engine.sql(table(name)))
     except Exception as e:
         raise engine.error(e, f"map {relation.name}", f"draw the values of {relation.name!r}") from e
     try:
-        exposed = exp.select(*[alias(col(f.name, SOURCE), f.name) for f in values])
+        exposed = exp.select(*[alias(exp.Dot(this=col(DRAWN, SOURCE), expression=exp.to_identifier(
+            f.name, quoted=True)), f.name) for f in values])
         lateral = exp.Lateral(this=exp.Subquery(this=exposed),
                               alias=exp.TableAlias(this=exp.to_identifier(VALUES, quoted=True)))
         yield exp.select().from_(exp.alias_(table(name), SOURCE, table=True, quoted=True)) \

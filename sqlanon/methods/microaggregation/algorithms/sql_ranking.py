@@ -179,6 +179,8 @@ def individual_ranking(source: str | exp.Expression, columns: Sequence[str], att
         if statistic == "median":
             grouped += [alias(rn.copy(), internal(f"rn_{i}")), alias(n.copy(), internal(f"n_{i}"))]
     q2 = exp.select(*passthrough, *grouped).from_(exp.alias_(exp.Subquery(this=q1), _RANKED, quoted=True))
+    if present is not None:
+        return _statistics_by_windows(q2, columns, attributes, k, statistic)
 
     out = exp.select(*[alias(col(c, _GROUPED), c) if c not in attributes
                        else alias(col(internal("v"), internal(f"m_{list(attributes).index(c)}")), c)
@@ -198,6 +200,28 @@ def individual_ranking(source: str | exp.Expression, columns: Sequence[str], att
         on = exp.EQ(this=col(internal(f"g_{i}"), _GROUPED), expression=col(internal("g"), name))
         out = out.join(table(name), on=on, join_type="left")
     return out
+
+
+def _statistics_by_windows(grouped: exp.Select, columns: Sequence[str], attributes: Sequence[str], k: int,
+                           statistic: str) -> exp.Select:
+    """Each attribute's group statistic as a window partitioned by its group, over rows an engine
+    numbered itself: such an engine spreads the rows over its workers, where a window partitioned by
+    the group moves the rows once, and the join of grouped statistics aggregates them and moves both
+    sides of the join. The values are the join form's (a row without a group stays NULL)."""
+    out = []
+    for c in columns:
+        if c not in attributes:
+            out.append(alias(col(c), c))
+            continue
+        i = list(attributes).index(c)
+        g = col(internal(f"g_{i}"))
+        value: exp.Expression = col(c)
+        if statistic == "median":
+            value = _middle(value, col(internal(f"rn_{i}")), col(internal(f"n_{i}")), g, k)
+        mean = as_double(exp.Window(this=exp.Avg(this=value), partition_by=[g.copy()]))
+        grouped_row = exp.Not(this=exp.Is(this=g.copy(), expression=exp.Null()))
+        out.append(alias(exp.Case(ifs=[exp.If(this=grouped_row, true=mean)]), c))
+    return exp.select(*out).from_(exp.alias_(exp.Subquery(this=grouped), _GROUPED, quoted=True))
 
 
 def _middle(value: exp.Expression, rn: exp.Expression, n: exp.Expression, g: exp.Expression,
