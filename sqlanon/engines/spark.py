@@ -15,12 +15,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
 from sqlanon.engines import spark_rows
+from sqlanon.engines.arrow_numpy import plain, table_numpy
 from sqlanon.engines.base import Engine
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.row_values import RowsFrom
@@ -32,6 +32,7 @@ from sqlanon.errors import EngineError, UnsupportedError
 from sqlanon.sql.nodes import table
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
     from sqlanon.engines.grouped import ArrowFunction
@@ -40,13 +41,6 @@ CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 """The environment variable pyspark sets when a Spark Connect session opens in the process."""
 _CSV_OPTIONS = {"header": "header", "delim": "sep"}
 """The file readers' options as sqlanon names them (DuckDB's names) -> Spark's CSV option."""
-
-
-def _plain(value: Any) -> Any:
-    """``Decimal`` as ``int`` when integral, else ``float``, as the other engines return numbers."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    return value
 
 
 def _temporary(statement: exp.Create) -> bool:
@@ -104,7 +98,7 @@ class SparkEngine(Engine, SparkTableMarks):
         rows = [tuple(r) for r in frame.collect()]
         decimal = [i for i, f in enumerate(frame.schema.fields) if f.dataType.typeName() == "decimal"]
         if decimal:
-            rows = [tuple(_plain(v) if i in decimal else v for i, v in enumerate(r)) for r in rows]
+            rows = [tuple(plain(v) if i in decimal else v for i, v in enumerate(r)) for r in rows]
         return names, rows
 
     def fetch_arrow(self, query: exp.Expression) -> pa.Table:
@@ -114,6 +108,12 @@ class SparkEngine(Engine, SparkTableMarks):
             return self.session.sql(sql).toArrow()
         except Exception as e:
             raise self.error(e, query) from e
+
+    def fetch_numpy(self, query: exp.Expression) -> dict[str, np.ndarray]:
+        """The columns of ``query`` read as Arrow: a list of rows (``collect``) costs the driver some
+        hundred bytes per value (a frequency table of millions of rows, gigabytes), and the JVM the
+        rows in its own form first."""
+        return table_numpy(self.fetch_arrow(query))
 
     def _begin(self) -> None:  # never reached: transaction() requires transactional_ddl
         raise UnsupportedError("spark has no transactions")
