@@ -3,11 +3,13 @@
 Data: Adult grown to ``--rows`` rows (``bench/grow_adult.py``, scheme ``quads``: the 9 attributes of
 Adult) plus five DOUBLE columns ``x0``..``x4`` from a Park–Miller step of the row number (as
 ``bench/ranking_bench.py``; ``x4`` has many ties), written once as a Parquet file (``--data``, kept for
-later runs). Both engines read that file where it is: Spark as a temporary view of the file, DuckDB as
-a view over ``read_parquet``.
+later runs) a million rows at a time, so that growing 100M rows takes the memory of a million (some
+10 minutes on 2 busy cores; growing them as one sorted DuckDB table took 16 GB, or crawled when
+DuckDB was limited to 5 GB). Both engines read that file where it is: Spark as a temporary view of the
+file, DuckDB as a view over ``read_parquet``.
 
 Each engine runs four subjects, each against its baseline, alternating (baseline, subject, ...) after
-one untimed warm-up of each:
+one untimed warm-up of each (``--no-warm-up``: none; at 100M rows a warm-up costs as much as a run):
 
 * ``search``: the optimal search (k = 5, 2 % suppression, Loss): the frequency table in the engine, the
   search in memory. Baseline: one ``GROUP BY`` of the 9 QIs, read by the driver as Arrow (as the search
@@ -22,13 +24,15 @@ one untimed warm-up of each:
 Every written table is dropped before the run that writes it (inside the timing, for both).
 
 Goals (the Spark column): search ≤ 3×, check ≤ 2×, ranking ≤ 2×, noise ≤ 2× their baselines. The script
-prints every run, the medians, the ratios, the peak resident memory of this (driver) process and of
-Spark's JVM (``VmHWM``; in local mode the JVM is the driver and the executors at once). A subject an
+prints every run, the medians, the ratios, the peak resident memory of Spark's JVM (``VmHWM``; in
+local mode the JVM is the driver and the executors at once) and of this process, the Python driver
+(``ru_maxrss``), after the Spark runs and again at the end (DuckDB runs inside this process). A subject an
 engine refuses is reported with the refusal.
 
 Spark runs as ``local[N]`` (``--master``, default ``local[2]``) with ``spark.sql.shuffle.partitions``
 (``--partitions``, default 8) and Spark's other defaults (1 GB of driver memory); DuckDB with the
-same number of threads.
+same number of threads and a ``memory_limit`` of 6 GB (``--duckdb-memory``). ``--only`` runs the subjects
+named, in the order named.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ import duckdb
 from sqlglot import exp
 
 from bench.check_bench import spec as check_spec
-from bench.grow_adult import QIS, grow
+from bench.grow_adult import QIS, grown_rows, load_source
 from sqlanon import api
 from sqlanon.domain.hierarchy import read_arx_csv
 from sqlanon.domain.models.k_anonymity import KAnonymity
@@ -73,26 +77,38 @@ def quoted(names: list[str]) -> str:
     return ", ".join('"' + n.replace('"', '""') + '"' for n in names)
 
 
+CHUNK = 1_000_000
+"""Rows grown and written at a time (one Parquet row group each): memory stays that of one chunk."""
+
+
 def parquet_file(folder: Path, rows: int, adult_csv: str) -> Path:
-    """The grown table as Parquet, made once per row count."""
+    """The grown table as Parquet, made once per row count: row r of the grown table with its id r,
+    written chunk by chunk in order of r."""
+    import pyarrow.parquet as pq
+
     path = folder / f"adult_quads_{rows}.parquet"
     if path.exists():
         return path
     folder.mkdir(parents=True, exist_ok=True)
-    work = folder / f"grow_{rows}.duckdb"
-    con = duckdb.connect(str(work))
-    con.execute(f"SET temp_directory = '{folder / 'spill'}'")
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false").fetchall()
     started = time.perf_counter()
-    grow(con, adult_csv, rows, scheme="quads")
+    n = load_source(con, adult_csv)
     parts = [f"((id * {m}) % 2147483647) / 1000.0" for m in MULTIPLIERS]
     parts[-1] = f"((id * {MULTIPLIERS[-1]}) % 2147483647) % 1000"
     numeric = ", ".join(f"CAST({p} AS DOUBLE) AS x{j}" for j, p in enumerate(parts))
     partial = path.with_suffix(".partial")
-    con.execute(f"COPY (SELECT id, {quoted(QIS)}, {numeric} FROM "
-                f"(SELECT row_number() OVER () - 1 AS id, * FROM adult_big)) "
-                f"TO '{partial}' (FORMAT parquet, ROW_GROUP_SIZE 1000000)")
+    writer = None
+    for start in range(0, rows, CHUNK):
+        chunk = con.sql(f"SELECT id, {quoted(QIS)}, {numeric} FROM "
+                        f"({grown_rows(n, start, min(start + CHUNK, rows), 'quads', 'id')}) AS g "
+                        f"ORDER BY id").to_arrow_table()
+        if writer is None:
+            writer = pq.ParquetWriter(partial, chunk.schema)
+        writer.write_table(chunk, row_group_size=CHUNK)
+    if writer is not None:
+        writer.close()
     con.close()
-    work.unlink()
     partial.rename(path)
     print(f"wrote {rows:,} rows to {path} in {time.perf_counter() - started:.0f} s")
     return path
@@ -114,6 +130,11 @@ def jvm_peak_mb() -> float | None:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) / 1024
     return None
+
+
+def driver_peak_mb() -> float:
+    """The peak resident memory of this process so far (DuckDB runs inside it)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def subjects(engine: Engine, adult_dir: Path) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
@@ -184,21 +205,23 @@ def timed(run: Callable[[], Any]) -> tuple[float, Any]:
 GOALS = {"search": 3.0, "check": 2.0, "ranking": 2.0, "noise": 2.0}
 
 
-def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]) -> None:
-    for subject, (baseline, run) in subjects(engine, adult_dir).items():
-        if only and subject not in only:
-            continue
-        try:
-            timed(baseline)
-            _, result = timed(run)
-        except SqlanonError as e:
-            print(f"{name} {subject}: refused: {e}")
-            continue
+def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str], warm_up: bool = True
+          ) -> None:
+    made = subjects(engine, adult_dir)
+    for subject in only or list(made):
+        baseline, run = made[subject]
         bs, ss = [], []
-        for _ in range(runs):
-            bs.append(timed(baseline)[0])
-            seconds, result = timed(run)
-            ss.append(seconds)
+        try:
+            if warm_up:
+                timed(baseline)
+                timed(run)
+            for _ in range(runs):
+                bs.append(timed(baseline)[0])
+                seconds, result = timed(run)
+                ss.append(seconds)
+        except SqlanonError as e:
+            print(f"{name} {subject}: refused or failed after {len(ss)} timed run(s): {e}", flush=True)
+            continue
         mb, ms = statistics.median(bs), statistics.median(ss)
         print(f"{name} {subject}: baseline " + ", ".join(f"{t:.2f}" for t in bs)
               + " s; subject " + ", ".join(f"{t:.2f}" for t in ss)
@@ -216,11 +239,19 @@ def main() -> None:
     p.add_argument("--data", default=str(root / "bench" / "results"))
     p.add_argument("--adult-dir", default=str(root.parent / "shared" / "data" / "adult"))
     p.add_argument("--engines", default="spark,duckdb")
-    p.add_argument("--only", default="", help="comma-separated subjects (search, check, ranking, noise)")
+    p.add_argument("--only", default="",
+                   help="comma-separated subjects (search, check, ranking, noise), run in that order")
+    p.add_argument("--duckdb-memory", default="6GB", help="DuckDB's memory_limit (it spills past it)")
+    p.add_argument("--spark-log-level", default="ERROR",
+                   help="Spark's log level (WARN shows why a task failed, e.g. a result it could not fetch)")
+    p.add_argument("--no-warm-up", action="store_true",
+                   help="time the first runs (on large tables a warm-up run costs as much as a run)")
     a = p.parse_args()
     adult_dir = Path(a.adult_dir)
     path = parquet_file(Path(a.data), a.rows, str(adult_dir / "adult.csv"))
     only = [s for s in a.only.split(",") if s]
+    if set(only) - set(GOALS):
+        p.error(f"--only: unknown subject(s) {', '.join(sorted(set(only) - set(GOALS)))}")
     cores = a.master[a.master.find("[") + 1:-1] if "[" in a.master else "2"
     print(f"rows {a.rows:,} in {path}; runs {a.runs} (medians); {a.master}, "
           f"spark.sql.shuffle.partitions={a.partitions}; DuckDB threads {cores}", flush=True)
@@ -232,11 +263,13 @@ def main() -> None:
             warehouse = tempfile.mkdtemp(prefix="sqlanon-bench-warehouse-")
             session, _ = local_session(a.master, {"spark.sql.shuffle.partitions": str(a.partitions),
                                                   "spark.sql.warehouse.dir": warehouse})
+            session.sparkContext.setLogLevel(a.spark_log_level)
             engine: Engine = SparkEngine(session=session)
             engine.register_file(SOURCE, str(path), kind="parquet")
-            bench("spark", engine, adult_dir, a.runs, only)
+            bench("spark", engine, adult_dir, a.runs, only, not a.no_warm_up)
             peak = jvm_peak_mb()
             print(f"spark: peak RSS of the JVM {peak:,.0f} MB" if peak else "spark: JVM not found")
+            print(f"spark: peak RSS of this process (the driver) {driver_peak_mb():,.0f} MB", flush=True)
             session.stop()
             shutil.rmtree(warehouse, ignore_errors=True)
         else:
@@ -244,11 +277,11 @@ def main() -> None:
                 engine = DuckDBEngine(str(Path(folder) / "bench.duckdb"))
                 engine.execute_script(f"SET threads = {int(cores) if cores.isdigit() else 2}")
                 engine.execute_script(f"SET temp_directory = '{folder}'")
+                engine.execute_script(f"SET memory_limit = '{a.duckdb_memory}'")
                 engine.execute_script(f"CREATE VIEW {SOURCE} AS SELECT * FROM read_parquet('{path}')")
-                bench("duckdb", engine, adult_dir, a.runs, only)
+                bench("duckdb", engine, adult_dir, a.runs, only, not a.no_warm_up)
                 engine.close()
-    print(f"peak RSS of this process (the driver) "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB")
+    print(f"peak RSS of this process (the driver, and DuckDB when it ran) {driver_peak_mb():,.0f} MB")
 
 
 if __name__ == "__main__":
