@@ -24,10 +24,10 @@ def test_a_dropped_working_table_is_released_and_its_name_free_again(spark):
     assert spark.fetch(exp.select("x").from_(table("work")))[1] == [(2,)]
 
 
-def test_rows_sent_from_python_are_broadcast_to_the_joins_that_read_them(spark, tmp_path):
+def test_rows_sent_from_python_are_broadcast_to_the_joins_that_read_them(spark, tmp_path, monkeypatch):
     """Spark does not know the size of rows a Python process sent: unmarked, a join of a large table
     with them planned a shuffle of the large table by the join key, and with a key of two values
-    its GROUP BY then ran in two tasks. Small ones are broadcast, and many stay where they are."""
+    its GROUP BY then ran in two tasks. Small ones are broadcast, larger ones are not."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -36,12 +36,16 @@ def test_rows_sent_from_python_are_broadcast_to_the_joins_that_read_them(spark, 
     spark.register_file("big", str(tmp_path / "big.parquet"), kind="parquet")
     columns = [exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=exp.DataType.build(t))
                for c, t in [("leaf", "bigint"), ("code", "int")]]
-    spark.execute(exp.Create(this=exp.Schema(this=table("codes"), expressions=columns), kind="TABLE",
-                             properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
-    spark.insert_rows("codes", [(0, 10), (1, 11)])
+
+    def rows(name: str, values: list[tuple[int, int]]) -> None:
+        spark.execute(exp.Create(this=exp.Schema(this=table(name), expressions=columns), kind="TABLE",
+                                 properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+        spark.insert_rows(name, values)
+
+    rows("codes", [(0, 10), (1, 11)])
     spark.create_table_from_arrow("more", pa.table({"leaf": [0, 1], "code": [20, 21]}), temporary=True)
-    spark.create_table_from_arrow("many", pa.table({"leaf": list(range(600_000)), "code": [0] * 600_000}),
-                                  temporary=True)
+    monkeypatch.setattr("sqlanon.engines.spark.BROADCAST_SENT_BYTES", 1000)
+    rows("many", [(i, 0) for i in range(100)])  # counted as 100 · 2 · 16 bytes: over the limit
 
     def plan(small: str) -> str:
         query = exp.select(col("code", small), alias(exp.Count(this=exp.Star()), "n")).from_(
