@@ -57,20 +57,33 @@ QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "w
 """The generated table's columns, in Adult's order."""
 
 
-def grow(con: duckdb.DuckDBPyConnection, adult_csv: str, rows: int, name: str = "adult_big",
-         scheme: str = "pairs") -> None:
-    """Create table ``name`` with ``rows`` rows grown from ``adult_csv`` by ``scheme``."""
+def load_source(con: duckdb.DuckDBPyConnection, adult_csv: str) -> int:
+    """Temporary table ``adult_src`` (Adult's rows numbered ``rid`` in file order); its row count."""
     con.execute("CREATE OR REPLACE TEMP TABLE adult_src AS SELECT row_number() OVER () - 1 AS rid, * "
                 "FROM read_csv(?, delim=';', header=true, all_varchar=true)", [adult_csv])
-    n = con.execute("SELECT count(*) FROM adult_src").fetchone()[0]
+    return con.execute("SELECT count(*) FROM adult_src").fetchall()[0][0]
+
+
+def grown_rows(n: int, start: int, stop: int, scheme: str = "pairs", row: str | None = None) -> str:
+    """The query of rows ``start`` ≤ r < ``stop`` of the grown table (from ``adult_src`` of ``n``
+    rows), in order of r; ``row``: also r itself, as that column."""
     source = {}
     joins = []
     for i, (cols, mult, off) in enumerate(SCHEMES[scheme]):
         source.update({c: f'b{i}."{c}"' for c in cols})
         joins.append(f"JOIN adult_src b{i} ON b{i}.rid = ((r.range * {mult} + {off}) % {PRIME}) % {n}")
     selects = [source[c] for c in QIS] if scheme != "pairs" else list(source.values())
-    con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT {", ".join(selects)} '
-                f"FROM range({int(rows)}) r {' '.join(joins)} ORDER BY r.range")
+    if row is not None:
+        selects.insert(0, f'r.range AS "{row}"')
+    return (f"SELECT {', '.join(selects)} FROM range({int(start)}, {int(stop)}) r {' '.join(joins)} "
+            f"ORDER BY r.range")
+
+
+def grow(con: duckdb.DuckDBPyConnection, adult_csv: str, rows: int, name: str = "adult_big",
+         scheme: str = "pairs") -> None:
+    """Create table ``name`` with ``rows`` rows grown from ``adult_csv`` by ``scheme``."""
+    n = load_source(con, adult_csv)
+    con.execute(f'CREATE OR REPLACE TABLE "{name}" AS {grown_rows(n, 0, rows, scheme)}')
 
 
 def ensure_grown(con: duckdb.DuckDBPyConnection, adult_csv: str, rows: int, name: str = "adult_big",

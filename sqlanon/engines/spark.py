@@ -15,12 +15,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
 from sqlanon.engines import spark_rows
+from sqlanon.engines.arrow_numpy import plain, table_numpy
 from sqlanon.engines.base import Engine
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.row_values import RowsFrom
@@ -32,21 +32,20 @@ from sqlanon.errors import EngineError, UnsupportedError
 from sqlanon.sql.nodes import table
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
     from sqlanon.engines.grouped import ArrowFunction
 
 CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 """The environment variable pyspark sets when a Spark Connect session opens in the process."""
+BROADCAST_SENT_BYTES = 8 * 1024 * 1024
+"""Rows sent from the driver into a temporary table up to about this size are broadcast to the joins
+that read them (see :meth:`SparkEngine._keep`)."""
+VALUE_BYTES = 16
+"""The size counted per value of rows sent as Python tuples."""
 _CSV_OPTIONS = {"header": "header", "delim": "sep"}
 """The file readers' options as sqlanon names them (DuckDB's names) -> Spark's CSV option."""
-
-
-def _plain(value: Any) -> Any:
-    """``Decimal`` as ``int`` when integral, else ``float``, as the other engines return numbers."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    return value
 
 
 def _temporary(statement: exp.Create) -> bool:
@@ -93,6 +92,8 @@ class SparkEngine(Engine, SparkTableMarks):
         self._analysis_error = AnalysisException
         self._temps: dict[str, tuple[str, Any]] = {}
         """Folded name -> the name and the DataFrame of each temporary view this engine made."""
+        self._sent: dict[str, int] = {}
+        """Folded name -> the bytes sent from the driver into each temporary view made of such rows."""
 
     # -- hooks ------------------------------------------------------------------------------------
     def _execute(self, sql: str) -> None:
@@ -104,7 +105,7 @@ class SparkEngine(Engine, SparkTableMarks):
         rows = [tuple(r) for r in frame.collect()]
         decimal = [i for i, f in enumerate(frame.schema.fields) if f.dataType.typeName() == "decimal"]
         if decimal:
-            rows = [tuple(_plain(v) if i in decimal else v for i, v in enumerate(r)) for r in rows]
+            rows = [tuple(plain(v) if i in decimal else v for i, v in enumerate(r)) for r in rows]
         return names, rows
 
     def fetch_arrow(self, query: exp.Expression) -> pa.Table:
@@ -114,6 +115,12 @@ class SparkEngine(Engine, SparkTableMarks):
             return self.session.sql(sql).toArrow()
         except Exception as e:
             raise self.error(e, query) from e
+
+    def fetch_numpy(self, query: exp.Expression) -> dict[str, np.ndarray]:
+        """The columns of ``query`` read as Arrow: a list of rows (``collect``) costs the driver some
+        hundred bytes per value (a frequency table of millions of rows, gigabytes), and the JVM the
+        rows in its own form first."""
+        return table_numpy(self.fetch_arrow(query))
 
     def _begin(self) -> None:  # never reached: transaction() requires transactional_ddl
         raise UnsupportedError("spark has no transactions")
@@ -159,18 +166,28 @@ class SparkEngine(Engine, SparkTableMarks):
         key = self.dialect.fold(name)
         if key in self._temps and not statement.args.get("replace"):
             raise EngineError(f"spark: the temporary table {name!r} already exists")
-        self._keep(name, frame, cache=not isinstance(target, exp.Schema))
+        if isinstance(target, exp.Schema):
+            self._keep(name, frame, sent=0)
+        else:
+            self._keep(name, frame)
 
-    def _keep(self, name: str, frame: Any, *, cache: bool = True) -> None:
+    def _keep(self, name: str, frame: Any, *, sent: int | None = None) -> None:
         """Register ``frame`` as the temporary view ``name``, cached: computed once, by the first
-        statement that reads it. Rows sent from here (``cache=False``) are left as they are: Spark
-        holds them already and knows their size, so joins broadcast them, while a cache hides the
-        size until a job has filled it."""
-        self._register(name, frame.cache() if cache else frame)
+        statement that reads it. Rows sent from here (``sent``: their size in bytes) are left as they
+        are, as Spark holds them already, and marked for broadcast when small: Spark does not know
+        the size of rows a Python process sent, so without the mark a join of them with a large
+        table plans a shuffle of the large table by the join key (at 100M rows, a GROUP BY through
+        the leaf codes of nine hierarchies shuffled every row into the two partitions of ``sex``)."""
+        if sent is None:
+            self._register(name, frame.cache())
+            return
+        self._register(name, frame.hint("broadcast") if sent <= BROADCAST_SENT_BYTES else frame)
+        self._sent[self.dialect.fold(name)] = sent
 
     def _register(self, name: str, frame: Any) -> None:
         key = self.dialect.fold(name)
         old = self._temps.pop(key, None)
+        self._sent.pop(key, None)
         frame.createOrReplaceTempView(self.sql(table(name)))
         self._temps[key] = (name, frame)
         if old is not None:
@@ -180,6 +197,7 @@ class SparkEngine(Engine, SparkTableMarks):
         # released before the view goes: a Connect session sends the frame's query to the server,
         # which resolves the views it reads again to find the cached data
         name, frame = self._temps.pop(key)
+        self._sent.pop(key, None)
         try:
             frame.unpersist()
         except Exception:  # noqa: BLE001 - Connect: a view the frame's query reads is gone already
@@ -209,7 +227,9 @@ class SparkEngine(Engine, SparkTableMarks):
             frame = self.session.createDataFrame([tuple(r) for r in rows], target.schema)
             key = self.dialect.fold(name)
             if schema is None and key in self._temps:
-                self._keep(name, self._temps[key][1].union(frame), cache=False)
+                sent = self._sent.get(key, BROADCAST_SENT_BYTES + 1) \
+                    + len(rows) * len(target.columns) * VALUE_BYTES
+                self._keep(name, self._temps[key][1].union(frame), sent=sent)
             else:
                 frame.write.insertInto(relation)
         except Exception as e:
@@ -220,7 +240,7 @@ class SparkEngine(Engine, SparkTableMarks):
         try:
             frame = self.session.createDataFrame(data)
             if temporary:
-                self._keep(name, frame, cache=False)
+                self._keep(name, frame, sent=data.nbytes)
             else:
                 frame.write.saveAsTable(self.sql(table(name, schema)))
         except Exception as e:
