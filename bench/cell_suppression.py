@@ -100,28 +100,9 @@ def ratios(tables: int, seed: int, alpha: float) -> None:
 
 def batch_cover_sql(duck: Any, combos: Combos, k: int, alpha: float) -> Suppression:
     """``batch_cover`` on DuckDB over ``combos`` loaded as a frequency table, as a suppression."""
-    from sqlglot import exp
+    from tests.methods.local_suppression.test_batch_cover import solved
 
-    from sqlanon.methods.local_suppression import batch_cover, units_sql
-    from sqlanon.methods.local_suppression.combos import MISSING
-    from sqlanon.sql.nodes import table
-
-    d = combos.width
-    names = [f"v{i}" for i in range(d)]
-    values = [tuple(None if c == MISSING else combos.values[j][c] for j, c in enumerate(r))
-              for r in combos.codes]
-    duck.con.execute(f"CREATE OR REPLACE TABLE f ({', '.join(f'{n} VARCHAR' for n in names)}, n BIGINT)")
-    duck.con.executemany(f"INSERT INTO f VALUES ({', '.join('?' * (d + 1))})",
-                         [(*v, int(c)) for v, c in zip(values, combos.counts)])
-    units = units_sql.start(duck, exp.select("*").from_(table("f")), names, "n")
-    batch_cover.run(units, k, alpha, [1.0] * d)
-    got = duck.fetch(units.read())[1]
-    duck.drop(units.name)
-    index = {v: i for i, v in enumerate(values)}
-    masks = np.array([[x is None for x in r[2 + 2 * d:2 + 3 * d]] for r in got], dtype=bool
-                     ).reshape(len(got), d)
-    combo = np.array([index[tuple(r[2:2 + d])] for r in got])
-    return Suppression(combo, masks, np.array([r[-1] for r in got]))
+    return solved(duck, combos, k, alpha, [1.0] * combos.width)[0]
 
 
 HEURISTICS = ("sdcmicro", "pattern", "cover", "rounds", "rounds/sql", "batch_cover")
