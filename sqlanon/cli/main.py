@@ -13,9 +13,10 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
+from sqlanon.cli.verbs import VERBS, add_common
 from sqlanon.errors import EngineError, InternalError, SpecError, SqlanonError
 
 EXIT_OK = 0
@@ -59,126 +60,58 @@ def _version() -> str:
     return f"sqlanon {__version__}"
 
 
-def _add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
-    """``--debug`` and ``-v``, accepted before or after the verb."""
-    default = False if top else argparse.SUPPRESS
-    p.add_argument("--debug", action="store_true", default=default,
-                   help="on an error, also print the failing SQL (salts redacted) and the traceback")
-    p.add_argument("-v", "--verbose", action="store_true", default=default,
-                   help="log the SQL that runs (salts redacted)")
+class _VerbParser(_Parser):
+    """A verb's parser whose arguments are added when it is first used (parsed, or its help or usage
+    formatted): a run pays for its own verb's arguments and modules, not for every verb's."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_verb_arguments: Callable[[argparse.ArgumentParser], None] | None = None
 
-def _add_source_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("spec", help="the spec file (YAML)")
-    p.add_argument("--database", help="a DuckDB file, a postgresql:// URL, spark://local[N] or "
-                   "sc://HOST:PORT (Spark Connect); overrides source.database")
-    p.add_argument("--json", action="store_true",
-                   help="print a machine-readable JSON report (and errors as JSON, on stdout)")
-    _add_common(p)
+    def _filled(self) -> None:
+        add, self.add_verb_arguments = self.add_verb_arguments, None
+        if add is not None:
+            add(self)
 
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        self._filled()
+        return super().parse_known_args(*args, **kwargs)
 
-def _add_output_overrides(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--output", metavar="NAME", help="the output table or view; overrides output.name")
-    p.add_argument("--replace", action="store_true",
-                   help="overwrite an existing output; sets output.replace")
+    def format_help(self) -> str:
+        self._filled()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self._filled()
+        return super().format_usage()
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="sqlanon", description="Anonymize tables inside the database.",
                      epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=_version())
-    _add_common(parser, top=True)
-    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    from sqlanon.cli import report as report_cli
-
-    def verb(name: str, text: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=text, description=text, epilog=EXIT_CODES,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-
-    p = verb("check", "what a table achieves under a spec's transformation")
-    _add_source_options(p)
-    p.add_argument("--against", metavar="PREVIOUS_RELEASE", help="a previous release (table or view): "
-                   "fail if intersecting it with this release shrinks classes or pins values down")
-    report_cli.add_html(p)
-    p = verb("apply", "check the transformation and write the spec's output")
-    _add_source_options(p)
-    _add_output_overrides(p)
-    report_cli.add_html(p)
-    p.add_argument("--dry-run", action="store_true", help="check only; write nothing")
-    p = verb("anonymize", "search for the best transformation and write the output")
-    _add_source_options(p)
-    _add_output_overrides(p)
-    report_cli.add_html(p)
-    p.add_argument("--strategy", help="optimal, binary, incognito, exhaustive or heuristic "
-                   "(default: transformation.search, else optimal)")
-    p.add_argument("--metric", help="the metric to minimise (default: transformation.metric, else loss)")
-    p.add_argument("--dry-run", action="store_true", help="search and check only; write nothing")
-    p.add_argument("--time-limit", type=float, help="stop the search after this many seconds and use "
-                   "the best transformation found so far (reported as not proven optimal)")
-    p.add_argument("--write-spec", metavar="FILE", help="write the spec with the chosen levels (and the "
-                   "search's report as a comment) to FILE, for apply and compile")
-    p = verb("compile", "print the transformation as SQL for a dialect")
-    _add_source_options(p)
-    _add_output_overrides(p)
-    p.add_argument("--dialect", help="duckdb, postgres, spark, snowflake, bigquery or trino "
-                   "(default: output.dialect)")
-    p.add_argument("--sql-file", "-o", metavar="FILE",
-                   help="write the SQL to this file instead of standard output")
-    p.add_argument("--offline", action="store_true", help="build the SQL from the spec alone, without "
-                   "connecting (the default when the spec names no database); needs fixed levels")
-
-    p = verb("risk", "the re-identification risk of a table, before and after the spec's levels")
-    _add_source_options(p)
-    from sqlanon.cli import risk as risk_cli
-
-    risk_cli.add_arguments(p)
-
-    p = verb("report", "an HTML report of what the spec's transformation achieves (writes no output)")
-    report_cli.add_arguments(p)
-    _add_source_options(p)
-
-    p = verb("query", "one differentially private aggregate, charged to a budget")
-    from sqlanon.cli import dp as dp_cli
-
-    dp_cli.add_arguments(p)
-    _add_common(p)
-
-    p = verb("budget", "the privacy budgets kept in a database and their spends")
-    dp_cli.add_budget_arguments(p)
-    _add_common(p)
-
-    p = verb("hierarchy", "build, validate or export hierarchies")
-    from sqlanon.cli import hierarchy as hierarchy_cli
-
-    hierarchy_cli.add_arguments(p)
-    _add_common(p)
-
-    p = verb("dbt", "an anonymized dbt model with its privacy gates, and sqlanon's dbt package")
-    from sqlanon.cli import dbt as dbt_cli
-
-    dbt_cli.add_arguments(p)
-    _add_common(p)
-
-    p = verb("demo", "generate a table of people in a DuckDB file and anonymize it")
-    from sqlanon.cli import demo
-
-    demo.add_arguments(p)
-    _add_common(p)
+    add_common(parser, top=True)
+    sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB", parser_class=_VerbParser)
+    for name, text, add_arguments in VERBS:
+        p = sub.add_parser(name, help=text, description=text, epilog=EXIT_CODES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_verb_arguments = add_arguments
     return parser
 
 
 # -- reporting ------------------------------------------------------------------------------------
-def _print_json(body: dict[str, Any]) -> None:
-    """A JSON object on standard output, on its own lines (reports and --json errors alike)."""
-    json.dump(body, sys.stdout, indent=2, default=str)
-    sys.stdout.write("\n")
+def _print_json(body: dict[str, Any], out: TextIO | None = None) -> None:
+    """A JSON object on standard output, on its own lines (reports and --json errors alike).
+
+    Written in one piece: ``json.dump`` writes every token apart, one system call each when the
+    output is unbuffered (``PYTHONUNBUFFERED``, ``python -u``), thousands for a search's report."""
+    (out or sys.stdout).write(json.dumps(body, indent=2, default=str) + "\n")
 
 
 def _print_report(report: dict[str, Any], as_json: bool, out: TextIO | None = None) -> None:
     out = out or sys.stdout  # read when printing, not when imported: main() may run in-process
     if as_json:
-        json.dump(report, out, indent=2, default=str)
-        out.write("\n")
+        _print_json(report, out)
         return
     from sqlanon.report.text import format_report
 
