@@ -34,3 +34,20 @@ def test_other_values_still_go_through_arrow():
         engine.con.execute("CREATE TABLE t (a VARCHAR, b DOUBLE)")
         engine.insert_rows("t", [("x", 1.5), (None, None), ("y", 2.0)])
         assert engine.con.execute("SELECT * FROM t").fetchall() == [("x", 1.5), (None, None), ("y", 2.0)]
+
+
+def test_anonymize_loads_no_other_verb_and_no_risk_estimators():
+    """The command line adds only the running verb's arguments, and the metric and model registries
+    (which import every module of their packages) leave the risk estimators to the runs that use them."""
+    code = textwrap.dedent("""
+        import sys
+        from sqlanon.cli.main import build_parser
+        from sqlanon.domain.metrics import METRICS
+        from sqlanon.domain.models.base import MODELS
+
+        build_parser().parse_args(["anonymize", "spec.yaml", "--json"])
+        METRICS.names(), MODELS.names()
+        print(sorted(m for m in sys.modules if m.startswith(("sqlanon.cli.", "sqlanon.domain.risk"))))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['sqlanon.cli.main', 'sqlanon.cli.report', 'sqlanon.cli.verbs']"

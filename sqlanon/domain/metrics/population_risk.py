@@ -6,13 +6,14 @@ The population is ``metrics.options.population_size`` (a count, or ``usa``) or
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlanon.domain.metrics.base import MetricContext, register
 from sqlanon.domain.metrics.risk import RiskMetric, histogram
-from sqlanon.domain.risk.histogram import SizeHistogram
-from sqlanon.domain.risk.population import PopulationModel, estimate
 from sqlanon.errors import SpecError
+
+if TYPE_CHECKING:
+    from sqlanon.domain.risk.population import PopulationModel
 
 POPULATION_SIZE, SAMPLING_FRACTION = "population_size", "sampling_fraction"
 
@@ -20,6 +21,10 @@ POPULATION_SIZE, SAMPLING_FRACTION = "population_size", "sampling_fraction"
 def population_model(options: dict[str, Any] | Any, rows: int, path: str = "metrics.options"
                      ) -> PopulationModel | None:
     """The population model the options give, None when they give none."""
+    # the estimators are imported when used: the metrics registry imports this module on every run
+    # that measures a metric
+    from sqlanon.domain.risk.population import PopulationModel
+
     size, fraction = options.get(POPULATION_SIZE), options.get(SAMPLING_FRACTION)
     if size is None and fraction is None:
         return None
@@ -44,6 +49,9 @@ class PopulationUniques(RiskMetric):
         if model is None:
             raise SpecError(f"population_uniques needs metrics.options.{POPULATION_SIZE} or "
                             f"{SAMPLING_FRACTION}", path="metrics.options")
+        from sqlanon.domain.risk.histogram import SizeHistogram
+        from sqlanon.domain.risk.population import estimate
+
         h = SizeHistogram.of(histogram(ctx).kept)
         if h.empty:
             return 0.0

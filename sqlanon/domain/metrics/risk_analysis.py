@@ -13,27 +13,35 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from sqlanon.domain.models.base import KEEP, SIZE
-from sqlanon.domain.risk.analysis import DEFAULT_THRESHOLD, RiskAnalysis, of_histogram
-from sqlanon.domain.risk.histogram import SizeHistogram
 from sqlanon.sql.nodes import alias, col, count_star, internal
 
 if TYPE_CHECKING:
+    from sqlanon.domain.risk.analysis import RiskAnalysis
+    from sqlanon.domain.risk.histogram import SizeHistogram
     from sqlanon.engines.base import Engine
 
 _SIZE, _CLASSES = internal("risk_size"), internal("risk_classes")
 
 
 def analyze(engine: Engine, relation_or_verdict: Any, qis: list[str] | None = None, *,
-            population: int | None = None, threshold: float = DEFAULT_THRESHOLD) -> RiskAnalysis:
+            population: int | None = None, threshold: float | None = None) -> RiskAnalysis:
     """The risk analysis of a relation (its classes over ``qis``) or of a checked node (an object
-    with ``verdict`` and ``anonymous``: its released classes, suppressed ones excluded)."""
+    with ``verdict`` and ``anonymous``: its released classes, suppressed ones excluded); ``threshold``
+    defaults to :data:`~sqlanon.domain.risk.analysis.DEFAULT_THRESHOLD`."""
+    # the estimators are imported here: the metrics registry imports this package's modules on every
+    # run that measures a metric, and a run without risk figures need not load them
+    from sqlanon.domain.risk.analysis import DEFAULT_THRESHOLD, of_histogram
+
     histogram = class_histogram(engine, relation_or_verdict, qis)
-    return of_histogram(histogram, population=population, threshold=threshold)
+    return of_histogram(histogram, population=population,
+                        threshold=DEFAULT_THRESHOLD if threshold is None else threshold)
 
 
 def class_histogram(engine: Engine, relation_or_verdict: Any, qis: list[str] | None = None
                     ) -> SizeHistogram:
     """``{size: number of classes}`` with one query on the engine."""
+    from sqlanon.domain.risk.histogram import SizeHistogram
+
     verdict = getattr(relation_or_verdict, "verdict", None)
     if verdict is not None:
         kept = col(KEEP) if relation_or_verdict.anonymous else exp.true()

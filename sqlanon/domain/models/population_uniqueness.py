@@ -41,13 +41,16 @@ from sqlanon.domain.models.base import (
     register,
 )
 from sqlanon.domain.models.t_closeness import require_number
-from sqlanon.domain.risk.histogram import SizeHistogram
-from sqlanon.domain.risk.population import ESTIMATORS, PopulationModel, estimate
 from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.sql.nodes import alias, as_double, col, count_star, internal, lit
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from sqlanon.domain.risk.histogram import SizeHistogram
+
+# the estimators (sqlanon.domain.risk) are imported where a spec uses this model: the models registry
+# imports this module on every run
 
 NO_ESTIMATE = 2.0
 """The statistic of a size-1 class when the estimator found no solution (fails every bound ≤ 1)."""
@@ -60,6 +63,8 @@ def uniques_share(sizes: SizeHistogram, rows: int, population: Any, sampling_fra
     """The estimated population-unique fraction of a node, :data:`NO_ESTIMATE` when none is found."""
     if sizes.classes_of_size(1) == 0:
         return 0.0
+    from sqlanon.domain.risk.population import PopulationModel, estimate
+
     model = PopulationModel.of(rows, population=population, sampling_fraction=sampling_fraction)
     u = estimate(sizes, model.size, zayatz_fallback=False, only=estimator).of(estimator)
     return u.fraction if u.available else NO_ESTIMATE
@@ -97,12 +102,16 @@ class UniquesShare(Statistic):
         if not engine.relation_exists(gen):  # a step of the statement being built, not a table yet
             query = ctx.plan.as_query(query)
         _, rows = engine.fetch(query)
+        from sqlanon.domain.risk.histogram import SizeHistogram
+
         sizes = SizeHistogram.of({int(s): int(c) for s, c in rows})
         return uniques_share(sizes, sizes.records, self.population, self.sampling_fraction,
                              self.estimator)
 
     def in_memory(self, classes: ClassTable) -> np.ndarray:
         import numpy as np
+
+        from sqlanon.domain.risk.histogram import SizeHistogram
 
         sizes = classes.sizes
         share = uniques_share(SizeHistogram.of_class_sizes(sizes), int(classes.n), self.population,
@@ -128,6 +137,8 @@ class PopulationUniqueness(PrivacyModel):
     table_reference: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
+        from sqlanon.domain.risk.population import ESTIMATORS, PopulationModel
+
         require_number(self.threshold, "threshold", 0.0, 1.0)
         if self.estimator not in ESTIMATORS:
             raise SpecError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {self.estimator!r}",
