@@ -76,10 +76,11 @@ def _no_html(html: Any) -> None:
 def _before_opening(spec: Spec, engine: Engine | None, database: str | None) -> None:
     """The checks of a verb that writes, before the source is opened: where a file source's output
     would go, a writable ``output.path``, and a research subset that outlives the session."""
-    from sqlanon.domain.models.presence import require_lasting_subset
-
     OutputSink.check_before_opening(spec, engine, database)
-    require_lasting_subset(spec.privacy, portable=spec.output.mode in ("view", "sql"))
+    if spec.output.mode in ("view", "sql"):  # δ-presence's module is imported only where it can refuse
+        from sqlanon.domain.models.presence import require_lasting_subset
+
+        require_lasting_subset(spec.privacy, portable=True)
 
 
 def _tables(spec: Spec, verb: Any, engine: Engine | None, database: str | None, dry_run: bool,

@@ -5,7 +5,9 @@ A :class:`Registry` maps a name (the one users write in a spec or on the command
 with optional traits (small facts the caller reads before using the object). Built-in entries live in
 modules the registry imports on first lookup (``modules``, or every module of ``packages``), so a new
 entry is one decorated definition in its own module, plus that module's name in the registry's list
-when it is a new module outside the registry's packages.
+when it is a new module outside the registry's packages. Looking up a name that is also the name of
+a module of ``packages`` imports that module alone (in a registry whose names are sorted): a spec
+naming ``k_anonymity`` does not import every privacy model.
 
 The registry is reached by name, not by importing the modules behind it: a lower layer (the spec)
 checks a name whose entry lives in a higher one (a method) without importing that method.
@@ -91,9 +93,28 @@ class Registry(Generic[T]):
                 if e.name != module:
                     raise
 
+    def _load_named(self, name: str) -> None:
+        """Import only the module of ``packages`` named after ``name`` (``<package>.<name>``), when
+        there is one: a lookup of such an entry does not import every module of the packages. The
+        names are sorted, so the order in which entries are registered does not show."""
+        if not self._sort or not name.isidentifier() or name.startswith("_"):
+            return
+        for package in self._packages:
+            module = f"{package}.{name}"
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as e:
+                if e.name != module:
+                    raise
+
     def get(self, name: str) -> T:
         """The entry named ``name``, or the registry's error naming the known ones."""
-        self._load()
+        known = isinstance(name, str) and name in self._entries
+        if not known and not self._loaded and isinstance(name, str):
+            self._load_named(name)
+            known = name in self._entries
+        if not known:
+            self._load()
         try:
             return self._entries[name]
         except (KeyError, TypeError):

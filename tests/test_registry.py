@@ -40,6 +40,29 @@ def test_modules_and_every_module_of_a_package_are_imported_on_first_lookup(plug
     assert [name for name, _ in plugins_pkg.REG.items()] == ["extra", "alpha", "zeta"]
 
 
+def test_a_sorted_registry_imports_only_the_module_named_after_the_entry(tmp_path, monkeypatch):
+    """A lookup finds ``<package>.<name>`` alone; a name of no module loads every module."""
+    pkg = tmp_path / "named_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "from sqlanon.registry import Registry\nREG = Registry('part', packages=('named_pkg',))\n")
+    (pkg / "zeta.py").write_text("from named_pkg import REG\nREG.add('zeta', 26)\n")
+    (pkg / "alpha.py").write_text("from named_pkg import REG\nREG.add('alpha', 1)\nREG.add('beta', 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        import named_pkg
+
+        assert named_pkg.REG.get("zeta") == 26
+        assert "named_pkg.zeta" in sys.modules and "named_pkg.alpha" not in sys.modules
+        assert named_pkg.REG.get("beta") == 2  # in a module of another name: every module is loaded
+        assert named_pkg.REG.names() == ["alpha", "beta", "zeta"]
+        with pytest.raises(SpecError, match="unknown part '_init'"):
+            named_pkg.REG.get("_init")
+    finally:
+        for name in [m for m in sys.modules if m.startswith("named_pkg")]:
+            del sys.modules[name]
+
+
 def test_names_are_sorted_unless_asked_for_registration_order():
     sorted_reg, ordered = Registry("shape"), Registry("shape", sort=False)
     for reg in (sorted_reg, ordered):

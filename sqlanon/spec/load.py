@@ -160,10 +160,12 @@ def _attributes(c: Context, value: Any, section: str = "attributes") -> dict[str
 
 def _relative_files(c: Context, params: Any) -> Any:
     """A model's file parameter (a research subset) is relative to the spec file, like every path."""
+    subset = params.get("subset") if isinstance(params, dict) else None
+    if not isinstance(subset, str):
+        return params
     from sqlanon.domain.models.presence import is_file
 
-    subset = params.get("subset") if isinstance(params, dict) else None
-    if isinstance(subset, str) and is_file(subset):
+    if is_file(subset):
         return {**params, "subset": str(c.file(subset, "subset"))}
     return params
 

@@ -160,10 +160,11 @@ class MetricContext:
 
     @cached_property
     def subset(self) -> Any:
-        """The research subset's statistic of the first δ-presence model (ARX's subset), or None."""
-        from sqlanon.domain.models.presence import research_subset
-
-        return research_subset(self.evaluator.p.models)
+        """The research subset's statistic of the first δ-presence model (ARX's subset), or None:
+        the statistic whose in-memory form reads ``subset`` (found without importing δ-presence's
+        module, which a spec without it does not load)."""
+        return next((s for m in self.evaluator.p.models for s in m.statistics()
+                     if "subset" in s.memory_inputs), None)
 
     @cached_property
     def population(self) -> Population:

@@ -16,19 +16,21 @@ read :class:`SubsetTable` and :class:`SubsetNode`, where each class weighs its m
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 from sqlglot import exp
 
 from sqlanon.domain.models.base import Statistic
-from sqlanon.domain.models.presence import SubsetCount
 from sqlanon.errors import UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator
 from sqlanon.methods.generalization.search.fast_classes import LeafCounts
 from sqlanon.methods.generalization.search.fast_load import objects
 from sqlanon.methods.generalization.search.grouping import Grouping, combine
 from sqlanon.sql.nodes import alias, col, table
+
+if TYPE_CHECKING:  # δ-presence's module is imported by the specs that use it, not by every search
+    from sqlanon.domain.models.presence import SubsetCount
 
 
 class LoadedTable(Protocol):
@@ -101,6 +103,12 @@ SUBSET_METRICS = frozenset({"height", "loss", "loss_arithmetic", "precision", "d
 """Metrics whose in-memory forms count the research subset's rows through :class:`SubsetTable`."""
 
 
+def subset_counts(statistics: Sequence[Statistic]) -> list[SubsetCount]:
+    """The statistics counting a research subset's rows (δ-presence's :class:`SubsetCount`, the
+    statistic whose in-memory form reads ``subset``)."""
+    return [cast("SubsetCount", s) for s in statistics if "subset" in s.memory_inputs]
+
+
 def refuse_subset_metrics(statistics: Sequence[Statistic], metric_name: str | None) -> None:
     """Refuse a metric whose in-memory form cannot count the research subset's rows, as SQL does.
 
@@ -109,7 +117,7 @@ def refuse_subset_metrics(statistics: Sequence[Statistic], metric_name: str | No
     """
     if metric_name is None or metric_name in SUBSET_METRICS:
         return
-    if any(isinstance(s, SubsetCount) for s in statistics):
+    if subset_counts(statistics):
         raise UnsupportedError(f"under δ-presence the metric {metric_name!r} counts the research "
                                "subset's rows (as ARX does), and its in-memory form counts the table's: "
                                "check these nodes in SQL")
@@ -168,7 +176,7 @@ class SubsetNode:
 def matched_subsets(ev: Evaluator, loaded: LoadedTable, statistics: Sequence[Statistic]
                     ) -> dict[str, MatchedSubset]:
     """The research subsets the statistics read in memory, each read once, by plan step."""
-    wanted = {s.step: s for s in statistics if isinstance(s, SubsetCount)}
+    wanted = {s.step: s for s in subset_counts(statistics)}
     return {step: MatchedSubset(ev, loaded, s) for step, s in sorted(wanted.items())}
 
 
@@ -177,7 +185,7 @@ def subset_table(loaded: Any, subsets: dict[str, MatchedSubset], statistics: Seq
     """The rows ARX's quality models count under δ-presence: the research subset of the first
     δ-presence model (as :attr:`~sqlanon.domain.metrics.base.MetricContext.population`); None when
     they are the loaded table's (no δ-presence, or a metric that reads no rows)."""
-    first = next((s.step for s in statistics if isinstance(s, SubsetCount)), None)
+    first = next((s.step for s in subset_counts(statistics)), None)
     if first is None or getattr(metric, "name", None) in DATA_FREE_METRICS | {None}:
         return None
     return SubsetTable(loaded, subsets[first])
