@@ -111,23 +111,53 @@ class HierarchyTables:
         return self._leaf_codes[attribute]
 
     def table(self, attribute: str) -> HierarchyTable:
-        """The hierarchy as rows: the file for table hierarchies, else built over the data's values."""
+        """The hierarchy as rows: the file for table hierarchies, else built over the data's values.
+
+        Built over the source's distinct values, the first call builds every such table of the
+        quasi-identifiers with one query (a UNION ALL tagged by attribute), not one scan each."""
         h = self.hierarchies[attribute]
         table_ = h.table()
         if table_ is not None:
             return table_
         if attribute not in self._built:
-            c = col(attribute)
-            levels = [as_text(h.expression(c, lv)) if lv else as_text(c) for lv in range(h.height + 1)]
-            values: exp.Expression
-            if self._source is not None and not self._raw_built() \
-                    and not any(e.find(exp.Window, exp.AggFunc) for e in levels):
-                values = exp.select(c).distinct().from_(self._source.copy()).subquery(internal("v"))
+            levels = self._levels(attribute)
+            if self._source is not None and not self._raw_built() and self._over_values(levels):
+                self._build_over_source([a for a in self.qis if a not in self._built and self.hierarchies[
+                    a].table() is None and self._over_values(self._levels(a))] or [attribute])
             else:
-                values = self._raw().copy()
-            q = exp.select(*[alias(e, f"l{lv}") for lv, e in enumerate(levels)]).distinct().from_(values)
-            self._built[attribute] = HierarchyTable(tuple(tuple(r) for r in self.engine.fetch(q)[1]))
+                q = exp.select(*[alias(e, f"l{lv}") for lv, e in enumerate(levels)]).distinct().from_(
+                    self._raw().copy())
+                self._built[attribute] = HierarchyTable(tuple(tuple(r) for r in self.engine.fetch(q)[1]))
         return self._built[attribute]
+
+    def _levels(self, attribute: str) -> list[exp.Expression]:
+        """Every level of a rule-based hierarchy's attribute as text, the value itself first."""
+        h, c = self.hierarchies[attribute], col(attribute)
+        return [as_text(h.expression(c, lv)) if lv else as_text(c) for lv in range(h.height + 1)]
+
+    @staticmethod
+    def _over_values(levels: Sequence[exp.Expression]) -> bool:
+        """Levels computed from each value alone (no window or aggregate over the column)."""
+        return not any(e.find(exp.Window, exp.AggFunc) for e in levels)
+
+    def _build_over_source(self, attributes: Sequence[str]) -> None:
+        """The tables of ``attributes`` over the source's distinct values, with one query: each part
+        is tagged by the attribute's index, its levels padded with NULLs to the tallest hierarchy."""
+        assert self._source is not None
+        width = max(self.hierarchies[a].height for a in attributes) + 1
+        parts = []
+        for i, a in enumerate(attributes):
+            levels = self._levels(a)
+            levels += [as_text(exp.null()) for _ in range(width - len(levels))]
+            values = exp.select(col(a)).distinct().from_(self._source.copy()).subquery(internal("v"))
+            parts.append(exp.select(alias(lit(i), "a"), *[alias(e, f"l{lv}") for lv, e in enumerate(levels)])
+                         .distinct().from_(values))
+        query = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
+        rows: list[list[tuple[str | None, ...]]] = [[] for _ in attributes]
+        for r in self.engine.fetch(query)[1]:
+            rows[int(r[0])].append(tuple(r[1:]))
+        for a, found in zip(attributes, rows):
+            self._built[a] = HierarchyTable(tuple(r[:self.hierarchies[a].height + 1] for r in found))
 
     def validate_coverage(self, relation: exp.Expression, attributes: Sequence[str]) -> None:
         """Every value of ``attributes`` in ``relation`` must be a leaf of its table hierarchy.

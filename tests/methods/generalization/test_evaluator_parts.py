@@ -81,3 +81,22 @@ def test_statistics_are_prepared_with_the_problems_typed_inputs(duck):
         assert relation in temporary_tables(duck)
         assert ev.check({"q": 0}).classes == 2
     assert relation not in temporary_tables(duck)
+
+
+def test_rule_based_hierarchies_over_the_source_are_read_with_one_query(duck, caplog):
+    """The search builds every rule-based hierarchy (age's intervals, zip's mask) over the source's
+    distinct values with one query, not one scan of the source each."""
+    import logging
+
+    from sqlanon import api
+    from sqlanon.spec.load import spec_from_dict
+    from tests.report import people
+
+    people.create(duck, rows=300)
+    spec = spec_from_dict(people.generalization(search="optimal", suppression_limit=0.05))
+    with caplog.at_level(logging.DEBUG, logger="sqlanon"):
+        report = api.anonymize(spec, engine=duck, dry_run=True)
+    reads = [r.getMessage() for r in caplog.records
+             if r.getMessage().startswith("duckdb: SELECT DISTINCT") and 'FROM "people"' in r.getMessage()]
+    assert report.search["evaluated_in"] == "memory"
+    assert len(reads) == 1 and '"age"' in reads[0] and '"zip"' in reads[0]
