@@ -32,27 +32,29 @@ distorts less than elapsed time. The script prints every round (each gate's SELE
 and the ratios of the medians, and writes them to ``<workdir>/dbt_bench.json``.
 
 Measured (``python -m bench.dbt_bench --rows 10000000 --runs 3 --adult-dir ../shared/data/adult``,
-532 classes; the machine shared with other work, load average 12 to 17, so elapsed times vary by up
-to 2× between rounds), medians of 3 rounds:
+532 classes), four runs in one hour on a machine shared with other work (load average 13 to 17, 12
+to 17, 15 falling to 7, 3 to 7; elapsed times vary by up to 2× between rounds), ratios of the medians
+of each run:
 
-==========================================  =========  ===============================
-subject                                     median     against
-==========================================  =========  ===============================
-GROUP BY, bare DuckDB (warm)                0.977 s    (CPU 0.333 s)
-GROUP BY in dbt (singular test)             1.278 s
-one gate in dbt                             2.506 s    1.96× GROUP BY in dbt; 2.56× GROUP BY
-  its compile phase (the gate's SELECT)     2.383 s
-  its execute phase (dbt's own work)        0.118 s
-one gate's SQL                              1.841 s    1.88× GROUP BY; CPU 0.662 s, 1.99×
-one gate read once (a view's form), SQL     1.943 s    1.99×; CPU 0.702 s, 2.11×
-one gate on values, SQL                     2.718 s    2.78×
-the 4 separate gates in dbt                 4.408 s    4.51×
-no_rare_values, SQL                         0.971 s    0.99×
-dbt run of the table model                  28.29 s    1.05× its bare SELECT
-==========================================  =========  ===============================
+==================================================  ======  ======  ======  ======
+subject                                             run 1   run 2   run 3   run 4
+==================================================  ======  ======  ======  ======
+GROUP BY in dbt (s)                                 1.82    1.28    0.95    0.74
+GROUP BY, bare and warm (s)                         1.73    0.98    1.05    0.58
+one gate in dbt (s)                                 3.15    2.51    2.23    1.23
+one gate in dbt / GROUP BY in dbt                   1.73    1.96    2.35    1.65
+one gate in dbt / GROUP BY                          1.82    2.56    2.11    2.11
+one gate's SQL / GROUP BY, CPU                      —       1.99    1.85    1.99
+one gate read once, SQL / GROUP BY, CPU             —       2.11    2.23    2.12
+one gate on values, SQL / GROUP BY                  2.03    2.78    2.03    3.08
+gates in dbt (the 4 separate) / GROUP BY            3.32    4.51    4.98    6.60
+model / bare SELECT                                 1.39    1.05    1.08    0.98
+==================================================  ======  ======  ======  ======
 
-An earlier run of the same code (load average 13 to 17): one gate in dbt 1.73× the GROUP BY in dbt
-and 1.82× the bare one. docs/dbt.md ("Cost") has the earlier figures and where the time goes.
+The GROUP BY took 0.33 s of CPU in every run, the one gate's SQL 0.62 to 0.66 s (read once: 0.70 to
+0.75 s). The one gate's dbt test spends nearly all its time compiling (its SELECT runs then; run 4:
+compile 1.18 s, execute 0.04 s). Run 1 predates the CPU timing. docs/dbt.md ("Cost") has the earlier
+figures and where the time goes.
 """
 
 from __future__ import annotations
