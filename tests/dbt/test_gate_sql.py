@@ -161,6 +161,11 @@ def test_the_one_gate_on_hash_codes_says_what_each_models_gate_says(adult_engine
     (one,) = gates(spec, ["duckdb"], one=True)
     assert '"__sa_codes"' in one.sql["duckdb"] and '"__sa_decoded"' in one.sql["duckdb"]
     assert sorted(m for (m,) in run_gate(adult_engine, one.sql["duckdb"], "adult")) == expected
+    # a table is read by each GROUP BY of the codes and dictionaries; a view once, into one CTE
+    assert '"__sa_rows" AS (' not in one.sql["duckdb"]
+    (view_one,) = [g for g in gates(spec, ["duckdb"], one=True, view=True) if g.name == "privacy"]
+    assert '"__sa_rows" AS (' in view_one.sql["duckdb"]
+    assert sorted(m for (m,) in run_gate(adult_engine, view_one.sql["duckdb"], "adult")) == expected
     # the classes keyed by the decoded quasi-identifiers rather than by their tuple code
     on_tuples = privacy_gate_sql(problem, 0.1, profile("duckdb"), coded=True, by_code=False)
     assert '"__sa_codes"' in on_tuples and '"__sa_decoded"' not in on_tuples

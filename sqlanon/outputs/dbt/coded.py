@@ -61,16 +61,19 @@ class CodedFrequency:
 
 
 def coded_frequency(plan: Plan, source: exp.Expression, qis: Sequence[str], sensitive: Sequence[str],
-                    hash_function: str, *, by_code: bool = False) -> CodedFrequency:
+                    hash_function: str, *, by_code: bool = False, read_once: bool = True) -> CodedFrequency:
     """Add the codes and the dictionaries to ``plan``; returns the query joining them into the
     frequency table of ``source`` by ``qis`` and ``sensitive`` (``by_code``: by :data:`TUPLE_CODE`
-    and ``sensitive``, the tuple dictionary left to join to the classes)."""
+    and ``sensitive``, the tuple dictionary left to join to the classes).
+
+    ``read_once``: the codes and the dictionaries read one CTE of ``source``'s columns, so that a view
+    (a model that anonymizes on each read) is computed once; otherwise each reads ``source`` itself,
+    which on a table costs less than copying its rows into the CTE."""
     def code(*columns: str) -> exp.Expression:
         return exp.Anonymous(this=hash_function, expressions=[col(c) for c in columns])
 
-    # one read of the relation for the codes and every dictionary: a view (a model that anonymizes
-    # on each read) is then computed once
-    rows = plan.add("rows", exp.select(*[col(c) for c in [*qis, *sensitive]]).from_(source.copy()))
+    rows = (plan.add("rows", exp.select(*[col(c) for c in [*qis, *sensitive]]).from_(source.copy()))
+            if read_once else source)
     keys = [code(*qis), *(code(s) for s in sensitive)]
     names = [TUPLE_CODE, *(value_code(i) for i in range(len(sensitive)))]
     codes = plan.add("codes", exp.select(*[alias(k, n) for k, n in zip(keys, names, strict=True)],

@@ -205,8 +205,8 @@ def classes_by_code(problem: Problem) -> bool:
         a in problem.qis for m in problem.models for a in m.sensitive_attributes())
 
 
-def privacy_gate_sql(problem: Problem, limit: float, target: DialectProfile, *,
-                     masks: bool = True, coded: bool | None = None, by_code: bool | None = None) -> str:
+def privacy_gate_sql(problem: Problem, limit: float, target: DialectProfile, *, masks: bool = True,
+                     coded: bool | None = None, by_code: bool | None = None, read_once: bool = True) -> str:
     """Every privacy model and the suppression limit in one statement, on one scan of the tested
     relation: a row (with the message of the model's own gate) per failing model, naming its worst
     class, and one when the suppressed rows exceed the limit. The unsuppressed rows are counted on
@@ -214,7 +214,9 @@ def privacy_gate_sql(problem: Problem, limit: float, target: DialectProfile, *,
 
     ``coded``: build the frequency table on hash codes (default :func:`uses_codes`); the statement
     then also returns a row when two values share a code, rather than check merged classes. The
-    checks then key the classes by their tuple code (``by_code``, default :func:`classes_by_code`)."""
+    checks then key the classes by their tuple code (``by_code``, default :func:`classes_by_code`), and
+    the codes and dictionaries read the relation once into a CTE only when ``read_once`` (a view, see
+    :func:`.coded.coded_frequency`)."""
     qis = list(problem.qis)
     # only the sensitive attributes a model reads: the others would only make the grouping finer
     read = {a for m in problem.models for a in m.sensitive_attributes()}
@@ -226,7 +228,7 @@ def privacy_gate_sql(problem: Problem, limit: float, target: DialectProfile, *,
             raise ValueError(f"{target.name} has no equality hash to group on codes")
         by_code = classes_by_code(problem) if by_code is None else by_code
         frequency = coded_frequency(plan, problem.source, qis, problem.check_sensitive, target.equality_hash,
-                                    by_code=by_code)
+                                    by_code=by_code, read_once=read_once)
         if by_code:
             checked = dataclasses.replace(problem, qis=[TUPLE_CODE],
                                           hierarchies=cast(dict[str, Hierarchy], {TUPLE_CODE: None}))
@@ -314,7 +316,9 @@ def gates(spec: Spec, dialects: list[str], *, view: bool = False, one: bool = Fa
                     for a in problem.qis)
     if one:
         described = ", ".join([*(describe(m) for m in problem.models), f"suppression limit {limit:g}"])
-        out.append(Gate(PRIVACY, described, {d: privacy_gate_sql(problem, limit, profile(d), masks=masks)
+        # a table is read by each of the coded gate's GROUP BYs; a view, computed once into a CTE
+        out.append(Gate(PRIVACY, described, {d: privacy_gate_sql(problem, limit, profile(d), masks=masks,
+                                                                 read_once=view)
                                              for d in dialects}, needs_source=True))
     for i, model in enumerate([] if one else problem.models):
         name = model.name if [m.name for m in problem.models].count(model.name) == 1 else f"{model.name}_{i}"
