@@ -179,8 +179,11 @@ class Evaluator:
                     and isinstance(problem.source, exp.Table) and bool(problem.column_types) \
                     and self.engine.has_row_keys(problem.source, list(problem.column_types))
                 labels = labels or (row_keys and not keyed)  # the output joins the classes on labels
+                # nothing reads a class but its size (and rows): the scan need not write its keys
+                counts_only = not labels and not self.scans.sensitive and not problem.weighted
                 self.scans.scan_node(self.scan_levels, labels=labels,
-                                     row_key=self.engine.row_key(SOURCE) if keyed else None)
+                                     row_key=self.engine.row_key(SOURCE) if keyed else None,
+                                     class_keys=not counts_only)
             for s in checks.statistics_of(problem.models):
                 s.prepare(self)
         except BaseException:
@@ -294,7 +297,8 @@ class Evaluator:
         rows = self._rows if self._checked_scan and fits is None else self.rows
         node = check_node(self, self.temporaries, self.p.models, gen, levels, rows, suppression_limit,
                           grouped=grouped, weighted=self.p.weighted, unfit=unfit,
-                          carry=[ROW_KEYS] if self.row_keyed else [])
+                          carry=[ROW_KEYS] if self.row_keyed else [],
+                          class_keys=not self._checked_scan or self.scans.class_keys)
         if self._rows is None:
             self._rows = node.rows
         return node

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from sqlglot import exp
 
 from sqlanon.domain.models.k_anonymity import KAnonymity
@@ -72,8 +73,30 @@ def test_a_scan_on_class_keys_checks_a_node_as_the_scan_on_labels(duck, tmp_path
                 for field in ("rows", "classes", "outlier_rows", "outlier_classes", "min_class_size",
                               "dm_star", "dm_kept", "models"):
                     assert getattr(got, field) == getattr(expected, field), (levels, field)
-                x_values = {r[0] for r in rows} - {None}
                 if len(models) > 1:  # l-diversity reads more than the sizes: the labels stay
                     assert rows == expected_rows
-                elif levels["x"] in (1, 2, 3):  # an interval's index instead of its label
-                    assert all(isinstance(v, int) for v in x_values), x_values
+                else:  # only the sizes are read: the scan writes no class key, only the counts
+                    names = keyed.engine.columns(keyed.scans.node_scan.name)
+                    assert not {c for c, _ in names} & set(qis), names
+                    assert sorted(r[0] for r in rows) == sorted(r[qis.__len__()] for r in expected_rows)
+
+
+def test_a_scan_of_counts_alone_names_the_values_a_hierarchy_lacks(duck, tmp_path):
+    """The scan that writes no class key flags the classes holding a value no leaf of a coded or raw
+    file hierarchy; the values are then named as the scan with keys names them."""
+    from sqlanon.domain.hierarchy import read_arx_csv
+    from sqlanon.errors import HierarchyError
+
+    duck.con.execute("CREATE TABLE t AS SELECT ['a', 'b', 'c', 'e'][1 + range % 4] AS c, "
+                     "['a', 'b', 'c', 'd', NULL][1 + range % 5] AS d FROM range(40)")
+    (tmp_path / "h.csv").write_text("a;ab;*\nb;ab;*\nc;cd;*\nd;cd;*\n", encoding="utf-8")
+    h = read_arx_csv(tmp_path / "h.csv")
+    problem = Problem(duck, table("t"), ["c", "d"], {"c": h, "d": h}, [], [KAnonymity(2)])
+    for levels in ({"c": 1, "d": 0}, {"c": 0, "d": 1}, {"c": 0, "d": 0}, {"c": 2, "d": 2}):
+        messages = []
+        for labels in (True, False):
+            with pytest.raises(HierarchyError) as e:
+                Evaluator(problem, scan_levels=levels, scan_labels=labels).close()
+            messages.append(str(e.value))
+        assert messages[0] == messages[1], levels
+        assert "missing from the hierarchy" in messages[0], messages
