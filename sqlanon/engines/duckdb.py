@@ -144,27 +144,33 @@ class DuckDBEngine(Engine):
     def _catalog_row(self, relation: str, schema: str | None, more: str = "") -> tuple[Any, ...] | None:
         """The row of ``information_schema.tables`` (``t``) :meth:`_catalog_match` finds, with the
         columns ``more`` selects after its catalog, schema and name."""
+        rows = self._catalog_rows(relation, schema, more)
+        return None if not rows else rows[0]
+
+    def _catalog_rows(self, relation: str, schema: str | None, more: str = "",
+                      catalog_table: str = "tables") -> list[tuple[Any, ...]]:
+        """The rows of ``information_schema.<catalog_table>`` (``t``) of the relation
+        :meth:`_catalog_match` finds, in the catalog's order."""
         rows = self.con.execute(
             "SELECT table_catalog, table_schema, table_name" + (f", {more}" if more else "")
-            + " FROM information_schema.tables t WHERE lower(table_name) = lower(?) AND "
+            + f" FROM information_schema.{catalog_table} t WHERE lower(table_name) = lower(?) AND "
             "lower(table_schema) = lower(coalesce(?, current_schema())) AND table_catalog IN "
             "(current_database(), 'temp')", [relation, schema]).fetchall()
         fold = self.dialect.fold
         wanted = fold(schema) if schema is not None else None
         rows = [r for r in rows if fold(r[2]) == fold(relation) and (wanted is None or fold(r[1]) == wanted)]
         if not rows:
-            return None
-        return next((r for r in rows if r[0] == "temp"), rows[0])
+            return []
+        found = next((r for r in rows if r[0] == "temp"), rows[0])[:3]
+        return [r for r in rows if r[:3] == found]
 
     def columns(self, relation: str, schema: str | None = None) -> list[tuple[str, str]]:
-        match = self._catalog_match(relation, schema)
-        if match is None:
+        # one query: the columns of every relation the name may denote, the one it resolves to kept
+        rows = self._catalog_rows(relation, schema, "column_name, data_type, ordinal_position", "columns")
+        if not rows:
             where = f"{schema}.{relation}" if schema else relation
             raise EngineError(f"duckdb: no table or view named {where!r} in {self.database!r}")
-        rows = self.con.execute(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = ? "
-            "AND table_schema = ? AND table_name = ? ORDER BY ordinal_position", list(match)).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        return [(r[3], r[4]) for r in sorted(rows, key=lambda r: r[5])]
 
     def relation_exists(self, relation: str, schema: str | None = None) -> bool:
         return self._catalog_match(relation, schema) is not None
@@ -179,13 +185,15 @@ class DuckDBEngine(Engine):
         the table be dropped and the views read whatever takes its name)."""
         from sqlanon.engines.duckdb_views import views_reading
 
+        views = self.con.execute(
+            "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal "
+            "ORDER BY schema_name, view_name").fetchall()
+        if not views:  # no view, none to look for (the common case: three catalog queries fewer)
+            return []
         match = self._catalog_match(relation, schema)
         if match is None:
             return []
         current = self.con.execute("SELECT current_database(), current_schema()").fetchone()
-        views = self.con.execute(
-            "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal "
-            "ORDER BY schema_name, view_name").fetchall()
         return views_reading(match, views, current, self._relations())
 
     def _relations(self) -> set[tuple[str, str, str]]:
