@@ -161,6 +161,13 @@ class Hierarchy(abc.ABC):
         unless a hierarchy has something cheaper."""
         return self.expression(column, level)
 
+    def guarded_class_key(self, column: exp.Expression, level: int
+                          ) -> tuple[exp.Expression, exp.Expression] | None:
+        """A key cheaper than :meth:`class_key` that is exact except on some values: ``(key,
+        guard)``, the key equal for two values exactly when their labels are, as long as no value
+        satisfies ``guard`` (then :meth:`class_key` must be used). None when there is none."""
+        return None
+
     def key(self, column: exp.Expression) -> exp.Expression:
         """The data value as the text a materialized table of this hierarchy lists as its leaf."""
         return as_text(column)

@@ -17,6 +17,9 @@ SOURCE = internal("src")
 """The source's alias in a node's scan."""
 ROW_KEYS = internal("row_keys")
 """A row-keyed scan's list of each class's row keys (:meth:`SourceScans.scan_node`)."""
+INEXACT = internal("inexact")
+"""A scan without class keys: 1 when a class holds a value a guarded class key does not tell apart
+(:meth:`~sqlanon.domain.hierarchy.base.Hierarchy.guarded_class_key`)."""
 UNCOVERED = internal("uncovered")
 """A scan without class keys: 1 when a class has a value no leaf of its table hierarchy (a NULL code)."""
 
@@ -89,7 +92,8 @@ class SourceScans:
         return self.node_scan
 
     def _node_scan(self, levels: Mapping[str, int], labels: bool,
-                   row_key: exp.Expression | None = None, class_keys: bool = True) -> exp.Table:
+                   row_key: exp.Expression | None = None, class_keys: bool = True,
+                   exact: bool = False) -> exp.Table:
         hierarchies = self.hierarchies.hierarchies
         temps = self.temporaries
         src = SOURCE
@@ -97,6 +101,7 @@ class SourceScans:
         joins: list[tuple[exp.Expression, exp.Expression]] = []
         decode: dict[str, exp.Expression] = {}
         coded: list[str] = []  # an integer code in the scan, NULL for a value no leaf
+        guards: list[exp.Expression] = []  # values a guarded class key does not tell apart
         small = self._small_codes(levels) if labels else {}
         for i, a in enumerate(self.qis):
             h, level = hierarchies[a], int(levels.get(a, 0))
@@ -117,17 +122,25 @@ class SourceScans:
                               exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
                 projections.append(alias(col("code", alias_), a))
             else:
-                value = h.expression(col(a, src), level) if labels else h.class_key(col(a, src), level)
+                guarded = None if class_keys or exact else h.guarded_class_key(col(a, src), level)
+                if guarded is not None:
+                    value, guard = guarded
+                    guards.append(guard)
+                else:
+                    value = h.expression(col(a, src), level) if labels else h.class_key(col(a, src), level)
                 projections.append(alias(value, a))
         sensitive = self.sensitive
         weight = [alias(col(checks.WEIGHT, src), checks.WEIGHT)] if self.weighted else []
         if row_key is not None:
             weight.append(alias(row_key, ROW_KEYS))
-        raw_leaves = self._raw_leaf_codes(levels, src) if not class_keys else []
+        raw_leaves = self._raw_leaf_codes(levels, src) if not class_keys and not self.covered else []
         if raw_leaves:  # whether a row's value kept raw is no leaf, for the coverage check
             weight.append(alias(exp.Case().when(as_expression(exp.or_(*[
                 exp.Is(this=c, expression=exp.Null()) for c in raw_leaves])), lit(1)).else_(lit(0)),
                 UNCOVERED))
+        if guards:
+            weight.append(alias(exp.Case().when(as_expression(exp.or_(*guards)), lit(1)).else_(lit(0)),
+                                INEXACT))
         rows = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *weight).from_(
             exp.alias_(self.source.copy(), src, table=True, quoted=True, copy=False), copy=False)
         for rel, on in joins:
@@ -139,22 +152,30 @@ class SourceScans:
         if row_key is not None:
             counts.append(alias(exp.ArrayAgg(this=col(ROW_KEYS)), ROW_KEYS))
         keys = [*self.qis, *sensitive]
-        if not class_keys and (coded or raw_leaves):  # what the coverage check reads instead of keys
+        flag_coverage = not class_keys and not self.covered and bool(coded or raw_leaves)
+        if flag_coverage:  # what the coverage check reads instead of the keys
             flags: list[exp.Expression] = [exp.Is(this=col(a), expression=exp.Null()) for a in coded]
             if raw_leaves:
                 flags.append(exp.EQ(this=col(UNCOVERED), expression=lit(1)))
             counts.append(alias(exp.Max(this=exp.Case().when(as_expression(exp.or_(*flags)), lit(1))
                                         .else_(lit(0))), UNCOVERED))
+        if guards:
+            counts.append(alias(exp.Max(this=col(INEXACT)), INEXACT))
         q = exp.select(*(map(col, keys) if class_keys else ()), *counts).from_(
             exp.alias_(exp.Subquery(this=rows), internal("g"), quoted=True, copy=False), copy=False
         ).group_by(*map(col, keys), copy=False)
         if decode and labels:  # integer codes decoded on the grouped rows, in the same statement
             q = self._decoded(q, decode)
         scan = temps.lasting("nodescan", q)
-        if self.covered:
-            return scan
         if not class_keys:
-            self._check_coverage_by_flag(scan, levels, coded, flagged=bool(coded or raw_leaves))
+            uncovered, inexact = self._flags(scan, flag_coverage, bool(guards))
+            if inexact:  # a value the cheaper keys would merge with others: group by the exact keys
+                temps.discard(scan)
+                return self._node_scan(levels, labels, row_key, class_keys, exact=True)
+            if not self.covered:
+                self._check_coverage_by_flag(levels, coded, uncovered)
+            return scan
+        if self.covered:
             return scan
         if coded:  # a NULL label or code: a value (or NULL) the hierarchy lacks; one query for all
             nulls = temps.engine.fetch(exp.select(*[
@@ -186,17 +207,26 @@ class SourceScans:
             return []
         return [leaf for leaf in h.table().mapping if leaf is not None]
 
-    def _check_coverage_by_flag(self, scan: exp.Table, levels: Mapping[str, int], coded: Sequence[str],
-                                *, flagged: bool) -> None:
+    def _flags(self, scan: exp.Table, uncovered: bool, inexact: bool) -> tuple[bool, bool]:
+        """Whether a class of a scan without class keys flags a value no leaf of its hierarchy
+        (``uncovered``: the scan has the flag) and one its guarded keys do not tell apart
+        (``inexact``), in one query."""
+        flags = [f for f, present in ((UNCOVERED, uncovered), (INEXACT, inexact)) if present]
+        if not flags:
+            return False, False
+        row = self.temporaries.engine.fetch(exp.select(*[
+            exp.alias_(exp.Max(this=col(f)), f, quoted=True) for f in flags]).from_(scan.copy()))[1][0]
+        found = dict(zip(flags, row))
+        return bool(found.get(UNCOVERED)), bool(found.get(INEXACT))
+
+    def _check_coverage_by_flag(self, levels: Mapping[str, int], coded: Sequence[str],
+                                flagged: bool) -> None:
         """The coverage check of a scan without class keys. Its classes flag a value no leaf of a
-        coded or small raw attribute's hierarchy: when one does, those attributes are checked on
-        the source (in the order the scan with keys checks them); other attributes kept raw with a
-        table hierarchy (a large one) are always."""
+        coded or small raw attribute's hierarchy: when one does (``flagged``), those attributes
+        are checked on the source (in the order the scan with keys checks them); other attributes
+        kept raw with a table hierarchy (a large one) are always."""
         raw = [a for a in self.qis if int(levels.get(a, 0)) == 0]
-        checked = [a for a in raw if not self._small_leaves(a)]
-        if flagged and self.temporaries.engine.fetch(exp.select(exp.alias_(
-                exp.Max(this=col(UNCOVERED)), "u", quoted=True)).from_(scan.copy()))[1][0][0]:
-            checked = [*coded, *raw]
+        checked = [*coded, *raw] if flagged else [a for a in raw if not self._small_leaves(a)]
         self.hierarchies.validate_coverage(self.source, checked)
 
     def _small_codes(self, levels: Mapping[str, int]) -> dict[str, tuple[exp.Expression, exp.Expression]]:

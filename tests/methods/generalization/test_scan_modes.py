@@ -100,3 +100,28 @@ def test_a_scan_of_counts_alone_names_the_values_a_hierarchy_lacks(duck, tmp_pat
             messages.append(str(e.value))
         assert messages[0] == messages[1], levels
         assert "missing from the hierarchy" in messages[0], messages
+
+
+@pytest.mark.parametrize("from_right", [True, False])
+def test_a_mask_grouped_on_its_kept_characters_counts_the_classes_its_labels_give(duck, from_right):
+    """Below the top a mask groups by the characters a value keeps (short values by their label);
+    values whose kept part is all mask characters could meet a short value's label: the scan then
+    groups by the labels. Every figure equals the labelled scan's."""
+    from sqlanon.domain.hierarchy.masks import MaskHierarchy
+
+    values = ["12345", "12399", "1", "22", "", None, "98765", "98700", "4", "77", "5"]
+    starred = ["*12", "*", "**", "***1", "1*", "*1234"]  # '*12' keeps '*' at level 2: the label of '1'
+    for name, extra in (("plain", []), ("starred", starred)):
+        rows = [(v,) for v in values + extra for _ in range(2)] + [(v,) for v in values + extra]
+        duck.con.execute(f"CREATE OR REPLACE TABLE {name} (z VARCHAR)")
+        duck.con.executemany(f"INSERT INTO {name} VALUES (?)", rows[: len(rows) - 3])
+        h = {"z": MaskHierarchy(5, from_right=from_right)}
+        problem = Problem(duck, table(name), ["z"], h, [], [KAnonymity(2)])
+        for level in (1, 2, 3):
+            with Evaluator(problem, scan_levels={"z": level}) as labelled:
+                expected = labelled.check({"z": level}, 0.5)
+            with Evaluator(problem, scan_levels={"z": level}, scan_labels=False) as keyed:
+                got = keyed.check({"z": level}, 0.5)
+            for field in ("rows", "classes", "outlier_rows", "outlier_classes", "min_class_size",
+                          "dm_star", "dm_kept"):
+                assert getattr(got, field) == getattr(expected, field), (name, level, field)
