@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 
 _FILE_READERS = {"csv": "read_csv", "parquet": "read_parquet"}
 
+# information_schema.tables and .columns with only the columns read: the same catalog functions,
+# without building every other column of the views (a lookup costs about half as much)
+_CATALOG = {
+    "tables": "(SELECT database_name AS table_catalog, schema_name AS table_schema, table_name, CASE WHEN "
+              "temporary THEN 'LOCAL TEMPORARY' ELSE 'BASE TABLE' END AS table_type FROM duckdb_tables() "
+              "UNION ALL SELECT database_name, schema_name, view_name, 'VIEW' FROM duckdb_views())",
+    "columns": "(SELECT database_name AS table_catalog, schema_name AS table_schema, table_name, "
+               "column_name, data_type, column_index AS ordinal_position FROM duckdb_columns())",
+}
+
 
 def _open(database: str, read_only: bool) -> Any:
     """A DuckDB connection; a locked file or a directory is an error naming the path."""
@@ -153,7 +163,7 @@ class DuckDBEngine(Engine):
         :meth:`_catalog_match` finds, in the catalog's order."""
         rows = self.con.execute(
             "SELECT table_catalog, table_schema, table_name" + (f", {more}" if more else "")
-            + f" FROM information_schema.{catalog_table} t WHERE lower(table_name) = lower(?) AND "
+            + f" FROM {_CATALOG[catalog_table]} t WHERE lower(table_name) = lower(?) AND "
             "lower(table_schema) = lower(coalesce(?, current_schema())) AND table_catalog IN "
             "(current_database(), 'temp')", [relation, schema]).fetchall()
         fold = self.dialect.fold
@@ -198,13 +208,13 @@ class DuckDBEngine(Engine):
 
     def _relations(self) -> set[tuple[str, str, str]]:
         fold = self.dialect.fold
-        rows = self.con.execute("SELECT table_catalog, table_schema, table_name FROM "
-                                "information_schema.tables").fetchall()
+        rows = self.con.execute(f"SELECT table_catalog, table_schema, table_name FROM {_CATALOG['tables']}"
+                                ).fetchall()
         return {(fold(c), fold(s), fold(n)) for c, s, n in rows}
 
     def stored_tables(self, prefix: str) -> list[tuple[str, str]]:
-        sql = ("SELECT table_schema, table_name FROM information_schema.tables WHERE table_catalog = "
-               "current_database() AND starts_with(table_name, ?) AND table_type = 'BASE TABLE'")
+        sql = ("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
+               "AND starts_with(table_name, ?) AND NOT temporary")
         try:
             return [(r[0], r[1]) for r in self.con.execute(sql, [prefix]).fetchall()]
         except Exception as e:
