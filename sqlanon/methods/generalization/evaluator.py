@@ -133,7 +133,8 @@ class Evaluator:
         ``persons``: the person-level records another open evaluator of the problem built and checked.
         ``scan_labels``: False when only the node's counts are read (its verdict's figures, not its
         classes' labels), and every statistic is the class size: the scan then groups by class keys
-        (:meth:`SourceScans.scan_node`).
+        (:meth:`SourceScans.scan_node`); with no sensitive attribute either, it writes only the
+        classes' counts (``class_keys`` False), not their keys.
         ``rows`` and ``covered``: what a search that read the source already knows, so the scan does
         not ask again: its row count, and that every value of the quasi-identifiers is a leaf of its
         hierarchy.
