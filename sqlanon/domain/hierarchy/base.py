@@ -161,6 +161,12 @@ class Hierarchy(abc.ABC):
         unless a hierarchy has something cheaper."""
         return self.expression(column, level)
 
+    def row_wise(self, level: int) -> bool:
+        """Whether the generalization at ``level`` is computed from each value alone (no window or
+        aggregate), so that it can stand in a ``GROUP BY``."""
+        e = self.expression(exp.column("x"), level)
+        return e.find(exp.Window) is None and e.find(exp.AggFunc) is None
+
     def guarded_class_key(self, column: exp.Expression, level: int
                           ) -> tuple[exp.Expression, exp.Expression] | None:
         """A key cheaper than :meth:`class_key` that is exact except on some values: ``(key,

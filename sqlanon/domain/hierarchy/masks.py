@@ -90,6 +90,9 @@ class MaskHierarchy(Hierarchy):
                                        exp.EQ(this=first_kept, expression=lit(self.char))))
         return key, guard
 
+    def row_wise(self, level: int) -> bool:
+        return True
+
     def describe(self) -> str:
         side = "right" if self.from_right else "left"
         return f"mask up to {self.levels} characters from the {side} with {self.char}"
