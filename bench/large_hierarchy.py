@@ -14,14 +14,14 @@ compile, ...); the script prints every run, the medians, the ratios and the peak
 and the same ratios of CPU seconds (the process's, DuckDB's threads included), which vary less than
 wall time on a machine shared with other work.
 
-Measured (``python -m bench.large_hierarchy --runs 9 --mask``, two runs at load average 14.1 and
-14.6 on 2 shared cores, so wall times are inflated; medians of the alternating runs): baseline 0.126
-and 0.138 s (CPU 0.048 and 0.047 s), ``apply`` 1.91 and 1.80 times it (CPU 1.88 and 1.90),
-``compile`` 1.55 and 1.44 times (CPU 1.43 and 1.47), peak RSS 194 to 204 MB; 3,422 rows written.
-The code before the scan of counts alone, measured alongside (load 14.1): ``apply`` 3.43 (CPU 2.97),
-``compile`` 2.88 (CPU 2.41). Without ``--mask`` (``--runs 7``, load 14.7; the 100,000-row CSV, whose
-load the baseline includes): ``apply`` 0.62 (CPU 0.74), ``compile`` 0.88 (CPU 1.01), peak RSS
-420 MB; before 0.90 (CPU 0.98) and 1.34 (CPU 1.23) at load 17.
+Measured (``python -m bench.large_hierarchy --runs 9 --mask``, three runs at load average 7.0 to
+7.6 on 2 shared cores; medians of the alternating runs): baseline 0.092 to 0.115 s (CPU 0.047 to
+0.050 s), ``apply`` 2.04, 1.94 and 2.14 times it (CPU 1.92, 2.04 and 1.91), ``compile`` 1.43, 1.31
+and 1.44 times (CPU 1.50, 1.53 and 1.44), peak RSS 191 to 195 MB; 3,422 rows written. The code
+before the scan of counts alone, measured alongside: ``apply`` 2.98 (CPU 2.96), ``compile`` 2.47
+(CPU 2.46). Without ``--mask`` (``--runs 7``, load 7.0; the 100,000-row CSV, whose load the baseline
+includes): ``apply`` 0.79 (CPU 0.77), ``compile`` 1.01 (CPU 1.03), peak RSS 434 MB; before 0.92
+(CPU 1.00) and 1.20 (CPU 1.25), 417 MB.
 """
 
 from __future__ import annotations
