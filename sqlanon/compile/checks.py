@@ -29,6 +29,7 @@ from sqlanon.domain.models.base import (
     Statistic,
     stat_attribute,
 )
+from sqlanon.errors import InternalError
 from sqlanon.sql.nodes import alias, as_expression, col, count_star, internal, lit
 
 __all__ = ["CheckContext", "KEEP", "N", "SIZE", "frequency_query", "generalized_query", "histogram_query",
@@ -118,11 +119,14 @@ def statistics_of(models: Sequence[PrivacyModel]) -> list[Statistic]:
 
 
 def stats_query(ctx: CheckContext, statistics: Sequence[Statistic], *, grouped: bool = False,
-                carry: Sequence[str] = ()) -> exp.Select:
+                carry: Sequence[str] = (), class_keys: bool = True) -> exp.Select:
     """One row per class with its size and every statistic; ``grouped``: ``ctx.gen`` already has
     one row per class (a scan grouped on the generalized QIs alone), so it is not grouped again,
-    and its columns ``carry`` are kept."""
-    qis = ctx.qis
+    and its columns ``carry`` are kept; ``class_keys`` False: a grouped ``ctx.gen`` holds no QI,
+    only the classes' counts, and no statistic but the size is read."""
+    if not class_keys and not (grouped and all(isinstance(s, ClassSize) for s in statistics)):
+        raise InternalError("only a grouped scan of class sizes may leave out the class keys")
+    qis = ctx.qis if class_keys else []
     by_attr: dict[str, list[Statistic]] = {}
     own_queries: list[tuple[Statistic, exp.Select]] = []
     for s in statistics:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -70,11 +71,20 @@ def parse_types(columns: Iterable[tuple[str, str]], dialect: str) -> dict[str, e
     a type sqlglot cannot read is left out (and hashed as text)."""
     types = {}
     for name, sql_type in columns:
-        try:
-            types[name] = exp.DataType.build(sql_type, dialect=dialect)
-        except Exception:  # noqa: BLE001 - an unknown type name: treated as text
-            continue
+        parsed = _parsed_type(sql_type, dialect)
+        if parsed is not None:
+            types[name] = parsed.copy()
     return types
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_type(sql_type: str, dialect: str) -> exp.DataType | None:
+    """A type name parsed once (each write parses the source's column types again); None when
+    sqlglot cannot read it. Callers get copies: a tree is mutable."""
+    try:
+        return exp.DataType.build(sql_type, dialect=dialect)
+    except Exception:  # noqa: BLE001 - an unknown type name: treated as text
+        return None
 
 
 _SPEC_TYPES = {"integer": "bigint", "decimal": "decimal", "date": "date", "string": "varchar"}

@@ -36,13 +36,14 @@ class Plan:
     def ref(self, name: str) -> exp.Table:
         return table(self.prefix + name)
 
-    def as_query(self, final: exp.Select) -> exp.Select:
-        """One statement: every step a CTE of ``final``.
+    def as_query(self, final: exp.Select, *, copy: bool = True) -> exp.Select:
+        """One statement: every step a CTE of ``final`` (``copy`` False: ``final`` itself, changed,
+        for a caller that built it for this statement alone).
 
         The WITH clause is built in one go: ``Select.with_`` copies the whole statement, earlier CTEs
         included, on every call, which is quadratic in the plan and costly for large inline relations.
         """
-        query = final.copy()
+        query = final.copy() if copy else final
         if not self.steps:
             return query
         ctes = [exp.CTE(this=step.copy(), alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True)))

@@ -62,7 +62,7 @@ class Engine(ArrowGroups, RowNumbering, RowKeys, BetweenSessions, abc.ABC):
         if not isinstance(statement, exp.Expression):
             raise InternalError(f"{self.name}: statements are sqlglot trees; SQL text rendered from a "
                                 "template runs through execute_script")
-        return render(adapt(statement, self.dialect), self.dialect)
+        return render(adapt(statement, self.dialect), self.dialect, copy=not self.dialect.renders_in_place)
 
     # -- hooks ------------------------------------------------------------------------------------
     @abc.abstractmethod

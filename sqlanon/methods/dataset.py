@@ -79,9 +79,13 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
             name = src.table or ""
             check_source_names(spec, engine.dialect)
             recovered = tuple(recover(engine, name, schema=src.schema))
-            locate_table(spec, engine)
         schema = None if src.file else src.schema
-        columns = engine.columns(name, schema)
+        try:
+            columns = engine.columns(name, schema)
+        except EngineError:
+            if not src.file:  # a missing table or schema, named as the spec names it
+                locate_table(spec, engine)
+            raise
         ds = Dataset(engine, table(name, schema), name, columns, owns, schema, recovered)
         resolve_attributes(spec, ds)
         return ds

@@ -81,9 +81,14 @@ class Target:
         return staging_name(hashlib.sha256(self.name.encode()).hexdigest()[:12])
 
 
-def select_sql(oq: OutputQuery, dialect: DialectProfile) -> str:
-    """The output statement as ``dialect`` text (rendered once, whatever the mode wraps around it)."""
-    return render(adapt(oq.query, dialect), dialect, pretty=True)
+def select_sql(oq: OutputQuery, dialect: DialectProfile, *, run_once: bool = False) -> str:
+    """The output statement as ``dialect`` text (rendered once, whatever the mode wraps around it).
+
+    ``run_once``: the text only runs on this connection, once (a table written now), and nobody
+    reads it: it is not laid out on lines, and the tree is rendered in place where the dialect
+    allows (:attr:`~sqlanon.sql.dialects.DialectProfile.renders_in_place`)."""
+    return render(adapt(oq.query, dialect), dialect, pretty=not run_once,
+                  copy=not (run_once and dialect.renders_in_place))
 
 
 def script(mode: str, select: str, target: Target, *, replace: bool, transaction: bool) -> Script:
@@ -180,8 +185,9 @@ def _write(spec: Spec, ds: Dataset, release: Release, plan: OutputPlan) -> dict[
 def _create(ds: Dataset, oq: OutputQuery, mode: str, name: str, *, replace: bool,
             together: bool = False) -> None:
     target = Target(name, ds.schema, ds.engine.dialect)
-    run(ds.engine, script(mode, select_sql(oq, target.dialect), target, replace=replace,
-                          transaction=False).statements, together=together)
+    select = select_sql(oq, target.dialect, run_once=mode != "view")  # a view's text is kept
+    run(ds.engine, script(mode, select, target, replace=replace, transaction=False).statements,
+        together=together)
 
 
 def _write_with_kept_table(spec: Spec, ds: Dataset, release: Release, plan: OutputPlan

@@ -75,6 +75,10 @@ class DialectProfile:
     equality_hash: str | None = None
     """A 64-bit hash function of one or more values that gives values comparing equal the same hash
     (DuckDB ``HASH``): lets a large grouping run on integer codes instead of the values."""
+    renders_in_place: bool = False
+    """Whether sqlglot's generator for the target leaves alone every tree sqlanon builds (DuckDB's
+    rewrites touch only ``CONNECT BY`` and ``SEQ``): an engine then renders its statements without
+    the defensive copy of the whole tree."""
     scan_order: str | None = None
     """The function numbering rows in scan order, for targets whose ``ROW_NUMBER()`` needs an
     ``ORDER BY`` (Spark: ``MONOTONICALLY_INCREASING_ID``): :func:`adapt` orders by it."""
@@ -129,7 +133,8 @@ PROFILES: Registry[DialectProfile] = Registry("SQL dialect", sort=False)
 for _profile in (
     DialectProfile("duckdb", "duckdb", functions=_PORTABLE_FUNCTIONS | {"ArrayAgg", "Unnest"},
                    anonymous_functions=frozenset({"hash", "md5_number"}),
-                   case_insensitive_names=True, double_text_is_repr=True, equality_hash="HASH"),
+                   case_insensitive_names=True, double_text_is_repr=True, equality_hash="HASH",
+                   renders_in_place=True),
     DialectProfile("postgres", "postgres", functions=_without("Median"),
                    anonymous_functions=frozenset({"convert_to", "hash_record", "row"}),
                    nullsafe_hash_join=False, max_name_bytes=63,

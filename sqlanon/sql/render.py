@@ -18,8 +18,11 @@ def check_functions(tree: exp.Expression, target: DialectProfile) -> None:
         target.check_function(cls, name)
 
 
-def render(tree: exp.Expression, dialect: str | DialectProfile = "duckdb", *, pretty: bool = False) -> str:
+def render(tree: exp.Expression, dialect: str | DialectProfile = "duckdb", *, pretty: bool = False,
+           copy: bool = True) -> str:
     """SQL text for ``tree`` on ``dialect``; raises if the target lacks a function used by the tree.
+    ``copy`` False: the generator works on ``tree`` itself (see
+    :attr:`~sqlanon.sql.dialects.DialectProfile.renders_in_place`).
 
     Names are written in the case the target stores them (:func:`~sqlanon.sql.dialects.stored_case`).
 
@@ -31,6 +34,6 @@ def render(tree: exp.Expression, dialect: str | DialectProfile = "duckdb", *, pr
     check_functions(tree, target)
     tree = stored_names(tree, target)
     try:
-        return tree.sql(dialect=target.sqlglot, pretty=pretty, unsupported_level=ErrorLevel.RAISE)
+        return tree.sql(dialect=target.sqlglot, copy=copy, pretty=pretty, unsupported_level=ErrorLevel.RAISE)
     except SqlglotError as e:
         raise CompileError(f"Cannot render SQL for {target.name}: {e}") from e

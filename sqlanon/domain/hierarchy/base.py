@@ -161,6 +161,19 @@ class Hierarchy(abc.ABC):
         unless a hierarchy has something cheaper."""
         return self.expression(column, level)
 
+    def row_wise(self, level: int) -> bool:
+        """Whether the generalization at ``level`` is computed from each value alone (no window or
+        aggregate), so that it can stand in a ``GROUP BY``."""
+        e = self.expression(exp.column("x"), level)
+        return e.find(exp.Window) is None and e.find(exp.AggFunc) is None
+
+    def guarded_class_key(self, column: exp.Expression, level: int
+                          ) -> tuple[exp.Expression, exp.Expression] | None:
+        """A key cheaper than :meth:`class_key` that is exact except on some values: ``(key,
+        guard)``, the key equal for two values exactly when their labels are, as long as no value
+        satisfies ``guard`` (then :meth:`class_key` must be used). None when there is none."""
+        return None
+
     def key(self, column: exp.Expression) -> exp.Expression:
         """The data value as the text a materialized table of this hierarchy lists as its leaf."""
         return as_text(column)

@@ -193,6 +193,9 @@ class IntervalHierarchy(Hierarchy):
                        exp.Pad(this=as_text(fraction), expression=lit(self.decimals),
                                fill_pattern=lit("0"), is_left=True))
 
+    def row_wise(self, level: int) -> bool:
+        return True
+
     def describe(self) -> str:
         codes = [f"{n} {v!r}" for n, v in (("bottom", self.bottom), ("top", self.top)) if v is not None]
         widths = ", ".join(repr(w) for w in self.widths)

@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from sqlanon.domain.hierarchy.base import Hierarchy, check_level, null_safe
 from sqlanon.errors import HierarchyError
-from sqlanon.sql.nodes import as_text, lit
+from sqlanon.sql.nodes import as_expression, as_text, lit
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,36 @@ class MaskHierarchy(Hierarchy):
             return exp.Case().when(exp.Is(this=column.copy(), expression=exp.Null()),
                                    lit(self.char * level), copy=False).else_(value, copy=False)
         return null_safe(column, value)
+
+    def guarded_class_key(self, column: exp.Expression, level: int
+                          ) -> tuple[exp.Expression, exp.Expression] | None:
+        """Below the top, the label without its constant stars: the characters a value keeps, or
+        the label itself for a value of at most ``level`` characters (built without concatenating).
+        A kept part made only of mask characters, at most ``level`` long, would equal the label of
+        a shorter value: the guard flags every value that might have one (between ``level`` and
+        twice ``level`` characters long, its first kept character the mask character)."""
+        check_level(self, level)
+        if level in (0, self.height):
+            return None
+        text = as_text(column)
+        length = exp.Length(this=text.copy())
+        if self.from_right:
+            kept = exp.Substring(this=text.copy(), start=lit(1),
+                                 length=exp.Sub(this=length.copy(), expression=lit(level)))
+            first_kept = exp.Substring(this=text.copy(), start=lit(1), length=lit(1))
+        else:
+            kept = exp.Substring(this=text.copy(), start=lit(level + 1))
+            first_kept = exp.Substring(this=text.copy(), start=lit(level + 1), length=lit(1))
+        short = exp.Substring(this=lit(self.char * level), start=lit(1), length=length.copy())
+        key = exp.Case().when(exp.GT(this=length.copy(), expression=lit(level)), kept, copy=False).else_(
+            short, copy=False)
+        guard = as_expression(exp.and_(exp.GT(this=length.copy(), expression=lit(level)),
+                                       exp.LTE(this=length.copy(), expression=lit(2 * level)),
+                                       exp.EQ(this=first_kept, expression=lit(self.char))))
+        return key, guard
+
+    def row_wise(self, level: int) -> bool:
+        return True
 
     def describe(self) -> str:
         side = "right" if self.from_right else "left"

@@ -100,6 +100,17 @@ class TableHierarchy(Hierarchy):
         return exp.Case(this=self.key(column), ifs=[
             exp.If(this=lit(leaf), true=lit(row[level])) for leaf, row in self._table.mapping.items()])
 
+    def class_key(self, column: exp.Expression, level: int) -> exp.Expression:
+        """The label's number at ``level`` (labels numbered in order of first listing), NULL for a
+        value no leaf: an integer CASE instead of a text one (or a join)."""
+        check_level(self, level)
+        if level == 0:
+            return column
+        codes: dict[str | None, int] = {}
+        return exp.Case(this=self.key(column), ifs=[
+            exp.If(this=lit(leaf), true=lit(codes.setdefault(row[level], len(codes))))
+            for leaf, row in self._table.mapping.items()])
+
     def lookup_rows(self) -> list[tuple[str | None, ...]]:
         """One row per distinct leaf (the last listing wins), for a lookup table."""
         return list(self._table.mapping.values())

@@ -133,7 +133,8 @@ class Evaluator:
         ``persons``: the person-level records another open evaluator of the problem built and checked.
         ``scan_labels``: False when only the node's counts are read (its verdict's figures, not its
         classes' labels), and every statistic is the class size: the scan then groups by class keys
-        (:meth:`SourceScans.scan_node`).
+        (:meth:`SourceScans.scan_node`); with no sensitive attribute either, it writes only the
+        classes' counts (``class_keys`` False), not their keys.
         ``rows`` and ``covered``: what a search that read the source already knows, so the scan does
         not ask again: its row count, and that every value of the quasi-identifiers is a leaf of its
         hierarchy.
@@ -179,8 +180,11 @@ class Evaluator:
                     and isinstance(problem.source, exp.Table) and bool(problem.column_types) \
                     and self.engine.has_row_keys(problem.source, list(problem.column_types))
                 labels = labels or (row_keys and not keyed)  # the output joins the classes on labels
+                # nothing reads a class but its size (and rows): the scan need not write its keys
+                counts_only = not labels and not self.scans.sensitive and not problem.weighted
                 self.scans.scan_node(self.scan_levels, labels=labels,
-                                     row_key=self.engine.row_key(SOURCE) if keyed else None)
+                                     row_key=self.engine.row_key(SOURCE) if keyed else None,
+                                     class_keys=not counts_only)
             for s in checks.statistics_of(problem.models):
                 s.prepare(self)
         except BaseException:
@@ -294,7 +298,8 @@ class Evaluator:
         rows = self._rows if self._checked_scan and fits is None else self.rows
         node = check_node(self, self.temporaries, self.p.models, gen, levels, rows, suppression_limit,
                           grouped=grouped, weighted=self.p.weighted, unfit=unfit,
-                          carry=[ROW_KEYS] if self.row_keyed else [])
+                          carry=[ROW_KEYS] if self.row_keyed else [],
+                          class_keys=not self._checked_scan or self.scans.class_keys)
         if self._rows is None:
             self._rows = node.rows
         return node

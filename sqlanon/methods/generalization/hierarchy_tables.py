@@ -216,13 +216,8 @@ class HierarchyTables:
 
     def row_wise(self, levels: Mapping[str, int]) -> bool:
         """Whether every builder expression at ``levels`` can stand in a GROUP BY (no window/aggregate)."""
-        for a in self.qis:
-            h = self.hierarchies[a]
-            if levels[a] and not isinstance(h, TableHierarchy):
-                e = h.expression(col(a), levels[a])
-                if e.find(exp.Window) is not None or e.find(exp.AggFunc) is not None:
-                    return False
-        return True
+        return all(not levels[a] or isinstance(h, TableHierarchy) or h.row_wise(levels[a])
+                   for a in self.qis for h in [self.hierarchies[a]])
 
     def checked_levels(self, levels: Mapping[str, int]) -> dict[str, int]:
         """One level per quasi-identifier (0 when not given), each within its hierarchy's height."""

@@ -168,7 +168,8 @@ class Generalization(Method):
             return _anonymize(plan, ds, sink)
         # compile prints a statement that decides the classes itself: it reads only the node's counts
         metrics = metric_names(spec, plan.option("metrics")) if plan.verb != "compile" else ()
-        labels = bool(metrics) or plan.option("observer") is not None or spec.privacy_unit is not None
+        labels = bool(metrics) or plan.option("observer") is not None or spec.privacy_unit is not None \
+            or _masked_here(plan)
         with checked_node(spec, ds, labels=labels, row_keys=_written_here(plan)) as c:
             if plan.verb == "compile":
                 return sink.compile(ds, NodeRelease(spec, c, portable=True))
@@ -240,7 +241,8 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     # read every row already, so the scan need not count them or look for values outside the hierarchies
     known = nodes.fast if isinstance(nodes, FastNodeEvaluator) else None
     # the classes' labels are read by a metric without an in-memory form, and by the HTML report
-    labels = known is None or recoded is not None or plan.option("observer") is not None or not all(
+    labels = known is None or recoded is not None or plan.option("observer") is not None \
+        or _masked_here(plan) or not all(
         type(m).computes_in_memory() and not m.counts_population
         for name in metric_names(with_levels(spec, levels), plan.option("metrics"))
         for m in [get_metric(name, "metrics", spec.metric_options)])
@@ -250,6 +252,14 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
                        row_keys=recoded is None and _written_here(plan))
     with ev:
         return finish(ev, levels, found, recoded, known)
+
+
+def _masked_here(plan: Plan) -> bool:
+    """The verb writes a table here with suppressed rows masked: every row, joined to its class's
+    verdict on the labels, which the check's scan must then hold."""
+    spec = plan.spec
+    return plan.verb != "compile" and plan.writes and spec.output.mode in ("table", "in_place") \
+        and spec.transformation.suppressed == "mask"
 
 
 def _written_here(plan: Plan) -> bool:

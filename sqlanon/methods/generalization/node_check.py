@@ -59,13 +59,14 @@ class NodeCheck:
 def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequence[PrivacyModel],
                gen: exp.Table, levels: dict[str, int], rows: int | None, suppression_limit: float, *,
                grouped: bool = False, weighted: bool = False, unfit: int = 0,
-               carry: Sequence[str] = ()) -> NodeCheck:
+               carry: Sequence[str] = (), class_keys: bool = True) -> NodeCheck:
     """Materialize the node's histograms, statistics and verdict from ``gen`` (the source's frequency
     table at the node's levels) and read their totals; ``rows`` is the table's row count (None: the
     classes hold every row, as a scan of the whole table does);
     ``grouped``: ``gen`` has one row per class; ``unfit``: the persons left out of ``gen`` because
     their rows do not fit one class at the node (rule ``one_class``), suppressed; ``carry``: more
-    columns of a grouped ``gen`` that the verdict keeps (a class's row keys)."""
+    columns of a grouped ``gen`` that the verdict keeps (a class's row keys); ``class_keys``: False
+    when a grouped ``gen`` holds no quasi-identifier, only counts (every statistic the class size)."""
     qis = list(inputs.qis)
     statistics = checks.statistics_of(models)
     hist_attrs = sorted({a for s in statistics if (a := stat_attribute(s))})
@@ -79,7 +80,7 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
                        inputs.engine.dialect.sqlglot, generalizer=inputs.generalizer, inputs=inputs)
     # stats_query registers a "classes" step in the plan; it and the statistics are CTEs of the verdict
     stats = temporaries.plan.add("stats", checks.stats_query(ctx, statistics, grouped=grouped,
-                                                                        carry=carry))
+                                                                        carry=carry, class_keys=class_keys))
     # over a scan with one row a class and no statistic but the size, the verdict only projects it
     sizes_only = grouped and all(isinstance(s, ClassSize) for s in statistics)
     verdict = temporaries.node_reading_pending("verdict", checks.verdict_query(stats, models, statistics),

@@ -205,7 +205,7 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
     query = exp.select(*projections).from_(
         exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True, copy=False), copy=False)
     if picked is not None:  # the rows of kept classes, generalized after they were picked
-        out.query = plan.as_query(query)
+        out.query = plan.as_query(query, copy=False)
         return out
     unfit = plan.ref("unfit") if plan.has("unfit") else None
     classes = with_totals(plan, verdict, unfit) if enforce_limit else verdict

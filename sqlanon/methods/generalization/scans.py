@@ -8,6 +8,7 @@ from sqlglot import exp
 
 from sqlanon.compile import checks
 from sqlanon.domain.hierarchy.table import TableHierarchy
+from sqlanon.errors import InternalError
 from sqlanon.methods.generalization.hierarchy_tables import HierarchyTables
 from sqlanon.methods.generalization.temporaries import Temporaries, attribute_part
 from sqlanon.sql.nodes import alias, as_expression, col, internal, lit
@@ -16,6 +17,11 @@ SOURCE = internal("src")
 """The source's alias in a node's scan."""
 ROW_KEYS = internal("row_keys")
 """A row-keyed scan's list of each class's row keys (:meth:`SourceScans.scan_node`)."""
+INEXACT = internal("inexact")
+"""A scan without class keys: 1 when a class holds a value a guarded class key does not tell apart
+(:meth:`~sqlanon.domain.hierarchy.base.Hierarchy.guarded_class_key`)."""
+UNCOVERED = internal("uncovered")
+"""A scan without class keys: 1 when a class has a value no leaf of its table hierarchy (a NULL code)."""
 
 
 class SourceScans:
@@ -50,6 +56,8 @@ class SourceScans:
         """The scan generalized to one node's levels (:meth:`scan_node`), if one was made."""
         self.row_keyed = False
         """The node's scan lists each class's row keys in :data:`ROW_KEYS` (:meth:`scan_node`)."""
+        self.class_keys = True
+        """The node's scan holds its classes' keys (or labels), not only their counts (:meth:`scan_node`)."""
 
     @property
     def freq(self) -> exp.Table:
@@ -63,7 +71,7 @@ class SourceScans:
         return self.raw
 
     def scan_node(self, levels: Mapping[str, int], *, labels: bool = True,
-                  row_key: exp.Expression | None = None) -> exp.Table:
+                  row_key: exp.Expression | None = None, class_keys: bool = True) -> exp.Table:
         """One GROUP BY of the source at the node's levels; table hierarchies go through integer codes.
 
         ``labels``: each generalized QI holds its label; else a value equal exactly when the labels are
@@ -71,26 +79,40 @@ class SourceScans:
         enough for checks that count classes and cheaper to build and group by.
         ``row_key``: the source's row key (qualified by :data:`SOURCE`); each class then also lists
         its rows' keys in :data:`ROW_KEYS`, so that a written output picks its rows by key instead of
-        generalizing every row again to join it to the classes."""
-        self.node_scan = self._node_scan(levels, labels, row_key)
+        generalizing every row again to join it to the classes.
+        ``class_keys``: False when nothing reads a class but its counts (and row keys): the scan
+        still groups by the class keys but does not write them, which costs about as much as the
+        grouping itself on a table of many small classes; needs ``labels`` False and no sensitive
+        attribute or weight."""
+        if not class_keys and (labels or self.sensitive or self.weighted or self.extra):
+            raise InternalError("a scan without class keys groups on class keys alone")
+        self.node_scan = self._node_scan(levels, labels, row_key, class_keys)
         self.row_keyed = row_key is not None
+        self.class_keys = class_keys
         return self.node_scan
 
     def _node_scan(self, levels: Mapping[str, int], labels: bool,
-                   row_key: exp.Expression | None = None) -> exp.Table:
+                   row_key: exp.Expression | None = None, class_keys: bool = True,
+                   exact: bool = False) -> exp.Table:
         hierarchies = self.hierarchies.hierarchies
         temps = self.temporaries
         src = SOURCE
         projections: list[exp.Expression] = []
         joins: list[tuple[exp.Expression, exp.Expression]] = []
         decode: dict[str, exp.Expression] = {}
-        small = self._small_codes(levels, decoded=labels)
+        coded: list[str] = []  # an integer code in the scan, NULL for a value no leaf
+        guards: list[exp.Expression] = []  # values a guarded class key does not tell apart
+        small = self._small_codes(levels) if labels else {}
         for i, a in enumerate(self.qis):
             h, level = hierarchies[a], int(levels.get(a, 0))
             if level == 0:
                 projections.append(alias(col(a, src), a))
             elif isinstance(h, TableHierarchy):
+                coded.append(a)
                 lk: exp.Expression
+                if not labels and not h.needs_lookup():  # a CASE numbering the labels: no join
+                    projections.append(alias(h.class_key(col(a, src), level), a))
+                    continue
                 if h.needs_lookup():
                     lk, decode[a] = self.hierarchies.codes_from_lookup(a, i, level)
                 else:
@@ -100,12 +122,25 @@ class SourceScans:
                               exp.EQ(this=col("leaf", alias_), expression=h.key(col(a, src)))))
                 projections.append(alias(col("code", alias_), a))
             else:
-                value = h.expression(col(a, src), level) if labels else h.class_key(col(a, src), level)
+                guarded = None if class_keys or exact else h.guarded_class_key(col(a, src), level)
+                if guarded is not None:
+                    value, guard = guarded
+                    guards.append(guard)
+                else:
+                    value = h.expression(col(a, src), level) if labels else h.class_key(col(a, src), level)
                 projections.append(alias(value, a))
         sensitive = self.sensitive
         weight = [alias(col(checks.WEIGHT, src), checks.WEIGHT)] if self.weighted else []
         if row_key is not None:
             weight.append(alias(row_key, ROW_KEYS))
+        raw_leaves = self._raw_leaf_codes(levels, src) if not class_keys and not self.covered else []
+        if raw_leaves:  # whether a row's value kept raw is no leaf, for the coverage check
+            weight.append(alias(exp.Case().when(as_expression(exp.or_(*[
+                exp.Is(this=c, expression=exp.Null()) for c in raw_leaves])), lit(1)).else_(lit(0)),
+                UNCOVERED))
+        if guards:
+            weight.append(alias(exp.Case().when(as_expression(exp.or_(*guards)), lit(1)).else_(lit(0)),
+                                INEXACT))
         rows = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *weight).from_(
             exp.alias_(self.source.copy(), src, table=True, quoted=True, copy=False), copy=False)
         for rel, on in joins:
@@ -117,20 +152,37 @@ class SourceScans:
         if row_key is not None:
             counts.append(alias(exp.ArrayAgg(this=col(ROW_KEYS)), ROW_KEYS))
         keys = [*self.qis, *sensitive]
-        q = exp.select(*map(col, keys), *counts).from_(
+        flag_coverage = not class_keys and not self.covered and bool(coded or raw_leaves)
+        if flag_coverage:  # what the coverage check reads instead of the keys
+            flags: list[exp.Expression] = [exp.Is(this=col(a), expression=exp.Null()) for a in coded]
+            if raw_leaves:
+                flags.append(exp.EQ(this=col(UNCOVERED), expression=lit(1)))
+            counts.append(alias(exp.Max(this=exp.Case().when(as_expression(exp.or_(*flags)), lit(1))
+                                        .else_(lit(0))), UNCOVERED))
+        if guards:
+            counts.append(alias(exp.Max(this=col(INEXACT)), INEXACT))
+        q = exp.select(*(map(col, keys) if class_keys else ()), *counts).from_(
             exp.alias_(exp.Subquery(this=rows), internal("g"), quoted=True, copy=False), copy=False
         ).group_by(*map(col, keys), copy=False)
         if decode and labels:  # integer codes decoded on the grouped rows, in the same statement
             q = self._decoded(q, decode)
         scan = temps.lasting("nodescan", q)
+        if not class_keys:
+            uncovered, inexact = self._flags(scan, flag_coverage, bool(guards))
+            if inexact:  # a value the cheaper keys would merge with others: group by the exact keys
+                temps.discard(scan)
+                return self._node_scan(levels, labels, row_key, class_keys, exact=True)
+            if not self.covered:
+                self._check_coverage_by_flag(levels, coded, uncovered)
+            return scan
         if self.covered:
             return scan
-        if decode:  # a NULL label or code: a value (or NULL) the hierarchy lacks; one query for all
+        if coded:  # a NULL label or code: a value (or NULL) the hierarchy lacks; one query for all
             nulls = temps.engine.fetch(exp.select(*[
                 exp.alias_(exp.Count(this=exp.Case().when(exp.Is(this=col(a), expression=exp.Null()),
                                                           lit(1))), f"n{i}", quoted=True)
-                for i, a in enumerate(decode)]).from_(scan.copy()))[1][0]
-            for a, bad in zip(decode, nulls):
+                for i, a in enumerate(coded)]).from_(scan.copy()))[1][0]
+            for a, bad in zip(coded, nulls):
                 if bad:
                     self.hierarchies.validate_coverage(temps.lasting(
                         f"uncovered{self.qis.index(a)}",
@@ -138,12 +190,49 @@ class SourceScans:
         self.hierarchies.validate_coverage(scan, [a for a in self.qis if int(levels.get(a, 0)) == 0])
         return scan
 
-    def _small_codes(self, levels: Mapping[str, int], *, decoded: bool = True
-                     ) -> dict[str, tuple[exp.Expression, exp.Expression]]:
+    def _raw_leaf_codes(self, levels: Mapping[str, int], src: str) -> list[exp.Expression]:
+        """Per quasi-identifier kept raw whose file hierarchy is small, 1 when a row's value is a
+        leaf of it, else NULL (over the source's rows aliased ``src``)."""
+        out: list[exp.Expression] = []
+        for a in self.qis:
+            if int(levels.get(a, 0)) == 0 and (leaves := self._small_leaves(a)):
+                key = self.hierarchies.hierarchies[a].key(col(a, src))
+                out.append(exp.Case(this=key, ifs=[exp.If(this=lit(leaf), true=lit(1)) for leaf in leaves]))
+        return out
+
+    def _small_leaves(self, attribute: str) -> list[str]:
+        """The leaves of the attribute's hierarchy when it is a small table (else none)."""
+        h = self.hierarchies.hierarchies[attribute]
+        if not isinstance(h, TableHierarchy) or h.needs_lookup():
+            return []
+        return [leaf for leaf in h.table().mapping if leaf is not None]
+
+    def _flags(self, scan: exp.Table, uncovered: bool, inexact: bool) -> tuple[bool, bool]:
+        """Whether a class of a scan without class keys flags a value no leaf of its hierarchy
+        (``uncovered``: the scan has the flag) and one its guarded keys do not tell apart
+        (``inexact``), in one query."""
+        flags = [f for f, present in ((UNCOVERED, uncovered), (INEXACT, inexact)) if present]
+        if not flags:
+            return False, False
+        row = self.temporaries.engine.fetch(exp.select(*[
+            exp.alias_(exp.Max(this=col(f)), f, quoted=True) for f in flags]).from_(scan.copy()))[1][0]
+        found = dict(zip(flags, row))
+        return bool(found.get(UNCOVERED)), bool(found.get(INEXACT))
+
+    def _check_coverage_by_flag(self, levels: Mapping[str, int], coded: Sequence[str],
+                                flagged: bool) -> None:
+        """The coverage check of a scan without class keys. Its classes flag a value no leaf of a
+        coded or small raw attribute's hierarchy: when one does (``flagged``), those attributes
+        are checked on the source (in the order the scan with keys checks them); other attributes
+        kept raw with a table hierarchy (a large one) are always."""
+        raw = [a for a in self.qis if int(levels.get(a, 0)) == 0]
+        checked = [*coded, *raw] if flagged else [a for a in raw if not self._small_leaves(a)]
+        self.hierarchies.validate_coverage(self.source, checked)
+
+    def _small_codes(self, levels: Mapping[str, int]) -> dict[str, tuple[exp.Expression, exp.Expression]]:
         """Per generalized QI whose file hierarchy is small, relations (``leaf``, ``code``) and
         (``code``, ``label``) numbering its labels at the node's level: parts of one code table and
-        one decode table for them all (two statements, not two per attribute); without ``decoded``
-        the codes are not decoded, and the decode table is not made."""
+        one decode table for them all (two statements, not two per attribute)."""
         wanted = {a: h for a in self.qis if int(levels.get(a, 0))
                   and isinstance(h := self.hierarchies.hierarchies[a], TableHierarchy)
                   and not h.needs_lookup()}
@@ -161,10 +250,9 @@ class SourceScans:
         temps = self.temporaries
         code_table = temps.rows("code", [("attribute", "int"), ("leaf", "varchar"), ("code", "int")], codes)
         decode_table = temps.rows("decode", [("attribute", "int"), ("code", "int"), ("label", "varchar")],
-                                  labels_of) if decoded else None
+                                  labels_of)
         return {a: (attribute_part(code_table, ("leaf", "code"), i),
-                    attribute_part(decode_table, ("code", "label"), i) if decode_table is not None
-                    else exp.Null())
+                    attribute_part(decode_table, ("code", "label"), i))
                 for a in wanted for i in [self.qis.index(a)]}
 
     def _decoded(self, grouped: exp.Select, decode: Mapping[str, exp.Expression]) -> exp.Select:

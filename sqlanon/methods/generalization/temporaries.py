@@ -92,6 +92,12 @@ class Temporaries:
         self._node_views.append(full)
         return table(full)
 
+    def discard(self, relation: exp.Table) -> None:
+        """Drop a lasting relation now (one to be built again another way) and forget its step."""
+        self.engine.drop(relation.name)
+        self._lasting.remove(relation.name)
+        self.plan.steps = [(n, q) for n, q in self.plan.steps if n != relation.name]
+
     def own(self, name: str) -> None:
         """Drop a table created outside the plan (a loaded file) at :meth:`close`."""
         self._lasting.append(name)

@@ -77,3 +77,14 @@ def test_only_stored_tables_without_a_rowid_column_have_row_keys(duck, source):
     assert not keyed("v")
     assert not keyed("shadowed")
     assert not duck.has_row_keys(table("missing"), ["a"])
+
+
+def test_masked_suppression_without_metrics_joins_every_row_on_its_labels(duck, source, caplog):
+    """Masked suppression writes every row, joined to its class on the labels: the scan keeps them
+    even when nothing else reads them (no metric)."""
+    spec = _spec("t", source, {"x": 1, "z": 2, "c": 1}, 3, "masked")
+    spec["transformation"]["suppressed"] = "mask"
+    without, _ = _written(duck, spec, caplog, metrics=())
+    with_metrics, _ = _written(duck, spec, caplog, metrics=("discernibility",))
+    assert without == with_metrics
+    assert len(without) == 3000 and any(r[0] == "*" for r in without)
