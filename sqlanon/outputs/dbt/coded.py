@@ -9,7 +9,9 @@ value. Dictionaries map the codes back to the values: the distinct quasi-identif
 ``GROUP BY`` of the quasi-identifiers) and the distinct values of each sensitive attribute, each
 with its hash. Joining the codes to the dictionaries gives exactly the frequency table, unless two
 different tuples or values share a code; :func:`CodedFrequency.unsound` then holds, and the gate
-fails instead of checking merged classes.
+fails instead of checking merged classes. (Exact ways to tell a code's tuples apart without the
+dictionary, such as ``min`` and ``max`` of each quasi-identifier per code, cost DuckDB several times
+its ``GROUP BY``: ``bench/dbt_tuple_check.py``.)
 
 The classes can also stay keyed by their tuple code (``by_code``): the checks then partition,
 group and join on one integer column instead of every quasi-identifier, and only the classes (one
