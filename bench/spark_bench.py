@@ -31,7 +31,12 @@ local mode the JVM is the driver and the executors at once) and of this process,
 engine refuses is reported with the refusal.
 
 Last measured (10M rows, ``--runs 3 --only noise --engines spark``, on 2 cores shared with other
-work, load average 13 to 16): noise 184.2 s against a 70.9 s copy, 2.60× (its former ``mapInArrow``
+work, load average 7 to 9, another Spark job running beside it): noise 77.2 s against a 41.8 s
+copy, 1.85× (runs 73.0, 78.6, 77.2 s against 42.9, 40.0, 41.8 s), after the statements reading the
+mapped rows took the Arrow UDF's row path (columnar input off) and batches of 65,536 ids; with the
+row path alone, in a run just before (load average 3 to 8): 43.9 s against 20.6 s, 2.13×. Before
+both, on an idle machine: 34.5 s against 13.5 s, 2.56×. Earlier (load average 13 to 16): noise
+184.2 s against a 70.9 s copy, 2.60× (its former ``mapInArrow``
 form, in a run just before: 168.5 s against 74.3 s, 2.27×; within the runs' spread). Side by side in
 one session on the first million rows: 2.38× against 2.76×. Individual ranking was measured on the
 first million rows only (load 9 to 13): 4.55× the bare window sort with the group statistics as
