@@ -215,9 +215,32 @@ def subjects(engine: Engine, adult_dir: Path) -> dict[str, tuple[Callable[[], An
     }
 
 
-def timed(run: Callable[[], Any]) -> tuple[float, Any]:
-    started = time.perf_counter()
+def cpu_seconds() -> float:
+    """User and system CPU time so far of this process (and DuckDB in it) and of Spark's JVM (a
+    child of it): on a machine shared with other work, the CPU a run takes varies less than its wall
+    time."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    total = usage.ru_utime + usage.ru_stime
+    me, tick = str(os.getpid()), os.sysconf("SC_CLK_TCK")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat[1] == me:
+            total += (int(stat[11]) + int(stat[12])) / tick
+    return total
+
+
+CPU: dict[str, list[float]] = {}
+"""The CPU seconds of every timed run, by the label printed with them."""
+
+
+def timed(run: Callable[[], Any], label: str = "") -> tuple[float, Any]:
+    started, cpu = time.perf_counter(), cpu_seconds()
     out = run()
+    if label:
+        CPU.setdefault(label, []).append(cpu_seconds() - cpu)
     return time.perf_counter() - started, out
 
 
@@ -242,8 +265,8 @@ def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]
                 timed(run)
             for _ in range(runs):
                 if not known:
-                    bs.append(timed(baseline)[0])
-                seconds, result = timed(run)
+                    bs.append(timed(baseline, f"{name} {subject} baseline")[0])
+                seconds, result = timed(run, f"{name} {subject}")
                 ss.append(seconds)
         except SqlanonError as e:
             print(f"{name} {subject}: refused or failed after {len(ss)} timed run(s): {e}", flush=True)
@@ -254,6 +277,12 @@ def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]
               + " s; subject " + ", ".join(f"{t:.2f}" for t in ss)
               + f" s; medians {mb:.2f} / {ms:.2f} s; ratio {ms / mb:.2f} (goal <= {GOALS[subject]:g})"
               + (f"; result {result}" if subject in ("search", "check") else ""), flush=True)
+        cb, cs = CPU.get(f"{name} {subject} baseline", []), CPU[f"{name} {subject}"]
+        if cb:
+            print(f"{name} {subject}: CPU seconds (this process and the JVM) baseline "
+                  + ", ".join(f"{t:.1f}" for t in cb) + "; subject " + ", ".join(f"{t:.1f}" for t in cs)
+                  + f"; ratio of the medians {statistics.median(cs) / statistics.median(cb):.2f}",
+                  flush=True)
 
 
 def main() -> None:
