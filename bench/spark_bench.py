@@ -25,7 +25,9 @@ Every written table is dropped before the run that writes it (inside the timing,
 check share their baseline, timed with the first of them to run (the other's ratio reuses its times).
 
 Goals (the Spark column): search ≤ 3×, check ≤ 2×, ranking ≤ 2×, noise ≤ 2× their baselines. The script
-prints every run, the medians, the ratios, the peak resident memory of Spark's JVM (``VmHWM``; in
+prints every run, the medians, the ratios, the CPU seconds of each timed run (user and system time of
+this process and of Spark's JVM, which vary less than wall time on a shared machine), the peak
+resident memory of Spark's JVM (``VmHWM``; in
 local mode the JVM is the driver and the executors at once) and of this process, the Python driver
 (``ru_maxrss``), after the Spark runs and again at the end (DuckDB runs inside this process). A subject an
 engine refuses is reported with the refusal.
@@ -33,9 +35,11 @@ engine refuses is reported with the refusal.
 Last measured (10M rows, ``--runs 3 --only noise --engines spark``, on 2 cores shared with other
 work, load average 13 to 16): noise 184.2 s against a 70.9 s copy, 2.60× (its former ``mapInArrow``
 form, in a run just before: 168.5 s against 74.3 s, 2.27×; within the runs' spread). Side by side in
-one session on the first million rows: 2.38× against 2.76×. Individual ranking was measured on the
-first million rows only (load 9 to 13): 4.55× the bare window sort with the group statistics as
-windows, 6.98× with them joined back. docs/spark.md has the details.
+one session on the first million rows: 2.38× against 2.76×. Individual ranking (10M rows, ``--runs 1
+--only ranking --engines spark``, load average 5 to 8, beside another 10M Spark benchmark and a Spark
+test run): 259.5 s against the bare window sort's 164.0 s, 1.58× (CPU seconds 174.0 against 89.7,
+1.94×), the JVM's peak 1,678 MB; before, with the rows numbered by range partitions, 4.55× on the
+first million rows and 4.2× at 10M. docs/spark.md has the details.
 
 Spark runs as ``local[N]`` (``--master``, default ``local[2]``) with ``spark.sql.shuffle.partitions``
 (``--partitions``, default 8) and Spark's other defaults (1 GB of driver memory); DuckDB with the
