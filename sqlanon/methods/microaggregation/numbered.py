@@ -5,7 +5,7 @@ The SQL form of individual ranking numbers each attribute's rows with a window o
 (``ROW_NUMBER() OVER (ORDER BY value, ties...)``) and joins each group's statistic back, which on
 such an engine sorts the rows again for every join. There, up to the engine's
 ``one_task_sort_rows`` (no limit by default), each attribute's groups and statistics are windows in
-the order of its one sort (:mod:`~sqlanon.methods.microaggregation.algorithms.framed_ranking`):
+the order of its one sort (:mod:`~sqlanon.methods.microaggregation.algorithms.one_sort_ranking`):
 one sort per attribute, in one task, as the window alone. Above it, the engine numbers the rows in
 the same orders into a temporary table first (:meth:`~sqlanon.engines.base.Engine.number_rows`,
 each sort split across tasks), and the query reads those numbers. Either way the orders, groups
@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from sqlanon.engines.base import Engine
 from sqlanon.engines.staging import new_token, staging_name
-from sqlanon.methods.microaggregation.algorithms.framed_ranking import framed_ranking
+from sqlanon.methods.microaggregation.algorithms.one_sort_ranking import one_sort_ranking
 from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking, ranking_orders
 from sqlanon.methods.microaggregation.rows import as_relation
 from sqlanon.sql.nodes import alias, col, count_star, internal, table
@@ -62,7 +62,7 @@ def numbered_ranking(engine: Engine, relation: exp.Expression, columns: Sequence
     selected = exp.select(*[col(c) for c in numbered]).from_(relation.copy())
     name = None
     if engine.one_task_sort_rows is None or rows <= engine.one_task_sort_rows:
-        ranked = framed_ranking(exp.Subquery(this=selected), numbered, attributes, k, key=key,
+        ranked = one_sort_ranking(exp.Subquery(this=selected), numbered, attributes, k, key=key,
                                 statistic=statistic, present=present)
     else:
         name = staging_name(new_token(), "ranks")

@@ -35,7 +35,7 @@ from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal, li
 _RN = internal("rn")
 
 
-def framed_ranking(source: str | exp.Expression, columns: Sequence[str], attributes: Sequence[str], k: int,
+def one_sort_ranking(source: str | exp.Expression, columns: Sequence[str], attributes: Sequence[str], k: int,
                    *, key: Sequence[str] | None, statistic: str, present: Sequence[int]) -> exp.Select:
     """``source`` with each of ``attributes`` replaced by its individual-ranking group's mean or
     median, ``present`` being each attribute's number of non-NULL values in ``source``; the other
