@@ -25,7 +25,9 @@ Every written table is dropped before the run that writes it (inside the timing,
 check share their baseline, timed with the first of them to run (the other's ratio reuses its times).
 
 Goals (the Spark column): search ≤ 3×, check ≤ 2×, ranking ≤ 2×, noise ≤ 2× their baselines. The script
-prints every run, the medians, the ratios, the peak resident memory of Spark's JVM (``VmHWM``; in
+prints every run, the medians, the ratios, the CPU seconds of each timed run (user and system time of
+this process and of Spark's JVM, which vary less than wall time on a shared machine), the peak
+resident memory of Spark's JVM (``VmHWM``; in
 local mode the JVM is the driver and the executors at once) and of this process, the Python driver
 (``ru_maxrss``), after the Spark runs and again at the end (DuckDB runs inside this process). A subject an
 engine refuses is reported with the refusal.
@@ -38,9 +40,11 @@ row path alone, in a run just before (load average 3 to 8): 43.9 s against 20.6 
 both, on an idle machine: 34.5 s against 13.5 s, 2.56×. Earlier (load average 13 to 16): noise
 184.2 s against a 70.9 s copy, 2.60× (its former ``mapInArrow``
 form, in a run just before: 168.5 s against 74.3 s, 2.27×; within the runs' spread). Side by side in
-one session on the first million rows: 2.38× against 2.76×. Individual ranking was measured on the
-first million rows only (load 9 to 13): 4.55× the bare window sort with the group statistics as
-windows, 6.98× with them joined back. docs/spark.md has the details.
+one session on the first million rows: 2.38× against 2.76×. Individual ranking (10M rows, ``--runs 1
+--only ranking --engines spark``, load average 5 to 8, beside another 10M Spark benchmark and a Spark
+test run): 259.5 s against the bare window sort's 164.0 s, 1.58× (CPU seconds 174.0 against 89.7,
+1.94×), the JVM's peak 1,678 MB; before, with the rows numbered by range partitions, 4.55× on the
+first million rows and 4.2× at 10M. docs/spark.md has the details.
 
 Spark runs as ``local[N]`` (``--master``, default ``local[2]``) with ``spark.sql.shuffle.partitions``
 (``--partitions``, default 8) and Spark's other defaults (1 GB of driver memory); DuckDB with the
@@ -220,9 +224,32 @@ def subjects(engine: Engine, adult_dir: Path) -> dict[str, tuple[Callable[[], An
     }
 
 
-def timed(run: Callable[[], Any]) -> tuple[float, Any]:
-    started = time.perf_counter()
+def cpu_seconds() -> float:
+    """User and system CPU time so far of this process (and DuckDB in it) and of Spark's JVM (a
+    child of it): on a machine shared with other work, the CPU a run takes varies less than its wall
+    time."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    total = usage.ru_utime + usage.ru_stime
+    me, tick = str(os.getpid()), os.sysconf("SC_CLK_TCK")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat[1] == me:
+            total += (int(stat[11]) + int(stat[12])) / tick
+    return total
+
+
+CPU: dict[str, list[float]] = {}
+"""The CPU seconds of every timed run, by the label printed with them."""
+
+
+def timed(run: Callable[[], Any], label: str = "") -> tuple[float, Any]:
+    started, cpu = time.perf_counter(), cpu_seconds()
     out = run()
+    if label:
+        CPU.setdefault(label, []).append(cpu_seconds() - cpu)
     return time.perf_counter() - started, out
 
 
@@ -247,8 +274,8 @@ def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]
                 timed(run)
             for _ in range(runs):
                 if not known:
-                    bs.append(timed(baseline)[0])
-                seconds, result = timed(run)
+                    bs.append(timed(baseline, f"{name} {subject} baseline")[0])
+                seconds, result = timed(run, f"{name} {subject}")
                 ss.append(seconds)
         except SqlanonError as e:
             print(f"{name} {subject}: refused or failed after {len(ss)} timed run(s): {e}", flush=True)
@@ -259,6 +286,12 @@ def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]
               + " s; subject " + ", ".join(f"{t:.2f}" for t in ss)
               + f" s; medians {mb:.2f} / {ms:.2f} s; ratio {ms / mb:.2f} (goal <= {GOALS[subject]:g})"
               + (f"; result {result}" if subject in ("search", "check") else ""), flush=True)
+        cb, cs = CPU.get(f"{name} {subject} baseline", []), CPU[f"{name} {subject}"]
+        if cb:
+            print(f"{name} {subject}: CPU seconds (this process and the JVM) baseline "
+                  + ", ".join(f"{t:.1f}" for t in cb) + "; subject " + ", ".join(f"{t:.1f}" for t in cs)
+                  + f"; ratio of the medians {statistics.median(cs) / statistics.median(cb):.2f}",
+                  flush=True)
 
 
 def main() -> None:

@@ -18,6 +18,12 @@ Orders = Sequence[tuple[str, Sequence[str]]]
 class RowNumbering:
     """Numbering a query's rows in sort orders (capability ``distributed_numbering``)."""
 
+    one_task_sort_rows: int | None = None
+    """On an engine declaring the capability: the most rows sqlanon sorts with a window over the
+    whole table, which the engine may sort in one task (it spills to disk, so this is a matter of
+    time, not memory), where it could number them with :meth:`number_rows` instead; ``None``: no
+    limit."""
+
     def require(self, capability: str) -> None:
         raise NotImplementedError
 

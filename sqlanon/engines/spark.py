@@ -64,6 +64,10 @@ class SparkEngine(Engine, SparkTableMarks):
         conf: settings of a session sqlanon starts.
         remote: a Spark Connect server (``sc://HOST:PORT``) to open a session on, instead of a
             local session; the session is closed by :meth:`close`, the server left running.
+        one_task_sort_rows: individual ranking of a table of more rows numbers each attribute's
+            rows across tasks (:mod:`sqlanon.engines.spark_numbering`) instead of sorting them with
+            one window over the whole table, which Spark runs in one task; ``None`` (the default):
+            always one window.
     """
 
     name: ClassVar[str] = "spark"
@@ -74,8 +78,10 @@ class SparkEngine(Engine, SparkTableMarks):
                                                           distributed_numbering=True)
 
     def __init__(self, session: Any = None, *, master: str = "local[2]",
-                 conf: dict[str, str] | None = None, remote: str | None = None) -> None:
+                 conf: dict[str, str] | None = None, remote: str | None = None,
+                 one_task_sort_rows: int | None = None) -> None:
         pyspark_sql()
+        self.one_task_sort_rows = one_task_sort_rows
         self._connect_mode: tuple[bool, str | None] | None = None
         if session is None and remote is not None:
             # pyspark marks the whole process as a Connect client when a remote session opens, and

@@ -186,15 +186,16 @@ def connect_server(spark_session):
 def test_blocked_mdav_and_individual_ranking_run_through_spark_connect(engines, connect_server):
     """The client sends the function to the server, whose executors run it: MDAV on mixed
     attributes, a nominal one coded into its distinct values over the whole table in every block,
-    and its group's centroid chosen there. Individual ranking numbers the rows with the DataFrame
-    calls of a Connect session (range partitions, checkpoints)."""
+    and its group's centroid chosen there. Individual ranking, told to number tables of any size
+    across tasks, numbers the rows with the DataFrame calls of a Connect session (range partitions,
+    checkpoints)."""
     from sqlanon.engines.spark import SparkEngine
 
     d = spec("out_connect", algorithm="mdav_mixed", block_by=["region"], key="id")
     d["attributes"]["job"] = {"role": "quasi_identifier", "hierarchy": {"map": JOBS}}
     ranked = spec("out_connect_ranked", algorithm="individual_ranking", key="id",
                   attributes=["age", "income", "hours"])
-    remote = SparkEngine(remote=connect_server)
+    remote = SparkEngine(remote=connect_server, one_task_sort_rows=0)
     try:
         for name, done in (("out_connect", d), ("out_connect_ranked", ranked)):
             duck = api.apply(spec_from_dict(done), engine=engines["duckdb"], metrics=()).as_dict()

@@ -1,18 +1,23 @@
-"""Individual ranking on rows the engine numbered itself (capability ``distributed_numbering``).
+"""Individual ranking on an engine that sorts a window over the whole table in one task and
+inlines common table expressions (capability ``distributed_numbering``: Spark).
 
 The SQL form of individual ranking numbers each attribute's rows with a window over the whole table
-(``ROW_NUMBER() OVER (ORDER BY value, ties...)``), which some engines (Spark) sort in one task. An
-engine declaring ``distributed_numbering`` numbers the rows in the same orders into a temporary
-table first (:meth:`~sqlanon.engines.base.Engine.number_rows`), and the query reads those numbers:
-the orders, groups and statistics are the SQL form's, so the values are the same. The counts of
-non-NULL values are already known (the pipeline counts the NULLs), so they enter as numbers.
+(``ROW_NUMBER() OVER (ORDER BY value, ties...)``) and joins each group's statistic back, which on
+such an engine sorts the rows again for every join. There, up to the engine's
+``one_task_sort_rows`` (no limit by default), each attribute's groups and statistics are windows in
+the order of its one sort (:mod:`~sqlanon.methods.microaggregation.algorithms.one_sort_ranking`):
+one sort per attribute, in one task, as the window alone. Above it, the engine numbers the rows in
+the same orders into a temporary table first (:meth:`~sqlanon.engines.base.Engine.number_rows`,
+each sort split across tasks), and the query reads those numbers. Either way the orders, groups
+and statistics are the SQL form's, so the values are the same. The counts of non-NULL values are
+already known (the pipeline counts the NULLs), so they enter as numbers.
 
 With a unique ``transformation.key`` (which alone breaks the ties), only the key and the attributes
 are numbered and grouped, and the source's rows join them once by the key: the sorts and the joins
 of the group statistics move those columns only, not whole rows. Without one, the whole rows are
 numbered (every column breaks the ties).
 
-The table exists only for the run: a view or printed SQL, read later, keeps the windows.
+The table and the counts hold only for the run: a view or printed SQL, read later, keeps the SQL form.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from sqlglot import exp
 
 from sqlanon.engines.base import Engine
 from sqlanon.engines.staging import new_token, staging_name
+from sqlanon.methods.microaggregation.algorithms.one_sort_ranking import one_sort_ranking
 from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking, ranking_orders
 from sqlanon.methods.microaggregation.rows import as_relation
 from sqlanon.sql.nodes import alias, col, count_star, internal, table
@@ -33,13 +39,13 @@ _SOURCE, _RANKED, _SHARED = internal("s"), internal("r"), internal("shared")
 
 @dataclass(frozen=True)
 class NumberedRanking:
-    table: str
-    """The temporary table of the numbered rows (the caller drops it)."""
+    table: str | None
+    """The temporary table of the numbered rows, if any (the caller drops it)."""
     query: exp.Select
 
 
 def wanted(engine: Engine, algorithm: str, standalone: bool) -> bool:
-    """Whether individual ranking should read rows the engine numbered: the engine can number them
+    """Whether individual ranking should take the forms of this module: the engine can number rows
     without one task sorting them all, and the query runs now (not a view or printed SQL)."""
     return algorithm == "individual_ranking" and not standalone \
         and engine.capabilities.distributed_numbering
@@ -47,16 +53,22 @@ def wanted(engine: Engine, algorithm: str, standalone: bool) -> bool:
 
 def numbered_ranking(engine: Engine, relation: exp.Expression, columns: Sequence[str],
                      attributes: Sequence[str], k: int, key: Sequence[str] | None, statistic: str,
-                     present: Sequence[int]) -> NumberedRanking:
-    """Number ``relation``'s rows in each attribute's order and return the ranking query reading
-    them; ``present`` is each attribute's number of non-NULL values."""
-    name = staging_name(new_token(), "ranks")
+                     present: Sequence[int], rows: int) -> NumberedRanking:
+    """The ranking query of ``relation``'s ``rows`` rows, ``present`` being each attribute's number
+    of non-NULL values: windows in each attribute's order, or, above the engine's
+    ``one_task_sort_rows``, the rows numbered first in each order."""
     narrow = key is not None and _unique(engine, relation, key)
     numbered = list(dict.fromkeys([*(key or ()), *attributes])) if narrow else list(columns)
-    engine.number_rows(name, exp.select(*[col(c) for c in numbered]).from_(relation.copy()),
-                       ranking_orders(numbered, attributes, key))
-    ranked = individual_ranking(table(name), numbered, attributes, k, key=key, statistic=statistic,
-                                present=present)
+    selected = exp.select(*[col(c) for c in numbered]).from_(relation.copy())
+    name = None
+    if engine.one_task_sort_rows is None or rows <= engine.one_task_sort_rows:
+        ranked = one_sort_ranking(exp.Subquery(this=selected), numbered, attributes, k, key=key,
+                                statistic=statistic, present=present)
+    else:
+        name = staging_name(new_token(), "ranks")
+        engine.number_rows(name, selected, ranking_orders(numbered, attributes, key))
+        ranked = individual_ranking(table(name), numbered, attributes, k, key=key, statistic=statistic,
+                                    present=present)
     if not narrow or key is None:
         return NumberedRanking(name, ranked)
     on = exp.and_(*[exp.EQ(this=col(c, _SOURCE), expression=col(c, _RANKED)) for c in key])

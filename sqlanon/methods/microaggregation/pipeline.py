@@ -203,7 +203,7 @@ def _sql_masking(spec: Spec, ds: Dataset, settings: MicroaggregationSettings, ke
     ranks = None
     if numbered.wanted(ds.engine, settings.algorithm, standalone):
         ranks = numbered.numbered_ranking(ds.engine, ds.relation, columns, settings.attributes, k,
-                                          declared, settings.statistic, list(present.values()))
+                                          declared, settings.statistic, list(present.values()), n)
     output_source = ranks.query if ranks else _sql_query(settings, ds.relation, columns, declared, axis)
     with_key = [*columns, *key.columns] if key.synthetic else columns
     # with a declared key the released rows are the output's rows

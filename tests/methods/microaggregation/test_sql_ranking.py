@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.errors import SpecError
+from sqlanon.methods.microaggregation.algorithms.one_sort_ranking import one_sort_ranking
 from sqlanon.methods.microaggregation.algorithms.sql_ranking import individual_ranking
 from sqlanon.sql.dialects import profile, stored_case
 from sqlanon.sql.nodes import alias, col, lit, table
@@ -57,8 +58,15 @@ def load(engine, name, columns, types, rows):
     engine.create_table_as(name, q)
 
 
-def run(engine, name, columns, attributes, k, **kw):
-    q = individual_ranking(name, columns, attributes, k, **kw)
+def run(engine, name, columns, attributes, k, one_sort=False, **kw):
+    """The SQL form's rows, or with ``one_sort`` the one-sort form's (given the counts of non-NULL values)."""
+    if one_sort:
+        present = [engine.fetch(exp.select(exp.Count(this=col(a))).from_(table(name)))[1][0][0]
+                   for a in attributes]
+        q = one_sort_ranking(name, columns, attributes, k, key=kw.get("key"),
+                           statistic=kw.get("statistic", "mean"), present=present)
+    else:
+        q = individual_ranking(name, columns, attributes, k, **kw)
     names, rows = engine.fetch(q)
     assert names == list(columns)
     return rows
@@ -109,20 +117,23 @@ def duck():
 
 
 @settings(max_examples=60)
-@given(rows=tables(), k=st.integers(2, 5), statistic=st.sampled_from(["mean", "median"]))
-def test_duckdb_equals_the_rule_on_random_tables(duck, rows, k, statistic):
+@given(rows=tables(), k=st.integers(2, 5), statistic=st.sampled_from(["mean", "median"]),
+       one_sort=st.booleans())
+def test_duckdb_equals_the_rule_on_random_tables(duck, rows, k, statistic, one_sort):
+    """Both forms: the SQL form, and the one-sort form (each attribute's windows in its one order)."""
     load(duck, "t", COLUMNS, TYPES, rows)
-    got = run(duck, "t", COLUMNS, ["a", "b"], k, key=["id"], statistic=statistic)
+    got = run(duck, "t", COLUMNS, ["a", "b"], k, one_sort=one_sort, key=["id"], statistic=statistic)
     assert_matches(got, rows, COLUMNS, ["a", "b"], k, ["id"], statistic)
 
 
 @settings(max_examples=30)
-@given(values=st.lists(st.integers(-50, 50), min_size=0, max_size=40), k=st.integers(2, 6))
-def test_default_key_breaks_ties_among_whole_rows(duck, values, k):
+@given(values=st.lists(st.integers(-50, 50), min_size=0, max_size=40), k=st.integers(2, 6),
+       one_sort=st.booleans())
+def test_default_key_breaks_ties_among_whole_rows(duck, values, k, one_sort):
     # duplicate rows on purpose: no unique key; the result is compared as a multiset
     rows = [(v, v % 3) for v in values] * 2
     load(duck, "d", ["a", "c"], ["integer", "integer"], rows)
-    got = run(duck, "d", ["a", "c"], ["a"], k)
+    got = run(duck, "d", ["a", "c"], ["a"], k, one_sort=one_sort)
     want = reference(rows, ["a", "c"], "a", k, ["c"])
     assert Counter((round(x, 9) if x is not None else None, c) for x, c in got) == \
         Counter((round(w, 9) if w is not None else None, r[1]) for w, r in zip(want, rows))

@@ -48,7 +48,7 @@ _RANKED = internal("ranked")
 _GROUPED = internal("grouped")
 
 
-def _check(columns: Sequence[str], attributes: Sequence[str], k: object, key: Sequence[str] | None,
+def check_arguments(columns: Sequence[str], attributes: Sequence[str], k: object, key: Sequence[str] | None,
            statistic: str) -> None:
     where = "individual_ranking"
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
@@ -153,7 +153,7 @@ def individual_ranking(source: str | exp.Expression, columns: Sequence[str], att
         >>> [x for _, x in sorted(con.execute(render(q, "duckdb")).fetchall())]
         [2.0, 2.0, 2.0, 5.0, 5.0, 5.0, 8.5, 8.5, 8.5, 8.5]
     """
-    _check(columns, attributes, k, key, statistic)
+    check_arguments(columns, attributes, k, key, statistic)
     passthrough = [alias(col(c), c) for c in columns]
 
     ranked = []
