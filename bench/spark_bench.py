@@ -309,6 +309,8 @@ def main() -> None:
     p.add_argument("--duckdb-memory", default="6GB", help="DuckDB's memory_limit (it spills past it)")
     p.add_argument("--spark-log-level", default="ERROR",
                    help="Spark's log level (WARN shows why a task failed, e.g. a result it could not fetch)")
+    p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting of the Spark session, e.g. spark.driver.memory=3g (repeatable)")
     p.add_argument("--no-warm-up", action="store_true",
                    help="time the first runs (on large tables a warm-up run costs as much as a run)")
     a = p.parse_args()
@@ -326,8 +328,14 @@ def main() -> None:
             from sqlanon.engines.spark_sessions import local_session
 
             warehouse = tempfile.mkdtemp(prefix="sqlanon-bench-warehouse-")
-            session, _ = local_session(a.master, {"spark.sql.shuffle.partitions": str(a.partitions),
-                                                  "spark.sql.warehouse.dir": warehouse})
+            settings = {"spark.sql.shuffle.partitions": str(a.partitions),
+                        "spark.sql.warehouse.dir": warehouse}
+            for setting in a.spark_conf:
+                key, sep, value = setting.partition("=")
+                if not sep:
+                    p.error(f"--spark-conf {setting!r}: expected KEY=VALUE")
+                settings[key] = value
+            session, _ = local_session(a.master, settings)
             session.sparkContext.setLogLevel(a.spark_log_level)
             engine: Engine = SparkEngine(session=session)
             engine.register_file(SOURCE, str(path), kind="parquet")
