@@ -51,7 +51,13 @@ Spark runs as ``local[N]`` (``--master``, default ``local[2]``) with ``spark.sql
 same number of threads and a ``memory_limit`` of 6 GB (``--duckdb-memory``). ``--only`` runs the subjects
 named, in the order named.
 
-100M rows (one run, no warm-up, load average 8 to 19, Spark and DuckDB in two processes side by side;
+100M rows, idle (``--runs 1 --no-warm-up --master 'local[2,3]' --spark-conf spark.driver.memory=3g
+--only search,check,noise --engines spark``, load average about 2): search 101.1 s against an 80.7 s
+baseline (1.25), check 55.8 s (0.69), noise 164.7 s against a 107.9 s copy (1.53); peak resident
+memory of the Python driver 3,315 MB and of the JVM 3,504 MB. With the default 1 GB heap the
+baseline's text ``GROUP BY`` fails (``TaskResultLost``) in every attempt.
+
+Earlier, 100M rows (one run, no warm-up, load average 8 to 19, Spark and DuckDB in two processes side by side;
 docs/spark.md, "Measured on one machine"): Spark's baseline took 13 min 21 s in one run and failed in
 the next after 13 min 32 s (``TaskResultLost``: the driver's fetch of a task's result from its own
 block manager ran out of the 1 GB heap); the search was still in its ``GROUP BY`` after 13 min (the
