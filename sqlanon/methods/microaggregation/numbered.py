@@ -63,7 +63,7 @@ def numbered_ranking(engine: Engine, relation: exp.Expression, columns: Sequence
     name = None
     if engine.one_task_sort_rows is None or rows <= engine.one_task_sort_rows:
         ranked = one_sort_ranking(exp.Subquery(this=selected), numbered, attributes, k, key=key,
-                                statistic=statistic, present=present)
+                                  statistic=statistic, present=present)
     else:
         name = staging_name(new_token(), "ranks")
         engine.number_rows(name, selected, ranking_orders(numbered, attributes, key))

@@ -30,23 +30,26 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from sqlanon.methods.microaggregation.algorithms.sql_ranking import check_arguments, ranking_orders
-from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal, lit, table
+from sqlanon.methods.microaggregation.rows import as_relation
+from sqlanon.sql.nodes import alias, as_double, col, internal, lit, table
 
 _RN = internal("rn")
 
 
-def one_sort_ranking(source: str | exp.Expression, columns: Sequence[str], attributes: Sequence[str], k: int,
-                   *, key: Sequence[str] | None, statistic: str, present: Sequence[int]) -> exp.Select:
+def one_sort_ranking(source: str | exp.Expression, columns: Sequence[str], attributes: Sequence[str],
+                     k: int, *, key: Sequence[str] | None, statistic: str, present: Sequence[int]
+                     ) -> exp.Select:
     """``source`` with each of ``attributes`` replaced by its individual-ranking group's mean or
     median, ``present`` being each attribute's number of non-NULL values in ``source``; the other
     columns pass through, in the order of ``columns``."""
     check_arguments(columns, attributes, k, key, statistic)
-    query = exp.select(*[col(c) for c in columns]).from_(_relation(source, internal("src")))
+    relation = table(source) if isinstance(source, str) else source
+    query = exp.select(*[col(c) for c in columns]).from_(as_relation(relation, internal("src")))
     for i, (a, (_, by)) in enumerate(zip(attributes, ranking_orders(columns, attributes, key))):
         n = present[i]
         if n < k:  # no group of k values: the attribute becomes NULL
             query = exp.select(*[alias(as_double(exp.Null()), c) if c == a else col(c) for c in columns]) \
-                .from_(_relation(query, internal(f"none_{i}")))
+                .from_(as_relation(query, internal(f"none_{i}")))
             continue
         order = exp.Order(expressions=[exp.Ordered(this=col(t), nulls_first=False) for t in by])
         last = n - n % k - k
@@ -55,7 +58,7 @@ def one_sort_ranking(source: str | exp.Expression, columns: Sequence[str], attri
         windows = [alias(exp.Window(this=exp.RowNumber(), order=order), _RN),
                    *[alias(_shifted(a, order, d), _shift_name(d)) for d in shifts if d != 0]]
         sorted_rows = exp.select(*[col(c) for c in columns], *windows) \
-            .from_(_relation(query, internal(f"sorted_{i}")))
+            .from_(as_relation(query, internal(f"sorted_{i}")))
         p = exp.Paren(this=exp.Sub(this=col(_RN), expression=lit(1)))
         offsets = (exp.Mod(this=p.copy(), expression=lit(k)), exp.Sub(this=p.copy(), expression=lit(last)))
         in_run, in_last = [
@@ -65,7 +68,7 @@ def one_sort_ranking(source: str | exp.Expression, columns: Sequence[str], attri
         value = exp.Case(ifs=[exp.If(this=exp.GTE(this=p, expression=lit(last)), true=in_last)],
                          default=in_run)
         query = exp.select(*[alias(value, c) if c == a else col(c) for c in columns]) \
-            .from_(_relation(sorted_rows, internal(f"grouped_{i}")))
+            .from_(as_relation(sorted_rows, internal(f"grouped_{i}")))
     return query
 
 
@@ -94,10 +97,3 @@ def _shifted(a: str, order: exp.Order, rows: int) -> exp.Expression:
     shift = exp.Lead if rows > 0 else exp.Lag
     return exp.Window(this=shift(this=as_double(col(a)), offset=lit(abs(rows))), order=order.copy())
 
-
-def _relation(source: str | exp.Expression, name: str) -> exp.Expression:
-    if isinstance(source, str):
-        source = table(source)
-    if isinstance(source, (exp.Table, exp.Subquery)):
-        return as_expression(exp.alias_(source.copy(), name, table=True, quoted=True))
-    return as_expression(exp.alias_(exp.Subquery(this=source.copy()), name, quoted=True))

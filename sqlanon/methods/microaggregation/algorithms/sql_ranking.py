@@ -48,8 +48,8 @@ _RANKED = internal("ranked")
 _GROUPED = internal("grouped")
 
 
-def check_arguments(columns: Sequence[str], attributes: Sequence[str], k: object, key: Sequence[str] | None,
-           statistic: str) -> None:
+def check_arguments(columns: Sequence[str], attributes: Sequence[str], k: object,
+                    key: Sequence[str] | None, statistic: str) -> None:
     where = "individual_ranking"
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
         raise SpecError(f"k must be an integer >= 2, got {k!r}", path=f"{where}.k")
