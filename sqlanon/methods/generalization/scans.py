@@ -17,11 +17,11 @@ SOURCE = internal("src")
 """The source's alias in a node's scan."""
 ROW_KEYS = internal("row_keys")
 """A row-keyed scan's list of each class's row keys (:meth:`SourceScans.scan_node`)."""
-INEXACT = internal("inexact")
-"""A scan without class keys: 1 when a class holds a value a guarded class key does not tell apart
-(:meth:`~sqlanon.domain.hierarchy.base.Hierarchy.guarded_class_key`)."""
-UNCOVERED = internal("uncovered")
-"""A scan without class keys: 1 when a class has a value no leaf of its table hierarchy (a NULL code)."""
+FLAGGED = internal("flagged")
+"""A scan without class keys: 1 when a class has a value no leaf of its table hierarchy (a NULL code)
+or a value a guarded class key does not tell apart
+(:meth:`~sqlanon.domain.hierarchy.base.Hierarchy.guarded_class_key`). One flag for both, since
+either is rare and what follows a flag tells them apart (one aggregate and column fewer)."""
 
 
 class SourceScans:
@@ -134,13 +134,12 @@ class SourceScans:
         if row_key is not None:
             weight.append(alias(row_key, ROW_KEYS))
         raw_leaves = self._raw_leaf_codes(levels, src) if not class_keys and not self.covered else []
-        if raw_leaves:  # whether a row's value kept raw is no leaf, for the coverage check
-            weight.append(alias(exp.Case().when(as_expression(exp.or_(*[
-                exp.Is(this=c, expression=exp.Null()) for c in raw_leaves])), lit(1)).else_(lit(0)),
-                UNCOVERED))
-        if guards:
-            weight.append(alias(exp.Case().when(as_expression(exp.or_(*guards)), lit(1)).else_(lit(0)),
-                                INEXACT))
+        # a row whose value kept raw is no leaf (for the coverage check), or whose guarded key may meet
+        # another value's
+        row_flags = [*[exp.Is(this=c, expression=exp.Null()) for c in raw_leaves], *guards]
+        if row_flags:
+            weight.append(alias(exp.Case().when(as_expression(exp.or_(*row_flags)), lit(1)).else_(lit(0)),
+                                FLAGGED))
         rows = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *weight).from_(
             exp.alias_(self.source.copy(), src, table=True, quoted=True, copy=False), copy=False)
         for rel, on in joins:
@@ -152,15 +151,16 @@ class SourceScans:
         if row_key is not None:
             counts.append(alias(exp.ArrayAgg(this=col(ROW_KEYS)), ROW_KEYS))
         keys = [*self.qis, *sensitive]
-        flag_coverage = not class_keys and not self.covered and bool(coded or raw_leaves)
-        if flag_coverage:  # what the coverage check reads instead of the keys
-            flags: list[exp.Expression] = [exp.Is(this=col(a), expression=exp.Null()) for a in coded]
-            if raw_leaves:
-                flags.append(exp.EQ(this=col(UNCOVERED), expression=lit(1)))
-            counts.append(alias(exp.Max(this=exp.Case().when(as_expression(exp.or_(*flags)), lit(1))
-                                        .else_(lit(0))), UNCOVERED))
-        if guards:
-            counts.append(alias(exp.Max(this=col(INEXACT)), INEXACT))
+        # what the coverage check (a code no leaf) and the guards read instead of the keys
+        null_codes: list[exp.Expression] = [exp.Is(this=col(a), expression=exp.Null()) for a in coded] \
+            if not class_keys and not self.covered else []
+        if null_codes:
+            if row_flags:
+                null_codes.append(exp.EQ(this=col(FLAGGED), expression=lit(1)))
+            counts.append(alias(exp.Max(this=exp.Case().when(as_expression(exp.or_(*null_codes)), lit(1))
+                                        .else_(lit(0))), FLAGGED))
+        elif row_flags:
+            counts.append(alias(exp.Max(this=col(FLAGGED)), FLAGGED))
         q = exp.select(*(map(col, keys) if class_keys else ()), *counts).from_(
             exp.alias_(exp.Subquery(this=rows), internal("g"), quoted=True, copy=False), copy=False
         ).group_by(*map(col, keys), copy=False)
@@ -168,12 +168,12 @@ class SourceScans:
             q = self._decoded(q, decode)
         scan = temps.lasting("nodescan", q)
         if not class_keys:
-            uncovered, inexact = self._flags(scan, flag_coverage, bool(guards))
-            if inexact:  # a value the cheaper keys would merge with others: group by the exact keys
-                temps.discard(scan)
+            flagged = bool(null_codes or row_flags) and self._flagged(scan)
+            if flagged and guards:  # a value the cheaper keys may merge with others (or one no leaf,
+                temps.discard(scan)  # which the scan on exact keys flags alone): group by the exact keys
                 return self._node_scan(levels, labels, row_key, class_keys, exact=True)
             if not self.covered:
-                self._check_coverage_by_flag(levels, coded, uncovered)
+                self._check_coverage_by_flag(levels, coded, flagged)
             return scan
         if self.covered:
             return scan
@@ -207,17 +207,11 @@ class SourceScans:
             return []
         return [leaf for leaf in h.table().mapping if leaf is not None]
 
-    def _flags(self, scan: exp.Table, uncovered: bool, inexact: bool) -> tuple[bool, bool]:
-        """Whether a class of a scan without class keys flags a value no leaf of its hierarchy
-        (``uncovered``: the scan has the flag) and one its guarded keys do not tell apart
-        (``inexact``), in one query."""
-        flags = [f for f, present in ((UNCOVERED, uncovered), (INEXACT, inexact)) if present]
-        if not flags:
-            return False, False
-        row = self.temporaries.engine.fetch(exp.select(*[
-            exp.alias_(exp.Max(this=col(f)), f, quoted=True) for f in flags]).from_(scan.copy()))[1][0]
-        found = dict(zip(flags, row))
-        return bool(found.get(UNCOVERED)), bool(found.get(INEXACT))
+    def _flagged(self, scan: exp.Table) -> bool:
+        """Whether a class of a scan without class keys carries :data:`FLAGGED`."""
+        row = self.temporaries.engine.fetch(exp.select(
+            exp.alias_(exp.Max(this=col(FLAGGED)), FLAGGED, quoted=True)).from_(scan.copy()))[1][0]
+        return bool(row[0])
 
     def _check_coverage_by_flag(self, levels: Mapping[str, int], coded: Sequence[str],
                                 flagged: bool) -> None:
