@@ -14,7 +14,7 @@ from sqlanon.engines import duckdb_blocks, duckdb_rows
 from sqlanon.engines.base import Engine, internal_name
 from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.messages import driver_message
-from sqlanon.engines.row_values import Batches, Block, Projection, RowsFrom, schema_name
+from sqlanon.engines.row_values import Batches, Block, Projection, RowsFrom
 from sqlanon.errors import EngineError
 from sqlanon.sql.nodes import col, lit, table
 from sqlanon.sql.render import render
@@ -151,10 +151,9 @@ class DuckDBEngine(Engine):
         match = self._catalog_row(relation, schema)
         return None if match is None else (match[0], match[1], match[2])
 
-    def _catalog_row(self, relation: str, schema: str | None, more: str = "") -> tuple[Any, ...] | None:
-        """The row of ``information_schema.tables`` (``t``) :meth:`_catalog_match` finds, with the
-        columns ``more`` selects after its catalog, schema and name."""
-        rows = self._catalog_rows(relation, schema, more)
+    def _catalog_row(self, relation: str, schema: str | None) -> tuple[Any, ...] | None:
+        """The row of ``information_schema.tables`` (``t``) :meth:`_catalog_match` finds."""
+        rows = self._catalog_rows(relation, schema)
         return None if not rows else rows[0]
 
     def _catalog_rows(self, relation: str, schema: str | None, more: str = "",
@@ -245,11 +244,19 @@ class DuckDBEngine(Engine):
         return col("rowid", relation_alias) if relation_alias else exp.column("rowid")
 
     def _has_row_keys(self, relation: exp.Table, columns: Sequence[str]) -> bool:
-        """A base or temporary table without a column named ``rowid``."""
+        """A base or temporary table without a column named ``rowid``: the relation DuckDB resolves
+        the name to binds ``rowid`` (a view does not). The query is bound, not run (a relation of
+        the Python API): a failure leaves an open transaction usable, and binding costs a fraction
+        of a catalog lookup."""
+        import duckdb
+
         if any(c.lower() == "rowid" for c in columns):
             return False
-        match = self._catalog_row(relation.name, schema_name(relation), more="table_type")
-        return match is not None and match[3] in ("BASE TABLE", "LOCAL TEMPORARY")
+        try:
+            self.con.sql(self.sql(exp.select(self._row_key(None)).from_(relation.copy()).limit(0)))
+        except duckdb.Error:
+            return False
+        return True
 
     def _check_row_order(self) -> None:
         duckdb_rows.check_insertion_order(self)

@@ -77,6 +77,9 @@ def test_only_stored_tables_without_a_rowid_column_have_row_keys(duck, source):
     assert not keyed("v")
     assert not keyed("shadowed")
     assert not duck.has_row_keys(table("missing"), ["a"])
+    with duck.transaction():  # a relation without row keys leaves an open transaction usable
+        assert not keyed("v") and not duck.has_row_keys(table("missing"), ["a"])
+        assert duck.row_count("t") == 3000
 
 
 def test_masked_suppression_without_metrics_joins_every_row_on_its_labels(duck, source, caplog):
