@@ -187,8 +187,8 @@ def summary_query(verdict: exp.Table, models: Sequence[PrivacyModel],
     not_keep = exp.Not(this=keep.copy())
 
     def sum_if(cond: exp.Expression, value: exp.Expression) -> exp.Expression:
-        return exp.Coalesce(this=exp.Sum(this=exp.Case().when(cond, value).else_(lit(0))),
-                            expressions=[lit(0)])
+        case = exp.Case().when(cond, value, copy=False).else_(lit(0), copy=False)
+        return exp.Coalesce(this=exp.Sum(this=case), expressions=[lit(0)])
 
     proj = [
         alias(exp.Sum(this=size.copy()), internal("rows")),
@@ -209,7 +209,7 @@ def summary_query(verdict: exp.Table, models: Sequence[PrivacyModel],
         if ach is not None:
             proj.append(alias(_over(ach, keep.copy()), internal(f"ach_kept{i}")))
             proj.append(alias(ach.copy(), internal(f"ach_all{i}")))
-    return exp.select(*proj).from_(verdict.copy())
+    return exp.select(*proj).from_(verdict.copy(), copy=False)
 
 
 def _over(aggregate: exp.Expression, condition: exp.Expression) -> exp.Expression:

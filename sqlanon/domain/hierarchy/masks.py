@@ -87,7 +87,7 @@ class MaskHierarchy(Hierarchy):
             short, copy=False)
         guard = as_expression(exp.and_(exp.GT(this=length.copy(), expression=lit(level)),
                                        exp.LTE(this=length.copy(), expression=lit(2 * level)),
-                                       exp.EQ(this=first_kept, expression=lit(self.char))))
+                                       exp.EQ(this=first_kept, expression=lit(self.char)), copy=False))
         return key, guard
 
     def row_wise(self, level: int) -> bool:

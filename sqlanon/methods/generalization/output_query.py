@@ -125,9 +125,10 @@ def kept_rows(problem: Problem, verdict: exp.Table) -> exp.Select:
     """The source rows of the kept classes of a verdict that lists its classes' row keys
     (:attr:`Evaluator.row_keyed`): picked by key, so that only they are generalized, and no row is
     joined to its class on the generalized values."""
-    keys = exp.select(exp.Unnest(expressions=[col(ROW_KEYS)])).from_(verdict.copy()).where(col(checks.KEEP))
-    return exp.select(exp.Star()).from_(problem.source.copy()).where(
-        exp.In(this=problem.engine.row_key(), query=keys.subquery()))
+    keys = exp.select(exp.Unnest(expressions=[col(ROW_KEYS)])).from_(verdict.copy(), copy=False).where(
+        col(checks.KEEP), copy=False)
+    return exp.select(exp.Star()).from_(problem.source.copy(), copy=False).where(
+        exp.In(this=problem.engine.row_key(), query=keys.subquery(copy=False)), copy=False)
 
 
 def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: Mapping[str, int],

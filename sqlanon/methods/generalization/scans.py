@@ -138,8 +138,8 @@ class SourceScans:
         # another value's
         row_flags = [*[exp.Is(this=c, expression=exp.Null()) for c in raw_leaves], *guards]
         if row_flags:
-            weight.append(alias(exp.Case().when(as_expression(exp.or_(*row_flags)), lit(1)).else_(lit(0)),
-                                FLAGGED))
+            weight.append(alias(exp.Case().when(as_expression(exp.or_(*row_flags, copy=False)), lit(1),
+                                                copy=False).else_(lit(0), copy=False), FLAGGED))
         rows = exp.select(*projections, *[alias(col(s_, src), s_) for s_ in sensitive], *weight).from_(
             exp.alias_(self.source.copy(), src, table=True, quoted=True, copy=False), copy=False)
         for rel, on in joins:
@@ -157,8 +157,8 @@ class SourceScans:
         if null_codes:
             if row_flags:
                 null_codes.append(exp.EQ(this=col(FLAGGED), expression=lit(1)))
-            counts.append(alias(exp.Max(this=exp.Case().when(as_expression(exp.or_(*null_codes)), lit(1))
-                                        .else_(lit(0))), FLAGGED))
+            flag = exp.Case().when(as_expression(exp.or_(*null_codes, copy=False)), lit(1), copy=False)
+            counts.append(alias(exp.Max(this=flag.else_(lit(0), copy=False)), FLAGGED))
         elif row_flags:
             counts.append(alias(exp.Max(this=col(FLAGGED)), FLAGGED))
         q = exp.select(*(map(col, keys) if class_keys else ()), *counts).from_(
