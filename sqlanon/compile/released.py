@@ -24,6 +24,9 @@ class OutputQuery:
     """Source columns the spec does not mention, copied unchanged."""
     types: dict[str, exp.DataType] = field(default_factory=dict)
     """Source column types: an identifier is hashed in its type's canonical text."""
+    rows: int | None = None
+    """The number of rows the statement returns, when the method knows it from what it checked
+    (the rows it picks by key): a table written from it need not be counted again."""
 
     def released(self, spec: Spec, name: str, value: exp.Expression,
                  target: DialectProfile) -> exp.Expression | None:

@@ -178,7 +178,7 @@ def _write(spec: Spec, ds: Dataset, release: Release, plan: OutputPlan) -> dict[
         rows = replace_table(engine, name, oq.query, schema=ds.schema)
     else:
         _create(ds, oq, mode, name, replace=plan.exists, together=True)
-        rows = engine.row_count(name, schema=ds.schema)
+        rows = oq.rows if oq.rows is not None and mode != "view" else engine.row_count(name, schema=ds.schema)
     return _summary(spec, oq, mode, suppression=release.suppression, relation=name, rows=rows)
 
 

@@ -134,7 +134,8 @@ def kept_rows(problem: Problem, verdict: exp.Table) -> exp.Select:
 def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: Mapping[str, int],
                  suppression_limit: float, target: DialectProfile,
                  evaluator: Evaluator | None = None, enforce_limit: bool = True,
-                 portable: bool = True, verdict: exp.Table | None = None) -> OutputQuery:
+                 portable: bool = True, verdict: exp.Table | None = None,
+                 kept: int | None = None) -> OutputQuery:
     """The anonymized rows of the spec's source at ``levels``, for ``target``.
 
     The statement decides everything itself: each class's verdict against every privacy model, and,
@@ -157,6 +158,8 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
         verdict: the per-class verdict the evaluator materialized for these levels (with
             ``portable`` False): the statement joins it instead of deciding the classes again, and
             the suppression limit, already checked on it, is not enforced a second time.
+        kept: the rows of the verdict's kept classes; the statement that picks them by key returns
+            as many (:attr:`OutputQuery.rows`).
 
     Raises:
         SpecError: an identifier's action needs a salt that is missing.
@@ -207,6 +210,7 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
         exp.alias_(exp.Subquery(this=rows), ROWS, quoted=True, copy=False), copy=False)
     if picked is not None:  # the rows of kept classes, generalized after they were picked
         out.query = plan.as_query(query, copy=False)
+        out.rows = kept
         return out
     unfit = plan.ref("unfit") if plan.has("unfit") else None
     classes = with_totals(plan, verdict, unfit) if enforce_limit else verdict
