@@ -31,10 +31,11 @@ def entry() -> NoReturn:
 def leave(code: int) -> NoReturn:
     """End the process with ``code`` once the command is done, without the interpreter's teardown.
 
-    Falls back to a normal exit while another thread runs (the interpreter would wait for it).
+    Falls back to a normal exit while another thread runs (the interpreter would wait for it) and
+    under a profiler or tracer (``python -m cProfile``, a debugger), which reports after the command.
     """
     code = _flushed(code)
-    if threading.active_count() > 1:
+    if threading.active_count() > 1 or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(code)
     atexit._run_exitfuncs()
     code = _flushed(code)
