@@ -6,7 +6,8 @@ hierarchy plus 7 small ones, k = 2, 2 % suppression). Each source is a table of 
 command searches (optimal, Loss) and writes mode ``table``. Measured per case (medians of ``--runs``):
 
 * the whole process: ``sqlanon anonymize spec.yaml --json`` as a subprocess, wall time and peak RSS;
-* start-up: ``python -c "import sqlanon.cli.main"`` as a subprocess;
+* start-up: ``python -c "import os, sqlanon.cli.main; os._exit(0)"`` as a subprocess (the command ends
+  without Python's teardown, sqlanon/cli/process.py: so does this);
 * search: the ``seconds`` the report gives for the search;
 * one ``GROUP BY`` of the quasi-identifiers (into a temporary table) and one ``CREATE TABLE AS`` of the
   written output (a stored table of the file, as the output is), on the same file, in this process.
@@ -24,13 +25,20 @@ of every sqlanon module (about 0.3 s) to each start. One untimed run per case co
 an older commit unpacked with ``git archive``), alternating with this tree's runs, so that before and
 after are compared under the same load.
 
-Last measured (``SQLANON_DATA=../shared/data python -m bench.end_to_end --runs 5 --against OLD``, the
-tree before the start-up and report changes of bench/README.md as OLD; load average 13 to 18 on 2
-cores, so compare CPU seconds): Adult whole 2.75 s (CPU 0.90 s) against 2.91 s (0.96 s) before,
-creditcard 3.75 s (1.06 s) against 4.10 s (1.12 s), large hierarchy 5.08 s (1.47 s) against 5.19 s
-(1.45 s); the goal is met by none (ratios 1.78, 1.68 and 2.72 in that run). The libraries the command
-loads after its start-up (DuckDB, Jinja, sqlglot's DuckDB dialect: 0.12 to 0.13 s of CPU) take most
-of the margin the goal leaves beyond the search on Adult and creditcard (bench/README.md).
+Each run also shows its CPU seconds and, where Linux reports pressure stalls (``/proc/pressure``),
+the share of its wall time during which some task of the machine waited for a CPU and for I/O: a slow
+run beside a high share was slowed by other work, not by the command.
+
+Last measured (``SQLANON_DATA=../shared/data python -m bench.end_to_end --runs 5 --against OLD``, OLD
+the tree before the process exit of sqlanon/cli/process.py; load average 4.3 and falling, the CPU
+stall share 1 to 2 % during Adult's runs, 1 to 27 % during creditcard's; the large hierarchy from the
+run just before, load average 6.6 falling to 4.6 but a stall share of 0 to 1 %): Adult whole 0.70 s
+(CPU 0.80 s) against 0.77 s (0.86 s) before, goal 0.64 s (ratio 1.08, before 1.20); creditcard
+0.90 s (0.92 s) against 0.99 s (1.02 s), goal 0.86 s (1.05, before 1.15); large hierarchy 1.12 s,
+runs 1.10 to 1.14 (1.26 s) against 1.23 s (1.37 s), goal 0.70 s (1.61, before 1.76). None meets the
+goal yet. The libraries the command loads after its start-up (DuckDB, sqlglot's DuckDB dialect,
+Jinja: 0.12 s of CPU) take most of the margin the goal leaves beyond the search on Adult and
+creditcard (bench/README.md).
 """
 
 from __future__ import annotations
@@ -120,6 +128,17 @@ def timed_process(args: list[str], env: dict[str, str] | None = None, cwd: Path 
     return seconds, usage.ru_maxrss / 1024, stdout, stderr, usage.ru_utime + usage.ru_stime
 
 
+def stalled() -> tuple[float, float] | None:
+    """Seconds (since boot) during which some task of the machine waited for a CPU and for I/O:
+    Linux's pressure stall information, None where the kernel has none."""
+    try:
+        cpu, io = (float(Path(f"/proc/pressure/{r}").read_text().split("total=")[1].split()[0]) / 1e6
+                   for r in ("cpu", "io"))
+    except (OSError, IndexError, ValueError):
+        return None
+    return cpu, io
+
+
 HERE = Path(__file__).resolve().parents[1]
 """The tree this script belongs to (its sqlanon and bench packages)."""
 
@@ -133,6 +152,11 @@ def environment(folder: Path, tree: Path) -> dict[str, str]:
     env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache" / str(tree).strip(os.sep).replace(os.sep, "_"))
     env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])
     return env
+
+
+START = "import os, sqlanon.cli.main; os._exit(0)"
+"""The start-up: sqlanon's command line imported, then the process ends as the command's does
+(sqlanon/cli/process.py: without Python's teardown, which the command no longer pays)."""
 
 
 def main() -> None:
@@ -170,14 +194,19 @@ def main() -> None:
         command = [python, "-m", "sqlanon", "anonymize", str(path), "--json"]
         series: dict[str, list[float]] = {k: [] for k in
                                           ("whole", "rss", "start", "search", "scan", "write", "before",
-                                                    "cpu", "cpu_before")}
+                                                    "cpu", "cpu_before", "cpu_wait", "io_wait")}
         report: dict[str, Any] = {}
         timed_process(command, env, folder)  # warm-up: bytecode cache, file cache
         if against:
             timed_process(command, against, folder)
         for _ in range(args.runs):
-            series["start"].append(timed_process([python, "-c", "import sqlanon.cli.main"], env, folder)[0])
+            series["start"].append(timed_process([python, "-c", START], env, folder)[0])
+            before = stalled()
             seconds, peak, out, _, cpu = timed_process(command, env, folder)
+            after = stalled()
+            if before is not None and after is not None:
+                series["cpu_wait"].append((after[0] - before[0]) / seconds)
+                series["io_wait"].append((after[1] - before[1]) / seconds)
             series["whole"].append(seconds)
             series["cpu"].append(cpu)
             series["rss"].append(peak)
@@ -206,6 +235,10 @@ def main() -> None:
         other = m["whole"] - m["start"] - m["search"]
         print(f"{name}: whole " + ", ".join(f"{t:.2f}" for t in series["whole"]) + f" s; median "
               f"{m['whole']:.2f} s (CPU {m['cpu']:.2f} s), peak RSS {m['rss']:.0f} MB")
+        print("  CPU of each run " + ", ".join(f"{t:.2f}" for t in series["cpu"]) + " s" + (
+            "; share of each run some task of the machine waited for a CPU " + ", ".join(
+                f"{t:.0%}" for t in series["cpu_wait"]) + ", for I/O " + ", ".join(
+                f"{t:.0%}" for t in series["io_wait"]) if series["cpu_wait"] else ""))
         if against:
             print(f"  {args.against}: whole " + ", ".join(f"{t:.2f}" for t in series["before"])
                   + f" s; median {m['before']:.2f} s (CPU {m['cpu_before']:.2f} s)")

@@ -1,5 +1,3 @@
-import sys
+from sqlanon.cli.process import entry
 
-from sqlanon.cli.main import main
-
-sys.exit(main())
+entry()
