@@ -91,18 +91,19 @@ def losses_in_memory(node: MemoryNode, suppressed: int, factors: GsFactors | Non
     for i, level in enumerate(node.levels):
         weighted = t.weighted_all[i][level]
         gone = 0
-        if sizes is not None:  # Σ over suppressed classes of |E| · (file rows with E's label)
-            gone = int(np.dot(sizes, leaves_of_rows(t, i, level)[rows]))
+        if sizes is not None and rows is not None:
+            # Σ over suppressed classes of |E| · (file rows with E's label)
+            gone = int(np.dot(sizes, leaves_of_rows(t, i, level, rows)))
             weighted -= gone
         losses.append(attribute_loss(t, i, weighted, suppressed, factors, gone))
     return losses
 
 
-def leaves_of_rows(t: MemoryTable, i: int, level: int) -> np.ndarray:
-    """Per frequency row, the hierarchy rows under its label of attribute ``i`` at ``level`` (int64),
-    computed once per loaded table."""
-    return t.memo(("leaves of rows", i, level),
-                  lambda: t.label_counts[i][level][t.codes[i][level]].astype("int64"))
+def leaves_of_rows(t: MemoryTable, i: int, level: int, rows: np.ndarray) -> np.ndarray:
+    """For the frequency rows ``rows``, the hierarchy rows under their label of attribute ``i`` at
+    ``level`` (int64). Gathered per call: kept for every row and level, they took more memory than
+    the rest of the loaded table (8 bytes a row for each level visited)."""
+    return t.label_counts[i][level][t.codes[i][level][rows]]
 
 
 class _AttributeLosses(Metric):

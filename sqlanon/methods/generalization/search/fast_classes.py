@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from sqlanon.domain.factorize import code_dtype
 from sqlanon.domain.metrics.memory import MemoryTable
 
 
@@ -19,6 +20,41 @@ class LeafCounts:
     keys: Sequence[Any]
     rows: np.ndarray
     labels: list[np.ndarray]
+
+
+@dataclass(frozen=True)
+class RollupBase:
+    """The classes of a checked node as a coarser node's classes are rolled up from them: their
+    sizes, sensitive histograms and one frequency row each."""
+
+    k: int
+    sizes: np.ndarray
+    hists: dict[str, np.ndarray]
+    rep: np.ndarray
+
+
+class RecentClasses:
+    """The classes of the last ``size`` checked nodes that may serve a roll-up: only tables of at most
+    half the rows pay off (measured on Adult), and each is kept without the class of every row."""
+
+    def __init__(self, rows: int, size: int) -> None:
+        self.rows, self.size = rows, size
+        self._kept: dict[tuple[int, ...], RollupBase] = {}
+
+    def keep(self, node: tuple[int, ...], c: Classes) -> None:
+        if c.k * 2 > self.rows:
+            return
+        self._kept[node] = c.as_base()
+        if len(self._kept) > self.size:
+            del self._kept[next(iter(self._kept))]
+
+    def finer(self, node: tuple[int, ...]) -> RollupBase | None:
+        """The kept classes with the fewest classes among nodes that ``node`` generalizes."""
+        best = None
+        for levels, t in self._kept.items():
+            if all(a <= b for a, b in zip(levels, node)) and (best is None or t.k < best.k):
+                best = t
+        return best
 
 
 @dataclass
@@ -39,9 +75,17 @@ class Classes:
     @functools.cached_property
     def rep(self) -> np.ndarray:
         """One frequency row of each class (built on first use: only roll-ups need it)."""
-        rep = np.empty(self.k, dtype=np.int64)
-        rep[self.inv] = np.arange(len(self.inv)) if self.members is None else self.members
+        if self.members is not None:
+            rep = np.empty(self.k, dtype=self.members.dtype)
+            rep[self.inv] = self.members
+        else:
+            rep = np.empty(self.k, dtype=code_dtype(len(self.inv), signed=True))
+            rep[self.inv] = np.arange(len(self.inv), dtype=rep.dtype)
         return rep
+
+    def as_base(self) -> RollupBase:
+        """What a roll-up from these classes reads (without the class of each member)."""
+        return RollupBase(self.k, self.sizes, self.hists, self.rep)
 
     def rows_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(frequency rows, rows each stands for)`` of the members of the classes marked in the

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sqlanon.domain.factorize import code_dtype
+
 BLOCK_COMBINATIONS = 48
 """Most level combinations in one block (the block keys a search may keep)."""
 
@@ -24,18 +26,20 @@ COUNT_AT_END = 16
 both number the values by rank, and one pass over so small a space is cheaper than a sort."""
 
 COUNT_MAX = 2**22
-"""The largest space numbered by counting (its counts take 32 MB)."""
+"""The largest space numbered by counting at the end (its flags take 4 MB)."""
 
 BLOCK_CACHE_BYTES = 512 * 2**20
 """Memory for kept block keys; the least recently used are dropped beyond it."""
 
 
 def dense(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
-    """Number the distinct values of ``key`` (all in ``0..space-1``) by rank: ``0..count-1``."""
+    """Number the distinct values of ``key`` (all in ``0..space-1``) by rank: ``0..count-1``, in the
+    narrowest signed type holding ``space`` (:func:`~sqlanon.domain.factorize.code_dtype`)."""
     if not space:
         return key, 0
-    present = np.bincount(key, minlength=space) > 0
-    ids: np.ndarray = np.cumsum(present, dtype=np.int32 if space < 2**31 else np.int64)
+    present = np.zeros(space, dtype=bool)  # a flag a value: counts took 8 times the memory, and longer
+    present[key] = True
+    ids: np.ndarray = np.cumsum(present, dtype=code_dtype(space, signed=True))  # the narrowest fit
     ids -= 1
     return ids[key], int(ids[-1]) + 1
 
@@ -93,9 +97,9 @@ def mixed_key(parts: Sequence[tuple[np.ndarray, int]], length: int, space_limit:
 
 
 def _sorted(key: np.ndarray) -> tuple[np.ndarray, int]:
-    """Number the distinct values of ``key`` by rank, by sorting."""
+    """Number the distinct values of ``key`` by rank, by sorting (the narrowest signed type)."""
     uniq, inv = np.unique(key, return_inverse=True)
-    return inv.reshape(-1), len(uniq)
+    return inv.reshape(-1).astype(code_dtype(len(uniq), signed=True), copy=False), len(uniq)
 
 
 def blocks_of(heights: Sequence[int], most: int = BLOCK_COMBINATIONS) -> list[list[int]]:
@@ -118,7 +122,7 @@ class Grouping:
     """Group rows, or representatives of a finer node's classes, into a node's classes.
 
     Args:
-        codes: per attribute and level, every row's label code (int32).
+        codes: per attribute and level, every row's label code (any integer type).
         radix: per attribute and level, the number of labels.
         rows: the number of rows.
     """
