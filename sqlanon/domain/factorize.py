@@ -50,11 +50,11 @@ def code_dtype(most: int, *, signed: bool = False) -> np.dtype:
     hierarchy level has a few labels, and its codes fit one byte.
     """
     if most < 2**8 and not signed:
-        return np.dtype(np.uint8)
-    for dtype in (np.int16, np.int32):
-        if most <= np.iinfo(dtype).max:
-            return np.dtype(dtype)
-    return np.dtype(np.int64)
+        return _UINT8
+    return _INT16 if most < 2**15 else _INT32 if most < 2**31 else _INT64
+
+
+_UINT8, _INT16, _INT32, _INT64 = (np.dtype(t) for t in (np.uint8, np.int16, np.int32, np.int64))
 
 
 def first_rows(codes: np.ndarray) -> np.ndarray:

@@ -22,41 +22,6 @@ class LeafCounts:
     labels: list[np.ndarray]
 
 
-@dataclass(frozen=True)
-class RollupBase:
-    """The classes of a checked node as a coarser node's classes are rolled up from them: their
-    sizes, sensitive histograms and one frequency row each."""
-
-    k: int
-    sizes: np.ndarray
-    hists: dict[str, np.ndarray]
-    rep: np.ndarray
-
-
-class RecentClasses:
-    """The classes of the last ``size`` checked nodes that may serve a roll-up: only tables of at most
-    half the rows pay off (measured on Adult), and each is kept without the class of every row."""
-
-    def __init__(self, rows: int, size: int) -> None:
-        self.rows, self.size = rows, size
-        self._kept: dict[tuple[int, ...], RollupBase] = {}
-
-    def keep(self, node: tuple[int, ...], c: Classes) -> None:
-        if c.k * 2 > self.rows:
-            return
-        self._kept[node] = c.as_base()
-        if len(self._kept) > self.size:
-            del self._kept[next(iter(self._kept))]
-
-    def finer(self, node: tuple[int, ...]) -> RollupBase | None:
-        """The kept classes with the fewest classes among nodes that ``node`` generalizes."""
-        best = None
-        for levels, t in self._kept.items():
-            if all(a <= b for a, b in zip(levels, node)) and (best is None or t.k < best.k):
-                best = t
-        return best
-
-
 @dataclass
 class Classes:
     """The equivalence classes of one node: sizes and sensitive histograms, and the class of each
@@ -83,15 +48,35 @@ class Classes:
             rep[self.inv] = np.arange(len(self.inv), dtype=rep.dtype)
         return rep
 
-    def as_base(self) -> RollupBase:
-        """What a roll-up from these classes reads (without the class of each member)."""
-        return RollupBase(self.k, self.sizes, self.hists, self.rep)
-
     def rows_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(frequency rows, rows each stands for)`` of the members of the classes marked in the
         boolean array ``classes``: Σ over them equals Σ over those classes."""
         idx = np.flatnonzero(classes[self.inv])
         return (idx if self.members is None else self.members[idx]), self.member_sizes[idx]
+
+
+class RecentClasses:
+    """The classes of the last ``size`` checked nodes that may serve a roll-up: only tables of at most
+    half the rows pay off (measured on Adult), so no other table takes a place (or its memory)."""
+
+    def __init__(self, rows: int, size: int) -> None:
+        self.rows, self.size = rows, size
+        self._kept: dict[tuple[int, ...], Classes] = {}
+
+    def keep(self, node: tuple[int, ...], c: Classes) -> None:
+        if c.k * 2 > self.rows:
+            return
+        self._kept[node] = c
+        if len(self._kept) > self.size:
+            del self._kept[next(iter(self._kept))]
+
+    def finer(self, node: tuple[int, ...]) -> Classes | None:
+        """The kept classes with the fewest classes among nodes that ``node`` generalizes."""
+        best = None
+        for levels, t in self._kept.items():
+            if all(a <= b for a, b in zip(levels, node)) and (best is None or t.k < best.k):
+                best = t
+        return best
 
 
 class NodeClasses:

@@ -32,6 +32,7 @@ def restrict(fe: FastEvaluator, rows: np.ndarray, suppression_limit: float,
     sub.row_n = fe.row_n[rows]
     sub.n = int(sub.row_n.sum())
     sub.rows = len(rows)
+    sub._row_weights = sub.row_n.astype(np.float64)
     sub._recent = RecentClasses(sub.rows, CACHE_SIZE)
     sub.codes = [[c[rows] for c in per_level] for per_level in fe.codes]
     sub.leaf_index = [leaf[rows] for leaf in fe.leaf_index]

@@ -37,11 +37,15 @@ def dense(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
     narrowest signed type holding ``space`` (:func:`~sqlanon.domain.factorize.code_dtype`)."""
     if not space:
         return key, 0
-    present = np.zeros(space, dtype=bool)  # a flag a value: counts took 8 times the memory, and longer
-    present[key] = True
-    ids: np.ndarray = np.cumsum(present, dtype=code_dtype(space, signed=True))  # the narrowest fit
+    if space <= len(key):  # many rows a value: counting them is the cheaper pass
+        present = np.bincount(key, minlength=space) > 0
+    else:  # a sparse space: flags are faster to set than counts, and take an eighth of their memory
+        present = np.zeros(space, dtype=bool)
+        present[key] = True
+    ids: np.ndarray = np.cumsum(present, dtype=np.int32 if space < 2**31 else np.int64)
     ids -= 1
-    return ids[key], int(ids[-1]) + 1
+    narrow = code_dtype(space, signed=True)  # numpy sums booleans into int32 the fastest
+    return (ids if ids.dtype == narrow else ids.astype(narrow))[key], int(ids[-1]) + 1
 
 
 def combine(parts: Sequence[tuple[np.ndarray, int]], length: int, space_limit: int = 0
