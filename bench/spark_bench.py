@@ -55,7 +55,11 @@ named, in the order named.
 --only search,check,noise --engines spark``, load average about 2): search 101.1 s against an 80.7 s
 baseline (1.25), check 55.8 s (0.69), noise 164.7 s against a 107.9 s copy (1.53); peak resident
 memory of the Python driver 3,315 MB and of the JVM 3,504 MB. With the default 1 GB heap the
-baseline's text ``GROUP BY`` fails (``TaskResultLost``) in every attempt.
+baseline's text ``GROUP BY`` fails (``TaskResultLost``) in every attempt. After the search's
+in-memory arrays were narrowed (``--only search``, the command otherwise the same, load average 4.6
+to 7.8, two other Spark applications beside it): the Python driver's peak 1,408 MB (goal < 2 GB),
+the JVM's 3,352 MB; search 425.0 s against a 521.4 s baseline (0.82; CPU seconds 189.4 against
+199.7), the same node; ``bench/search_memory.py`` shows where the search's memory goes.
 
 Earlier, 100M rows (one run, no warm-up, load average 8 to 19, Spark and DuckDB in two processes side by side;
 docs/spark.md, "Measured on one machine"): Spark's baseline took 13 min 21 s in one run and failed in

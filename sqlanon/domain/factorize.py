@@ -42,6 +42,21 @@ def factorize_text(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, objects[first_rows(codes)]
 
 
+def code_dtype(most: int, *, signed: bool = False) -> np.dtype:
+    """The narrowest integer type holding every value in ``0..most``: ``uint8``, then ``int16``,
+    ``int32``, ``int64`` (``signed``: never ``uint8``).
+
+    Codes of millions of rows kept in 8 bytes each are most of an in-memory search's memory; a
+    hierarchy level has a few labels, and its codes fit one byte.
+    """
+    if most < 2**8 and not signed:
+        return _UINT8
+    return _INT16 if most < 2**15 else _INT32 if most < 2**31 else _INT64
+
+
+_UINT8, _INT16, _INT32, _INT64 = (np.dtype(t) for t in (np.uint8, np.int16, np.int32, np.int64))
+
+
 def first_rows(codes: np.ndarray) -> np.ndarray:
     """The first row of each code, for codes numbered 0, 1, ... in order of first appearance (a code
     is new where it exceeds all before it)."""

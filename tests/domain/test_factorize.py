@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlanon.domain.factorize import factorize, group_ids
+from sqlanon.domain.factorize import code_dtype, factorize, group_ids
 
 
 def first_appearance(values: list) -> tuple[list[int], list]:
@@ -46,3 +46,9 @@ def test_groups_are_numbered_in_sorted_order_with_sizes(rows):
     order = sorted(set(rows), key=lambda r: ((r[0] is None, r[0] or ""), r[1]))
     assert ids.tolist() == [order.index(r) for r in rows]
     assert sizes.tolist() == [rows.count(r) for r in order]
+
+
+def test_code_dtype_is_the_narrowest_type_holding_every_code():
+    assert [code_dtype(m) for m in (0, 255, 256, 2**15 - 1, 2**15, 2**31 - 1, 2**31)] == [
+        np.uint8, np.uint8, np.int16, np.int16, np.int32, np.int32, np.int64]
+    assert code_dtype(255, signed=True) == np.int16

@@ -215,6 +215,17 @@ def test_rollup_gives_the_same_results_as_grouping_all_rows(adult_engine, adult_
         assert rows.rolled_up == 0 and rolled.rolled_up > 20
 
 
+def test_loaded_table_keeps_a_byte_a_row_and_level(adult_ev):
+    """Adult's hierarchies have at most 255 labels a level, so every per-row code takes one byte; the
+    roll-up cache admits only tables of at most half the rows (the only ones a roll-up starts from)."""
+    fe = FastEvaluator(adult_ev, [KAnonymity(5)], "loss", 0.02)
+    assert {c.dtype.itemsize for levels in fe.codes for c in levels} == {1}
+    assert {leaf.dtype.itemsize for leaf in fe.leaf_index} == {1}
+    fe.evaluate((0,) * 9)  # every frequency row a class of its own
+    fe.evaluate((0, 3, 0, 2, 2, 1, 1, 2, 0))
+    assert list(fe._recent._kept) == [(0, 3, 0, 2, 2, 1, 1, 2, 0)]
+
+
 # -- the search's node evaluator --------------------------------------------------------------------
 def test_node_evaluator_answers_as_the_sql_one(adult_engine, adult_hierarchies):
     hs = {q: adult_hierarchies[q] for q in QIS8}

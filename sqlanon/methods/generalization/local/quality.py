@@ -48,7 +48,7 @@ def output_figures(ev: Evaluator, fe: FastEvaluator, result: LocalResult) -> dic
         weighted = 0
         for lv in np.unique(levels).tolist():
             at = rows[levels == lv]
-            weighted += int(np.dot(fe.row_n[at], leaves_of_rows(fe, i, lv)[at]))
+            weighted += int(np.dot(fe.row_n[at], leaves_of_rows(fe, i, lv, at)))
         losses.append(attribute_loss(fe, i, weighted, suppressed))
     sizes = _class_sizes(keys, fe.row_n[rows])
     classes = len(sizes)

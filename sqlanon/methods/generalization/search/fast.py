@@ -31,15 +31,27 @@ from typing import Any
 
 import numpy as np
 
+from sqlanon.domain.factorize import code_dtype
 from sqlanon.domain.metrics import get_metric
 from sqlanon.domain.metrics.entropy import first_appearance
 from sqlanon.domain.models.base import PrivacyModel
 from sqlanon.errors import HierarchyError, UnsupportedError
 from sqlanon.methods.generalization.evaluator import Evaluator, suppression_budget
 from sqlanon.methods.generalization.search import fast_presence as presence
-from sqlanon.methods.generalization.search.fast_classes import CheckedNode, Classes, LeafCounts, NodeClasses
+from sqlanon.methods.generalization.search.fast_classes import (
+    CheckedNode,
+    Classes,
+    LeafCounts,
+    NodeClasses,
+    RecentClasses,
+)
 from sqlanon.methods.generalization.search.fast_fits import left_out, unfit_rows
-from sqlanon.methods.generalization.search.fast_load import fetch_coded, fetch_keys, sensitive_columns
+from sqlanon.methods.generalization.search.fast_load import (
+    code_levels,
+    fetch_coded,
+    fetch_keys,
+    sensitive_columns,
+)
 from sqlanon.methods.generalization.search.fast_population import population_classes
 from sqlanon.methods.generalization.search.fast_support import (
     attributes_needing,
@@ -109,7 +121,6 @@ class FastEvaluator:
                  metric_options: Mapping[str, Any] | None = None) -> None:
         p = evaluator.p
         self.rollup = rollup and not p.fit_columns  # who fits changes with the node, not by unions
-        self._cache: dict[tuple[int, ...], Classes] = {}
         self._left_out: int | None = None
         """The class of the last grouped node's persons who fit no class (None: there is none)."""
         self._memo: dict[Any, Any] = {}
@@ -133,6 +144,7 @@ class FastEvaluator:
         self.weights = [w / top for w in ws]
         self.heights = [p.hierarchies[a].height for a in self.qis]
         self._load(evaluator)
+        self._recent = RecentClasses(self.rows, CACHE_SIZE)
         self.populations = population_classes(evaluator, self.statistics, self.codes, self.radix, self.rows)
         self.subsets = presence.matched_subsets(evaluator, self, self.statistics)
         self._subset_table = presence.subset_table(self, self.subsets, self.statistics, self.metric)
@@ -172,13 +184,15 @@ class FastEvaluator:
         else:
             data, leaves, keys = fetch_keys(ev, self.qis, sens, ordered, self.hierarchical, p.fit_columns,
                                             numeric)
-        self.fit_levels = [(self.qis.index(a), np.asarray(data[f"f{i}"], dtype=np.int64))
+        self.fit_levels = [(self.qis.index(a), np.asarray(data.pop(f"f{i}")).astype(  # height + 1: none
+                            code_dtype(p.hierarchies[a].height + 1)))
                            for i, a in enumerate(p.persons.one_class if p.persons is not None else [])]
         self.row_n = np.asarray(data["n"], dtype=np.int64)
         self.n = int(self.row_n.sum())
         self.rows = len(self.row_n)
-        self._row_weights = self.row_n.astype(np.float64)  # bincount weighs in doubles (exact here)
-        self._row_ids = np.arange(self.rows, dtype=np.int64)
+        # bincount weighs in doubles (exact here): converting the counts on every check cost 4 % of a
+        # search at 10M rows, more than this copy's 8 bytes a row are worth
+        self._row_weights = self.row_n.astype(np.float64)
         # per attribute and level: the row's label code, the label counts (file rows) and sizes
         self.codes: list[list[np.ndarray]] = []
         self.radix: list[list[int]] = []
@@ -187,43 +201,21 @@ class FastEvaluator:
         self.label_counts: list[list[np.ndarray]] = []
         self._leaves: list[LeafCounts] = []
         self.leaf_index = leaves
-        """Per QI, the leaf (index into its :class:`LeafCounts` keys) of every frequency row."""
+        """Per QI, the leaf (index into its :class:`LeafCounts` keys) of every frequency row, in the
+        narrowest type holding them."""
         for table_, leaf, uniques in zip(tables, leaves, keys):
-            codes, radix, weighted, counts, labels_of_leaf = [], [], [], [], []
-            leaf_rows = np.bincount(leaf, weights=self.row_n, minlength=len(uniques)).astype(np.int64)
-            defining = table_.leaf_rows(uniques)  # per leaf, the file row that defines it
-            for level in range(table_.height + 1):
-                label_codes, labels = table_.level_codes(level)
-                per_leaf = label_codes[defining].astype(np.int32)
-                lc = table_.label_counts(level)
-                codes.append(per_leaf[leaf])
-                labels_of_leaf.append(per_leaf)
-                radix.append(len(labels))
-                counts.append(lc)
-                weighted.append(int(np.dot(leaf_rows, lc[per_leaf])) if len(uniques) else 0)
-            self.codes.append(codes)
-            self.radix.append(radix)
-            self.weighted_all.append(weighted)
-            self.label_counts.append(counts)
+            coded = code_levels(table_, leaf, uniques, self.row_n)
+            self.codes.append(coded.codes)
+            self.radix.append(coded.radix)
+            self.weighted_all.append(coded.weighted)
+            self.label_counts.append(coded.label_counts)
             self.domain.append(table_.domain_size)
-            self._leaves.append(LeafCounts(uniques, leaf_rows, labels_of_leaf))
+            self._leaves.append(coded.leaves)
         self.grouping = Grouping(self.codes, self.radix, self.rows)
         self.sensitive, self.trees, self.numbers = sensitive_columns(
             ev, data, sens, ordered, self.hierarchical, numeric, self.row_n)
 
     # -- one node ---------------------------------------------------------------------------------
-    def _finer(self, node: tuple[int, ...]) -> Classes | None:
-        """The cached class table with the fewest classes among nodes that ``node`` generalizes.
-
-        Only tables of at most half the rows pay off (measured on Adult).
-        """
-        best = None
-        for levels, t in self._cache.items():
-            if t.k * 2 <= self.rows and all(a <= b for a, b in zip(levels, node)) \
-                    and (best is None or t.k < best.k):
-                best = t
-        return best
-
     def _grouped(self, node: tuple[int, ...]) -> Classes:
         """The node's classes grouped from every frequency row."""
         inv, k, self._left_out = left_out(*self.grouping.group(node), unfit_rows(self.fit_levels, node))
@@ -234,7 +226,7 @@ class FastEvaluator:
         return Classes(k, sizes, hists, inv, self.row_n, None)
 
     def _classes(self, node: tuple[int, ...]) -> Classes:
-        base = self._finer(node) if self.rollup else None
+        base = self._recent.finer(node) if self.rollup else None
         if base is None:
             table_ = self._grouped(node)
         else:
@@ -246,9 +238,7 @@ class FastEvaluator:
                      for a, h in base.hists.items()}
             table_ = Classes(k, sizes, hists, inv, base.sizes, base.rep)
         if self.rollup:
-            self._cache[node] = table_
-            if len(self._cache) > CACHE_SIZE:
-                del self._cache[next(iter(self._cache))]
+            self._recent.keep(node, table_)
         return table_
 
     def _oks(self, c: Classes, node: tuple[int, ...]) -> list[np.ndarray]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from sqlanon.domain.factorize import code_dtype
 from sqlanon.domain.metrics.memory import MemoryTable
 
 
@@ -39,8 +40,12 @@ class Classes:
     @functools.cached_property
     def rep(self) -> np.ndarray:
         """One frequency row of each class (built on first use: only roll-ups need it)."""
-        rep = np.empty(self.k, dtype=np.int64)
-        rep[self.inv] = np.arange(len(self.inv)) if self.members is None else self.members
+        if self.members is not None:
+            rep = np.empty(self.k, dtype=self.members.dtype)
+            rep[self.inv] = self.members
+        else:
+            rep = np.empty(self.k, dtype=code_dtype(len(self.inv), signed=True))
+            rep[self.inv] = np.arange(len(self.inv), dtype=rep.dtype)
         return rep
 
     def rows_of(self, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -48,6 +53,30 @@ class Classes:
         boolean array ``classes``: Σ over them equals Σ over those classes."""
         idx = np.flatnonzero(classes[self.inv])
         return (idx if self.members is None else self.members[idx]), self.member_sizes[idx]
+
+
+class RecentClasses:
+    """The classes of the last ``size`` checked nodes that may serve a roll-up: only tables of at most
+    half the rows pay off (measured on Adult), so no other table takes a place (or its memory)."""
+
+    def __init__(self, rows: int, size: int) -> None:
+        self.rows, self.size = rows, size
+        self._kept: dict[tuple[int, ...], Classes] = {}
+
+    def keep(self, node: tuple[int, ...], c: Classes) -> None:
+        if c.k * 2 > self.rows:
+            return
+        self._kept[node] = c
+        if len(self._kept) > self.size:
+            del self._kept[next(iter(self._kept))]
+
+    def finer(self, node: tuple[int, ...]) -> Classes | None:
+        """The kept classes with the fewest classes among nodes that ``node`` generalizes."""
+        best = None
+        for levels, t in self._kept.items():
+            if all(a <= b for a, b in zip(levels, node)) and (best is None or t.k < best.k):
+                best = t
+        return best
 
 
 class NodeClasses:

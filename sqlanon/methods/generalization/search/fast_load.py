@@ -9,15 +9,19 @@ their order keys and hierarchy keys where the models need them (:func:`loading_q
 from __future__ import annotations
 
 from collections.abc import Sequence, Set
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlglot import exp
 
 from sqlanon.compile.checks import N
-from sqlanon.domain.factorize import factorize, factorize_text
+from sqlanon.domain.factorize import code_dtype, factorize, factorize_text
+from sqlanon.domain.hierarchy.base import HierarchyTable
 from sqlanon.domain.models.ordering import order_key
 from sqlanon.errors import HierarchyError, InternalError
 from sqlanon.methods.generalization.evaluator import Evaluator
+from sqlanon.methods.generalization.search.fast_classes import LeafCounts
 from sqlanon.methods.generalization.search.fetch_arrow import fetch_factorized
 from sqlanon.sql.nodes import alias, as_double, as_expression, col, internal
 
@@ -71,6 +75,41 @@ def sensitive_tree(ev: Evaluator, a: str, values: np.ndarray, nvals: int, keys: 
     return steps
 
 
+@dataclass(frozen=True)
+class CodedLevels:
+    """One quasi-identifier coded per level of its hierarchy (lists indexed by level)."""
+
+    codes: list[np.ndarray]
+    """Every frequency row's label code, in the narrowest type holding the level's labels."""
+    radix: list[int]
+    """The number of labels."""
+    weighted: list[int]
+    """Σ over the table's rows of their label's hierarchy rows."""
+    label_counts: list[np.ndarray]
+    """Per label code: the hierarchy rows under the label."""
+    leaves: LeafCounts
+
+
+def code_levels(table_: HierarchyTable, leaf: np.ndarray, uniques: list[Any], row_n: np.ndarray
+                ) -> CodedLevels:
+    """The frequency rows' leaves (``leaf``, indices into ``uniques``) coded at every level of
+    ``table_``; ``row_n``: the rows each frequency row stands for."""
+    codes, radix, weighted, counts, labels_of_leaf = [], [], [], [], []
+    leaf_rows = np.bincount(leaf, weights=row_n, minlength=len(uniques)).astype(np.int64)
+    defining = table_.leaf_rows(uniques)  # per leaf, the file row that defines it
+    index = leaf.astype(np.intp)  # once: numpy widens a narrower index on every gather
+    for level in range(table_.height + 1):
+        label_codes, labels = table_.level_codes(level)
+        per_leaf = label_codes[defining].astype(np.int32)
+        lc = table_.label_counts(level)
+        codes.append(per_leaf.astype(code_dtype(len(labels)))[index])
+        labels_of_leaf.append(per_leaf)
+        radix.append(len(labels))
+        counts.append(lc)
+        weighted.append(int(np.dot(leaf_rows, lc[per_leaf])) if len(uniques) else 0)
+    return CodedLevels(codes, radix, weighted, counts, LeafCounts(uniques, leaf_rows, labels_of_leaf))
+
+
 def sensitive_columns(ev: Evaluator, data: dict[str, np.ndarray], sens: Sequence[str], ordered: Set[str],
                       hierarchical: Set[str], numeric: Set[str], row_n: np.ndarray
                       ) -> tuple[dict[str, tuple[np.ndarray, int, np.ndarray]], dict[str, list[np.ndarray]],
@@ -101,6 +140,11 @@ def sensitive_columns(ev: Evaluator, data: dict[str, np.ndarray], sens: Sequence
     return sensitive, trees, numbers
 
 
+def narrowed(codes: np.ndarray, distinct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of ``distinct`` values in the narrowest type holding them."""
+    return codes.astype(code_dtype(len(distinct))), distinct
+
+
 def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
                hierarchical: set[str], fits: Sequence[str] = (), numeric: Set[str] = frozenset()
                ) -> tuple[dict[str, np.ndarray], list[np.ndarray], list[list]]:
@@ -120,7 +164,7 @@ def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[
         q = loading_query(ev, proj, sens, ordered, hierarchical, None, exp.Sum(this=col(N)), ev.freq.copy(),
                           numeric)
         data = ev.engine.fetch_numpy(q)
-        factorized = [factorize_text(objects(data[name])) for name in names]
+        factorized = [narrowed(*factorize_text(objects(data.pop(name)))) for name in names]
     leaves, keys = [], []
     for i, a in enumerate(qis):
         leaf, uniques = factorized[i]
@@ -161,11 +205,11 @@ def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set
     data = ev.engine.fetch_numpy(q)
     leaves = []
     for i, a in enumerate(qis):
-        column = data[f"q{i}"]
+        column = data.pop(f"q{i}")  # each fetched column freed once narrowed
         if np.ma.isMaskedArray(column) and np.ma.getmaskarray(column).any():
             ev.validate_coverage(p.source, [a])  # names the values the hierarchy lacks
             raise HierarchyError(f"attribute {a!r} has values missing from its hierarchy")
-        leaves.append(np.asarray(column, dtype=np.int64))
+        leaves.append(np.asarray(column).astype(code_dtype(len(keys[i]))))
     return data, leaves, keys
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from sqlanon.methods.generalization.evaluator import suppression_budget
-from sqlanon.methods.generalization.search.fast import FastEvaluator
-from sqlanon.methods.generalization.search.fast_classes import LeafCounts
+from sqlanon.methods.generalization.search.fast import CACHE_SIZE, FastEvaluator
+from sqlanon.methods.generalization.search.fast_classes import LeafCounts, RecentClasses
 from sqlanon.methods.generalization.search.fast_support import memory_metric
 from sqlanon.methods.generalization.search.grouping import Grouping
 
@@ -28,12 +28,12 @@ def restrict(fe: FastEvaluator, rows: np.ndarray, suppression_limit: float,
     metric built with ``metric_options`` (the gs-factor of a local recoding step)."""
     sub = copy.copy(fe)
     rows = np.asarray(rows, dtype=np.int64)
-    sub._cache, sub._memo, sub.rolled_up = {}, {}, 0
+    sub._memo, sub.rolled_up = {}, 0
     sub.row_n = fe.row_n[rows]
     sub.n = int(sub.row_n.sum())
     sub.rows = len(rows)
     sub._row_weights = sub.row_n.astype(np.float64)
-    sub._row_ids = np.arange(sub.rows, dtype=np.int64)
+    sub._recent = RecentClasses(sub.rows, CACHE_SIZE)
     sub.codes = [[c[rows] for c in per_level] for per_level in fe.codes]
     sub.leaf_index = [leaf[rows] for leaf in fe.leaf_index]
     sub.weighted_all = [[int(np.dot(sub.row_n, counts[codes].astype(np.int64)))

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sqlanon.domain.factorize import code_dtype
+
 BLOCK_COMBINATIONS = 48
 """Most level combinations in one block (the block keys a search may keep)."""
 
@@ -24,20 +26,26 @@ COUNT_AT_END = 16
 both number the values by rank, and one pass over so small a space is cheaper than a sort."""
 
 COUNT_MAX = 2**22
-"""The largest space numbered by counting (its counts take 32 MB)."""
+"""The largest space numbered by counting at the end (its flags take 4 MB)."""
 
 BLOCK_CACHE_BYTES = 512 * 2**20
 """Memory for kept block keys; the least recently used are dropped beyond it."""
 
 
 def dense(key: np.ndarray, space: int) -> tuple[np.ndarray, int]:
-    """Number the distinct values of ``key`` (all in ``0..space-1``) by rank: ``0..count-1``."""
+    """Number the distinct values of ``key`` (all in ``0..space-1``) by rank: ``0..count-1``, in the
+    narrowest signed type holding ``space`` (:func:`~sqlanon.domain.factorize.code_dtype`)."""
     if not space:
         return key, 0
-    present = np.bincount(key, minlength=space) > 0
+    if space <= len(key):  # many rows a value: counting them is the cheaper pass
+        present = np.bincount(key, minlength=space) > 0
+    else:  # a sparse space: flags are faster to set than counts, and take an eighth of their memory
+        present = np.zeros(space, dtype=bool)
+        present[key] = True
     ids: np.ndarray = np.cumsum(present, dtype=np.int32 if space < 2**31 else np.int64)
     ids -= 1
-    return ids[key], int(ids[-1]) + 1
+    narrow = code_dtype(space, signed=True)  # numpy sums booleans into int32 the fastest
+    return (ids if ids.dtype == narrow else ids.astype(narrow))[key], int(ids[-1]) + 1
 
 
 def combine(parts: Sequence[tuple[np.ndarray, int]], length: int, space_limit: int = 0
@@ -93,9 +101,9 @@ def mixed_key(parts: Sequence[tuple[np.ndarray, int]], length: int, space_limit:
 
 
 def _sorted(key: np.ndarray) -> tuple[np.ndarray, int]:
-    """Number the distinct values of ``key`` by rank, by sorting."""
+    """Number the distinct values of ``key`` by rank, by sorting (the narrowest signed type)."""
     uniq, inv = np.unique(key, return_inverse=True)
-    return inv.reshape(-1), len(uniq)
+    return inv.reshape(-1).astype(code_dtype(len(uniq), signed=True), copy=False), len(uniq)
 
 
 def blocks_of(heights: Sequence[int], most: int = BLOCK_COMBINATIONS) -> list[list[int]]:
@@ -118,7 +126,7 @@ class Grouping:
     """Group rows, or representatives of a finer node's classes, into a node's classes.
 
     Args:
-        codes: per attribute and level, every row's label code (int32).
+        codes: per attribute and level, every row's label code (any integer type).
         radix: per attribute and level, the number of labels.
         rows: the number of rows.
     """
