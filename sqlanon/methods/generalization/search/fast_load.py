@@ -30,12 +30,20 @@ ARROW_LOAD_MIN_ROWS = 50_000
 coding them in Python costs less than importing pyarrow does."""
 
 
+def nulls(a: np.ndarray) -> np.ndarray | None:
+    """Where a fetched column is NULL (the mask of the masked array DuckDB returns then), None where
+    no value is: read without ``np.ma``, whose first use imports ``numpy.ma`` (milliseconds a run)."""
+    mask = getattr(a, "mask", None)
+    return np.broadcast_to(mask, a.shape) if mask is not None and mask.any() else None
+
+
 def objects(a: np.ndarray) -> np.ndarray:
     """A fetched column as an object array with None for NULL."""
-    out = np.asarray(a, dtype=object)
-    if np.ma.isMaskedArray(a):
-        out = np.array(a.data, dtype=object)
-        out[np.ma.getmaskarray(a)] = None
+    mask = nulls(a)
+    if mask is None:
+        return np.asarray(a, dtype=object)
+    out = np.array(a.data, dtype=object)
+    out[mask] = None
     return out
 
 
@@ -206,7 +214,7 @@ def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set
     leaves = []
     for i, a in enumerate(qis):
         column = data.pop(f"q{i}")  # each fetched column freed once narrowed
-        if np.ma.isMaskedArray(column) and np.ma.getmaskarray(column).any():
+        if nulls(column) is not None:
             ev.validate_coverage(p.source, [a])  # names the values the hierarchy lacks
             raise HierarchyError(f"attribute {a!r} has values missing from its hierarchy")
         leaves.append(np.asarray(column).astype(code_dtype(len(keys[i]))))
