@@ -283,6 +283,8 @@ def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]
     baselines: dict[int, list[float]] = {}
     """The times of each baseline already timed in this run, by its identity: search and check share
     theirs, which on large tables is minutes per run."""
+    timed_as: dict[int, str] = {}
+    """The label each baseline's CPU seconds were recorded under, by its identity."""
     for subject in only or list(made):
         if subject not in made:
             print(f"{name} {subject}: not run (the engine cannot number rows across tasks)", flush=True)
@@ -290,6 +292,7 @@ def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]
         baseline, run = made[subject]
         known = bool(baselines.get(id(baseline)))
         bs = baselines.setdefault(id(baseline), [])
+        label = timed_as.setdefault(id(baseline), f"{name} {subject} baseline")
         ss: list[float] = []
         try:
             if warm_up:
@@ -298,7 +301,7 @@ def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]
                 timed(run)
             for _ in range(runs):
                 if not known:
-                    bs.append(timed(baseline, f"{name} {subject} baseline")[0])
+                    bs.append(timed(baseline, label)[0])
                 seconds, result = timed(run, f"{name} {subject}")
                 ss.append(seconds)
         except SqlanonError as e:
@@ -311,7 +314,7 @@ def bench(name: str, engine: Engine, adult_dir: Path, runs: int, only: list[str]
               + f" s; medians {mb:.2f} / {ms:.2f} s; ratio {ms / mb:.2f} "
               + (f"(goal <= {goal:g})" if (goal := GOALS[subject]) else "(no goal)")
               + (f"; result {result}" if subject in ("search", "check") else ""), flush=True)
-        cb, cs = CPU.get(f"{name} {subject} baseline", []), CPU[f"{name} {subject}"]
+        cb, cs = CPU.get(label, []), CPU[f"{name} {subject}"]
         if cb:
             print(f"{name} {subject}: CPU seconds (this process and the JVM) baseline "
                   + ", ".join(f"{t:.1f}" for t in cb) + "; subject " + ", ".join(f"{t:.1f}" for t in cs)
