@@ -8,6 +8,7 @@ one task sorting them all.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from sqlglot import exp
 
@@ -18,11 +19,22 @@ Orders = Sequence[tuple[str, Sequence[str]]]
 class RowNumbering:
     """Numbering a query's rows in sort orders (capability ``distributed_numbering``)."""
 
-    one_task_sort_rows: int | None = None
+    one_task_sort_rows: int | Literal["auto"] | None = None
     """On an engine declaring the capability: the most rows sqlanon sorts with a window over the
     whole table, which the engine may sort in one task (it spills to disk, so this is a matter of
     time, not memory), where it could number them with :meth:`number_rows` instead; ``None``: no
-    limit."""
+    limit; ``"auto"``: the engine's own rule (:meth:`_sorts_in_one_task_by_default`)."""
+
+    def sorts_in_one_task(self, rows: int) -> bool:
+        """Whether a table of ``rows`` rows is sorted with a window over the whole table rather
+        than numbered with :meth:`number_rows` (see :attr:`one_task_sort_rows`)."""
+        limit = self.one_task_sort_rows
+        if limit == "auto":
+            return self._sorts_in_one_task_by_default(rows)
+        return limit is None or rows <= limit
+
+    def _sorts_in_one_task_by_default(self, rows: int) -> bool:
+        return True
 
     def require(self, capability: str) -> None:
         raise NotImplementedError

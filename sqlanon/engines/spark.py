@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from sqlglot import exp
 
@@ -26,7 +26,7 @@ from sqlanon.engines.capabilities import Capabilities
 from sqlanon.engines.row_values import RowsFrom
 from sqlanon.engines.spark_groups import function_error, grouped_frame
 from sqlanon.engines.spark_marks import SparkTableMarks
-from sqlanon.engines.spark_numbering import numbered_frame
+from sqlanon.engines.spark_numbering import CORES_PROBE_ROWS, numbered_frame, sorts_in_one_task
 from sqlanon.engines.spark_sessions import local_session, pyspark_sql, remote_session
 from sqlanon.errors import EngineError, UnsupportedError
 from sqlanon.sql.nodes import table
@@ -66,8 +66,9 @@ class SparkEngine(Engine, SparkTableMarks):
             local session; the session is closed by :meth:`close`, the server left running.
         one_task_sort_rows: individual ranking of a table of more rows numbers each attribute's
             rows across tasks (:mod:`sqlanon.engines.spark_numbering`) instead of sorting them with
-            one window over the whole table, which Spark runs in one task; ``None`` (the default):
-            always one window.
+            one window over the whole table, which Spark runs in one task; ``None``: always one
+            window; ``"auto"`` (the default): by the table's rows and the session's cores
+            (:func:`~sqlanon.engines.spark_numbering.sorts_in_one_task`).
     """
 
     name: ClassVar[str] = "spark"
@@ -79,7 +80,7 @@ class SparkEngine(Engine, SparkTableMarks):
 
     def __init__(self, session: Any = None, *, master: str = "local[2]",
                  conf: dict[str, str] | None = None, remote: str | None = None,
-                 one_task_sort_rows: int | None = None) -> None:
+                 one_task_sort_rows: int | Literal["auto"] | None = "auto") -> None:
         pyspark_sql()
         self.one_task_sort_rows = one_task_sort_rows
         self._connect_mode: tuple[bool, str | None] | None = None
@@ -100,6 +101,8 @@ class SparkEngine(Engine, SparkTableMarks):
         """Folded name -> the name and the DataFrame of each temporary view this engine made."""
         self._sent: dict[str, int] = {}
         """Folded name -> the bytes sent from the driver into each temporary view made of such rows."""
+        self._cores: int | None = None
+        """The session's cores, once asked (:meth:`_session_cores`)."""
 
     # -- hooks ------------------------------------------------------------------------------------
     def _execute(self, sql: str) -> None:
@@ -284,6 +287,24 @@ class SparkEngine(Engine, SparkTableMarks):
             self._register(name, numbered_frame(self, query, orders))
         except Exception as e:
             raise self.error(e, f"number the rows of {name}", f"numbering rows into {name}") from e
+
+    def _sorts_in_one_task_by_default(self, rows: int) -> bool:
+        return sorts_in_one_task(rows, self._session_cores)
+
+    def _session_cores(self) -> int:
+        """The tasks the session runs at once by default (its executors' cores, ``N`` of
+        ``local[N]``): the partitions Spark cuts a range of rows into, which a classic and a Spark
+        Connect session both tell."""
+        if self._cores is None:
+            from pyspark.sql import functions as f
+
+            try:
+                parts = self.session.range(CORES_PROBE_ROWS).select(f.spark_partition_id().alias("p"))
+                last = parts.agg(f.max("p")).collect()
+            except Exception as e:
+                raise self.error(e, "count the session's cores", "counting the session's cores") from e
+            self._cores = int(last[0][0]) + 1
+        return self._cores
 
     def _register_file(self, name: str, path: str, *, kind: str, options: dict[str, Any]) -> None:
         """A temporary view reading the file: Spark scans it where it is, whenever it is read."""

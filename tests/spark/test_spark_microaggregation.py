@@ -188,7 +188,7 @@ def test_blocked_mdav_and_individual_ranking_run_through_spark_connect(engines, 
     attributes, a nominal one coded into its distinct values over the whole table in every block,
     and its group's centroid chosen there. Individual ranking, told to number tables of any size
     across tasks, numbers the rows with the DataFrame calls of a Connect session (range partitions,
-    checkpoints)."""
+    checkpoints); the session's cores, which the default choice asks, are read the same way."""
     from sqlanon.engines.spark import SparkEngine
 
     d = spec("out_connect", algorithm="mdav_mixed", block_by=["region"], key="id")
@@ -205,6 +205,7 @@ def test_blocked_mdav_and_individual_ranking_run_through_spark_connect(engines, 
                          key=lambda r: r[0])
             assert same({**report, "outputs": {}}, {**duck, "outputs": {}}), (report, duck)
             assert len(out) == N and same(out, written(engines["duckdb"], name))
+        assert remote._session_cores() == 2  # the rule's question, answered through Connect
     finally:
         remote.close()
 

@@ -24,6 +24,18 @@ def test_a_connection_string_uses_the_running_session_and_leaves_it_running(spar
     assert spark_session.sql("SELECT 1 AS y").collect()[0].y == 1
 
 
+def test_individual_ranking_sorts_in_one_task_on_two_cores_unless_told_otherwise(spark_session):
+    """The default asks the session its cores (2 here) for a large table; a given line or ``None``
+    is kept."""
+    from sqlanon.engines.spark import SparkEngine
+
+    chosen, told, unlimited = (SparkEngine(session=spark_session, one_task_sort_rows=rows)
+                               for rows in ("auto", 5, None))
+    assert chosen._session_cores() == spark_session.sparkContext.defaultParallelism == 2
+    assert chosen.sorts_in_one_task(10**9) and unlimited.sorts_in_one_task(10**9)
+    assert told.sorts_in_one_task(5) and not told.sorts_in_one_task(6)
+
+
 def test_noise_on_a_catalog_table_is_written_by_spark_and_refused_where_values_are_joined_back(spark):
     spark.create_table_from_arrow("people", pa.table({"age": [23, 27, 22, 43, 47], "zip": ["1"] * 5}))
     spec = {"source": {"table": "people"},

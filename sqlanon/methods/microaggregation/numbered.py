@@ -3,10 +3,12 @@ inlines common table expressions (capability ``distributed_numbering``: Spark).
 
 The SQL form of individual ranking numbers each attribute's rows with a window over the whole table
 (``ROW_NUMBER() OVER (ORDER BY value, ties...)``) and joins each group's statistic back, which on
-such an engine sorts the rows again for every join. There, up to the engine's
-``one_task_sort_rows`` (no limit by default), each attribute's groups and statistics are windows in
-the order of its one sort (:mod:`~sqlanon.methods.microaggregation.algorithms.one_sort_ranking`):
-one sort per attribute, in one task, as the window alone. Above it, the engine numbers the rows in
+such an engine sorts the rows again for every join. There, while the engine sorts the table in one
+task (:meth:`~sqlanon.engines.base.Engine.sorts_in_one_task`: its ``one_task_sort_rows``, on Spark by
+default a rule on the table's rows and the session's cores), each attribute's groups and statistics
+are windows in the order of its one sort
+(:mod:`~sqlanon.methods.microaggregation.algorithms.one_sort_ranking`): one sort per attribute, in
+one task, as the window alone. Otherwise the engine numbers the rows in
 the same orders into a temporary table first (:meth:`~sqlanon.engines.base.Engine.number_rows`,
 each sort split across tasks), and the query reads those numbers. Either way the orders, groups
 and statistics are the SQL form's, so the values are the same. The counts of non-NULL values are
@@ -55,13 +57,13 @@ def numbered_ranking(engine: Engine, relation: exp.Expression, columns: Sequence
                      attributes: Sequence[str], k: int, key: Sequence[str] | None, statistic: str,
                      present: Sequence[int], rows: int) -> NumberedRanking:
     """The ranking query of ``relation``'s ``rows`` rows, ``present`` being each attribute's number
-    of non-NULL values: windows in each attribute's order, or, above the engine's
-    ``one_task_sort_rows``, the rows numbered first in each order."""
+    of non-NULL values: windows in each attribute's order, or, when the engine would not sort so
+    many rows in one task, the rows numbered first in each order."""
     narrow = key is not None and _unique(engine, relation, key)
     numbered = list(dict.fromkeys([*(key or ()), *attributes])) if narrow else list(columns)
     selected = exp.select(*[col(c) for c in numbered]).from_(relation.copy())
     name = None
-    if engine.one_task_sort_rows is None or rows <= engine.one_task_sort_rows:
+    if engine.sorts_in_one_task(rows):
         ranked = one_sort_ranking(exp.Subquery(this=selected), numbered, attributes, k, key=key,
                                   statistic=statistic, present=present)
     else:
