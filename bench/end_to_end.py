@@ -39,6 +39,10 @@ runs 1.10 to 1.14 (1.26 s) against 1.23 s (1.37 s), goal 0.70 s (1.61, before 1.
 goal yet. The libraries the command loads after its start-up (DuckDB, sqlglot's DuckDB dialect,
 Jinja: 0.12 s of CPU) take most of the margin the goal leaves beyond the search on Adult and
 creditcard (bench/README.md).
+
+Idle (load average 2.2 to 1.8, nothing else running; ``--runs 5``): Adult 0.67 s (CPU 0.78 s),
+goal 0.64 s (1.05); creditcard 0.90 s (1.01 s), goal 0.88 s (1.02); large hierarchy 1.23 s (1.36 s),
+goal 0.70 s (1.76). None meets the goal.
 """
 
 from __future__ import annotations
