@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 
 from sqlanon.domain.hierarchy.base import Hierarchy
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.sql.dialects import DialectProfile
-from sqlanon.sql.nodes import alias, as_expression, col, internal
+from sqlanon.sql.nodes import alias, as_expression, col, internal, lit
 
 
 def lookup_name(attribute_index: int) -> str:
@@ -32,6 +32,9 @@ class Generalizer:
     qis: Sequence[str]
     hierarchies: Mapping[str, Hierarchy]
     lookups: Mapping[str, exp.Expression]
+    fixed: Mapping[str, str] = field(default_factory=dict)
+    """Attributes whose level has one label, written as it without a join: only where every value
+    is known to be a leaf (a join would give NULL for another value)."""
 
     def alias_for(self, attribute: str) -> str:
         return lookup_name(list(self.qis).index(attribute))
@@ -41,6 +44,8 @@ class Generalizer:
         column = col(attribute, relation)
         if level == 0:
             return column
+        if attribute in self.fixed:
+            return one_label(h, column, self.fixed[attribute])
         if attribute in self.lookups:
             return col(internal(f"l{level}"), self.alias_for(attribute))
         return h.expression(column, level)
@@ -49,7 +54,7 @@ class Generalizer:
         """(relation, ON condition) for the lookups the levels need."""
         out: list[tuple[exp.Expression, exp.Expression]] = []
         for attribute in self.qis:
-            if levels.get(attribute, 0) == 0 or attribute not in self.lookups:
+            if levels.get(attribute, 0) == 0 or attribute not in self.lookups or attribute in self.fixed:
                 continue
             h = self.hierarchies[attribute]
             assert isinstance(h, TableHierarchy)
@@ -75,6 +80,15 @@ class Generalizer:
         for rel, on in self.joins(levels, relation):
             q = q.join(rel, on=on, join_type="left", copy=False)
         return q
+
+
+def one_label(h: Hierarchy, column: exp.Expression, label: str) -> exp.Expression:
+    """What the join with a look-up table gives a leaf at a level of one label: the label, and NULL
+    for NULL unless the hierarchy maps NULL to a leaf."""
+    if isinstance(h, TableHierarchy) and h.null_leaf is not None:
+        return lit(label)
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=column.copy(), expression=exp.Null()), true=exp.Null())],
+                    default=lit(label))
 
 
 def lookup_values(h: TableHierarchy, name: str, dialect: DialectProfile | None = None) -> exp.Expression:

@@ -68,6 +68,13 @@ class ArrowHierarchyTable(HierarchyTable):
     def _last_row(self) -> dict[str | None, int]:
         return dict(zip(self.level_codes(0)[1], self._last_rows.tolist()))
 
+    def leaf_rows(self, leaves: Sequence[str | None]) -> np.ndarray:
+        # the leaves in code order (as a load through leaf codes lists them): no look-up per leaf
+        labels = self.level_codes(0)[1]
+        if len(leaves) == len(labels) and list(leaves) == labels:
+            return self._last_rows
+        return super().leaf_rows(leaves)
+
     def leaf_array(self) -> pa.Array:
         return self.arrays[0]
 

@@ -111,6 +111,12 @@ class TableHierarchy(Hierarchy):
             exp.If(this=lit(leaf), true=lit(codes.setdefault(row[level], len(codes))))
             for leaf, row in self._table.mapping.items()])
 
+    def single_label(self, level: int) -> str | None:
+        """The label every leaf generalizes to at ``level`` when the level has only one (its root,
+        mostly), else None."""
+        labels = self._table.level_codes(level)[1]
+        return labels[0] if len(labels) == 1 else None
+
     def lookup_rows(self) -> list[tuple[str | None, ...]]:
         """One row per distinct leaf (the last listing wins), for a lookup table."""
         return list(self._table.mapping.values())

@@ -223,6 +223,11 @@ class Evaluator:
     def generalizer(self) -> Generalizer:
         return self.hierarchies.generalizer
 
+    def single_labels(self, levels: Mapping[str, int]) -> dict[str, str]:
+        """:meth:`HierarchyTables.single_labels` when every value is known to be a leaf (a search
+        read them all), else none."""
+        return self.hierarchies.single_labels(levels) if self.scans.covered else {}
+
     def leaf_codes(self, attribute: str) -> tuple[exp.Expression, list[str]]:
         """See :meth:`HierarchyTables.leaf_codes`."""
         return self.hierarchies.leaf_codes(attribute)

@@ -51,16 +51,36 @@ class HierarchyTables:
     def generalizer(self) -> Generalizer:
         """Generalizes raw rows, through look-up tables created on first use."""
         if self._generalizer is None:
-            for i, attribute in enumerate(self.qis):
+            for attribute in self.qis:
                 h = self.hierarchies[attribute]
                 if isinstance(h, TableHierarchy) and h.needs_lookup():
-                    data = h.table().lookup_arrow(lookup_columns(h)) \
-                        if self.engine.capabilities.arrow_in else None
-                    self.lookups[attribute] = self.temporaries.arrow(f"lookup{i}", data) \
-                        if data is not None else self.temporaries.rows(
-                            f"lookup{i}", [(c, "varchar") for c in lookup_columns(h)], h.lookup_rows())
+                    self.lookup(attribute)
             self._generalizer = Generalizer(self.qis, self.hierarchies, self.lookups)
         return self._generalizer
+
+    def lookup(self, attribute: str) -> exp.Expression:
+        """The look-up table of a large table hierarchy (``leaf``, ``l1``..), created on first use."""
+        if attribute not in self.lookups:
+            h = self.hierarchies[attribute]
+            assert isinstance(h, TableHierarchy)
+            i = self.qis.index(attribute)
+            data = h.table().lookup_arrow(lookup_columns(h)) if self.engine.capabilities.arrow_in else None
+            self.lookups[attribute] = self.temporaries.arrow(f"lookup{i}", data) \
+                if data is not None else self.temporaries.rows(
+                    f"lookup{i}", [(c, "varchar") for c in lookup_columns(h)], h.lookup_rows())
+        return self.lookups[attribute]
+
+    def single_labels(self, levels: Mapping[str, int]) -> dict[str, str]:
+        """Per large table hierarchy whose level has one label, that label: a statement that knows
+        every value to be a leaf writes it instead of joining the look-up table
+        (:attr:`Generalizer.fixed`)."""
+        out: dict[str, str] = {}
+        for a in self.qis:
+            h, level = self.hierarchies[a], int(levels.get(a, 0))
+            if level and isinstance(h, TableHierarchy) and h.needs_lookup() \
+                    and (label := h.single_label(level)) is not None:
+                out[a] = label
+        return out
 
     def codes_from_lookup(self, attribute: str, i: int, level: int) -> tuple[exp.Table, exp.Table]:
         """The code (``leaf``, ``code``) and decode (``code``, ``label``) tables of a large hierarchy

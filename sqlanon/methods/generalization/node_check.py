@@ -77,7 +77,7 @@ def check_node(inputs: StatisticInputs, temporaries: Temporaries, models: Sequen
     }
     ctx = CheckContext(temporaries.plan, qis, gen, histograms, inputs.value_order,
                        inputs.sensitive_hierarchies, levels, inputs.column_types, inputs.attribute_types,
-                       inputs.engine.dialect.sqlglot, generalizer=inputs.generalizer, inputs=inputs)
+                       inputs.engine.dialect.sqlglot, inputs=inputs)  # its generalizer on first use
     # stats_query registers a "classes" step in the plan; it and the statistics are CTEs of the verdict
     stats = temporaries.plan.add("stats", checks.stats_query(ctx, statistics, grouped=grouped,
                                                                         carry=carry, class_keys=class_keys))

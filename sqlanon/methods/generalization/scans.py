@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from sqlglot import exp
 
 from sqlanon.compile import checks
+from sqlanon.compile.generalize import one_label
 from sqlanon.domain.hierarchy.table import TableHierarchy
 from sqlanon.errors import InternalError
 from sqlanon.methods.generalization.hierarchy_tables import HierarchyTables
@@ -103,10 +104,14 @@ class SourceScans:
         coded: list[str] = []  # an integer code in the scan, NULL for a value no leaf
         guards: list[exp.Expression] = []  # values a guarded class key does not tell apart
         small = self._small_codes(levels) if labels else {}
+        # a value no leaf would get the label too: only when every value is known to be one
+        fixed = self.hierarchies.single_labels(levels) if self.covered else {}
         for i, a in enumerate(self.qis):
             h, level = hierarchies[a], int(levels.get(a, 0))
             if level == 0:
                 projections.append(alias(col(a, src), a))
+            elif a in fixed:  # one label at this level: no join with the look-up table
+                projections.append(alias(one_label(h, col(a, src), fixed[a]), a))
             elif isinstance(h, TableHierarchy):
                 coded.append(a)
                 lk: exp.Expression

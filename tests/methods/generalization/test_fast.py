@@ -275,3 +275,31 @@ def test_rule_based_hierarchy_agrees_with_sql(duck):
             for node in itertools.product(range(4), range(2)):
                 check, values = _sql(ev, ["x", "y"], node, 0.1, [metric])
                 assert _same(fast, check, node).metric == values[metric], (node, metric)
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+def test_rule_based_load_by_leaf_codes_and_by_keys_alike(duck, monkeypatch, nulls):
+    """A small table built over the data is loaded as integer leaf codes (one GROUP BY joining the
+    code tables) unless a NULL is among its leaves; loaded by text keys instead, every node gives the
+    same figures."""
+    from sqlanon.domain.hierarchy import IntervalHierarchy, MaskHierarchy
+    from sqlanon.methods.generalization.search import fast_load
+
+    rng = random.Random(3)
+    duck.con.execute('CREATE TABLE iv ("x" INTEGER, "z" VARCHAR, "y" VARCHAR)')
+    duck.con.executemany("INSERT INTO iv VALUES (?, ?, ?)", [
+        (None if nulls and i % 17 == 0 else rng.randint(0, 45), f"{rng.randint(0, 99):02d}", rng.choice("ab"))
+        for i in range(150)])
+    hs = {"x": IntervalHierarchy((5, 10)), "z": MaskHierarchy(2),
+          "y": TableHierarchy([["a", "*"], ["b", "*"]])}
+    p = Problem(duck, table("iv"), ["x", "z", "y"], hs, [], [KAnonymity(3)])
+    with Evaluator(p) as ev:
+        coded = all(fast_load.codes_in_sql(hs[a], ev.hierarchy_table(a)) for a in p.qis)
+        assert coded is not nulls
+        by_codes = FastEvaluator(ev, [KAnonymity(3)], "loss", 0.1)
+        monkeypatch.setattr(fast_load, "CODED_BUILT_MAX_LEAVES", 0)
+        by_keys = FastEvaluator(ev, [KAnonymity(3)], "loss", 0.1)
+        for node in itertools.product(range(4), range(3), range(2)):
+            a, b = by_codes.evaluate(node), by_keys.evaluate(node)
+            assert (a.anonymous, a.outlier_rows, a.classes, a.min_class_size, a.metric, a.lower_bound) == \
+                (b.anonymous, b.outlier_rows, b.classes, b.min_class_size, b.metric, b.lower_bound), node

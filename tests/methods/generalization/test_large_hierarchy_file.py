@@ -81,3 +81,48 @@ def test_values_missing_from_the_file_are_named_as_for_the_map(tmp_path, duck):
     assert messages[0] == messages[1]
     assert messages[0].startswith("3 value(s) of attribute 'zip' are missing from the hierarchy: "
                                   "'999999', 'abc', NULL")
+
+
+
+def written(duck, zip_hierarchy, k: int) -> tuple[list[tuple], list[str], dict]:
+    """The table ``anonymize`` writes (rows sorted), the SQL it sent, and its chosen levels."""
+    s = spec_from_dict({
+        "source": {"table": "people"},
+        "attributes": {"zip": {"role": "quasi_identifier", "hierarchy": zip_hierarchy},
+                       "sex": {"role": "quasi_identifier", "hierarchy": MASK}},
+        "privacy": [{"k_anonymity": {"k": k}}], "transformation": {"suppression_limit": 0.05},
+        "output": {"mode": "table", "name": "people_anon", "replace": True}}, source="spec.yaml")
+    sent: list[str] = []
+    execute = duck._execute
+
+    def recording(sql: str) -> None:
+        sent.append(sql)
+        execute(sql)
+
+    duck._execute = recording
+    try:
+        levels = api.anonymize(s, engine=duck).as_dict()["transformation"]["levels"]
+    finally:
+        duck._execute = execute
+    return duck.con.execute("SELECT * FROM people_anon ORDER BY ALL").fetchall(), sent, levels
+
+
+@pytest.mark.parametrize("null", [None, "000001"])
+def test_a_level_of_one_label_is_written_as_the_label_without_a_join(tmp_path, duck, null):
+    """At the root of a large file hierarchy every leaf has the same label: after a search (which
+    read every value as a leaf), the node's scan and the output write it (NULL as its leaf, with
+    ``null``) instead of joining the look-up table; the rows are those of the same hierarchy given
+    as a map (a CASE over every leaf)."""
+    values = [*zips(300), *([None] * 4 if null else [])]
+    people(duck, values)
+    extra = {"null": null} if null else {}
+    from_file, from_map = {"csv": str(big_file(tmp_path)), **extra}, {"map": as_map(), **extra}
+    by_file, sent, levels = written(duck, from_file, 100)  # 20 prefixes of ~15 rows: the root
+    assert levels["zip"] == 4
+    assert by_file == written(duck, from_map, 100)[0]
+    assert {r[0] for r in by_file} == {"*"} and len(by_file) == len(values)
+    assert not [s for s in sent if "lookup" in s], "the root is written without the look-up table"
+    by_file, sent, levels = written(duck, from_file, 3)  # a level of several labels: joined
+    assert 0 < levels["zip"] < 4
+    assert by_file == written(duck, from_map, 3)[0]
+    assert [s for s in sent if "lookup" in s]

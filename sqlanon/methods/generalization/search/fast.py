@@ -48,6 +48,7 @@ from sqlanon.methods.generalization.search.fast_classes import (
 from sqlanon.methods.generalization.search.fast_fits import left_out, unfit_rows
 from sqlanon.methods.generalization.search.fast_load import (
     code_levels,
+    codes_in_sql,
     fetch_coded,
     fetch_keys,
     sensitive_columns,
@@ -178,7 +179,7 @@ class FastEvaluator:
         self.hierarchical = attributes_needing(self.statistics, "tree")
         numeric = attributes_needing(self.statistics, "numbers")
         tables = [ev.hierarchy_table(a) for a in self.qis]  # the file's table, else built over the data
-        if all(p.hierarchies[a].table() is not None for a in self.qis):
+        if all(codes_in_sql(p.hierarchies[a], t) for a, t in zip(self.qis, tables)):
             data, leaves, keys = fetch_coded(ev, self.qis, sens, ordered, self.hierarchical, p.fit_columns,
                                              numeric)
         else:

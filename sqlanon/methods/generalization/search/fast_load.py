@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from sqlanon.compile.checks import N
 from sqlanon.domain.factorize import code_dtype, factorize, factorize_text
-from sqlanon.domain.hierarchy.base import HierarchyTable
+from sqlanon.domain.hierarchy.base import Hierarchy, HierarchyTable
 from sqlanon.domain.models.ordering import order_key
 from sqlanon.errors import HierarchyError, InternalError
 from sqlanon.methods.generalization.evaluator import Evaluator
@@ -184,6 +184,20 @@ def fetch_keys(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[
         leaves.append(leaf)
         keys.append(list(uniques))
     return data, leaves, keys
+
+
+CODED_BUILT_MAX_LEAVES = 10_000
+"""The most leaves a hierarchy built over the data may have for the load through leaf codes: its
+code table is sent row by row (a file's table goes as Arrow), more is cheaper coded by Arrow."""
+
+
+def codes_in_sql(h: Hierarchy, table_: HierarchyTable) -> bool:
+    """Whether the load may read the attribute as integer leaf codes (:func:`fetch_coded`): a file's
+    table, or a table built over the data that is small and has no NULL leaf (a NULL value joins
+    no code, which the coded load reports as a value the hierarchy lacks)."""
+    if h.table() is not None:
+        return True
+    return table_.domain_size <= CODED_BUILT_MAX_LEAVES and None not in table_.leaves
 
 
 def fetch_coded(ev: Evaluator, qis: Sequence[str], sens: list[str], ordered: set[str],
