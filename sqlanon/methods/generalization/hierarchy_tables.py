@@ -82,20 +82,21 @@ class HierarchyTables:
                 out[a] = label
         return out
 
-    def codes_from_lookup(self, attribute: str, i: int, level: int) -> tuple[exp.Table, exp.Table]:
+    def codes_from_lookup(self, attribute: str, i: int, level: int, *, decode: bool = True
+                          ) -> tuple[exp.Table, exp.Table | None]:
         """The code (``leaf``, ``code``) and decode (``code``, ``label``) tables of a large hierarchy
         at ``level``, numbered in SQL from its look-up table: the hierarchy is loaded once (the
-        output joins the same table), not once more as codes."""
-        self.generalizer  # noqa: B018 (loads the look-up tables once)
+        output joins the same table), not once more as codes. ``decode`` False: no decode table
+        (a scan that keeps the codes as class keys)."""
         label = col(internal(f"l{level}"))
         codes = exp.select(
             alias(col(internal("leaf")), "leaf"),
             alias(exp.Sub(this=exp.Window(this=exp.DenseRank(), order=exp.Order(
                 expressions=[exp.Ordered(this=label.copy())])), expression=lit(1)), "code"),
-            alias(label, "label")).from_(self.lookups[attribute].copy())
+            alias(label, "label")).from_(self.lookup(attribute).copy())
         lk = self.temporaries.lasting(f"code{i}", codes)
         dec = self.temporaries.lasting(f"decode{i}", exp.select(col("code"), col("label")).distinct()
-                                       .from_(lk.copy()))
+                                       .from_(lk.copy())) if decode else None
         return lk, dec
 
     def leaf_codes(self, attribute: str) -> tuple[exp.Expression, list[str]]:

@@ -243,9 +243,8 @@ def _anonymize(plan: Plan, ds: Dataset, sink: Sink) -> Report:
     # the classes' labels are read by a metric without an in-memory form, and by the HTML report
     labels = known is None or recoded is not None or plan.option("observer") is not None \
         or _masked_here(plan) or not all(
-        type(m).computes_in_memory() and not m.counts_population
-        for name in metric_names(with_levels(spec, levels), plan.option("metrics"))
-        for m in [get_metric(name, "metrics", spec.metric_options)])
+        MemoryMetrics.computes(known, get_metric(name, "metrics", spec.metric_options))
+        for name in metric_names(with_levels(spec, levels), plan.option("metrics")))
     with ds.engine.purpose("class statistics"):
         ev = Evaluator(problem, scan_levels=levels, rows=known.n if known else None,
                        covered=known is not None, scan_labels=labels,

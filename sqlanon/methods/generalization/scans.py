@@ -119,7 +119,9 @@ class SourceScans:
                     projections.append(alias(h.class_key(col(a, src), level), a))
                     continue
                 if h.needs_lookup():
-                    lk, decode[a] = self.hierarchies.codes_from_lookup(a, i, level)
+                    lk, decoded = self.hierarchies.codes_from_lookup(a, i, level, decode=labels)
+                    if decoded is not None:
+                        decode[a] = decoded
                 else:
                     lk, decode[a] = small[a]
                 alias_ = f"k{i}"

@@ -91,3 +91,25 @@ def test_masked_suppression_without_metrics_joins_every_row_on_its_labels(duck, 
     with_metrics, _ = _written(duck, spec, caplog, metrics=("discernibility",))
     assert without == with_metrics
     assert len(without) == 3000 and any(r[0] == "*" for r in without)
+
+
+def test_a_search_in_memory_writes_the_rows_of_kept_classes_by_key(duck, source, caplog):
+    """After a search in memory whose report has only metrics with an in-memory form (the default
+    ones), the check's scan keeps class keys and row ids: the table holds the rows that the same
+    search over a view (no row keys: every row joined to its class on labels) writes."""
+    def searched(source_table: str, name: str) -> tuple[list[tuple], bool, dict]:
+        spec = _spec(source_table, source, {}, 5, name)
+        spec["transformation"] = {"suppression_limit": 0.05}
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG, logger="sqlanon"):
+            report = api.anonymize(spec_from_dict(spec), engine=duck).as_dict()
+        keyed = any("UNNEST" in r.getMessage() for r in caplog.records)
+        for part in ("search", "outputs"):
+            report.pop(part)
+        return duck.con.execute(f'SELECT * FROM "{name}" ORDER BY ALL').fetchall(), keyed, report
+
+    by_key, keyed, report = searched("t", "by_key")
+    joined, from_view, view_report = searched("v", "joined")
+    assert keyed and not from_view
+    assert by_key == joined and 0 < len(by_key) < 3000
+    assert report == view_report

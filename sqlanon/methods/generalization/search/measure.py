@@ -23,11 +23,16 @@ class MemoryMetrics:
         self.node = tuple(int(levels[a]) for a in fast.qis)
         self._verdict: Any = None
 
+    @staticmethod
+    def computes(fast: FastEvaluator, metric: Metric) -> bool:
+        """Whether :meth:`value` computes ``metric`` (else SQL does, on the classes' labels)."""
+        if not type(metric).computes_in_memory():
+            return False
+        return not fast.subsets or metric.name in DATA_FREE_METRICS  # SQL counts the subset's rows
+
     def value(self, metric: Metric) -> float | None:
         """The metric at the node, or None when it has no in-memory form (compute it in SQL)."""
-        if not type(metric).computes_in_memory():
-            return None
-        if self.fast.subsets and metric.name not in DATA_FREE_METRICS:  # SQL counts the subset's rows
+        if not self.computes(self.fast, metric):
             return None
         if self._verdict is None:
             self._verdict = self.fast.verdict(self.node)
