@@ -101,6 +101,10 @@ class Engine(ArrowGroups, RowNumbering, RowKeys, BetweenSessions, abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
+    def closes_after_run(self) -> None:
+        """The run that opened this connection closes it when done: what it commits may be made
+        durable as the close would make it (nothing to do for most engines)."""
+
     # -- errors -----------------------------------------------------------------------------------
     @contextlib.contextmanager
     def purpose(self, what: str) -> Iterator[None]:

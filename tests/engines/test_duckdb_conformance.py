@@ -41,3 +41,29 @@ class TestDuckDBWithoutOptionalCapabilities(EngineConformance):
 def test_the_declarations_differ_where_the_engines_differ():
     assert set(DuckDBEngine.capabilities.declared()) - set(Plain.capabilities.declared()) == {
         "positional_join", "arrow_in", "file_registration", "row_block_writes"}
+
+
+class TestDuckDBFileClosedAfterRun(EngineConformance):
+    """A file that a run opened and closes when done commits straight into the file."""
+
+    @pytest.fixture()
+    def engine(self, tmp_path):
+        with connect(str(tmp_path / "conformance.duckdb"), create=True) as engine:
+            engine.closes_after_run()
+            yield engine
+
+
+@pytest.mark.parametrize("closed_after_run", [False, True])
+def test_a_run_that_closes_the_file_commits_into_it_not_into_the_log(tmp_path, closed_after_run):
+    path = tmp_path / "out.duckdb"
+    engine = DuckDBEngine(str(path))
+    if closed_after_run:
+        engine.closes_after_run()
+    with engine.transaction():
+        engine.con.execute("CREATE TABLE t AS SELECT range AS i, 'x' || range AS s FROM range(50000)")
+    wal = tmp_path / "out.duckdb.wal"
+    logged = wal.exists() and wal.stat().st_size > 0
+    engine.close()
+    assert logged is not closed_after_run
+    with DuckDBEngine(str(path), read_only=True) as reopened:
+        assert reopened.con.execute("SELECT count(*), sum(i) FROM t").fetchone() == (50000, 1249975000)
