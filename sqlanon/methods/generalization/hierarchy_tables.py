@@ -101,12 +101,13 @@ class HierarchyTables:
 
     def leaf_codes(self, attribute: str) -> tuple[exp.Expression, list[str]]:
         """A relation (``leaf`` key, ``code`` int) numbering a table hierarchy's leaves, and the leaf
-        keys in code order. The first call numbers every quasi-identifier whose hierarchy is a file
-        in one temporary table (one statement, not one per attribute); each relation reads its part."""
+        keys in code order. The first call numbers every quasi-identifier whose hierarchy table is at
+        hand (a file's, or one built over the data already) in one temporary table (one statement,
+        not one per attribute); each relation reads its part."""
         if attribute not in self._leaf_codes:
-            files = [a for a in self.qis
-                     if a not in self._leaf_codes and self.hierarchies[a].table() is not None]
-            together = files if attribute in files else [attribute]
+            ready = [a for a in self.qis if a not in self._leaf_codes
+                     and (self.hierarchies[a].table() is not None or a in self._built)]
+            together = ready if attribute in ready else [attribute]
             rows: list[tuple[int, str, int]] = []
             listed: dict[str, list[str]] = {}
             for a in together:
@@ -123,7 +124,7 @@ class HierarchyTables:
                     listed[a] = [k for k in table_.mapping if k is not None]
                     rows += [(i, k, j) for j, k in enumerate(listed[a])]
             if listed:
-                name = "leafcode" if together is files else f"leafcode{self.qis.index(attribute)}"
+                name = "leafcode" if together is ready else f"leafcode{self.qis.index(attribute)}"
                 table_rel = self.temporaries.rows(
                     name, [("attribute", "int"), ("leaf", "varchar"), ("code", "int")], rows)
                 for a, keys in listed.items():
