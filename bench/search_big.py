@@ -30,7 +30,7 @@ from pathlib import Path
 import duckdb
 
 from bench.grow_adult import QIS, distinct_combinations, grow
-from sqlanon.domain.hierarchy import read_arx_csv
+from sqlanon.domain.hierarchy import IntervalHierarchy, read_arx_csv
 from sqlanon.domain.models.k_anonymity import KAnonymity
 from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.methods.generalization.evaluator import Evaluator, Problem
@@ -106,9 +106,11 @@ def open_table(db: Path, adult_csv: str, rows: int, memory_limit: str) -> duckdb
 
 
 def bench(con: duckdb.DuckDBPyConnection, db: Path, adult_dir: Path, runs: int,
-          time_limit: float | None) -> None:
+          time_limit: float | None, age_intervals: bool = False) -> None:
     engine = DuckDBEngine(connection=con, database=str(db))
     hs = {q: read_arx_csv(adult_dir / f"adult_hierarchy_{q}.csv") for q in QIS}
+    if age_intervals:  # a hierarchy built over the data's values (ARX's file has 4 levels too)
+        hs["age"] = IntervalHierarchy((5, 10, 20, 40))
     problem = Problem(engine, table("adult_big"), QIS, hs, [], [KAnonymity(K)])
     cols = ", ".join(f'"{q}"' for q in QIS)
     baseline_sql = (f"CREATE OR REPLACE TEMP TABLE scan AS SELECT {cols}, count(*) AS n "
@@ -154,7 +156,16 @@ def main() -> None:
     p.add_argument("--memory-limit", default="6GB", help="DuckDB's memory_limit")
     p.add_argument("--time-limit", type=float, help="stop each search after this many seconds")
     p.add_argument("--adult-dir", default=str(root.parent / "shared" / "data" / "adult"))
+    p.add_argument("--age-intervals", action="store_true",
+                   help="age by intervals of width 5, 10, 20, 40 (a table built over the data's values)")
+    p.add_argument("--load-by-keys", action="store_true",
+                   help="read rule-based hierarchies' values as text keys (the load before leaf codes "
+                        "were used for them)")
     a = p.parse_args()
+    if a.load_by_keys:
+        from sqlanon.methods.generalization.search import fast_load
+
+        fast_load.CODED_BUILT_MAX_LEAVES = 0
     db = Path(a.db) if a.db else Path(tempfile.mkdtemp(prefix="sqlanon-bench-"))
     db.mkdir(parents=True, exist_ok=True)
     try:
@@ -162,7 +173,7 @@ def main() -> None:
             print(f"== {rows:,} rows")
             con = open_table(db, str(Path(a.adult_dir) / "adult.csv"), rows, a.memory_limit)
             try:
-                bench(con, db, Path(a.adult_dir), a.runs, a.time_limit)
+                bench(con, db, Path(a.adult_dir), a.runs, a.time_limit, a.age_intervals)
             finally:
                 con.close()
     finally:
