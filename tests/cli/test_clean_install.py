@@ -131,7 +131,8 @@ def test_wheel_ships_templates_and_py_typed_inside_the_package(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     templates = sorted(n.removeprefix("sqlanon/sql_templates/") for n in names
                        if n.startswith("sqlanon/sql_templates/"))
-    assert templates == sorted(p.name for p in (ROOT / "sql_templates").glob("*.sql.j2"))
+    shipped = [p.name for p in (ROOT / "sql_templates").glob("*.sql.j2")]
+    assert templates == sorted([*shipped, "compiled.json"])
     assert "default__create_table.sql.j2" in templates
     assert "sqlanon/py.typed" in names
     top_level = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
@@ -144,6 +145,9 @@ def test_installed_demo_writes_its_table_through_the_shipped_templates(clean_ins
     python, sqlanon = clean_install / "python", clean_install / "sqlanon"
     no_top_level = run([str(python), "-c", "import sql_templates"], tmp_path, 60)
     assert no_top_level.returncode != 0 and "No module named 'sql_templates'" in no_top_level.stderr
+    compiled = run([str(python), "-c", "from sqlanon.outputs.scripts import compiled; "
+                    "print(compiled() is not None)"], tmp_path, 60)
+    assert compiled.stdout.split() == ["True"], compiled.stderr  # shipped compiled, and up to date
     demo = run([str(sqlanon), "demo", "--json"], tmp_path, 300)
     assert demo.returncode == 0, f"sqlanon demo:\n{demo.stdout}\n{demo.stderr}"
     count = ("import duckdb; con = duckdb.connect('sqlanon_demo/people.duckdb'); "
