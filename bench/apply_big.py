@@ -1,6 +1,8 @@
 """``sqlanon apply`` of a fixed node on Adult grown to 10 million rows, against one GROUP BY of its QIs.
 
 Data: ``bench/grow_adult.py`` (scheme ``pairs``) in a DuckDB file, made once and kept (``--database``).
+``--creditcard24`` instead: creditcard (30,000 rows) with all 24 attributes as quasi-identifiers, each
+at level 1 of its hierarchy file, suppression limit 1 (table ``cc`` of the ``--database`` file).
 The command is ``sqlanon apply spec.yaml --json`` as a subprocess: the 9 quasi-identifiers with
 Adult's ARX hierarchies, k = 5, 2 % suppression, the levels of Adult's 2 % optimum
 ``[0,3,0,2,2,1,1,2,0]``, the default metrics, output mode ``table``. Baseline, measured in the same
@@ -33,20 +35,32 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--database", type=Path, default=Path(tempfile.gettempdir()) / "adult_big.duckdb")
     parser.add_argument("--against", metavar="DIR", help="also time the sqlanon tree in DIR, alternately")
+    parser.add_argument("--creditcard24", action="store_true",
+                        help="creditcard, all 24 attributes quasi-identifiers at level 1")
     args = parser.parse_args()
     con = duckdb.connect(str(args.database))
-    ensure_grown(con, str(DATA / "adult" / "adult.csv"), args.rows)
-    columns = [r[0] for r in con.execute('DESCRIBE "adult_big"').fetchall()]
+    if args.creditcard24:
+        source, levels, limit = "cc", None, 1.0
+        con.execute("CREATE OR REPLACE TABLE cc AS SELECT * FROM read_csv(?, delim=';', header=true, "
+                    "all_varchar=true)", [str(DATA / "creditcard" / "creditcard_int.csv")])
+        qis = [r[0] for r in con.execute('DESCRIBE "cc"').fetchall()]
+        hierarchy = {q: DATA / "creditcard" / f"creditcard_int_hierarchy_{q}.csv" for q in qis}
+        levels = dict.fromkeys(qis, 1)
+    else:
+        source, qis, levels, limit = "adult_big", ADULT_QIS, LEVELS, 0.02
+        ensure_grown(con, str(DATA / "adult" / "adult.csv"), args.rows)
+        hierarchy = {q: DATA / "adult" / f"adult_hierarchy_{q}.csv" for q in qis}
+    columns = [r[0] for r in con.execute(f'DESCRIBE "{source}"').fetchall()]
+    rows = con.execute(f'SELECT count(*) FROM "{source}"').fetchone()[0]
     con.close()
     attributes: dict[str, object] = {c: "insensitive" for c in columns}
-    for q in ADULT_QIS:
-        attributes[q] = {"role": "quasi_identifier",
-                         "hierarchy": {"csv": str(DATA / "adult" / f"adult_hierarchy_{q}.csv")}}
+    for q in qis:
+        attributes[q] = {"role": "quasi_identifier", "hierarchy": {"csv": str(hierarchy[q])}}
     folder = Path(tempfile.mkdtemp(prefix="sqlanon-apply-big-"))
-    spec = {"source": {"database": str(args.database), "table": "adult_big"}, "attributes": attributes,
+    spec = {"source": {"database": str(args.database), "table": source}, "attributes": attributes,
             "privacy": {"k_anonymity": {"k": 5}},
-            "transformation": {"levels": LEVELS, "suppression_limit": 0.02},
-            "output": {"mode": "table", "name": "adult_big_anon", "replace": True}}
+            "transformation": {"levels": levels, "suppression_limit": limit},
+            "output": {"mode": "table", "name": f"{source}_anon", "replace": True}}
     path = folder / "spec.yaml"
     path.write_text(yaml.safe_dump(spec), encoding="utf-8")
     command = [sys.executable, "-m", "sqlanon", "apply", str(path), "--json"]
@@ -61,8 +75,8 @@ def main() -> None:
     for _ in range(args.runs):
         con = duckdb.connect(str(args.database))
         t = time.perf_counter()
-        con.execute(f"CREATE TEMP TABLE g AS SELECT {quoted(ADULT_QIS)}, count(*) AS n FROM adult_big "
-                    f"GROUP BY {quoted(ADULT_QIS)}")
+        con.execute(f'CREATE TEMP TABLE g AS SELECT {quoted(qis)}, count(*) AS n FROM "{source}" '
+                    f"GROUP BY {quoted(qis)}")
         times["GROUP BY"].append(time.perf_counter() - t)
         con.close()
         for name, env in trees.items():
@@ -72,7 +86,7 @@ def main() -> None:
             reports[name] = {k: v for k, v in json.loads(out).items() if k in ("metrics", "outputs")}
     if len({json.dumps(r, sort_keys=True) for r in reports.values()}) > 1:
         raise SystemExit(f"the trees' reports differ: {reports}")
-    print(f"rows={args.rows:,} runs={args.runs} levels={list(LEVELS.values())}")
+    print(f"{source}: rows={rows:,} runs={args.runs} levels={list(levels.values())}")
     base = statistics.median(times["GROUP BY"])
     for name, ts in times.items():
         extra = f", CPU {statistics.median(cpu[name]):.2f} s" if name in cpu else ""
