@@ -58,6 +58,8 @@ engine_kind, target, spec = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 if engine_kind == "duckdb":
     from sqlanon.engines.duckdb import DuckDBEngine
     engine = DuckDBEngine(target)
+    if sys.argv[4] == "closes":  # as a run that opened the file: each commit checkpoints
+        engine.closes_after_run()
     pid = 0
 else:
     from sqlanon.engines.postgres import PostgresEngine
@@ -332,10 +334,15 @@ def check(db, kind: str, case: str, rows: int, killed: bool, tally: Tally) -> No
 
 # -- runs --------------------------------------------------------------------------------------------
 
+CLOSES_AFTER_RUN = False
+"""``--closes-after-run``: the child's DuckDB engine checkpoints at each commit, as the engine of a
+run that opened the file itself does (:meth:`~sqlanon.engines.base.Engine.closes_after_run`)."""
+
 def run_child(db, spec: dict[str, Any], delay: float | None) -> tuple[bool, float, int]:  # noqa: ANN001
     """Run the spec in a child; SIGKILL it ``delay`` seconds after it starts applying (None: let
     it finish). Returns (killed, seconds applying, the child's PostgreSQL backend pid)."""
-    child = subprocess.Popen([sys.executable, "-c", CHILD, db.name, db.target(), json.dumps(spec)],
+    child = subprocess.Popen([sys.executable, "-c", CHILD, db.name, db.target(), json.dumps(spec),
+                              "closes" if CLOSES_AFTER_RUN else "keeps"],
                              cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -404,7 +411,12 @@ def main() -> None:
     parser.add_argument("--mdav-rows", type=int, default=10_000,
                         help="rows of the table MDAV microaggregates (numpy, quadratic)")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--closes-after-run", action="store_true",
+                        help="DuckDB: the child's engine checkpoints at each commit, as a run that "
+                             "opened the file does")
     args = parser.parse_args()
+    global CLOSES_AFTER_RUN
+    CLOSES_AFTER_RUN = args.closes_after_run
     rng = random.Random(args.seed)
     folder = Path(tempfile.mkdtemp(prefix="sqlanon-soak-"))
     failed = False
