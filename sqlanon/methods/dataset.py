@@ -87,8 +87,6 @@ def open_dataset(spec: Spec, engine: Engine | None = None, *, database: str | No
                 locate_table(spec, engine)
             raise
         ds = Dataset(engine, table(name, schema), name, columns, owns, schema, recovered)
-        if owns:
-            engine.closes_after_run()
         resolve_attributes(spec, ds)
         return ds
     except BaseException:

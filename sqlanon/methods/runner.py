@@ -39,6 +39,8 @@ def run_plan(plan: Plan, sink: Sink, *, engine: Engine | None = None, database: 
     spec = plan.spec
     ds = open_dataset(spec, engine, database=database)
     try:
+        if ds.owns_engine:  # closed below, when the plan has run
+            ds.engine.closes_after_run()
         require_capabilities(plan, ds.engine)
         if plan.writes:
             sink.check(ds)  # the output is checked before the source is read
