@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from jinja2 import Environment
 
-_STATEMENTS = "sqlanon_statements"
+STATEMENTS = "sqlanon_statements"
 """The context variable the ``statement`` filter appends each rendered statement to."""
 COMPILED = "compiled.json"
 """The compiled templates' file, beside the templates."""
@@ -87,7 +87,7 @@ def make_environment(statement: Callable[[Any, str], str]) -> Environment:
 def _record_statement(context: Any, body: str) -> str:
     statement = body.strip()  # the same string when the block has no surrounding whitespace
     if statement:
-        context[_STATEMENTS].append(statement)
+        context[STATEMENTS].append(statement)
     return body
 
 
@@ -145,7 +145,7 @@ def render_statements(name: str, target: DialectProfile, **parts: str | bool) ->
         bodies = (joined(body, parts).strip() for body in variant["statements"])
         return Script(joined(variant["text"], parts), tuple(s for s in bodies if s))
     statements: list[str] = []
-    context: dict[str, Any] = {**parts, _STATEMENTS: statements}
+    context: dict[str, Any] = {**parts, STATEMENTS: statements}
     text = environment().get_template(template).render(**context)
     return Script(text, tuple(statements))
 

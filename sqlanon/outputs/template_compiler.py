@@ -19,9 +19,9 @@ from typing import Any
 
 from sqlanon.errors import InternalError
 from sqlanon.outputs.scripts import (
-    _STATEMENTS,
     COMPILED,
     PART,
+    STATEMENTS,
     make_environment,
     template_files,
     templates_digest,
@@ -33,7 +33,7 @@ _MARKED = re.compile("\x01([A-Za-z_][A-Za-z0-9_]*)\x02")
 
 
 def _record_body(context: Any, body: str) -> str:
-    context[_STATEMENTS].append(body)  # as written; joined with the parts, then stripped
+    context[STATEMENTS].append(body)  # as written; joined with the parts, then stripped
     return body
 
 
@@ -66,7 +66,7 @@ def compile_template(env: Any, name: str, source: str) -> dict[str, Any]:
     for values in itertools.product([False, True], repeat=len(booleans)):
         bodies: list[str] = []
         text = template.render(**{t: _MARKER.format(t) for t in texts}, **dict(zip(booleans, values)),
-                               **{_STATEMENTS: bodies})
+                               **{STATEMENTS: bodies})
         variants["".join("1" if v else "0" for v in values)] = {
             "text": pieces(text), "statements": [pieces(body) for body in bodies]}
     return {"booleans": booleans, "parts": texts, "variants": variants}

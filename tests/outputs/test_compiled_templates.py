@@ -36,7 +36,7 @@ def test_joining_the_pieces_gives_what_jinja_renders(name):
             itertools.permutations(PARTS, len(entry["parts"]))):
         parts = {**dict(zip(entry["parts"], values)), **dict(zip(entry["booleans"], flags))}
         statements: list[str] = []
-        expected = template.render(**parts, **{scripts._STATEMENTS: statements})
+        expected = template.render(**parts, **{scripts.STATEMENTS: statements})
         dialect, _, skeleton = name.removesuffix(".sql.j2").partition("__")
         target = profile("duckdb" if dialect == "default" else dialect)
         got = scripts.render_statements(skeleton, target, **parts)

@@ -168,13 +168,13 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
     levels = {a: int(levels.get(a, 0)) for a in p.qis}
     plan = Plan(prefix=internal(""))
     lookups: dict[str, exp.Expression] = {}
-    here = evaluator is not None and not portable  # the statement runs here, on checked values
-    fixed = evaluator.single_labels(levels) if here and evaluator is not None else {}
+    here = evaluator if not portable else None  # the statement runs here, on checked values
+    fixed = here.single_labels(levels) if here is not None else {}
     for i, a in enumerate(p.qis):
         h = p.hierarchies[a]
         if levels[a] and isinstance(h, TableHierarchy) and h.needs_lookup() and a not in fixed:
-            if here and evaluator is not None:  # join the lookup table the evaluator loads once
-                lookups[a] = evaluator.hierarchies.lookup(a)
+            if here is not None:  # join the lookup table the evaluator loads once
+                lookups[a] = here.hierarchies.lookup(a)
                 continue
             rows = exp.select(exp.Star()).from_(lookup_values(h, internal("v"), target))
             lookups[a] = plan.add(f"lookup{i}", rows)
