@@ -105,6 +105,10 @@ class Engine(ArrowGroups, RowNumbering, RowKeys, BetweenSessions, abc.ABC):
         """The run that opened this connection closes it when done: what it commits may be made
         durable as the close would make it (nothing to do for most engines)."""
 
+    def sized_for(self, relation: exp.Table) -> None:
+        """The run that opened this connection reads ``relation``: settings that depend on its size
+        (nothing to do for most engines)."""
+
     # -- errors -----------------------------------------------------------------------------------
     @contextlib.contextmanager
     def purpose(self, what: str) -> Iterator[None]:

@@ -13,6 +13,7 @@ from sqlglot import exp
 from sqlanon.engines import duckdb_blocks, duckdb_rows
 from sqlanon.engines.base import Engine, internal_name
 from sqlanon.engines.capabilities import Capabilities
+from sqlanon.engines.duckdb_blocks import ROW_GROUP_ROWS
 from sqlanon.engines.messages import driver_message
 from sqlanon.engines.row_values import Batches, Block, Projection, RowsFrom
 from sqlanon.errors import EngineError
@@ -284,6 +285,14 @@ class DuckDBEngine(Engine):
         # into the file at once instead (a checkpoint at commit skips the log), one write, not two
         if self.database != ":memory:":
             self.con.execute("SET checkpoint_threshold = '0b'")
+
+    def sized_for(self, relation: exp.Table) -> None:
+        # DuckDB shares a scan among its threads by row groups: a relation of at most one row group
+        # gains nothing from a second thread, while a CREATE TABLE AS of its rows takes about twice
+        # as long with two as with one (bench/README.md, "Threads on a small source")
+        beyond = exp.select(lit(1)).from_(relation.copy()).limit(1).offset(ROW_GROUP_ROWS)
+        if not self.fetch(beyond)[1]:
+            self.con.execute("SET threads = 1")
 
     def close(self) -> None:
         self.con.close()

@@ -46,6 +46,8 @@ def run_plan(plan: Plan, sink: Sink, *, engine: Engine | None = None, database: 
             sink.check(ds)  # the output is checked before the source is read
         if plan.method.requires_rows:
             require_rows(spec, ds)
+        if ds.owns_engine:
+            ds.engine.sized_for(ds.relation)
         observer: RunObserver | None = plan.option("observer")
         if observer is not None:
             observer.opened(ds)

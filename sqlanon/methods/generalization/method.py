@@ -54,7 +54,8 @@ class NodeRelease(Release):
         return output_query(spec, c.ds.column_names, c.evaluator.p, c.node.levels,
                             c.node.suppression_limit, target, evaluator=c.evaluator,
                             enforce_limit=spec.output.mode != "view", portable=self.portable,
-                            verdict=c.node.verdict, kept=c.node.rows - c.node.suppressed_rows)
+                            verdict=c.node.verdict, kept=c.node.rows - c.node.suppressed_rows,
+                            dropped=c.node.suppressed_rows)
 
 
 @contextlib.contextmanager

@@ -121,21 +121,28 @@ def not_anonymous_failure(suppression_limit: float, target: DialectProfile) -> e
     return fail(message, target)
 
 
-def kept_rows(problem: Problem, verdict: exp.Table) -> exp.Select:
+def kept_rows(problem: Problem, verdict: exp.Table, *, by_dropped: bool = False) -> exp.Select:
     """The source rows of the kept classes of a verdict that lists its classes' row keys
     (:attr:`Evaluator.row_keyed`): picked by key, so that only they are generalized, and no row is
-    joined to its class on the generalized values."""
+    joined to its class on the generalized values.
+
+    ``by_dropped``: the rows whose key is not among those of the classes not kept, the same rows
+    (row keys are never NULL) through a set of the fewer keys when fewer rows are suppressed than
+    kept (about 10 ms less per 100,000 rows kept, bench/README.md)."""
+    keep = col(checks.KEEP)
+    listed = exp.Not(this=exp.Is(this=keep, expression=exp.true())) if by_dropped else keep
     keys = exp.select(exp.Unnest(expressions=[col(ROW_KEYS)])).from_(verdict.copy(), copy=False).where(
-        col(checks.KEEP), copy=False)
+        listed, copy=False)
+    picked: exp.Expression = exp.In(this=problem.engine.row_key(), query=keys.subquery(copy=False))
     return exp.select(exp.Star()).from_(problem.source.copy(), copy=False).where(
-        exp.In(this=problem.engine.row_key(), query=keys.subquery(copy=False)), copy=False)
+        exp.Not(this=picked) if by_dropped else picked, copy=False)
 
 
 def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: Mapping[str, int],
                  suppression_limit: float, target: DialectProfile,
                  evaluator: Evaluator | None = None, enforce_limit: bool = True,
                  portable: bool = True, verdict: exp.Table | None = None,
-                 kept: int | None = None) -> OutputQuery:
+                 kept: int | None = None, dropped: int | None = None) -> OutputQuery:
     """The anonymized rows of the spec's source at ``levels``, for ``target``.
 
     The statement decides everything itself: each class's verdict against every privacy model, and,
@@ -160,6 +167,8 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
             the suppression limit, already checked on it, is not enforced a second time.
         kept: the rows of the verdict's kept classes; the statement that picks them by key returns
             as many (:attr:`OutputQuery.rows`).
+        dropped: the rows of the verdict's classes not kept: fewer than ``kept``, the statement
+            picks the rows whose keys are not theirs.
 
     Raises:
         SpecError: an identifier's action needs a salt that is missing.
@@ -186,7 +195,8 @@ def output_query(spec: Spec, columns: Sequence[str], problem: Problem, levels: M
     else:
         enforce_limit = False
         if evaluator is not None and evaluator.row_keyed and not mask and p.persons is None:
-            picked = kept_rows(p, verdict)
+            picked = kept_rows(p, verdict, by_dropped=kept is not None and dropped is not None
+                               and dropped < kept)
 
     others = [c for c in columns if c not in p.qis]
     # with a privacy unit every row carries its person's QI values: one class, one verdict a person

@@ -67,6 +67,28 @@ def test_rows_picked_by_key_are_the_rows_joined_on_labels(duck, source, caplog, 
     assert any(0 < n < 3000 for n in sizes), sizes  # some rows suppressed, some written
 
 
+def test_rows_picked_by_the_keys_of_fewer_rows_are_the_rows_joined_on_labels(duck, source, caplog):
+    """The statement lists the keys of the kept rows, or of the suppressed rows when they are
+    fewer (the rows whose keys are not listed): the same rows as the join on labels either way."""
+    forms = set()
+    for levels in LEVELS:
+        for k in (2, 5, 40):
+            caplog.clear()
+            with caplog.at_level(logging.DEBUG, logger="sqlanon"):
+                report = api.apply(spec_from_dict(_spec("t", source, levels, k, "picked")), engine=duck,
+                                   metrics=())
+            picks = [r.getMessage() for r in caplog.records if "UNNEST" in r.getMessage()]
+            assert len(picks) == 1, (levels, k)
+            by_dropped = "IS TRUE" in picks[0]
+            suppressed = report.as_dict()["suppressed_rows"]
+            assert by_dropped == (suppressed < 3000 - suppressed), (levels, k, suppressed)
+            forms.add(by_dropped)
+            picked = duck.con.execute('SELECT * FROM "picked" ORDER BY ALL').fetchall()
+            joined, _ = _written(duck, _spec("v", source, levels, k, "joined"), caplog, metrics=())
+            assert picked == joined, (levels, k)
+    assert forms == {True, False}
+
+
 def test_only_stored_tables_without_a_rowid_column_have_row_keys(duck, source):
     duck.con.execute("CREATE TABLE shadowed AS SELECT 1 AS rowid, 2 AS a")
     duck.con.execute("CREATE TEMP TABLE temporary AS SELECT 1 AS a")
