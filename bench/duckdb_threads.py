@@ -10,8 +10,8 @@ each statement in a transaction rolled back:
 * a ``GROUP BY`` of five columns into a temporary table, and the same read into NumPy arrays (as the
   search's load reads its frequency table).
 
-The tables are the large-hierarchy table of ``bench/end_to_end.py`` (ZIP code, age, sex, race,
-marital status, education, hours, region, income) repeated to each size, in a DuckDB file.
+The tables are the large-hierarchy table of ``bench/large_hierarchy.py`` (an id, ZIP code, age, sex,
+race, marital status, education, hours, region, income) at each size, in a DuckDB file.
 
 Last measured (``python -m bench.duckdb_threads``, idle machine, 2 cores): see bench/README.md,
 "Threads on a small source".
@@ -27,6 +27,8 @@ from pathlib import Path
 
 import duckdb
 
+from bench.large_hierarchy import people_sql
+
 SIZES = (10_000, 100_000, 122_880, 245_760, 1_000_000)
 
 STATEMENTS = {
@@ -41,17 +43,7 @@ STATEMENTS = {
 
 def source(con: duckdb.DuckDBPyConnection, rows: int) -> str:
     name = f"src_{rows}"
-    con.execute(f"""CREATE TABLE {name} AS SELECT
-          lpad(CAST(10000 + (range * 7919) % 100000 AS VARCHAR), 6, '0') AS zip,
-          17 + (range * 31) % 73 AS age,
-          CASE WHEN range % 2 = 0 THEN 'Female' ELSE 'Male' END AS sex,
-          ['White', 'Black', 'Asian', 'Other'][1 + range % 4] AS race,
-          ['Married', 'Never', 'Divorced'][1 + (range // 3) % 3] AS marital,
-          ['HS', 'College', 'Masters', 'PhD', 'None'][1 + (range // 7) % 5] AS education,
-          (range * 13) % 99 AS hours,
-          CAST(10 + range % 20 AS VARCHAR) AS region,
-          (range * 17) % 1000 AS income
-        FROM range({rows})""")
+    con.execute(people_sql(rows, 100_000, name))
     return name
 
 

@@ -78,7 +78,7 @@ import duckdb
 import yaml
 
 from bench.large_hierarchy import QIS as LARGE_QIS
-from bench.large_hierarchy import write_small, write_zip_hierarchy
+from bench.large_hierarchy import people_sql, write_small, write_zip_hierarchy
 
 DATA = Path(os.environ.get("SQLANON_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
@@ -112,19 +112,7 @@ def large_case(con: duckdb.DuckDBPyConnection, folder: Path) -> dict[str, Any]:
                       "marital": ["Married", "Never", "Divorced"],
                       "education": ["HS", "College", "Masters", "PhD", "None"]}.items():
         write_small(folder / f"{f}.csv", values)
-    con.execute("""
-        CREATE TABLE people AS SELECT
-          range AS id,
-          lpad(CAST(10000 + (range * 7919) % 100000 AS VARCHAR), 6, '0') AS zip,
-          17 + (range * 31) % 73 AS age,
-          CASE WHEN range % 2 = 0 THEN 'Female' ELSE 'Male' END AS sex,
-          ['White', 'Black', 'Asian', 'Other'][1 + range % 4] AS race,
-          ['Married', 'Never', 'Divorced'][1 + (range // 3) % 3] AS marital,
-          ['HS', 'College', 'Masters', 'PhD', 'None'][1 + (range // 7) % 5] AS education,
-          (range * 13) % 99 AS hours,
-          CAST(10 + range % 20 AS VARCHAR) AS region,
-          (range * 17) % 1000 AS income
-        FROM range(100000)""")
+    con.execute(people_sql(100_000, 100_000))
     spec = spec_for(folder, {"csv": str(folder / "zip.csv")}, "table")
     spec["transformation"] = {"suppression_limit": 0.02}
     spec["output"]["name"] = "people_anon"

@@ -70,9 +70,10 @@ def write_small(path: Path, values: list[str]) -> None:
     path.write_text("".join(f"{v};{v[:1]};*\n" for v in values), encoding="utf-8")
 
 
-def build_table(engine: DuckDBEngine, rows: int, leaves: int) -> None:
-    engine.con.execute(f"""
-        CREATE OR REPLACE TABLE people AS SELECT
+def people_sql(rows: int, leaves: int, name: str = "people") -> str:
+    """The statement creating the benchmark table ``name``: ``rows`` rows, ``leaves`` distinct ZIP codes."""
+    return f"""
+        CREATE OR REPLACE TABLE {name} AS SELECT
           range AS id,
           lpad(CAST(10000 + (range * 7919) % {leaves} AS VARCHAR), 6, '0') AS zip,
           17 + (range * 31) % 73 AS age,
@@ -83,7 +84,11 @@ def build_table(engine: DuckDBEngine, rows: int, leaves: int) -> None:
           (range * 13) % 99 AS hours,
           CAST(10 + range % 20 AS VARCHAR) AS region,
           (range * 17) % 1000 AS income
-        FROM range({rows})""")
+        FROM range({rows})"""
+
+
+def build_table(engine: DuckDBEngine, rows: int, leaves: int) -> None:
+    engine.con.execute(people_sql(rows, leaves))
 
 
 def spec_for(folder: Path, zip_hierarchy: dict, mode: str) -> dict:
