@@ -9,6 +9,8 @@ from sqlanon.engines.duckdb import DuckDBEngine
 from sqlanon.spec import spec_from_dict
 from tests.report import people
 
+pytestmark = pytest.mark.spark
+
 
 def test_generalization_figures_agree_with_duckdb(spark, spark_session):
     spec = people.generalization(levels={"age": 3, "zip": 2, "sex": 0}, suppression_limit=1.0)
