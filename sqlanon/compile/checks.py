@@ -153,12 +153,12 @@ def stats_query(ctx: CheckContext, statistics: Sequence[Statistic], *, grouped: 
         sub = exp.select(*[col(q) for q in qis], *[alias(s.aggregate(H), s.column) for s in stats]).from_(
             hist.copy()).group_by(*[col(q) for q in qis])
         name = f"a{i}"
-        query = query.join(exp.alias_(exp.Subquery(this=sub), name, quoted=True),
+        query = query.join(exp.alias_(exp.Subquery(this=sub), name, quoted=True, copy=False),
                            on=nullsafe_join("c", name, qis), join_type="left", copy=False)
         query = query.select(*[col(s.column, name) for s in stats], copy=False)
     for j, (s, sub) in enumerate(own_queries):
         name = f"q{j}"
-        query = query.join(exp.alias_(exp.Subquery(this=sub), name, quoted=True),
+        query = query.join(exp.alias_(exp.Subquery(this=sub), name, quoted=True, copy=False),
                            on=nullsafe_join("c", name, qis), join_type="left", copy=False)
         query = query.select(col(s.column, name), copy=False)
     return query

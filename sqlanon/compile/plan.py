@@ -36,9 +36,10 @@ class Plan:
     def ref(self, name: str) -> exp.Table:
         return table(self.prefix + name)
 
-    def as_query(self, final: exp.Select, *, copy: bool = True) -> exp.Select:
+    def as_query(self, final: exp.Select, *, copy: bool = True, copy_steps: bool = True) -> exp.Select:
         """One statement: every step a CTE of ``final`` (``copy`` False: ``final`` itself, changed,
-        for a caller that built it for this statement alone).
+        for a caller that built it for this statement alone; ``copy_steps`` False: the steps
+        themselves, for a plan whose steps serve this statement alone).
 
         The WITH clause is built in one go: ``Select.with_`` copies the whole statement, earlier CTEs
         included, on every call, which is quadratic in the plan and costly for large inline relations.
@@ -46,7 +47,8 @@ class Plan:
         query = final.copy() if copy else final
         if not self.steps:
             return query
-        ctes = [exp.CTE(this=step.copy(), alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
+        ctes = [exp.CTE(this=step.copy() if copy_steps else step,
+                        alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
                 for name, step in self.steps]
         existing = query.args.get("with_")
         if existing is not None:

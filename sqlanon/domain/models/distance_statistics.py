@@ -20,7 +20,7 @@ from sqlanon.domain.models.arithmetic import add, div, mul, sub
 from sqlanon.domain.models.base import CheckContext, ClassTable, H, Statistic, StatisticInputs
 from sqlanon.domain.models.ordering import check_numbers, order_key
 from sqlanon.errors import HierarchyError, SpecError
-from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, internal, lit
+from sqlanon.sql.nodes import alias, as_double, as_expression, as_text, col, data_type, internal, lit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,8 +53,18 @@ PM = internal("pm")
 PB = internal("pb")
 
 
-def _sub(query: exp.Select, name: str) -> exp.Expression:
-    return as_expression(exp.alias_(exp.Subquery(this=query), internal(name), quoted=True))
+# The builders below take their arguments without copying them (copy=False): a query grows by
+# nesting, and a copy at every step cost time quadratic in its depth (40 ms a statement).
+def _sub(query: exp.Query, name: str) -> exp.Expression:
+    return _named(query, internal(name))
+
+
+def _named(query: exp.Query, name: str) -> exp.Expression:
+    return as_expression(exp.alias_(exp.Subquery(this=query), name, quoted=True, copy=False))
+
+
+def _case(condition: exp.Expression, then: exp.Expression, otherwise: exp.Expression) -> exp.Case:
+    return exp.Case(ifs=[exp.If(this=condition, true=then)], default=otherwise)
 
 
 @dataclass(frozen=True)
@@ -118,16 +128,15 @@ class OrderedDistance(Statistic):
         key = order_key(self.attribute, col(H.value), ctx.value_order, ctx.column_types,
                         ctx.attribute_types, ctx.dialect, what=f"the ordered distance of {self.attribute!r}")
         hist = ctx.histograms[self.attribute].copy()
-        by_class = [col(q) for q in qis] or None
         # class × ordered value counts
         grouped = exp.select(*[col(q) for q in qis], alias(key, K), alias(exp.Sum(this=col(H.count)), CE)) \
-            .from_(hist).group_by(*[col(q) for q in qis], key.copy())
+            .from_(hist, copy=False).group_by(*[col(q) for q in qis], key.copy(), copy=False)
         # the domain: each value's position, G, r and n; then P
-        dom0 = exp.select(col(K), alias(exp.Sum(this=col(CE)), GC)).from_(_sub(grouped, "o0")).group_by(
-            col(K))
+        dom0 = exp.select(col(K), alias(exp.Sum(this=col(CE)), GC)).from_(_sub(grouped, "o0"), copy=False) \
+            .group_by(col(K), copy=False)
         # NULL last through a first key; NULLS FIRST is every target's default or spelled out
         # (BigQuery cannot spell NULLS LAST in a window's ORDER BY)
-        is_null = exp.Case().when(exp.Is(this=col(K), expression=exp.Null()), lit(1)).else_(lit(0))
+        is_null = _case(exp.Is(this=col(K), expression=exp.Null()), lit(1), lit(0))
         by_k = exp.Order(expressions=[exp.Ordered(this=is_null, nulls_first=True),
                                       exp.Ordered(this=col(K), nulls_first=True)])
         dom1 = exp.select(
@@ -136,36 +145,39 @@ class OrderedDistance(Statistic):
             alias(_running(exp.Sum(this=col(GC)), by_k.copy()), GCUM),
             alias(exp.Window(this=exp.Count(this=exp.Star())), R),
             alias(exp.Window(this=exp.Sum(this=col(GC))), NT),
-        ).from_(_sub(dom0, "o1"))
+        ).from_(_sub(dom0, "o1"), copy=False)
         by_pos = exp.Order(expressions=[exp.Ordered(this=col(IDX), nulls_first=True)])
         dom = exp.select(col(K), col(IDX), col(GCUM), col(R), col(NT),
                          alias(_running(exp.Sum(this=_dec(col(GCUM))), by_pos.copy()), PCUM),
                          alias(exp.Window(this=exp.Sum(this=_dec(col(GCUM)))), PTOT)) \
-            .from_(_sub(dom1, "o2"))
+            .from_(_sub(dom1, "o2"), copy=False)
         # the classes' segments: start a, end b (exclusive), F, |E|, the class's first position, and
         # P(a − 1), P(b − 1) (P before a present value is its P less its G; after the last, P(r))
         pairs = exp.select(*[col(q, "g") for q in qis], col(CE, "g"), col(IDX, "d"), col(R, "d"),
                            col(NT, "d"), alias(sub(col(PCUM, "d"), _dec(col(GCUM, "d"))), PA),
                            col(PTOT, "d")) \
-            .from_(exp.alias_(exp.Subquery(this=grouped.copy()), "g", quoted=True)) \
-            .join(exp.alias_(exp.Subquery(this=dom.copy()), "d", quoted=True),
-                  on=exp.NullSafeEQ(this=col(K, "g"), expression=col(K, "d")), join_type="inner")
+            .from_(_named(grouped.copy(), "g"), copy=False) \
+            .join(_named(dom.copy(), "d"), on=exp.NullSafeEQ(this=col(K, "g"), expression=col(K, "d")),
+                  join_type="inner", copy=False)
         in_class = exp.Order(expressions=[exp.Ordered(this=col(IDX), nulls_first=True)])
 
+        def by_class() -> list[exp.Expression] | None:
+            return [col(q) for q in qis] or None
+
         def next_in_class(column: str, last: exp.Expression) -> exp.Expression:
-            return exp.Coalesce(this=exp.Window(this=exp.Lead(this=col(column)), partition_by=by_class,
+            return exp.Coalesce(this=exp.Window(this=exp.Lead(this=col(column)), partition_by=by_class(),
                                                 order=in_class.copy()), expressions=[last])
 
         segs0 = exp.select(
             *[col(q) for q in qis], col(R), col(NT), alias(col(IDX), SA),
             alias(next_in_class(IDX, add(col(R), lit(1))), SB),
-            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=by_class, order=in_class.copy(),
+            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=by_class(), order=in_class.copy(),
                              spec=exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING")),
                   FT),
-            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=[col(q) for q in qis] or None), H.size),
-            alias(exp.Window(this=exp.Min(this=col(IDX)), partition_by=[col(q) for q in qis] or None), FIRST),
+            alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=by_class()), H.size),
+            alias(exp.Window(this=exp.Min(this=col(IDX)), partition_by=by_class()), FIRST),
             col(PA), alias(next_in_class(PA, col(PTOT)), PB),
-        ).from_(_sub(pairs, "o3"))
+        ).from_(_sub(pairs, "o3"), copy=False)
         carried = [*qis, R, NT, SA, SB, FT, H.size, FIRST, PA, PB]
         # G(i) <= floor(F·n / |E|) exactly when G(i)·|E| <= F·n (the division is of an exact multiple)
         fn = mul(_dec(col(FT)), _dec(col(NT)))
@@ -176,40 +188,40 @@ class OrderedDistance(Statistic):
         kind_domain, kind_segment = lit(0), lit(1)
         merged = exp.union(
             exp.select(*[col(c) for c in carried], alias(threshold, MK), alias(kind_segment, KIND))
-            .from_(_sub(segs0, "o4")),
+            .from_(_sub(segs0, "o4"), copy=False),
             exp.select(*[alias(exp.Null(), c) for c in carried], alias(_dec(col(GCUM)), MK),
-                       alias(kind_domain, KIND)).from_(_sub(dom.copy(), "o5")),
-            distinct=False)
+                       alias(kind_domain, KIND)).from_(_sub(dom.copy(), "o5"), copy=False),
+            distinct=False, copy=False)
         by_key = exp.Order(expressions=[exp.Ordered(this=col(MK), nulls_first=True),
                                         exp.Ordered(this=col(KIND), nulls_first=True)])
         counted = exp.select(
             *[col(c) for c in carried], col(KIND),
-            alias(_running(exp.Sum(this=exp.Case().when(exp.EQ(this=col(KIND), expression=kind_domain),
-                                                         lit(1)).else_(lit(0))), by_key), CNT),
-        ).from_(exp.alias_(exp.Subquery(this=merged), internal("o6"), quoted=True))
+            alias(_running(exp.Sum(this=_case(exp.EQ(this=col(KIND), expression=kind_domain.copy()),
+                                              lit(1), lit(0))), by_key), CNT),
+        ).from_(_sub(merged, "o6"), copy=False)
         # each segment with its split point m = clamp(c + 1, a, b), and P(m − 1)
         m = exp.Greatest(this=col(SA), expressions=[
             exp.Least(this=col(SB), expressions=[add(col(CNT), lit(1))])])
-        located = exp.select(*[col(c) for c in carried], alias(m, SM)).from_(_sub(counted, "o7")).where(
-            exp.EQ(this=col(KIND), expression=kind_segment))
+        located = exp.select(*[col(c) for c in carried], alias(m, SM)) \
+            .from_(_sub(counted, "o7"), copy=False) \
+            .where(exp.EQ(this=col(KIND), expression=kind_segment.copy()), copy=False)
         looked = exp.select(*[col(c, "l") for c in carried], col(SM, "l"),
                             alias(exp.Coalesce(this=col(PCUM, "p"), expressions=[_dec(lit(0))]), PM)) \
-            .from_(exp.alias_(exp.Subquery(this=located), "l", quoted=True)) \
-            .join(exp.alias_(exp.Subquery(this=exp.select(col(IDX), col(PCUM)).from_(_sub(dom.copy(), "o8"))),
-                             "p", quoted=True),
-                  on=exp.EQ(this=col(IDX, "p"), expression=sub(col(SM, "l"), lit(1))), join_type="left")
+            .from_(_named(located, "l"), copy=False) \
+            .join(_named(exp.select(col(IDX), col(PCUM)).from_(_sub(dom.copy(), "o8"), copy=False), "p"),
+                  on=exp.EQ(this=col(IDX, "p"), expression=sub(col(SM, "l"), lit(1))), join_type="left",
+                  copy=False)
         fn = mul(_dec(col(FT)), _dec(col(NT)))
         size = _dec(col(H.size))
         above = sub(mul(fn, _dec(sub(col(SM), col(SA)))), mul(size.copy(), sub(col(PM), col(PA))))
         below = sub(mul(size.copy(), sub(col(PB), col(PM))), mul(fn.copy(), _dec(sub(col(SB), col(SM)))))
-        before = exp.Case().when(exp.EQ(this=col(SA), expression=col(FIRST)), mul(size.copy(), col(PA))) \
-            .else_(_dec(lit(0)))
+        before = _case(exp.EQ(this=col(SA), expression=col(FIRST)), mul(size.copy(), col(PA)), _dec(lit(0)))
         total = exp.Sum(this=add(add(above, below), before))
         denom = mul(mul(as_double(col(H.size)), col(NT)), sub(col(R), lit(1)))
-        emd = exp.Case().when(exp.GT(this=col(R), expression=lit(1)),
-                              div(as_double(total), denom)).else_(lit(0.0))
-        return exp.select(*[col(q) for q in qis], alias(emd, self.column)).from_(_sub(looked, "o9")) \
-            .group_by(*[col(q) for q in qis], col(H.size), col(R), col(NT))
+        emd = _case(exp.GT(this=col(R), expression=lit(1)), div(as_double(total), denom), lit(0.0))
+        return exp.select(*[col(q) for q in qis], alias(emd, self.column)) \
+            .from_(_sub(looked, "o9"), copy=False) \
+            .group_by(*[col(q) for q in qis], col(H.size), col(R), col(NT), copy=False)
 
 
 def _running(aggregate: exp.Expression, order: exp.Order) -> exp.Window:
@@ -220,7 +232,7 @@ def _running(aggregate: exp.Expression, order: exp.Order) -> exp.Window:
 
 def _dec(e: exp.Expression) -> exp.Expression:
     """An exact integer wide enough for n²·r (BIGINT products of counts could overflow)."""
-    return exp.cast(e, exp.DataType.build("DECIMAL(38, 0)"))
+    return exp.cast(e, data_type("DECIMAL(38, 0)"), copy=False)
 
 
 @dataclass(frozen=True)
@@ -292,7 +304,7 @@ class HierarchicalDistance(Statistic):
         anc = [alias(v.copy(), internal("a0"))]
         anc += [alias(as_text(h.expression(v.copy(), j)), internal(f"a{j}")) for j in range(1, height + 1)]
         hx = exp.select(*[col(q) for q in qis], col(H.size), col(H.total), col(H.count), *anc).from_(
-            ctx.histograms[self.attribute].copy())
+            ctx.histograms[self.attribute].copy(), copy=False)
         levels = []
         for j in range(1, height + 1):
             child = col(internal(f"a{j - 1}"))
@@ -302,18 +314,19 @@ class HierarchicalDistance(Statistic):
                 *[col(q) for q in qis], col(H.size), col(H.total), alias(lit(j), LVL),
                 alias(parent.copy(), PARENT), alias(child_expr, CHILD),
                 alias(exp.Sum(this=col(H.count)), CE),
-            ).from_(_sub(hx, "x0")).group_by(*[col(q) for q in qis], col(H.size), col(H.total),
-                                             child.copy(), parent.copy()))
+            ).from_(_sub(hx.copy(), "x0"), copy=False)
+                .group_by(*[col(q) for q in qis], col(H.size), col(H.total), child.copy(), parent.copy(),
+                          copy=False))
         union: exp.Query = levels[0]
         for q in levels[1:]:
-            union = exp.union(union, q, distinct=False)
+            union = exp.union(union, q, distinct=False, copy=False)
         # global counts of each child and of each parent node (sums over all classes)
         windowed = exp.select(
             exp.Star(),
             alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=[col(LVL), col(PARENT), col(CHILD)]),
                   GC),
             alias(exp.Window(this=exp.Sum(this=col(CE)), partition_by=[col(LVL), col(PARENT)]), PG),
-        ).from_(exp.alias_(exp.Subquery(this=union), internal("x1"), quoted=True))
+        ).from_(_sub(union, "x1"), copy=False)
         extra = sub(mul(col(GC), col(H.size)), mul(col(CE), col(H.total)))
         absent = sub(exp.Max(this=col(PG)), exp.Sum(this=col(GC)))
         pos = add(exp.Sum(this=exp.Greatest(this=extra, expressions=[lit(0)])), mul(col(H.size), absent))
@@ -321,8 +334,9 @@ class HierarchicalDistance(Statistic):
                                         expressions=[lit(0)]))
         group = [*[col(q) for q in qis], col(H.size), col(H.total)]
         nodes = exp.select(*[c.copy() for c in group], col(LVL), alias(pos, POS), alias(neg, NEG)).from_(
-            _sub(windowed, "x2")).group_by(*[c.copy() for c in group], col(LVL), col(PARENT))
+            _sub(windowed, "x2"), copy=False) \
+            .group_by(*[c.copy() for c in group], col(LVL), col(PARENT), copy=False)
         cost = exp.Sum(this=mul(col(LVL), exp.Least(this=col(POS), expressions=[col(NEG)])))
         denom = mul(mul(lit(float(height)), as_double(col(H.size))), col(H.total))
         return exp.select(*[col(q) for q in qis], alias(div(as_double(cost), denom), self.column)).from_(
-            _sub(nodes, "x3")).group_by(*group)
+            _sub(nodes, "x3"), copy=False).group_by(*group, copy=False)

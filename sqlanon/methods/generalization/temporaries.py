@@ -83,7 +83,8 @@ class Temporaries:
         done = set(self._lasting) | set(self._node) | set(self._node_views)
         pending = [(n, q) for n, q in self.plan.steps if n not in done]
         self.plan.steps = [(n, q) for n, q in self.plan.steps if n in done]
-        query = Plan(steps=pending, prefix=self.plan.prefix).as_query(query)
+        # the pending steps leave the plan for this statement, and the caller built ``query`` for it
+        query = Plan(steps=pending, prefix=self.plan.prefix).as_query(query, copy=False, copy_steps=False)
         if not view:
             return self.node(name, query)
         full = self.name(name)
