@@ -79,6 +79,7 @@ import yaml
 
 from bench.large_hierarchy import QIS as LARGE_QIS
 from bench.large_hierarchy import people_sql, write_small, write_zip_hierarchy
+from sqlanon.engines.duckdb_blocks import ROW_GROUP_ROWS
 
 DATA = Path(os.environ.get("SQLANON_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
@@ -273,7 +274,7 @@ def main() -> None:
             parts = [json.loads(timed_process([python, "-c", FLOOR, str(path), str(database)], env,
                                               folder)[2]) for _ in range(args.runs)]
             con = duckdb.connect(str(database))
-            small = not con.execute(f'SELECT 1 FROM "{source}" LIMIT 1 OFFSET 122880').fetchall()
+            small = not con.execute(f'SELECT 1 FROM "{source}" LIMIT 1 OFFSET {ROW_GROUP_ROWS}').fetchall()
             for _ in range(args.runs):
                 series["durable"].append(durable_copy(con, spec["output"]["name"], 1 if small else 2))
             con.close()

@@ -18,6 +18,7 @@ from sqlanon.errors import SpecError, UnsupportedError
 from sqlanon.report.html import document_of, risk
 from sqlanon.report.html.levels import meaning
 from sqlanon.spec.load import spec_from_dict
+from tests.compare import same
 from tests.report import people
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlanon.methods.rng.ReproducibleNoiseWarning")
@@ -29,23 +30,6 @@ LEVELS = {"age": 3, "zip": 1, "sex": 0}
 def engine(duck):
     people.create(duck)
     return duck
-
-
-def same_figures(a, b, where: str = "") -> None:
-    """Figures equal but for floating sums: DuckDB adds doubles in the order rows come, which
-    differs between the scratch table and the written one."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        assert a.keys() == b.keys(), where
-        for key in a:
-            same_figures(a[key], b[key], f"{where}.{key}")
-    elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            same_figures(x, y, f"{where}[{i}]")
-    elif isinstance(a, float) or isinstance(b, float):
-        assert a == pytest.approx(b, rel=1e-12, abs=1e-12), where
-    else:
-        assert a == b, where
 
 
 def released_classes(rows) -> tuple[Counter, list[tuple[int, list[str]]]]:
@@ -152,9 +136,9 @@ def test_microaggregation_figures_after_without_writing_are_the_applied_ones(eng
     checked = api.check(spec, engine=engine, html=True)
     assert engine.con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0] == tables
     applied = api.apply(spec, engine=engine, html=True)
-    same_figures(checked.figures["numeric_after"], applied.figures["numeric_after"])
+    assert same(checked.figures["numeric_after"], applied.figures["numeric_after"])
     assert checked.figures["numeric_after"] != checked.figures["numeric_before"]
-    same_figures(checked.metrics["per_attribute"], applied.metrics["per_attribute"])
+    assert same(checked.metrics["per_attribute"], applied.metrics["per_attribute"])
     assert "was not written here" not in document_of(checked)
 
 
@@ -170,9 +154,9 @@ def test_noise_figures_after_without_writing_are_the_applied_ones(engine):
     assert engine.con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()[0] == tables
     assert checked.outputs == {}
     applied = api.apply(spec_from_dict(spec), engine=engine, html=True)
-    same_figures(checked.figures["numeric_after"], applied.figures["numeric_after"])
+    assert same(checked.figures["numeric_after"], applied.figures["numeric_after"])
     assert checked.figures["numeric_after"] != checked.figures["numeric_before"]
-    same_figures(checked.metrics["per_attribute"], applied.metrics["per_attribute"])
+    assert same(checked.metrics["per_attribute"], applied.metrics["per_attribute"])
     with pytest.raises(SpecError, match=r"transformation\.mechanism: a DP release's report shows the draw"):
         api.check(spec_from_dict(people.laplace()), engine=engine, html=True)
     with pytest.raises(SpecError, match="check has nothing to measure before the noise is drawn"):
